@@ -1,0 +1,132 @@
+"""
+JSON encoding with the byte-level rules of Go's ``encoding/json``.
+
+Eshu's reference server is written in Go; clients, budgets and the replay tooling
+compare bytes, so every JSON document this daemon emits goes through here: compact
+separators, raw UTF-8, ``<``/``>``/``&`` escaped as ``\\u003c``-style sequences unless
+asked otherwise, U+2028/U+2029 always escaped, and floats written the way Go writes
+them (``1`` for ``1.0``, ``1e-7``, ``1e+21``).
+
+Key order is the caller's: objects that Go encodes from structs keep their field
+order, and :func:`go_map` gives the sorted-key form Go uses for ``map[string]any``.
+"""
+
+import json
+import math
+import re
+import secrets
+from typing import Any
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+_LINE_SEPARATORS = re.compile("[\u2028\u2029\ud800-\udfff]")
+_HTML = re.compile("[<>&]")
+_HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
+def go_float(number: float) -> str:
+    """Format a float as Go's encoding/json does."""
+    if not math.isfinite(number):
+        raise ValueError(f"unsupported float value: {number!r}")
+    magnitude = abs(number)
+    if number == int(number) and magnitude < 1e21:
+        return str(int(number))
+    if magnitude < 1e-6 or magnitude >= 1e21:
+        mantissa, _, exponent = f"{number!r}".partition("e")
+        if not exponent:
+            mantissa, _, exponent = f"{number:e}".partition("e")
+            mantissa = repr(float(mantissa))
+        sign = "-" if exponent.startswith("-") else "+"
+        digits = exponent.lstrip("+-").lstrip("0") or "0"
+        if sign == "+":
+            digits = digits.rjust(2, "0")
+        return f"{mantissa}e{sign}{digits}"
+    text = repr(number)
+    if "e" not in text:
+        return text
+    return _positional(text)
+
+
+def _positional(text: str) -> str:
+    """Turn Python's shortest scientific repr into the positional form Go prefers."""
+    mantissa, exponent = text.split("e")
+    negative = mantissa.startswith("-")
+    digits_part = mantissa.lstrip("-")
+    whole, _, fraction = digits_part.partition(".")
+    digits = whole + fraction
+    point = len(whole) + int(exponent)
+    if point <= 0:
+        body = "0." + "0" * (-point) + digits
+    elif point >= len(digits):
+        body = digits + "0" * (point - len(digits))
+    else:
+        body = digits[:point] + "." + digits[point:]
+    return ("-" if negative else "") + body
+
+
+def _prepare(value: Any, floats: list[str]) -> Any:
+    """Replace floats whose Python text differs from Go's by placeholders."""
+    if isinstance(value, float):
+        text = go_float(value)
+        if text == repr(value):
+            return value
+        floats.append(text)
+        return _PLACEHOLDER % (len(floats) - 1)
+    if isinstance(value, dict):
+        changed = None
+        for key, item in value.items():
+            new = _prepare(item, floats)
+            if new is not item:
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = new
+        return value if changed is None else changed
+    if isinstance(value, list | tuple):
+        changed = None
+        for index, item in enumerate(value):
+            new = _prepare(item, floats)
+            if new is not item:
+                if changed is None:
+                    changed = list(value)
+                changed[index] = new
+        return value if changed is None else changed
+    return value
+
+
+# The nonce keeps a client string from ever being mistaken for a placeholder.
+_NONCE = secrets.token_hex(8)
+_PLACEHOLDER = "\x00" + _NONCE + ":%d\x00"
+_PLACEHOLDER_TOKEN = re.compile(r'"\\u0000' + _NONCE + r':(\d+)\\u0000"')
+
+
+def _fix_separator(match: re.Match) -> str:
+    char = match.group(0)
+    if char in "\u2028\u2029":
+        return f"\\u{ord(char):04x}"
+    return "\ufffd"
+
+
+def dumps(value: Any, *, escape_html: bool = True) -> str:
+    """Serialize ``value`` compactly, the way Go's ``json.Marshal`` would."""
+    floats: list[str] = []
+    text = _ENCODER.encode(_prepare(value, floats))
+    if floats:
+        text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
+    text = _LINE_SEPARATORS.sub(_fix_separator, text)
+    if escape_html:
+        text = _HTML.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)
+    return text
+
+
+def dumpb(value: Any, *, escape_html: bool = True) -> bytes:
+    """Like :func:`dumps`, encoded as UTF-8 bytes."""
+    return dumps(value, escape_html=escape_html).encode("utf-8")
+
+
+def go_map(value: Any) -> Any:
+    """Return ``value`` with every object's keys sorted, as Go re-encodes ``any`` values."""
+    if isinstance(value, dict):
+        return {key: go_map(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [go_map(item) for item in value]
+    return value

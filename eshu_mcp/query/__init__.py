@@ -1,0 +1,1 @@
+"""Query Resources: what answers the ``/api/v0`` requests that tool calls become."""
