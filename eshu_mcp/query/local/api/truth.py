@@ -1,0 +1,259 @@
+"""
+Truth blocks for the embedded backend: level rules, the capability matrix, freshness.
+
+Eshu labels every answer with how far it can be trusted. The embedded backend always
+reports the ``local_lightweight`` profile; its level comes from the evidence basis,
+capped by the capability's maximum for that profile, and its freshness from the index's
+generations compared with what the work tree holds now.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from twisted.logger import Logger
+
+log = Logger()
+
+PROFILE = "local_lightweight"
+
+_LEVEL_RANK = {"fallback": 0, "derived": 1, "exact": 2}
+
+_BASIS_LEVEL = {
+    "authoritative_graph": "exact",
+    "semantic_facts": "exact",
+    "runtime_state": "exact",
+    "content_index": "derived",
+    "hybrid": "derived",
+}
+
+# Maximum truth level per capability in local_lightweight. Capabilities Eshu marks
+# unsupported there are still answered by the embedded backend from its own SQLite call
+# graph, so they are capped at "derived". None = no cap (the label is informational).
+CAPABILITY_MAX_LEVEL: dict[str, str | None] = {
+    "code_search.exact_symbol": "exact",
+    "code_search.symbol_lookup": "exact",
+    "code_search.fuzzy_symbol": "derived",
+    "code_search.content_search": "derived",
+    "code_search.topic_investigation": "derived",
+    "code_search.variable_lookup": "derived",
+    "code_inventory.structural": "derived",
+    "code_quality.complexity": "derived",
+    "code_quality.dead_code": "derived",
+    "code_quality.refactoring": "derived",
+    "security.hardcoded_secrets": "derived",
+    "evidence_citation.packet": "derived",
+    "symbol_graph.decorators": "derived",
+    "symbol_graph.argument_names": "derived",
+    "symbol_graph.class_methods": "derived",
+    "symbol_graph.imports": "derived",
+    "symbol_graph.inheritance": "derived",
+    "symbol_graph.import_dependencies": "derived",
+    "call_graph.direct_callers": "derived",
+    "call_graph.direct_callees": "derived",
+    "call_graph.relationship_story": "derived",
+    "call_graph.transitive_callers": "derived",
+    "call_graph.transitive_callees": "derived",
+    "call_graph.call_chain_path": "derived",
+    "call_graph.metrics": "derived",
+    "call_graph.route_to_caller": "derived",
+    "graph_query.read_only_cypher": None,
+    "visualization.graph_query": None,
+    "platform_impact.catalog": "derived",
+    "platform_impact.context_overview": "derived",
+    "platform_impact.change_surface": "derived",
+    "platform_impact.pre_change": "derived",
+    "semantic_search.curated_retrieval": "derived",
+    "graph_entity_inventory": "derived",
+    "query.playbooks": "exact",
+    "query.investigation_workflows": "exact",
+    "freshness.generation_lifecycle": "exact",
+    "freshness.changed_since": "exact",
+    "freshness.repository": "exact",
+    "freshness.service_changed_since": None,
+    "capability_catalog.list": "exact",
+    "surface_inventory.list": "exact",
+}
+
+
+def is_known_capability(capability: str) -> bool:
+    """Whether the embedded matrix has a row for ``capability`` (tests check every use)."""
+    if capability in CAPABILITY_MAX_LEVEL:
+        return True
+    family = capability.split(".", 1)[0]
+    return family in _OPEN_FAMILIES
+
+
+# Capability families answered only by the empty "collector not configured" page; any id
+# inside them is accepted and capped at "fallback" by their basis anyway.
+_OPEN_FAMILIES = frozenset(
+    {
+        "ask",
+        "aws",
+        "ci_cd",
+        "cloud",
+        "code_flow",
+        "codeowners",
+        "component_extensions",
+        "documentation",
+        "iac",
+        "images",
+        "incidents",
+        "kubernetes",
+        "package_registry",
+        "replatforming",
+        "secrets_iam",
+        "service_catalog",
+        "supply_chain",
+    }
+)
+
+
+def truth_level(capability: str, basis: str) -> str:
+    """Eshu's ``BuildTruthEnvelope`` rule: basis level, capped by the capability maximum."""
+    level = _BASIS_LEVEL.get(basis, "fallback")
+    if capability and not is_known_capability(capability):
+        log.warn("truth label for unknown capability {capability}", capability=capability)
+        return level
+    cap = CAPABILITY_MAX_LEVEL.get(capability)
+    if cap is not None and _LEVEL_RANK[cap] < _LEVEL_RANK[level]:
+        return cap
+    return level
+
+
+def build_truth(
+    capability: str,
+    *,
+    basis: str,
+    freshness: dict[str, Any],
+    level: str | None = None,
+    reason: str = "",
+) -> dict[str, Any]:
+    """A truth block in Go field order; empty optional fields are omitted."""
+    truth: dict[str, Any] = {"level": level or truth_level(capability, basis)}
+    if capability:
+        truth["capability"] = capability
+    truth["profile"] = PROFILE
+    if basis:
+        truth["basis"] = basis
+    truth["freshness"] = freshness
+    if reason:
+        truth["reason"] = reason
+    return truth
+
+
+def unavailable_freshness(detail: str) -> dict[str, Any]:
+    """Freshness for evidence the embedded backend has no collector for."""
+    return {"state": "unavailable", "detail": detail}
+
+
+# ------------------------------------------------------------------ work tree checks
+
+
+def _read_small(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _git_dir(work_tree: Path) -> Path | None:
+    dot_git = work_tree / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    text = _read_small(dot_git)
+    if text and text.startswith("gitdir:"):
+        target = Path(text[len("gitdir:") :].strip())
+        return target if target.is_absolute() else (work_tree / target)
+    return None
+
+
+def current_head(work_tree: str) -> str | None:
+    """
+    The commit the work tree's HEAD names now, read from the git files (no subprocess).
+
+    Returns None when it cannot be told cheaply (not a git tree, unreadable refs).
+    """
+    git_dir = _git_dir(Path(work_tree))
+    if git_dir is None:
+        return None
+    head = _read_small(git_dir / "HEAD")
+    if head is None:
+        return None
+    head = head.strip()
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[len("ref:") :].strip()
+    if ".." in ref.split("/") or os.path.isabs(ref):
+        return None
+    loose = _read_small(git_dir / ref)
+    if loose:
+        return loose.strip()
+    packed = _read_small_all(git_dir / "packed-refs")
+    for line in (packed or "").splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref:
+            return sha.strip()
+    return None
+
+
+def _read_small_all(path: Path, limit: int = 4 << 20) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[str, Any]:
+    """Freshness of one repository: building, unavailable, stale (HEAD moved) or fresh."""
+    pending = conn.execute(
+        "SELECT 1 FROM generations WHERE repo_id = ? AND status = 'pending' LIMIT 1",
+        (repo["repo_id"],),
+    ).fetchone()
+    active = conn.execute(
+        "SELECT observed_at FROM generations WHERE repo_id = ? AND status = 'active'"
+        " ORDER BY seq DESC LIMIT 1",
+        (repo["repo_id"],),
+    ).fetchone()
+    if active is None:
+        if pending is not None:
+            return {"state": "building", "detail": "the first generation is being indexed"}
+        return {"state": "unavailable", "detail": "repository has no active generation"}
+    freshness: dict[str, Any] = {"state": "fresh", "observed_at": active["observed_at"]}
+    if pending is not None:
+        freshness["state"] = "building"
+        freshness["detail"] = "a newer generation is being indexed"
+        return freshness
+    head = current_head(repo["local_path"])
+    indexed = repo["head_commit"]
+    if head and indexed and head != indexed:
+        freshness["state"] = "stale"
+        freshness["detail"] = f"work tree HEAD {head[:12]} differs from indexed {indexed[:12]}"
+    return freshness
+
+
+def index_freshness(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Freshness over the whole index: the worst repository state, newest observation."""
+    rows = conn.execute("SELECT * FROM repositories ORDER BY repo_id").fetchall()
+    if not rows:
+        return {"state": "unavailable", "detail": "no repository has been indexed"}
+    order = {"fresh": 0, "stale": 1, "building": 2, "unavailable": 3}
+    worst: dict[str, Any] | None = None
+    observed = ""
+    for repo in rows:
+        item = repository_freshness(conn, repo)
+        observed = max(observed, item.get("observed_at", ""))
+        if worst is None or order[item["state"]] > order[worst["state"]]:
+            worst = item
+    assert worst is not None
+    result: dict[str, Any] = {"state": worst["state"]}
+    if observed:
+        result["observed_at"] = observed
+    if "detail" in worst:
+        result["detail"] = worst["detail"]
+    return result
