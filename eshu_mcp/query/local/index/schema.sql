@@ -1,0 +1,417 @@
+-- eshu-mcp embedded index: SQLite schema (schema_version 1).
+--
+-- Written by the indexer (eshu_mcp.query.local.index), read by the local /api/v0 Resource
+-- through eshu_mcp.query.local.index.store.open_reader(). Requires SQLite >= 3.34 (FTS5
+-- trigram tokenizer) with JSON1.
+--
+-- Stability: after schema_version 1 tables and columns are only ever ADDED, never renamed or
+-- dropped. meta.schema_version says which additions a file has.
+--
+-- Concurrency and visibility:
+--   * journal_mode=WAL, one writer at a time (advisory lock file "<db>.lock"), any number of
+--     readers.
+--   * One indexing run of one repository = one generation. Everything a generation changes
+--     (files, entities, call sites, imports, edges, secrets, fact_versions, the generation's
+--     status flip and repositories.active_generation_id) is written in ONE transaction, so a
+--     reader sees either the previous generation or the new one, never a mix. Only the
+--     generations row in status 'pending' is committed earlier (so "building" is visible);
+--     a run that dies leaves that row 'pending' until the next run marks it 'failed'
+--     (failure_class 'interrupted'), and the previous active generation keeps serving.
+--   * The database holds only the CURRENT state of each repository's content (one row per
+--     file); history lives in generations + fact_versions.
+--
+-- Differences from the design proposal (research/local-backend/schema.sql), for index size
+-- (target <= 4 bytes of index per byte of source):
+--   * file bodies are stored once, in files.content; FTS5 indexes are external-content with
+--     tokenize='trigram' and detail='none' (about 0.2 bytes per source byte instead of ~2.2
+--     for detail='full'). With detail='none', FTS5 phrase MATCH queries are NOT available:
+--     search substrings with LIKE (case-insensitive, index-assisted for >= 3 characters, exact:
+--     FTS5 re-checks the row), e.g.
+--         SELECT f.* FROM files_fts JOIN files f ON f.file_id = files_fts.rowid
+--          WHERE files_fts.content LIKE '%' || :q || '%' ESCAPE '\'
+--     and post-filter case-sensitively in Python (or use instr() on the joined row).
+--     bm25(files_fts) works for keyword ranking with MATCH of bare tokens/AND.
+--   * entities have no stored source text: the view entity_source computes source_cache from
+--     files.content and the entity's byte span (start_byte/end_byte are UTF-8 byte offsets).
+
+PRAGMA foreign_keys = ON;
+
+-- key/value facts about this file: schema_version, extractor_version, grammar_versions (JSON
+-- object language -> grammar wheel version), created_at (RFC3339 UTC).
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- ---------------------------------------------------------------- repositories & generations
+
+-- One row per indexed work tree.
+--   repo_id: 'repository:r_' || sha1(identity)[:8] where identity is the normalized remote URL
+--            (https://<host lower>/<path lower, no .git>) of remote.origin.url, or the absolute
+--            local path when the work tree has no origin remote (or is not a git work tree).
+--   has_remote: 1 when repo_id came from a remote URL.
+--   is_git: 1 for a git work tree, 0 for a plain directory (no HEAD, refs or dirty flag).
+CREATE TABLE IF NOT EXISTS repositories (
+    repo_id              TEXT PRIMARY KEY,
+    name                 TEXT NOT NULL,         -- basename of the work tree
+    local_path           TEXT NOT NULL UNIQUE,  -- absolute path of the work tree
+    remote_url           TEXT,                  -- normalized https://host/owner/repo
+    repo_slug            TEXT,                  -- owner/repo (path part of remote_url)
+    has_remote           INTEGER NOT NULL DEFAULT 0,
+    is_git               INTEGER NOT NULL DEFAULT 1,
+    default_branch       TEXT,                  -- origin/HEAD target, else the checked-out branch
+    head_commit          TEXT,                  -- HEAD sha at the active generation
+    head_ref             TEXT,                  -- branch name, or NULL when HEAD is detached
+    dirty                INTEGER NOT NULL DEFAULT 0,  -- work tree had uncommitted changes when indexed
+    active_generation_id TEXT,                  -- generations.generation_id now serving (NULL before the first)
+    gen_seq              INTEGER NOT NULL DEFAULT 0,  -- seq of the newest generation row (any status)
+    created_at           TEXT NOT NULL,         -- RFC3339 UTC
+    last_indexed_at      TEXT                   -- RFC3339 UTC of the last successful generation
+);
+
+-- Branches and tags of a git repository at the active generation (git for-each-ref).
+CREATE TABLE IF NOT EXISTS repository_refs (
+    repo_id     TEXT NOT NULL REFERENCES repositories(repo_id) ON DELETE CASCADE,
+    ref_name    TEXT NOT NULL,                  -- short name: 'main', 'v1.2.0', 'origin/main'
+    ref_kind    TEXT NOT NULL,                  -- branch | tag | remote_branch
+    commit_sha  TEXT NOT NULL,                  -- peeled commit for annotated tags
+    is_head     INTEGER NOT NULL DEFAULT 0,     -- 1 for the checked-out branch
+    PRIMARY KEY (repo_id, ref_kind, ref_name)
+);
+
+-- One row per indexing run of a repository.
+--   generation_id: sha256 hex of Go-style JSON
+--       {"fact_type":"GitRepositorySnapshot","identity":{"repo_path":<abs path>,"source_run_id":<uuid4>}}
+--   seq: 1, 2, 3... per repository; fact_versions intervals are expressed in seq.
+--   status: pending    - run in progress (or died: see failure_class 'interrupted')
+--           active     - the generation now serving (exactly one per repository once indexed)
+--           superseded - was active, replaced by a newer generation (superseded_at set)
+--           failed     - the run failed; failure_class/failure_message say why; never served
+--           completed  - reserved (Eshu vocabulary); not written by this indexer
+--   A run that finds nothing changed (same HEAD, same file hashes) writes no generation.
+--   freshness_hint: HEAD sha, with '-dirty' when the work tree had uncommitted changes;
+--       'worktree' for non-git directories.
+--   files_*: counts of this run: seen = files kept by the walk, changed = added + modified
+--       (re-parsed), deleted = removed since the previous generation, failed = parse errors
+--       that produced no entities.
+CREATE TABLE IF NOT EXISTS generations (
+    generation_id     TEXT PRIMARY KEY,
+    repo_id           TEXT NOT NULL REFERENCES repositories(repo_id) ON DELETE CASCADE,
+    seq               INTEGER NOT NULL,
+    scope_id          TEXT NOT NULL,             -- 'git-repository-scope:' || repo_id
+    scope_kind        TEXT NOT NULL DEFAULT 'repository',
+    source_system     TEXT NOT NULL DEFAULT 'git',
+    collector_kind    TEXT NOT NULL DEFAULT 'git',
+    trigger_kind      TEXT NOT NULL DEFAULT 'snapshot',
+    status            TEXT NOT NULL CHECK (status IN ('pending','active','superseded','completed','failed')),
+    freshness_hint    TEXT,
+    source_commit_sha TEXT,                      -- HEAD sha (NULL for non-git directories)
+    is_delta          INTEGER NOT NULL DEFAULT 0,  -- 1 when some files were reused unchanged from the previous generation
+    observed_at       TEXT NOT NULL,             -- RFC3339 UTC: run started
+    ingested_at       TEXT,                      -- RFC3339 UTC: write transaction committed
+    activated_at      TEXT,
+    superseded_at     TEXT,
+    files_seen        INTEGER NOT NULL DEFAULT 0,
+    files_changed     INTEGER NOT NULL DEFAULT 0,
+    files_deleted     INTEGER NOT NULL DEFAULT 0,
+    files_failed      INTEGER NOT NULL DEFAULT 0,
+    failure_class     TEXT,                      -- interrupted | index_error | git_error
+    failure_message   TEXT,
+    UNIQUE (repo_id, seq)
+);
+CREATE INDEX IF NOT EXISTS generations_repo_status ON generations (repo_id, status, seq DESC);
+
+-- ---------------------------------------------------------------- content store
+
+-- One row per file kept by the walk (git ls-files tracked + untracked-not-ignored, minus
+-- .eshuignore, Eshu's default skip dirs/suffixes, symlinks leaving the repository).
+--   file_id: rowid; stable while the path exists (a modified file keeps its file_id; a
+--            renamed file is a delete + an add). Also the files_fts rowid.
+--   language: Eshu parser key (python, go, javascript, typescript, tsx, java, rust, c, cpp,
+--             c_sharp, ruby, php, ...) or NULL when no parser knows the file.
+--   content: the UTF-8 text (invalid bytes replaced). '' for binary files and files over the
+--            size cap (see parse_status).
+--   parse_status: parsed      - entities/calls/imports extracted
+--                 no_parser   - text kept for search, no language extractor
+--                 too_large   - over the size cap; content '' (byte_size is the real size)
+--                 binary      - NUL byte in the first 8 KiB; content ''
+--                 parse_error - tree-sitter reported ERROR/MISSING nodes; extraction still ran
+--                 entity_cap  - more than 10,000 entities; entities dropped, content kept
+CREATE TABLE IF NOT EXISTS files (
+    file_id        INTEGER PRIMARY KEY,
+    repo_id        TEXT NOT NULL REFERENCES repositories(repo_id) ON DELETE CASCADE,
+    relative_path  TEXT NOT NULL,                -- forward slashes, repo-relative
+    language       TEXT,
+    artifact_type  TEXT,                         -- reserved (dockerfile, terraform, ...); NULL today
+    content        TEXT NOT NULL,
+    content_hash   TEXT NOT NULL,                -- sha256 hex of the raw bytes
+    byte_size      INTEGER NOT NULL,
+    line_count     INTEGER NOT NULL,
+    mtime_ns       INTEGER,                      -- fast change pre-check only; content_hash decides
+    commit_sha     TEXT,                         -- HEAD sha of the generation that last (re)wrote the row
+    parse_status   TEXT NOT NULL,
+    parse_errors   INTEGER NOT NULL DEFAULT 0,   -- count of tree-sitter ERROR/MISSING nodes
+    is_test        INTEGER NOT NULL DEFAULT 0,   -- Eshu test-file rules (dead-code §3.5)
+    is_generated   INTEGER NOT NULL DEFAULT 0,   -- generated path or marker in the first 2 KiB
+    indexed_at     TEXT NOT NULL,
+    generation_id  TEXT NOT NULL,                -- generation that last (re)wrote the row
+    UNIQUE (repo_id, relative_path)
+);
+CREATE INDEX IF NOT EXISTS files_repo_lang ON files (repo_id, language);
+CREATE INDEX IF NOT EXISTS files_lang ON files (language);
+
+-- Trigram index over path and body. detail='none': use LIKE, not phrase MATCH (see header).
+CREATE VIRTUAL TABLE IF NOT EXISTS files_fts USING fts5(
+    relative_path, content,
+    content='files', content_rowid='file_id',
+    tokenize='trigram', detail='none'
+);
+CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
+    INSERT INTO files_fts(rowid, relative_path, content) VALUES (new.file_id, new.relative_path, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS files_ad AFTER DELETE ON files BEGIN
+    INSERT INTO files_fts(files_fts, rowid, relative_path, content) VALUES ('delete', old.file_id, old.relative_path, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF relative_path, content ON files BEGIN
+    INSERT INTO files_fts(files_fts, rowid, relative_path, content) VALUES ('delete', old.file_id, old.relative_path, old.content);
+    INSERT INTO files_fts(rowid, relative_path, content) VALUES (new.file_id, new.relative_path, new.content);
+END;
+
+-- Code entities (Eshu content entities).
+--   entity_id: 'content-entity:e_' || blake2s_256(repo_id \n relative_path \n lower(entity_type)
+--              \n entity_name \n start_line).hex[:12]   (Eshu's formula; graph handle 'entity:' || entity_id)
+--   entity_type: Eshu label. Written today: Function (functions AND methods: there is no
+--                Method label; a method has class_context / parent_entity_id), Class, Struct,
+--                Interface, Trait, Enum, Union, Module, TypeAlias, ImplBlock, Macro, Record.
+--                Python: a Module row only when the module has a docstring (Eshu's rule).
+--   start_line: line of the NAME node (Eshu convention), 1-based; end_line: end of the definition.
+--   start_byte/end_byte: UTF-8 byte span of the whole definition (decorators included for
+--                Python) inside files.content; entity_source slices the source with them.
+--   parent_entity_id: enclosing class/struct/impl/interface for methods, enclosing function for
+--                nested functions, NULL for top-level entities.
+--   class_context: name of the enclosing type for methods (Python class, Java/C#/PHP/Ruby class,
+--                Go receiver type, Rust impl type), else NULL.
+--   cyclomatic_complexity: McCabe per Eshu's tables (local-backend §3.6); NULL for JavaScript/
+--                TypeScript/TSX (Eshu emits none) and for non-function entities.
+--   metadata: JSON object with Eshu's keys where known: args, decorators, docstring, async,
+--                bases, class_context, impl_context, visibility, exported, semantic_kind,
+--                dead_code_root_kinds[], enclosing_function, exactness_blockers[].
+CREATE TABLE IF NOT EXISTS entities (
+    rid                    INTEGER PRIMARY KEY,  -- rowid; also the entities_fts rowid
+    entity_id              TEXT NOT NULL UNIQUE,
+    repo_id                TEXT NOT NULL,
+    file_id                INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    relative_path          TEXT NOT NULL,
+    entity_type            TEXT NOT NULL,
+    entity_name            TEXT NOT NULL,
+    qualified_name         TEXT,                 -- e.g. PaymentService.charge, Server.Start
+    start_line             INTEGER NOT NULL,
+    end_line               INTEGER NOT NULL,
+    start_byte             INTEGER,
+    end_byte               INTEGER,
+    language               TEXT,
+    parent_entity_id       TEXT,
+    class_context          TEXT,
+    cyclomatic_complexity  INTEGER,
+    arg_count              INTEGER,
+    line_span              INTEGER,              -- end_line - start_line + 1
+    is_test                INTEGER NOT NULL DEFAULT 0,
+    is_generated           INTEGER NOT NULL DEFAULT 0,
+    signature              TEXT,                 -- the definition's header, e.g. 'def charge(self, amount)'
+    docstring              TEXT,                 -- Python docstring / leading doc comment, capped at 4 KiB
+    metadata               TEXT NOT NULL DEFAULT '{}',
+    generation_id          TEXT NOT NULL         -- generation that last (re)wrote the row
+);
+CREATE INDEX IF NOT EXISTS entities_repo_name ON entities (repo_id, entity_name, relative_path);
+CREATE INDEX IF NOT EXISTS entities_name ON entities (entity_name);
+CREATE INDEX IF NOT EXISTS entities_repo_type ON entities (repo_id, entity_type);
+CREATE INDEX IF NOT EXISTS entities_file_line ON entities (file_id, start_line);
+CREATE INDEX IF NOT EXISTS entities_parent ON entities (parent_entity_id);
+CREATE INDEX IF NOT EXISTS entities_complexity ON entities (repo_id, cyclomatic_complexity DESC) WHERE cyclomatic_complexity > 0;
+
+-- Entity source text, computed (not stored): the definition's bytes from files.content.
+-- Cap it in the reader where a route needs a cap (Eshu: 64 KiB, Variables 4 KiB).
+CREATE VIEW IF NOT EXISTS entity_source (rid, entity_id, file_id, entity_name, source_cache) AS
+    SELECT e.rid, e.entity_id, e.file_id, e.entity_name,
+           CAST(substr(CAST(f.content AS BLOB), e.start_byte + 1, e.end_byte - e.start_byte) AS TEXT)
+      FROM entities e JOIN files f ON f.file_id = e.file_id;
+
+-- Trigram index over entity names and source (external content = the view above), detail
+-- 'none': query with LIKE, e.g.
+--     SELECT rowid FROM entities_fts WHERE source_cache LIKE '%' || :q || '%'
+-- Maintained by the indexer (not triggers) because the source lives in files.
+CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5(
+    entity_name, source_cache,
+    content='entity_source', content_rowid='rid',
+    tokenize='trigram', detail='none'
+);
+
+-- ---------------------------------------------------------------- raw parser evidence
+
+-- Every call expression found by the extractors (resolved or not).
+--   caller_entity_id: innermost enclosing Function (or Class body for class-level calls);
+--                     NULL = module/file level.
+--   call_kind: call | method_call | constructor_call | new_expression | macro
+CREATE TABLE IF NOT EXISTS call_sites (
+    call_id           INTEGER PRIMARY KEY,
+    repo_id           TEXT NOT NULL,
+    file_id           INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    caller_entity_id  TEXT,
+    callee_name       TEXT NOT NULL,             -- last segment: 'join' for os.path.join
+    full_name         TEXT,                      -- 'os.path.join', 'self.fmt', 's.Start'
+    receiver          TEXT,                      -- 'self', 'os.path', 's'; NULL for bare calls
+    inferred_type     TEXT,                      -- receiver type when locally provable
+    call_kind         TEXT,
+    arg_count         INTEGER,
+    line_number       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS call_sites_repo_callee ON call_sites (repo_id, callee_name);
+CREATE INDEX IF NOT EXISTS call_sites_caller ON call_sites (caller_entity_id);
+CREATE INDEX IF NOT EXISTS call_sites_file ON call_sites (file_id);
+
+-- One row per imported name (Python 'from a import b, c' is two rows; 'import a' one row).
+--   module: as written, normalized per language: Python dotted ('pkg.sub', '.sibling' for
+--           relative), JS/TS specifier ('./lib', 'react'), Go import path, Java/C# dotted
+--           name, Rust path ('crate::util'), C/C++ include path, Ruby require, PHP use name.
+--   import_type: import | from | require | use | include | using
+--   resolved_file_id: the repository file the module resolves to, when provable
+--   is_external: 1 when it does not resolve inside the repository
+CREATE TABLE IF NOT EXISTS imports (
+    import_id         INTEGER PRIMARY KEY,
+    repo_id           TEXT NOT NULL,
+    file_id           INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    module            TEXT NOT NULL,
+    imported_name     TEXT,
+    alias             TEXT,
+    import_type       TEXT,
+    line_number       INTEGER NOT NULL,
+    resolved_file_id  INTEGER,
+    is_external       INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS imports_repo_module ON imports (repo_id, module);
+CREATE INDEX IF NOT EXISTS imports_file ON imports (file_id);
+CREATE INDEX IF NOT EXISTS imports_resolved ON imports (resolved_file_id);
+
+-- Module nodes: one per distinct imported module of a repository (targets of IMPORTS edges).
+--   module_key: repo_id || '|' || name      file_id: defining repository file, when in-repo
+CREATE TABLE IF NOT EXISTS modules (
+    module_key   TEXT PRIMARY KEY,
+    repo_id      TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    language     TEXT,
+    file_id      INTEGER REFERENCES files(file_id) ON DELETE SET NULL
+);
+CREATE INDEX IF NOT EXISTS modules_repo_name ON modules (repo_id, name);
+
+-- Inheritance evidence before resolution.
+--   kind: extends | implements | trait_impl | embeds (Go struct embedding) | includes (Ruby mixin)
+CREATE TABLE IF NOT EXISTS bases (
+    entity_id   TEXT NOT NULL,                   -- class/struct/interface/impl entity
+    base_name   TEXT NOT NULL,                   -- as written, last segment ('Base' for pkg.Base)
+    kind        TEXT NOT NULL,
+    repo_id     TEXT,
+    file_id     INTEGER REFERENCES files(file_id) ON DELETE CASCADE,
+    PRIMARY KEY (entity_id, base_name, kind)
+);
+
+-- ---------------------------------------------------------------- resolved code graph
+
+-- Resolved relationships, rebuilt for the whole repository by every generation.
+-- Node ids in source_id/target_id:
+--   entity   'content-entity:e_...'    (entities.entity_id)
+--   file     'file:' || files.file_id
+--   module   modules.module_key ('repository:r_...|name')
+-- Types written and their endpoints:
+--   CONTAINS  file -> top-level entity; Class/Struct/Interface/Trait/ImplBlock -> member Function;
+--             Function -> nested Function
+--   CALLS     Function (or file for module-level calls) -> Function | Class (constructor_call)
+--   IMPORTS   file -> module (every import; imported_name/alias in reason JSON when all folded
+--             entries agree); file -> entity when an imported name resolves to a definition
+--   INHERITS  Class/Struct/Interface -> Class/Struct/Interface (extends, embeds, includes)
+--   IMPLEMENTS class/struct -> Interface/Trait (implements, Rust trait impl)
+--   OVERRIDES method -> method of the same name in a resolved base type
+-- resolution_method and confidence (Eshu's fixed tiers, local-backend §3.3/§5.5):
+--   declared 0.95 (CONTAINS, IMPORTS to a module), same_file 0.95, import_binding 0.90,
+--   type_inferred 0.80, scope_unique_name 0.70, repo_unique_name 0.50 (weak: the dead-code
+--   packet treats reachability through only these as ambiguous).
+--   call_kind (CALLS): call | method_call | constructor_call | new_expression | macro
+--   reason: JSON object or NULL (IMPORTS: {"imported_name":..,"alias":..})
+CREATE TABLE IF NOT EXISTS edges (
+    edge_id            INTEGER PRIMARY KEY,
+    repo_id            TEXT NOT NULL,
+    type               TEXT NOT NULL CHECK (type IN
+                         ('CALLS','IMPORTS','INHERITS','IMPLEMENTS','OVERRIDES','REFERENCES','CONTAINS','INSTANTIATES')),
+    source_id          TEXT NOT NULL,
+    target_id          TEXT NOT NULL,
+    call_kind          TEXT,
+    reason             TEXT,
+    resolution_method  TEXT,
+    confidence         REAL,
+    line_number        INTEGER,                  -- evidence line (call site, import, class header)
+    evidence_file_id   INTEGER,
+    generation_id      TEXT NOT NULL,
+    UNIQUE (type, source_id, target_id, line_number)
+);
+CREATE INDEX IF NOT EXISTS edges_out ON edges (source_id, type);
+CREATE INDEX IF NOT EXISTS edges_in ON edges (target_id, type);
+CREATE INDEX IF NOT EXISTS edges_repo_type ON edges (repo_id, type);
+
+-- Why a call site produced no CALLS edge:
+--   external (bound by an import of a non-repository module) | builtin (language builtin) |
+--   ambiguous:<n> (n equally good candidates) | no_definition
+CREATE TABLE IF NOT EXISTS unresolved_calls (
+    call_id   INTEGER PRIMARY KEY REFERENCES call_sites(call_id) ON DELETE CASCADE,
+    reason    TEXT NOT NULL
+);
+
+-- ---------------------------------------------------------------- precomputed investigations
+
+-- Hardcoded-secret candidates (local-backend §3.7). The secret never appears in clear:
+-- redacted_excerpt is the line with the value replaced by [REDACTED]; value_hash is the sha256
+-- hex of the matched value (lets a user check a known key without storing it).
+--   finding_kind: aws_access_key | private_key | slack_token | api_token | password_literal | secret_literal
+--   severity: critical (aws_access_key, private_key) | high (slack_token, api_token) | medium (password/secret literal)
+--   suppression_notes: JSON array of test_or_fixture_path, placeholder_literal ('[]' = not suppressed)
+CREATE TABLE IF NOT EXISTS secret_candidates (
+    repo_id            TEXT NOT NULL,
+    file_id            INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    relative_path      TEXT NOT NULL,
+    language           TEXT,
+    line_number        INTEGER NOT NULL,
+    finding_kind       TEXT NOT NULL,
+    redacted_excerpt   TEXT NOT NULL,
+    suppression_notes  TEXT NOT NULL DEFAULT '[]',
+    severity           TEXT,
+    value_hash         TEXT,
+    PRIMARY KEY (file_id, line_number, finding_kind)
+);
+CREATE INDEX IF NOT EXISTS secret_candidates_order ON secret_candidates (repo_id, relative_path, line_number, finding_kind);
+
+-- ---------------------------------------------------------------- freshness facts (changed-since)
+
+-- One row per version of a stable fact; a version is live for generation seq in
+-- [valid_from, valid_to) (valid_to NULL = live in the active generation).
+--   stable_fact_key / fact_kind:
+--     'repository:<repo_id>'            repository      payload = remote, HEAD, branch
+--     'file:<repo_id>:<relative_path>'  file            payload = content sha256 + language
+--     'content_entity:<entity_id>'      content_entity  payload = entity source + metadata hash
+--   end_reason (set when valid_to is set):
+--     updated    - a newer version of the same key starts at valid_to
+--     retired    - the file was deleted (its file fact and all its entity facts): a tombstone
+--     superseded - the entity vanished from a file that still exists
+-- Changed-since between generation seq a and the active seq c: rows live at a
+-- (valid_from <= a AND (valid_to IS NULL OR valid_to > a)) against rows live at c.
+-- Retention: closed versions with valid_to older than the last 50 generations are pruned;
+-- meta 'fact_retention_min_seq:<repo_id>' holds the oldest seq still answerable.
+CREATE TABLE IF NOT EXISTS fact_versions (
+    repo_id          TEXT NOT NULL,
+    stable_fact_key  TEXT NOT NULL,
+    fact_kind        TEXT NOT NULL,
+    payload_hash     TEXT NOT NULL,
+    valid_from       INTEGER NOT NULL,
+    valid_to         INTEGER,
+    end_reason       TEXT,
+    PRIMARY KEY (repo_id, stable_fact_key, valid_from)
+);
+CREATE INDEX IF NOT EXISTS fact_versions_live ON fact_versions (repo_id, valid_to);
+CREATE INDEX IF NOT EXISTS fact_versions_kind ON fact_versions (repo_id, fact_kind, valid_from);

@@ -1,0 +1,125 @@
+"""
+The index's SQLite file: opening it for reading or writing, and creating its schema.
+
+Readers (the local ``/api/v0`` Resource) call :func:`open_reader`; only the indexer calls
+:func:`open_writer`. The schema itself lives in ``schema.sql`` beside this module, which
+documents every table for the query side.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+"""Bumped when tables or columns are added; existing names never change."""
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+class IndexUnavailable(Exception):
+    """The index file is missing, unreadable, or written by an incompatible version."""
+
+
+def schema_sql() -> str:
+    """Return the text of the packaged ``schema.sql``."""
+    return (
+        resources.files("eshu_mcp.query.local.index")
+        .joinpath("schema.sql")
+        .read_text(encoding="utf-8")
+    )
+
+
+def default_db_path() -> Path:
+    """Where the index lives unless told otherwise: ``$ESHU_MCP_DB`` or ~/.eshu/eshu-mcp.sqlite."""
+    configured = os.environ.get("ESHU_MCP_DB")
+    if configured:
+        return Path(configured).expanduser()
+    return Path("~/.eshu/eshu-mcp.sqlite").expanduser()
+
+
+def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """
+    Open the index read-only, for queries.
+
+    The connection is opened with a read-only URI (it can never write, even by mistake),
+    rows are ``sqlite3.Row``, and ``check_same_thread`` is off so a thread pool may own it
+    (the caller serializes use; ``interrupt()`` may come from any thread). The file is in
+    WAL mode, so a reader keeps a consistent snapshot per statement/transaction while the
+    indexer writes. Raises :class:`IndexUnavailable` when the file does not exist or is not
+    an index.
+    """
+    path = Path(db_path).expanduser().resolve()
+    if not path.is_file():
+        raise IndexUnavailable(f"index database {str(path)!r} does not exist")
+    try:
+        conn = sqlite3.connect(
+            f"{path.as_uri()}?mode=ro",
+            uri=True,
+            check_same_thread=False,
+            timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise IndexUnavailable(f"index database {str(path)!r} is unreadable: {e}") from e
+    if row is None:
+        conn.close()
+        raise IndexUnavailable(f"index database {str(path)!r} has no schema version")
+    return conn
+
+
+def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """
+    Open (creating if needed) the index for the single writer and ensure its schema.
+
+    Transactions are explicit (``isolation_level=None``): the indexer issues BEGIN IMMEDIATE
+    and COMMIT itself so one generation is one transaction.
+    """
+    path = Path(db_path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -65536")
+    ensure_schema(conn)
+    return conn
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create missing tables and record the schema version (idempotent)."""
+    found = _meta(conn, "schema_version")
+    if found is not None and int(found) > SCHEMA_VERSION:
+        raise IndexUnavailable(
+            f"index schema version {found} is newer than this eshu-mcp ({SCHEMA_VERSION})"
+        )
+    conn.executescript(schema_sql())
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(SCHEMA_VERSION),),
+    )
+    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return None if row is None else row[0]
+
+
+def utc_now() -> str:
+    """The current instant as RFC3339 UTC with a Z suffix, as stored in every *_at column."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
