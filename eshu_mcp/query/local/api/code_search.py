@@ -1,0 +1,402 @@
+"""
+Symbol and code search: ``/code/search``, ``/code/symbols/search``, ``/code/language-query``.
+
+All three read the ``entities`` table (and its trigram FTS index for source text);
+none of them touches the call graph.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.code_common import (
+    CONTENT_BACKEND,
+    ENTITY_COLUMNS,
+    ENTITY_FROM,
+    RequestFields,
+    attach_sources,
+    check_offset,
+    clamp_limit,
+    content_entity,
+    entity_label,
+    fetch_entities,
+    in_clause,
+    language_values,
+    like_pattern,
+    scope_predicate,
+    scope_repository,
+    span_handle,
+)
+from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+
+_ENTITY_ORDER = "e.repo_id, e.relative_path, e.start_line, e.entity_name"
+
+
+def search_code(
+    conn: sqlite3.Connection,
+    *,
+    query: str,
+    repo_id: str,
+    language: str,
+    limit: int,
+    exact: bool,
+    variables_only: bool = False,
+) -> tuple[list[dict[str, Any]], bool]:
+    """
+    Entities whose name contains (or equals) ``query``, case-sensitively.
+
+    Repository-scoped searches that find no name match fall back, as Eshu's content
+    search does, to case-insensitive name matches then entity-source matches.
+    Returns the rows (at most ``limit``) and whether more existed.
+    """
+    where, params = scope_predicate(repo_id, language)
+    if variables_only:
+        where += " AND e.entity_type = 'Variable'"
+    probe = limit + 1
+    if exact:
+        rows = fetch_entities(
+            conn, f"{where} AND e.entity_name = ?", [*params, query], _ENTITY_ORDER, probe
+        )
+    else:
+        rows = fetch_entities(
+            conn, f"{where} AND instr(e.entity_name, ?) > 0", [*params, query], _ENTITY_ORDER, probe
+        )
+    if not rows and repo_id:
+        rows = _content_fallback(conn, where, params, query, exact, probe)
+    kept = rows[:limit]
+    attach_sources(conn, kept)
+    return [content_entity(row) for row in kept], len(rows) > limit
+
+
+def _content_fallback(
+    conn: sqlite3.Connection,
+    where: str,
+    params: list[Any],
+    query: str,
+    exact: bool,
+    probe: int,
+) -> list[dict[str, Any]]:
+    by_name = fetch_entities(
+        conn,
+        f"{where} AND e.entity_name LIKE ? ESCAPE '\\'",
+        [*params, like_pattern(query)],
+        _ENTITY_ORDER,
+        probe,
+    )
+    seen = {row["entity_id"] for row in by_name}
+    rows = list(by_name)
+    if len(rows) < probe:
+        rows.extend(
+            row
+            for row in _source_matches(conn, where, params, query, probe)
+            if row["entity_id"] not in seen
+        )
+    if exact:
+        rows = [row for row in rows if row["entity_name"] == query]
+    return rows[:probe]
+
+
+def _source_matches(
+    conn: sqlite3.Connection, where: str, params: list[Any], query: str, probe: int
+) -> list[dict[str, Any]]:
+    # The trigram index answers LIKE for 3+ characters; shorter needles scan the view.
+    source = "entities_fts" if len(query) >= 3 else "entity_source"
+    sql = (
+        f"SELECT {ENTITY_COLUMNS} FROM {ENTITY_FROM}"
+        f" WHERE e.rid IN (SELECT rowid FROM {source} WHERE source_cache LIKE ? ESCAPE '\\')"
+        f" AND {where} ORDER BY {_ENTITY_ORDER} LIMIT ?"
+    )
+    return [dict(row) for row in conn.execute(sql, [like_pattern(query), *params, probe])]
+
+
+@ROUTES.route("POST", "/code/search")
+def code_search(ctx: ApiContext) -> Answer:
+    """MCP ``find_code``: entity-name search over the content index."""
+    fields = RequestFields.of(ctx)
+    query = fields.string("query")
+    if not query.strip():
+        raise ApiError(400, "query is required")
+    repo_selector = fields.string("repo_id")
+    exact = fields.boolean("exact")
+    limit = clamp_limit(fields.integer("limit", 50), default=50, maximum=200)
+    search_type = fields.string("search_type").strip().lower()
+    if not repo_selector.strip() and not exact and len(query) < 3:
+        raise ApiError(400, "global substring code search requires at least 3 Unicode characters")
+    repo_id = scope_repository(ctx, repo_selector)
+    variables = search_type == "variable"
+    results, truncated = search_code(
+        ctx.conn,
+        query=query,
+        repo_id=repo_id,
+        language=fields.string("language"),
+        limit=limit,
+        exact=exact,
+        variables_only=variables,
+    )
+    if variables:
+        capability = "code_search.variable_lookup"
+    elif exact:
+        capability = "code_search.exact_symbol"
+    else:
+        capability = "code_search.fuzzy_symbol"
+    data = {
+        "source": "content",
+        "source_backend": CONTENT_BACKEND,
+        "query": query,
+        "repo_id": repo_id,
+        "results": results,
+        "matches": results,
+        "count": len(results),
+        "limit": limit,
+        "truncated": truncated,
+    }
+    truth = ctx.truth(capability, reason="resolved from the embedded content entity index")
+    return Answer(data, truth)
+
+
+def find_symbols(
+    conn: sqlite3.Connection,
+    *,
+    symbol: str,
+    match_mode: str,
+    repo_id: str,
+    language: str,
+    labels: list[str],
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Symbol definitions by exact name or case-insensitive substring, paged."""
+    where, params = scope_predicate(repo_id, language)
+    if labels:
+        clause, values = in_clause("e.entity_type", labels)
+        where += " AND " + clause
+        params += values
+    if match_mode == "exact":
+        where += " AND e.entity_name = ?"
+        params.append(symbol)
+    else:
+        where += " AND e.entity_name LIKE ? ESCAPE '\\'"
+        params.append(like_pattern(symbol))
+    rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
+    attach_sources(conn, rows[:limit])
+    results = []
+    for rank, row in enumerate(rows[:limit], start=offset + 1):
+        result = content_entity(row)
+        result.pop("labels")
+        result.update(
+            classification="definition",
+            match_kind=match_mode,
+            rank=rank,
+            source_backend=CONTENT_BACKEND,
+            source_handle=span_handle(
+                row["repo_id"], row["relative_path"], row["start_line"], row["end_line"]
+            ),
+            definition_kind=row["entity_type"],
+        )
+        results.append(result)
+    return results, len(rows) > limit
+
+
+@ROUTES.route("POST", "/code/symbols/search")
+def symbols_search(ctx: ApiContext) -> Answer:
+    """MCP ``find_symbol``: bounded symbol definition lookup."""
+    fields = RequestFields.of(ctx)
+    symbol = fields.string("symbol").strip() or fields.string("query").strip()
+    if not symbol:
+        raise ApiError(400, "symbol is required")
+    offset = check_offset(fields.integer("offset"))
+    match_mode = fields.string("match_mode").strip().lower() or "exact"
+    if match_mode not in ("exact", "fuzzy"):
+        raise ApiError(400, "match_mode must be exact or fuzzy")
+    limit = clamp_limit(fields.integer("limit", 25), default=25, maximum=200)
+    labels: list[str] = []
+    for name in [fields.string("entity_type"), *fields.strings("entity_types")]:
+        label = entity_label(name)
+        if label and label not in labels:
+            labels.append(label)
+    language = fields.string("language")
+    repo_id = scope_repository(ctx, fields.string("repo_id"))
+    results, truncated = find_symbols(
+        ctx.conn,
+        symbol=symbol,
+        match_mode=match_mode,
+        repo_id=repo_id,
+        language=language,
+        labels=labels,
+        limit=limit,
+        offset=offset,
+    )
+    if truncated:
+        reason = "more results are available; use offset to page"
+    elif len(results) > 1:
+        reason = "multiple definitions matched the symbol"
+    else:
+        reason = ""
+    data = {
+        "symbol": symbol,
+        "query": symbol,
+        "match_mode": match_mode,
+        "repo_id": repo_id,
+        "language": language,
+        "entity_types": labels,
+        "limit": limit,
+        "offset": offset,
+        "results": results,
+        "matches": results,
+        "count": len(results),
+        "truncated": truncated,
+        "source_backend": CONTENT_BACKEND,
+        "ambiguity": {"ambiguous": truncated or len(results) > 1, "reason": reason},
+    }
+    truth = ctx.truth(
+        "code_search.symbol_lookup", reason="resolved from bounded symbol definition lookup"
+    )
+    return Answer(data, truth)
+
+
+LANGUAGE_QUERY_TYPES = (
+    "repository",
+    "directory",
+    "file",
+    "module",
+    "function",
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "macro",
+    "variable",
+    "annotation",
+    "protocol",
+    "impl_block",
+    "type_alias",
+    "type_annotation",
+    "typedef",
+    "component",
+    "terraform_module",
+    "terragrunt_config",
+    "terragrunt_dependency",
+    "terragrunt_local",
+    "terragrunt_input",
+    "sql_table",
+    "sql_view",
+    "sql_function",
+    "sql_trigger",
+    "sql_index",
+    "sql_migration",
+    "sql_column",
+)
+
+
+def language_query(
+    conn: sqlite3.Connection,
+    *,
+    language: str,
+    entity_type: str,
+    query: str,
+    repo_id: str,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Entities (or files, directories, repositories) of one language and type."""
+    languages = language_values(language)
+    clause, params = in_clause("f.language", languages)
+    if repo_id:
+        clause += " AND f.repo_id = ?"
+        params.append(repo_id)
+    if entity_type in ("file", "directory", "repository"):
+        rows = conn.execute(
+            "SELECT f.repo_id, f.relative_path, f.language, f.line_count,"
+            " COALESCE(r.name, '') AS repo_name FROM files f"
+            " LEFT JOIN repositories r ON r.repo_id = f.repo_id"
+            f" WHERE {clause} ORDER BY f.repo_id, f.relative_path LIMIT 20000",
+            params,
+        ).fetchall()
+        results = _container_rows(rows, entity_type, query)
+        return results[:limit], len(results) > limit
+    where, eparams = scope_predicate(repo_id, language)
+    where += " AND e.entity_type = ?"
+    eparams.append(entity_label(entity_type))
+    if query:
+        where += " AND e.entity_name LIKE ? ESCAPE '\\'"
+        eparams.append(like_pattern(query))
+    rows = fetch_entities(conn, where, eparams, _ENTITY_ORDER, limit + 1)
+    attach_sources(conn, rows[:limit])
+    return [content_entity(row) for row in rows[:limit]], len(rows) > limit
+
+
+def _container_rows(rows: list[sqlite3.Row], entity_type: str, query: str) -> list[dict]:
+    results: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    lowered = query.lower()
+    for row in rows:
+        if entity_type == "file":
+            name = row["relative_path"]
+        elif entity_type == "directory":
+            name = row["relative_path"].rpartition("/")[0] or "."
+        else:
+            name = row["repo_name"]
+        key = (row["repo_id"], name)
+        if key in seen or (lowered and lowered not in name.lower()):
+            continue
+        seen.add(key)
+        label = entity_type.capitalize()
+        result = {
+            "name": name,
+            "labels": [label],
+            "entity_type": label,
+            "repo_id": row["repo_id"],
+            "repo_name": row["repo_name"],
+            "language": row["language"],
+        }
+        if entity_type == "file":
+            result.update(file_path=name, relative_path=name, line_count=row["line_count"])
+        elif entity_type == "directory":
+            result.update(file_path=name, relative_path=name)
+        results.append(result)
+    return results
+
+
+@ROUTES.route("POST", "/code/language-query")
+def code_language_query(ctx: ApiContext) -> Answer:
+    """MCP ``execute_language_query``: entities of one language and entity type."""
+    fields = RequestFields.of(ctx)
+    language = fields.string("language").strip().lower()
+    entity_type = fields.string("entity_type").strip().lower()
+    if not language:
+        raise ApiError(400, "language is required")
+    if not entity_type:
+        raise ApiError(400, "entity_type is required")
+    if entity_type not in LANGUAGE_QUERY_TYPES:
+        raise ApiError(400, f'unsupported entity_type "{entity_type}"')
+    query = fields.string("query").strip()
+    limit = clamp_limit(fields.integer("limit", 50), default=50, maximum=200)
+    repo_id = scope_repository(ctx, fields.string("repo_id"))
+    results, truncated = language_query(
+        ctx.conn,
+        language=language,
+        entity_type=entity_type,
+        query=query,
+        repo_id=repo_id,
+        limit=limit,
+    )
+    data = {
+        "language": language,
+        "entity_type": entity_type,
+        "query": query,
+        "repo_id": repo_id,
+        "results": results,
+        "count": len(results),
+        "limit": limit,
+        "truncated": truncated,
+        "source_backend": CONTENT_BACKEND,
+        "partial_reasons": [
+            "embedded backend answers from the content entity index; graph-only"
+            " properties are not modeled"
+        ],
+    }
+    truth = ctx.truth(
+        "symbol_graph.language_entities",
+        reason="resolved from the embedded content entity index by language and type",
+    )
+    return Answer(data, truth)
