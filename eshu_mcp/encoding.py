@@ -29,8 +29,9 @@ def go_float(number: float) -> str:
     if not math.isfinite(number):
         raise ValueError(f"unsupported float value: {number!r}")
     magnitude = abs(number)
-    if number == int(number) and magnitude < 1e21:
-        return str(int(number))
+    if number == 0:
+        # Go keeps the sign of negative zero.
+        return "-0" if math.copysign(1.0, number) < 0 else "0"
     if magnitude < 1e-6 or magnitude >= 1e21:
         mantissa, _, exponent = f"{number!r}".partition("e")
         if not exponent:
@@ -41,10 +42,12 @@ def go_float(number: float) -> str:
         if sign == "+":
             digits = digits.rjust(2, "0")
         return f"{mantissa}e{sign}{digits}"
+    # Shortest round-trip digits, written positionally: beyond 2**53 Go prints
+    # 1152921504606847000 for 2**60, not the exact binary value.
     text = repr(number)
-    if "e" not in text:
-        return text
-    return _positional(text)
+    if "e" in text:
+        return _positional(text)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _positional(text: str) -> str:
@@ -130,3 +133,39 @@ def go_map(value: Any) -> Any:
     if isinstance(value, list):
         return [go_map(item) for item in value]
     return value
+
+
+_QUOTE_SHORT = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def go_quote(text: str) -> str:
+    """Quote ``text`` as Go's ``%q`` (``strconv.Quote``) does, for messages that name a tool."""
+    out = ['"']
+    for char in text:
+        short = _QUOTE_SHORT.get(char)
+        if short is not None:
+            out.append(short)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            point = ord(char)
+            if point < 0x80:
+                out.append(f"\\x{point:02x}")
+            elif 0xD800 <= point <= 0xDFFF:
+                out.append("\\ufffd")
+            elif point < 0x10000:
+                out.append(f"\\u{point:04x}")
+            else:
+                out.append(f"\\U{point:08x}")
+    out.append('"')
+    return "".join(out)
