@@ -1,0 +1,249 @@
+"""
+Driving a tool call through the query Resource in process.
+
+A tool call becomes a real ``twisted.web.server.Request`` over an in-memory
+channel, rendered by the same Resource tree that serves ``/api/v0`` over HTTP,
+so an MCP answer and the matching HTTP answer are the same bytes. The Deferred
+it returns has a deadline and a canceller; both make the request lose its
+"connection", so the Resource's ``notifyFinish()`` errbacks exactly as it would
+for a socket client and the Resource can stop its work.
+"""
+
+import time
+from io import BytesIO
+from urllib.parse import urlencode
+
+from attrs import define, field
+from twisted.internet import defer
+from twisted.internet.address import IPv4Address
+from twisted.internet.error import ConnectionLost
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web.http_headers import Headers
+from twisted.web.resource import IResource, Resource
+from twisted.web.server import Request, Site
+
+from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.results import (
+    dispatch_context_error_result,
+    error_result,
+    result_from_response,
+)
+from eshu_mcp.dispatch.routes import Route, RouteError, resolve_route
+from eshu_mcp.encoding import dumpb
+
+log = Logger()
+
+DEFAULT_DISPATCH_TIMEOUT = 30.0
+ENVELOPE_MIME_TYPE = b"application/eshu.envelope+json"
+_PEER = IPv4Address("TCP", "127.0.0.1", 0)
+
+
+@define
+class InProcessResponse:
+    """What the query Resource answered."""
+
+    status: int
+    headers: Headers
+    body: bytes
+
+
+class _CaptureChannel:
+    """The least of an ``HTTPChannel`` a ``Request`` needs, keeping what it writes."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.transport = self
+        self.producer = None
+        self.status = 200
+        self.headers = Headers()
+        self.chunks: list[bytes] = []
+        self.done = defer.Deferred()
+
+    def getPeer(self) -> IPv4Address:
+        return _PEER
+
+    def getHost(self) -> IPv4Address:
+        return _PEER
+
+    def isSecure(self) -> bool:
+        return False
+
+    def writeHeaders(self, version, code, reason, headers) -> None:
+        self.status = int(code)
+        pairs = (
+            headers.getAllRawHeaders()
+            if isinstance(headers, Headers)
+            else ((name, [value]) for name, value in headers)
+        )
+        for name, values in pairs:
+            self.headers.setRawHeaders(name, list(values))
+
+    def write(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+    def writeSequence(self, data) -> None:
+        self.chunks.extend(data)
+
+    def registerProducer(self, producer, streaming: bool) -> None:
+        self.producer = producer
+        if not streaming:
+            producer.resumeProducing()
+
+    def unregisterProducer(self) -> None:
+        self.producer = None
+
+    def requestDone(self, request: Request) -> None:
+        if not self.done.called:
+            self.done.callback(InProcessResponse(self.status, self.headers, b"".join(self.chunks)))
+
+    def loseConnection(self) -> None:
+        """Nothing to close: the caller reads the captured response."""
+
+    def _respondToBadRequestAndDisconnect(self) -> None:
+        self.status = 400
+        self.requestDone(None)
+
+
+def api_root(query_resource: IResource) -> Resource:
+    """A root that serves ``query_resource`` at ``/api/v0``, as the HTTP tree does."""
+    root = Resource()
+    api = Resource()
+    root.putChild(b"api", api)
+    api.putChild(b"v0", query_resource)
+    return root
+
+
+def request_target(route: Route) -> bytes:
+    """The path and query string of a route, keys sorted and empty values kept."""
+    target = route.path
+    if route.query:
+        target += "?" + urlencode(sorted(route.query.items()))
+    return target.encode("utf-8")
+
+
+@define
+class InProcessDispatcher:
+    """
+    Turns tool calls into in-process requests against a query Resource.
+
+    ``timeout`` bounds each call (the Resource sees the request lose its
+    connection when it expires); ``budget`` bounds the size of each answer.
+    """
+
+    query_resource: IResource
+    clock: IReactorTime
+    timeout: float = DEFAULT_DISPATCH_TIMEOUT
+    budget: int = DEFAULT_RESPONSE_BUDGET
+    metrics: object | None = None
+    _site: Site = field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._site = Site(api_root(self.query_resource), parsePOSTFormSubmission=False)
+
+    def call(self, tool_name: str, args: dict, authorization: bytes | None = None):
+        """Fire with the MCP tool result for one call; cancelling it cancels the request."""
+        started = time.monotonic()
+        try:
+            route = resolve_route(tool_name, args)
+        except RouteError as error:
+            self._count(tool_name, "route_error", started)
+            return defer.succeed(error_result(str(error)))
+        log.debug(
+            "dispatch tool {tool} {method} {path}",
+            tool=tool_name,
+            method=route.method,
+            path=route.path,
+        )
+        outcome = self.request(route, authorization)
+
+        def classify(response: InProcessResponse) -> dict:
+            result = result_from_response(
+                tool_name, response.status, response.body, budget=self.budget
+            )
+            self._count(tool_name, "error" if result.get("isError") else "ok", started)
+            return result
+
+        def ended(failure: Failure) -> dict:
+            failure.trap(defer.TimeoutError, defer.CancelledError)
+            timed_out = failure.check(defer.TimeoutError) is not None
+            log.warn(
+                "mcp tool dispatch context ended: {tool} after {timeout}s ({err})",
+                tool=tool_name,
+                timeout=self.timeout,
+                err="context deadline exceeded" if timed_out else "context canceled",
+            )
+            self._count(tool_name, "timeout" if timed_out else "canceled", started)
+            return dispatch_context_error_result(
+                tool_name, timed_out=timed_out, configured_timeout=self.timeout
+            )
+
+        return outcome.addCallbacks(classify, ended)
+
+    def request(self, route: Route, authorization: bytes | None = None) -> defer.Deferred:
+        """
+        Render one route through the query Resource.
+
+        Fires with an :class:`InProcessResponse`, or fails with
+        ``defer.TimeoutError`` at the deadline or ``defer.CancelledError`` when
+        cancelled; either way the request has lost its connection first.
+        """
+        channel = _CaptureChannel(self._site)
+        request = Request(channel)
+        headers = request.requestHeaders
+        headers.setRawHeaders(b"accept", [ENVELOPE_MIME_TYPE])
+        headers.setRawHeaders(b"host", [b"eshu-mcp.in-process"])
+        if authorization:
+            headers.setRawHeaders(b"authorization", [authorization])
+        body = b""
+        if route.body is not None:
+            body = dumpb(route.body)
+            headers.setRawHeaders(b"content-type", [b"application/json"])
+            headers.setRawHeaders(b"content-length", [str(len(body)).encode("ascii")])
+        request.content = BytesIO(body)
+        request.content.seek(0, 2)
+
+        def abandon(reason: Exception) -> None:
+            if not request.finished and not request._disconnected:
+                request.connectionLost(Failure(reason))
+
+        def cancel(result: defer.Deferred) -> None:
+            abandon(ConnectionLost("the tool call was cancelled"))
+
+        outcome = defer.Deferred(cancel)
+        channel.done.addCallback(lambda response: outcome.called or outcome.callback(response))
+        outcome.addTimeout(self.timeout, self.clock, onTimeoutCancel=None)
+        outcome.addErrback(_lose_connection_on_failure, abandon)
+        request.requestReceived(route.method.encode("ascii"), request_target(route), b"HTTP/1.0")
+        return outcome
+
+    def _count(self, tool_name: str, outcome: str, started: float) -> None:
+        if self.metrics is None:
+            return
+        self.metrics.tool_calls.labels(tool_name, outcome).inc()
+        self.metrics.tool_seconds.labels(tool_name).observe(time.monotonic() - started)
+
+
+def _lose_connection_on_failure(failure: Failure, abandon) -> Failure:
+    abandon(ConnectionLost("the tool call deadline passed"))
+    return failure
+
+
+def run_read_only_tool(
+    resource: IResource,
+    tool_name: str,
+    args: dict,
+    auth_header: bytes | str | None = None,
+    *,
+    clock: IReactorTime | None = None,
+    timeout: float = DEFAULT_DISPATCH_TIMEOUT,
+    budget: int = DEFAULT_RESPONSE_BUDGET,
+) -> defer.Deferred:
+    """Run one tool against ``resource`` in process; fires with the MCP tool result."""
+    if clock is None:
+        from twisted.internet import reactor as clock
+    if isinstance(auth_header, str):
+        auth_header = auth_header.encode("latin-1")
+    dispatcher = InProcessDispatcher(resource, clock, timeout=timeout, budget=budget)
+    return dispatcher.call(tool_name, args, auth_header)
