@@ -335,3 +335,97 @@ class EntitySourceTests(SynchronousTestCase):
         attach_sources(conn, rows)
         self.assertEqual(rows[0]["source_cache"], "def charge(amount):\n    return amount * 2")
         self.assertEqual(rows[0]["repo_name"], "payments")
+
+
+SHOP_SERVICE = """\
+class Base:
+    def run(self):
+        return 1
+
+
+class Child(Base):
+    def run(self):
+        return helper()
+
+
+def charge(amount):
+    return helper(amount)
+
+
+def helper(value=None):
+    return value
+
+
+def loop(n):
+    return loop(n - 1)
+
+
+def ping():
+    return pong()
+
+
+def pong():
+    return ping()
+
+
+def old_refund():
+    return None
+"""
+
+SHOP_API = """\
+from service import charge
+
+
+def create_charge(req):
+    return charge(req)
+
+
+def batch(items):
+    for item in items:
+        charge(item)
+    return create_charge(items)
+"""
+
+
+def shop_index(case: SynchronousTestCase) -> tuple[CodeIndex, str]:
+    """A small call graph with known callers, a hierarchy, recursion and a dead function."""
+    index = CodeIndex(case.mktemp())
+    repo = index.repository("shop")
+    service = index.file(repo, "shop/service.py", SHOP_SERVICE)
+    base = index.entity(service, "Class", "Base", 1, 3)
+    index.entity(service, "Function", "run", 2, 3, parent=base, class_context="Base")
+    base_run = index.entities["run"]
+    child = index.entity(service, "Class", "Child", 6, 8, metadata={"bases": ["Base"]})
+    index.entity(service, "Function", "run", 7, 8, parent=child, class_context="Child")
+    child_run = index.entities["run"]
+    index.entity(service, "Function", "charge", 11, 12, complexity=1, arg_count=1)
+    index.entity(service, "Function", "helper", 15, 16, complexity=1, arg_count=1)
+    index.entity(service, "Function", "loop", 19, 20, complexity=1, arg_count=1)
+    index.entity(service, "Function", "ping", 23, 24, complexity=1)
+    index.entity(service, "Function", "pong", 27, 28, complexity=1)
+    index.entity(service, "Function", "old_refund", 31, 32, complexity=1)
+    api = index.file(repo, "shop/api.py", SHOP_API)
+    index.entity(api, "Function", "create_charge", 4, 5, complexity=1, arg_count=1)
+    index.entity(api, "Function", "batch", 8, 11, complexity=2, arg_count=1)
+    index.calls("create_charge", "charge", method="import_binding", confidence=0.9, line=5)
+    index.calls("batch", "charge", method="repo_unique_name", confidence=0.5, line=10)
+    index.calls("batch", "create_charge", line=11)
+    index.calls("charge", "helper", line=12)
+    index.edge("CALLS", child_run, index.entities["helper"], line=8)
+    index.calls("loop", "loop", line=20)
+    index.calls("ping", "pong", line=24)
+    index.calls("pong", "ping", line=28)
+    index.edge("INHERITS", child, base, method="same_file", line=6)
+    index.edge("OVERRIDES", child_run, base_run, method="same_file", line=7)
+    index.import_row(repo, api, "service", 1, imported_name="charge", resolved_file_id=service)
+    index.edge(
+        "IMPORTS",
+        f"file:{api}",
+        f"{repo}|service",
+        method="declared",
+        line=1,
+        repo_id=repo,
+        reason='{"imported_name": "charge", "alias": null}',
+    )
+    index.writer.commit()
+    return index, repo

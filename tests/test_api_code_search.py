@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from test_api_code_common import CodeIndex, call, error_of
+from tests.test_api_code_common import CodeIndex, call, error_of
 
 SERVICE = """\
 class PaymentService:
