@@ -164,6 +164,7 @@ class ApiContext:
                 " ORDER BY repo_id",
                 (selector,),
             ).fetchall()
+        rows = [row for row in rows if _may_read(self.principal, row["repo_id"])]
         if not rows:
             raise ApiError(
                 not_found_status,
@@ -203,6 +204,14 @@ class ApiContext:
 
 
 Handler = Callable[[ApiContext], Answer]
+
+
+def _may_read(principal: Any, repo_id: str) -> bool:
+    """Scoped callers see only the repositories their grants name."""
+    if principal is None:
+        return True
+    check = getattr(principal, "may_read_repository", None)
+    return bool(check(repo_id)) if check is not None else True
 
 
 @frozen
@@ -321,8 +330,12 @@ ROUTES = RouteTable()
 # ------------------------------------------------------------------ request helpers
 
 
+class JsonBody(dict):
+    """A decoded JSON request body: its fields are typed, unlike query strings."""
+
+
 def body_object(ctx: ApiContext) -> dict[str, Any]:
-    """The POST body as a JSON object, or Go's ``invalid JSON: ...`` 400."""
+    """The POST body as a JSON object (a :class:`JsonBody`), or Go's ``invalid JSON`` 400."""
     body = ctx.body
     if body is None:
         raise ApiError(400, "invalid JSON: EOF")
@@ -332,7 +345,7 @@ def body_object(ctx: ApiContext) -> dict[str, Any]:
             f"invalid JSON: json: cannot unmarshal {go_type_name(body)} into Go value"
             " of type request",
         )
-    return body
+    return body if isinstance(body, JsonBody) else JsonBody(body)
 
 
 def go_type_name(value: Any) -> str:
@@ -366,7 +379,7 @@ def int_param(source: dict[str, Any], name: str, default: int) -> int:
     value = source.get(name)
     if value is None:
         return default
-    if isinstance(value, str):
+    if isinstance(value, str) and not isinstance(source, JsonBody):
         try:
             return int(value.strip())
         except ValueError:
@@ -395,7 +408,7 @@ def bool_param(source: dict[str, Any], name: str, default: bool = False) -> bool
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and not isinstance(source, JsonBody):
         text = value.strip().lower()
         if text in ("1", "t", "true", "yes"):
             return True
@@ -410,7 +423,7 @@ def str_list_param(source: dict[str, Any], name: str) -> list[str]:
     value = source.get(name)
     if value is None:
         return []
-    if isinstance(value, str):
+    if isinstance(value, str) and not isinstance(source, JsonBody):
         return [item.strip() for item in value.split(",") if item.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _type_error(name, value, "[]string")

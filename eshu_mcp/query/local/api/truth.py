@@ -161,7 +161,8 @@ def _read_small(path: Path) -> str | None:
         return None
 
 
-def _git_dir(work_tree: Path) -> Path | None:
+def git_dir(work_tree: Path) -> Path | None:
+    """The git directory of a work tree (`.git` or the `gitdir:` it points to)."""
     dot_git = work_tree / ".git"
     if dot_git.is_dir():
         return dot_git
@@ -178,10 +179,10 @@ def current_head(work_tree: str) -> str | None:
 
     Returns None when it cannot be told cheaply (not a git tree, unreadable refs).
     """
-    git_dir = _git_dir(Path(work_tree))
-    if git_dir is None:
+    gdir = git_dir(Path(work_tree))
+    if gdir is None:
         return None
-    head = _read_small(git_dir / "HEAD")
+    head = _read_small(gdir / "HEAD")
     if head is None:
         return None
     head = head.strip()
@@ -190,10 +191,10 @@ def current_head(work_tree: str) -> str | None:
     ref = head[len("ref:") :].strip()
     if ".." in ref.split("/") or os.path.isabs(ref):
         return None
-    loose = _read_small(git_dir / ref)
+    loose = _read_small(gdir / ref)
     if loose:
         return loose.strip()
-    packed = _read_small_all(git_dir / "packed-refs")
+    packed = _read_small_all(gdir / "packed-refs")
     for line in (packed or "").splitlines():
         sha, _, name = line.partition(" ")
         if name.strip() == ref:

@@ -1,0 +1,264 @@
+"""
+Content routes: read files, lines and entities; search file and entity text (§2.2).
+
+Bodies come from the index (``files.content`` and the ``entity_source`` view), never
+from disk, so a path argument can only name rows the indexer wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.framework import (
+    ROUTES,
+    Answer,
+    ApiContext,
+    ApiError,
+    body_object,
+    int_param,
+    limit_offset,
+    page,
+    relative_path,
+    str_list_param,
+    str_param,
+)
+from eshu_mcp.query.local.api.repository_rows import readable_repositories
+
+CAPABILITY = "code_search.content_search"
+SEARCH_BACKEND = "sqlite_content_store"
+MAX_OFFSET = 10_000
+SOURCE_CAP = 64 * 1024
+VARIABLE_SOURCE_CAP = 4 * 1024
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, with LIKE's wildcards escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def metadata_of(row: sqlite3.Row) -> dict[str, Any]:
+    """An entity's metadata JSON as an object (``{}`` when unreadable)."""
+    try:
+        value = json.loads(row["metadata"] or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def cap_source(entity_type: str, source: str | None) -> tuple[str, dict[str, Any]]:
+    """Eshu's source cache caps (64 KiB, Variables 4 KiB) and the metadata they add."""
+    text = source or ""
+    limit = VARIABLE_SOURCE_CAP if entity_type == "Variable" else SOURCE_CAP
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return text, {}
+    return raw[:limit].decode("utf-8", "ignore"), {
+        "source_cache_truncated": True,
+        "source_cache_original_bytes": len(raw),
+        "source_cache_limit_bytes": limit,
+    }
+
+
+def file_row(repo_id: str, row: sqlite3.Row, content: str) -> dict[str, Any]:
+    """The content-store file shape shared by read, lines and search."""
+    item: dict[str, Any] = {
+        "repo_id": repo_id,
+        "relative_path": row["relative_path"],
+        "commit_sha": row["commit_sha"] or "",
+        "content": content,
+        "content_hash": row["content_hash"],
+        "line_count": row["line_count"],
+        "language": row["language"] or "",
+    }
+    if row["artifact_type"]:
+        item["artifact_type"] = row["artifact_type"]
+    return item
+
+
+def entity_row(row: sqlite3.Row) -> dict[str, Any]:
+    """The content-store entity shape (with its capped source)."""
+    source, extra = cap_source(row["entity_type"], row["source_cache"])
+    metadata = metadata_of(row)
+    metadata.update(extra)
+    return {
+        "entity_id": row["entity_id"],
+        "repo_id": row["repo_id"],
+        "relative_path": row["relative_path"],
+        "entity_type": row["entity_type"],
+        "entity_name": row["entity_name"],
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
+        "language": row["language"] or "",
+        "source_cache": source,
+        "metadata": metadata,
+    }
+
+
+ENTITY_SELECT = (
+    "SELECT e.entity_id, e.repo_id, e.relative_path, e.entity_type, e.entity_name,"
+    " e.start_line, e.end_line, e.language, e.metadata, s.source_cache"
+    " FROM entities e JOIN entity_source s ON s.rid = e.rid"
+)
+
+
+def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
+    body = body_object(ctx)
+    selector = str_param(body, "repo_id").strip()
+    raw_path = str_param(body, "relative_path")
+    if not selector:
+        raise ApiError(400, "repo_id is required")
+    if not raw_path.strip():
+        raise ApiError(400, "relative_path is required")
+    path = relative_path(raw_path)
+    repo = ctx.repository(selector, not_found_status=404)
+    assert repo is not None
+    row = ctx.conn.execute(
+        "SELECT * FROM files WHERE repo_id = ? AND relative_path = ?", (repo["repo_id"], path)
+    ).fetchone()
+    if row is None:
+        raise ApiError(404, "file not found")
+    return body, repo["repo_id"], row
+
+
+@ROUTES.route("POST", "/content/files/read")
+def read_file(ctx: ApiContext) -> Answer:
+    """One indexed file's full text."""
+    _, repo_id, row = _file_target(ctx)
+    data = file_row(repo_id, row, row["content"])
+    data["search_backend"] = SEARCH_BACKEND
+    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
+
+
+def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
+    """Eshu's ``GetFileLines`` slice: 1-based, clamped, empty past the end of the file."""
+    lines = content.split("\n")
+    if content.endswith("\n"):
+        lines.pop()
+    total = len(lines)
+    start = max(start, 1)
+    if end < 1 or end > total:
+        end = total
+    if start > total or start > end:
+        return "", 0
+    chosen = lines[start - 1 : end]
+    return "\n".join(chosen), len(chosen)
+
+
+@ROUTES.route("POST", "/content/files/lines")
+def read_file_lines(ctx: ApiContext) -> Answer:
+    """A line range of one indexed file."""
+    body, repo_id, row = _file_target(ctx)
+    content, count = select_lines(
+        row["content"], int_param(body, "start_line", 1), int_param(body, "end_line", 0)
+    )
+    data = file_row(repo_id, row, content)
+    data["line_count"] = count
+    data["search_backend"] = SEARCH_BACKEND
+    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file line lookup"))
+
+
+@ROUTES.route("POST", "/content/entities/read")
+def read_entity(ctx: ApiContext) -> Answer:
+    """One entity's source and metadata."""
+    body = body_object(ctx)
+    entity_id = str_param(body, "entity_id").strip()
+    if not entity_id:
+        raise ApiError(400, "entity_id is required")
+    row = ctx.conn.execute(ENTITY_SELECT + " WHERE e.entity_id = ?", (entity_id,)).fetchone()
+    if row is None or not _readable(ctx, row["repo_id"]):
+        raise ApiError(404, "entity not found")
+    data = entity_row(row)
+    data["search_backend"] = SEARCH_BACKEND
+    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact entity content lookup"))
+
+
+def _readable(ctx: ApiContext, repo_id: str) -> bool:
+    return any(r["repo_id"] == repo_id for r in readable_repositories(ctx.conn, ctx.principal))
+
+
+def _search_scope(ctx: ApiContext, body: dict[str, Any]) -> list[str] | None:
+    """Repository ids to search (None = every repository the caller may read)."""
+    selectors = [s for s in str_list_param(body, "repo_ids") if s.strip()]
+    single = str_param(body, "repo_id").strip()
+    if single:
+        selectors.insert(0, single)
+    ids: list[str] = []
+    for selector in selectors:
+        repo = ctx.repository(selector, not_found_status=404)
+        if repo is not None and repo["repo_id"] not in ids:
+            ids.append(repo["repo_id"])
+    if ids:
+        return ids
+    if ctx.principal is None:
+        return None
+    return [r["repo_id"] for r in readable_repositories(ctx.conn, ctx.principal)]
+
+
+def _search_inputs(ctx: ApiContext) -> tuple[str, list[str] | None, int, int]:
+    body = body_object(ctx)
+    query = str_param(body, "query") or str_param(body, "pattern")
+    limit, offset = limit_offset(body, default=50, maximum=200, max_offset=MAX_OFFSET)
+    if not query.strip():
+        raise ApiError(400, "query is required")
+    return query, _search_scope(ctx, body), limit, offset
+
+
+def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
+    if scope is None:
+        return "", []
+    return f" AND {column} IN ({','.join('?' for _ in scope)})", list(scope)
+
+
+def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool):
+    data = {
+        "results": results,
+        "matches": results,
+        "count": len(results),
+        "limit": limit,
+        "offset": offset,
+        "truncated": truncated,
+        "source_backend": SEARCH_BACKEND,
+    }
+    return Answer(
+        data, ctx.truth(CAPABILITY, reason="resolved from case-insensitive substring search")
+    )
+
+
+@ROUTES.route("POST", "/content/files/search")
+def search_files(ctx: ApiContext) -> Answer:
+    """Files whose text contains the query (case-insensitive), by repository and path."""
+    query, scope, limit, offset = _search_inputs(ctx)
+    where, args = _scope_sql("f.repo_id", scope)
+    if len(query) >= 3:
+        sql = (
+            "SELECT f.* FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
+            " WHERE files_fts.content LIKE ? ESCAPE '\\'"
+        )
+    else:
+        sql = "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
+    sql += where + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    rows, truncated = page(rows, limit)
+    results = [file_row(row["repo_id"], row, "") for row in rows]
+    return _search_answer(ctx, results, limit, offset, truncated)
+
+
+@ROUTES.route("POST", "/content/entities/search")
+def search_entities(ctx: ApiContext) -> Answer:
+    """Entities whose source contains the query (case-insensitive)."""
+    query, scope, limit, offset = _search_inputs(ctx)
+    where, args = _scope_sql("e.repo_id", scope)
+    if len(query) >= 3:
+        sql = (
+            ENTITY_SELECT + " JOIN entities_fts ON entities_fts.rowid = e.rid"
+            " WHERE entities_fts.source_cache LIKE ? ESCAPE '\\'"
+        )
+    else:
+        sql = ENTITY_SELECT + " WHERE s.source_cache LIKE ? ESCAPE '\\'"
+    sql += where + " ORDER BY e.repo_id, e.relative_path, e.start_line LIMIT ? OFFSET ?"
+    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    rows, truncated = page(rows, limit)
+    return _search_answer(ctx, [entity_row(row) for row in rows], limit, offset, truncated)
