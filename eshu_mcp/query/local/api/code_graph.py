@@ -53,6 +53,7 @@ def describe_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, di
                 "end_line": row["end_line"],
                 "metadata": decode_metadata(row["metadata"]),
                 "is_test": row["is_test"],
+                "class_context": row["class_context"] or "",
             }
     for start in range(0, len(file_ids), 500):
         clause, params = in_clause("f.file_id", file_ids[start : start + 500])

@@ -1,0 +1,197 @@
+"""
+``POST /code/call-chain``: shortest CALLS chains between two functions.
+
+A breadth-first search over outgoing CALLS edges, at most ``max_depth`` (<= 10) hops and
+a bounded number of visited nodes; it returns every shortest chain up to a small cap.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.code_common import (
+    RequestFields,
+    entity_by_id,
+    in_clause,
+    scope_repository,
+)
+from eshu_mcp.query.local.api.code_graph import (
+    MAX_EXPANSIONS,
+    describe_nodes,
+    name_candidates,
+    pick_candidate,
+)
+from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+
+MAX_CHAINS = 10
+MAX_CANDIDATE_PAIRS = 100
+
+
+def shortest_paths(
+    conn: sqlite3.Connection, starts: list[str], ends: set[str], max_depth: int
+) -> list[list[str]]:
+    """
+    Every shortest CALLS path from any of ``starts`` to any of ``ends`` (ids), capped.
+
+    Level-by-level BFS keeping all same-level parents, so equally short chains are all
+    found; the walk stops at the first level that reaches an end, at ``max_depth``, or
+    when ``MAX_EXPANSIONS`` nodes have been seen.
+    """
+    parents: dict[str, list[str]] = {start: [] for start in starts}
+    frontier = list(dict.fromkeys(starts))
+    reached = [node for node in frontier if node in ends]
+    depth = 0
+    while not reached and frontier and depth < max_depth and len(parents) < MAX_EXPANSIONS:
+        depth += 1
+        level: dict[str, list[str]] = {}
+        for chunk in range(0, len(frontier), 500):
+            clause, params = in_clause("source_id", frontier[chunk : chunk + 500])
+            for source, target in conn.execute(
+                f"SELECT source_id, target_id FROM edges WHERE {clause} AND type = 'CALLS'"
+                " ORDER BY source_id, target_id",
+                params,
+            ):
+                if target in parents:
+                    continue
+                level.setdefault(target, [])
+                if source not in level[target]:
+                    level[target].append(source)
+        parents.update(level)
+        frontier = sorted(level)
+        reached = [node for node in frontier if node in ends]
+    paths: list[list[str]] = []
+
+    def unwind(node: str, suffix: list[str]) -> None:
+        if len(paths) >= MAX_CHAINS:
+            return
+        if not parents[node]:
+            paths.append([node, *suffix])
+            return
+        for parent in parents[node]:
+            unwind(parent, [node, *suffix])
+
+    for end in reached:
+        unwind(end, [])
+    return paths
+
+
+def _endpoint(
+    conn: sqlite3.Connection, name: str, entity_id: str, repo_id: str
+) -> tuple[list[dict[str, Any]], str]:
+    """Candidate rows for one chain endpoint and the label used in error texts."""
+    if entity_id:
+        row = entity_by_id(conn, entity_id)
+        return ([row] if row else []), entity_id
+    return name_candidates(conn, name, repo_id=repo_id, language="", limit=50), name
+
+
+def _ambiguity(name: str, repo_id: str, rows: list[dict[str, Any]]) -> ApiError:
+    shown = ", ".join(f"{r['entity_id']} ({r['relative_path']}:{r['start_line']})" for r in rows)
+    return ApiError(
+        400, f'entity name "{name}" in repository "{repo_id}" matched multiple entities: {shown}'
+    )
+
+
+def call_chains(
+    conn: sqlite3.Connection, req: dict[str, Any]
+) -> tuple[list[dict[str, Any]], str, str]:
+    """Resolve both endpoints and find the chains; returns chains and the resolved ids."""
+    start_rows, start_label = _endpoint(
+        conn, req["start"], req["start_entity_id"], req["start_repo_id"]
+    )
+    end_rows, end_label = _endpoint(conn, req["end"], req["end_entity_id"], req["end_repo_id"])
+    if not start_rows or not end_rows:
+        return [], req["start_entity_id"], req["end_entity_id"]
+    start = pick_candidate(start_rows)
+    end = pick_candidate(end_rows)
+    starts = [start] if start else start_rows
+    ends = [end] if end else end_rows
+    if len(starts) * len(ends) > MAX_CANDIDATE_PAIRS:
+        raise ApiError(
+            400,
+            "call-chain endpoints matched too many candidate pairs in repository"
+            f' "{req["repo_id"]}" to probe safely ({len(starts) * len(ends)} >'
+            f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id to disambiguate",
+        )
+    paths = shortest_paths(
+        conn, [r["entity_id"] for r in starts], {r["entity_id"] for r in ends}, req["max_depth"]
+    )
+    pairs = sorted({(p[0], p[-1]) for p in paths})
+    if len(pairs) > 1 and (start is None or end is None):
+        shown = ", ".join(f"{a} -> {b}" for a, b in pairs)
+        raise ApiError(
+            400,
+            "call-chain endpoints matched multiple reachable entity pairs in repository"
+            f' "{req["repo_id"]}": {shown}',
+        )
+    if not pairs:
+        if start is None:
+            raise _ambiguity(start_label, req["start_repo_id"], start_rows)
+        if end is None:
+            raise _ambiguity(end_label, req["end_repo_id"], end_rows)
+        return [], start["entity_id"], end["entity_id"]
+    nodes = describe_nodes(conn, {node for path in paths for node in path})
+    chains = [
+        {"chain": [_chain_node(nodes, n) for n in path], "depth": len(path) - 1} for path in paths
+    ]
+    return chains, pairs[0][0], pairs[0][1]
+
+
+def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str) -> dict[str, Any]:
+    node = nodes.get(node_id, {"name": node_id, "type": ""})
+    metadata = node.get("metadata") or {}
+    item = {
+        "id": node_id,
+        "name": node.get("name", ""),
+        "labels": [node.get("type", "")],
+        "language": node.get("language", ""),
+        "docstring": metadata.get("docstring", ""),
+        "method_kind": (
+            "method" if node.get("class_context") or metadata.get("class_context") else "function"
+        ),
+        "file_path": node.get("file_path", ""),
+        "repo_id": node.get("repo_id", ""),
+        "repo_name": node.get("repo_name", ""),
+        "start_line": node.get("start_line", 0),
+        "end_line": node.get("end_line", 0),
+    }
+    if metadata:
+        item["metadata"] = metadata
+    return item
+
+
+@ROUTES.route("POST", "/code/call-chain")
+def code_call_chain(ctx: ApiContext) -> Answer:
+    """MCP ``find_function_call_chain``: shortest call chains between two functions."""
+    fields = RequestFields.of(ctx)
+    req: dict[str, Any] = {
+        key: fields.string(key).strip()
+        for key in ("start", "end", "start_entity_id", "end_entity_id")
+    }
+    if not req["start_entity_id"] and not req["start"]:
+        raise ApiError(400, "start or start_entity_id is required")
+    if not req["end_entity_id"] and not req["end"]:
+        raise ApiError(400, "end or end_entity_id is required")
+    max_depth = fields.integer("max_depth", 5)
+    req["max_depth"] = 5 if max_depth <= 0 else min(max_depth, 10)
+    req["cross_repo"] = fields.boolean("cross_repo")
+    req["repo_id"] = scope_repository(ctx, fields.string("repo_id"))
+    req["start_repo_id"] = req["end_repo_id"] = req["repo_id"]
+    if req["cross_repo"]:
+        req["start_repo_id"] = scope_repository(ctx, fields.string("start_repo_id"))
+        req["end_repo_id"] = scope_repository(ctx, fields.string("end_repo_id"))
+    chains, start_id, end_id = call_chains(ctx.conn, req)
+    data = {
+        "start": req["start"],
+        "end": req["end"],
+        "start_entity_id": start_id,
+        "end_entity_id": end_id,
+        "repo_id": req["repo_id"],
+        "cross_repo": req["cross_repo"],
+        "start_repo_id": req["start_repo_id"],
+        "end_repo_id": req["end_repo_id"],
+        "chains": chains,
+    }
+    truth = ctx.truth("call_graph.call_chain_path", reason="resolved from bounded CALLS search")
+    return Answer(data, truth)

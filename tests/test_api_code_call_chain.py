@@ -1,0 +1,52 @@
+"""Tests for /code/call-chain: shortest CALLS chains, bounded depth, endpoint resolution."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.test_api_code_common import call, error_of, shop_index
+
+ROUTE = "/code/call-chain"
+
+
+class CallChainTests(SynchronousTestCase):
+    def setUp(self):
+        self.index, self.repo = shop_index(self)
+        self.conn = self.index.reader()
+
+    def test_batch_reaches_helper_through_charge(self):
+        answer = call(self.conn, ROUTE, {"start": "batch", "end": "helper", "repo_id": "shop"})
+        data = answer.data
+        self.assertEqual(
+            [[node["name"] for node in chain["chain"]] for chain in data["chains"]],
+            [["batch", "charge", "helper"]],
+        )
+        self.assertEqual(data["chains"][0]["depth"], 2)
+        self.assertEqual(data["start_entity_id"], self.index.entities["batch"])
+        self.assertEqual(data["end_entity_id"], self.index.entities["helper"])
+        self.assertEqual(data["chains"][0]["chain"][0]["labels"], ["Function"])
+        self.assertEqual(answer.truth["capability"], "call_graph.call_chain_path")
+
+    def test_depth_bound_hides_longer_chains(self):
+        data = call(self.conn, ROUTE, {"start": "batch", "end": "helper", "max_depth": 1}).data
+        self.assertEqual(data["chains"], [])
+
+    def test_no_path_is_empty(self):
+        data = call(self.conn, ROUTE, {"start": "helper", "end": "batch"}).data
+        self.assertEqual(data["chains"], [])
+
+    def test_ambiguous_start_with_one_reachable_pair_is_resolved(self):
+        data = call(self.conn, ROUTE, {"start": "run", "end": "helper"}).data
+        self.assertEqual(len(data["chains"]), 1)
+        self.assertEqual(data["start_entity_id"], self.index.entities["run"])
+        self.assertEqual(data["chains"][0]["chain"][0]["method_kind"], "method")
+        self.assertEqual(data["chains"][0]["chain"][0]["start_line"], 7)
+
+    def test_required_endpoints(self):
+        self.assertEqual(
+            error_of(self.conn, ROUTE, {"end": "x"}).detail, "start or start_entity_id is required"
+        )
+        self.assertEqual(
+            error_of(self.conn, ROUTE, {"start": "x", "end": "  "}).detail,
+            "end or end_entity_id is required",
+        )
