@@ -88,11 +88,7 @@ class _Rules:
         if declared:
             return declared
         default = self.defaults.get(field)
-        if isinstance(default, bool):
-            return "boolean"
-        if isinstance(default, str):
-            return "string"
-        return "array"
+        return {bool: "boolean", str: "string"}.get(type(default), "array")
 
     def text(self, args: Args, arg: str) -> str:
         """A string argument, trimmed when the record says so."""
@@ -100,7 +96,8 @@ class _Rules:
         return value.strip() if arg in self.trimmed else value
 
 
-def _rules(tool: dict, route: dict, variant_arg: str | None) -> _Rules:
+def _rules(tool: dict, route: dict, variant_arg: str) -> _Rules:
+    """Read a record's normalisation notes and variant defaults into :class:`_Rules`."""
     trimmed, stripped, workload_ids, content_scope = set(), set(), [], False
     for rule in route.get("normalisation", ()):
         if match := _TRIMMED.fullmatch(rule):
@@ -294,11 +291,20 @@ def _call_chain_ends(args: Args, texts: tuple[str, str]) -> tuple[str, str]:
     return start, end
 
 
+def _call_chain_check(texts: tuple[str, str]) -> Check:
+    """A call chain's errors are checked before anything else is read."""
+
+    def check(args: Args) -> None:
+        _call_chain_ends(args, texts)
+
+    return check
+
+
 def _checks(route: dict, rules: _Rules) -> tuple[Check, ...]:
     """The required-argument checks listed in ``errors``, in the contract's order."""
     body = route.get("body_fields") or {}
     if any(isinstance(s, dict) and s.get("derived_from") == ["target"] for s in body.values()):
-        return (lambda args: _call_chain_ends(args, rules.call_chain_errors) and None,)
+        return (_call_chain_check(rules.call_chain_errors),)
     checks, seen = [], set()
     for entry in route.get("errors", ()):
         when = entry["when"]
@@ -402,6 +408,13 @@ def _collect(readers: tuple[tuple[str, Reader], ...], args: Args, variant: str) 
     return fields
 
 
+def _readers(kind: str, fields: dict, rules: _Rules, variant_arg: str) -> tuple:
+    return tuple(
+        (name, _field_reader(kind, name, source, rules, variant_arg))
+        for name, source in fields.items()
+    )
+
+
 def _compile(tool: dict, route: dict, variant_arg: str = "") -> _RouteSpec:
     rules = _rules(tool, route, variant_arg)
     fallbacks = {f["used_when_absent"]: f["arg"] for f in route.get("fallback_args", ())}
@@ -417,23 +430,13 @@ def _compile(tool: dict, route: dict, variant_arg: str = "") -> _RouteSpec:
         )
         for placeholder, arg in route.get("path_params", {}).items()
     )
-    query = tuple(
-        (name, _field_reader("query", name, source, rules, variant_arg))
-        for name, source in route.get("query_params", {}).items()
-    )
     body_fields = route.get("body_fields")
-    body = None
-    if body_fields is not None:
-        body = tuple(
-            (name, _field_reader("body", name, source, rules, variant_arg))
-            for name, source in body_fields.items()
-        )
     return _RouteSpec(
         method=route["method"],
         template=route["path_template"],
         path_params=params,
-        query=query,
-        body=body,
+        query=_readers("query", route.get("query_params", {}), rules, variant_arg),
+        body=None if body_fields is None else _readers("body", body_fields, rules, variant_arg),
         checks=_checks(route, rules),
         passthrough=bool(route.get("body_passthrough")),
         rules=rules,
