@@ -1,0 +1,232 @@
+"""JavaScript, TypeScript and TSX extraction (no complexity: Eshu emits none for them)."""
+
+from __future__ import annotations
+
+import tree_sitter_javascript
+import tree_sitter_typescript
+from tree_sitter import Node
+
+from .core import Call, Definition, ImportRow, LanguageSpec, line_of, text
+
+FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+LABELS = {
+    "function_declaration": "Function",
+    "generator_function_declaration": "Function",
+    "method_definition": "Function",
+    "class_declaration": "Class",
+    "abstract_class_declaration": "Class",
+    "interface_declaration": "Interface",
+    "enum_declaration": "Enum",
+    "type_alias_declaration": "TypeAlias",
+}
+
+
+def _params(node: Node | None) -> tuple[str, ...]:
+    if node is None:
+        return ()
+    names = []
+    for param in node.named_children:
+        if param.type == "identifier":
+            names.append(text(param))
+        elif param.type in ("required_parameter", "optional_parameter"):
+            pattern = param.child_by_field_name("pattern")
+            names.append(text(pattern))
+        elif param.type == "assignment_pattern":
+            names.append(text(param.child_by_field_name("left")))
+        elif param.type in ("rest_pattern", "object_pattern", "array_pattern"):
+            names.append(text(param))
+    return tuple(names)
+
+
+def _bases(node: Node) -> tuple[tuple[str, str], ...]:
+    bases = []
+    for child in node.named_children:
+        if child.type == "class_heritage":
+            for clause in child.named_children:
+                if clause.type == "extends_clause":
+                    value = clause.child_by_field_name("value")
+                    bases.append((text(value).rsplit(".", 1)[-1], "extends"))
+                elif clause.type == "implements_clause":
+                    bases.extend(
+                        (text(t).split("<", 1)[0].rsplit(".", 1)[-1], "implements")
+                        for t in clause.named_children
+                    )
+                elif clause.type in ("identifier", "member_expression"):
+                    bases.append((text(clause).rsplit(".", 1)[-1], "extends"))
+        elif child.type == "extends_type_clause":
+            bases.extend(
+                (text(t).split("<", 1)[0].rsplit(".", 1)[-1], "extends")
+                for t in child.named_children
+            )
+    return tuple(bases)
+
+
+def _exported(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type in ("lexical_declaration", "variable_declaration"):
+        parent = parent.parent
+    return parent is not None and parent.type == "export_statement"
+
+
+def define(node: Node) -> Definition | None:
+    if node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        name_node = node.child_by_field_name("name")
+        if value is None or value.type not in FUNCTION_VALUES or name_node is None:
+            return None
+        if name_node.type != "identifier":
+            return None
+        return Definition(
+            "Function",
+            text(name_node),
+            name_node,
+            node,
+            value.child_by_field_name("body"),
+            args=_params(value.child_by_field_name("parameters")),
+            metadata={"exported": _exported(node), "semantic_kind": value.type},
+        )
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    label = LABELS[node.type]
+    span = (
+        node.parent if node.parent is not None and node.parent.type == "export_statement" else node
+    )
+    metadata: dict = {"exported": span is not node}
+    if node.type == "method_definition":
+        metadata = {}
+        if text(name_node) == "constructor":
+            metadata["dead_code_root_kinds"] = ["javascript.constructor"]
+    if node.children and node.children[0].type == "async":
+        metadata["async"] = True
+    return Definition(
+        label,
+        text(name_node),
+        name_node,
+        span,
+        node.child_by_field_name("body"),
+        args=_params(node.child_by_field_name("parameters")) if label == "Function" else (),
+        bases=_bases(node) if label in ("Class", "Interface") else (),
+        metadata=metadata,
+    )
+
+
+def call(node: Node) -> Call | None:
+    if node.type == "new_expression":
+        constructor = node.child_by_field_name("constructor")
+        arguments = node.child_by_field_name("arguments")
+        count = arguments.named_child_count if arguments is not None else None
+        if constructor is None:
+            return None
+        full = text(constructor)
+        return Call(full.rsplit(".", 1)[-1], full, None, "new_expression", count)
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    count = arguments.named_child_count if arguments is not None else None
+    if function is None:
+        return None
+    if function.type == "identifier":
+        name = text(function)
+        if name == "require":
+            return None
+        return Call(name, name, None, "call", count)
+    if function.type == "member_expression":
+        prop = function.child_by_field_name("property")
+        obj = function.child_by_field_name("object")
+        if prop is None or obj is None:
+            return None
+        return Call(text(prop), text(function), text(obj), "method_call", count)
+    return None
+
+
+def import_rows(node: Node) -> list[ImportRow]:
+    line = line_of(node)
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or text(function) != "require" or arguments is None:
+            return []
+        strings = [a for a in arguments.named_children if a.type == "string"]
+        if not strings:
+            return []
+        module = text(strings[0]).strip("'\"`")
+        binding = None
+        parent = node.parent
+        if parent is not None and parent.type == "variable_declarator":
+            target = parent.child_by_field_name("name")
+            if target is not None and target.type == "identifier":
+                binding = text(target)
+        return [ImportRow(module, None, binding, "require", line)]
+    source = node.child_by_field_name("source")
+    if source is None:
+        return []
+    module = text(source).strip("'\"`")
+    rows = []
+    for clause in node.named_children:
+        if clause.type != "import_clause":
+            continue
+        for item in clause.named_children:
+            if item.type == "identifier":
+                rows.append(ImportRow(module, "default", text(item), "import", line))
+            elif item.type == "namespace_import":
+                alias = text(item.named_children[0]) if item.named_child_count else None
+                rows.append(ImportRow(module, "*", alias, "import", line))
+            elif item.type == "named_imports":
+                for spec in item.named_children:
+                    if spec.type != "import_specifier":
+                        continue
+                    name = text(spec.child_by_field_name("name"))
+                    alias_node = spec.child_by_field_name("alias")
+                    alias = text(alias_node) if alias_node is not None else None
+                    rows.append(ImportRow(module, name, alias, "import", line))
+    return rows or [ImportRow(module, None, None, "import", line)]
+
+
+def assign(node: Node) -> tuple[str, str] | None:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name is None or value is None or value.type != "new_expression":
+        return None
+    constructor = value.child_by_field_name("constructor")
+    if constructor is None or name.type != "identifier":
+        return None
+    return text(name), text(constructor).rsplit(".", 1)[-1]
+
+
+def _spec(key: str, load, extra: frozenset[str]) -> LanguageSpec:
+    return LanguageSpec(
+        key=key,
+        load=load,
+        definitions=frozenset(
+            {
+                "function_declaration",
+                "generator_function_declaration",
+                "method_definition",
+                "class_declaration",
+                "variable_declarator",
+            }
+        )
+        | extra,
+        define=define,
+        calls=frozenset({"call_expression", "new_expression"}),
+        call=call,
+        imports=frozenset({"import_statement", "call_expression"}),
+        import_rows=import_rows,
+        assignments=frozenset({"variable_declarator"}),
+        assign=assign,
+    )
+
+
+TS_EXTRA = frozenset(
+    {
+        "abstract_class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "type_alias_declaration",
+    }
+)
+JAVASCRIPT = _spec("javascript", tree_sitter_javascript.language, frozenset())
+TYPESCRIPT = _spec("typescript", tree_sitter_typescript.language_typescript, TS_EXTRA)
+TSX = _spec("tsx", tree_sitter_typescript.language_tsx, TS_EXTRA)

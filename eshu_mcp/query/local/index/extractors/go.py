@@ -1,0 +1,156 @@
+"""Go extraction: functions, methods (receiver type as class context), structs, interfaces."""
+
+from __future__ import annotations
+
+import tree_sitter_go
+from tree_sitter import Node
+
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
+
+COMPLEXITY = ComplexityTable(
+    branches=frozenset(
+        ["if_statement", "for_statement", "expression_case", "type_case", "communication_case"]
+    ),
+    nested=frozenset({"function_declaration", "method_declaration", "func_literal"}),
+    boolean_ops={"binary_expression": frozenset({"&&", "||"})},
+)
+
+
+def _params(node: Node | None) -> tuple[str, ...]:
+    if node is None:
+        return ()
+    names = []
+    for decl in node.named_children:
+        idents = [text(c) for c in decl.children_by_field_name("name")]
+        names.extend(idents or ["_"])
+    return tuple(names)
+
+
+def _receiver_type(method: Node) -> str | None:
+    receiver = method.child_by_field_name("receiver")
+    if receiver is None:
+        return None
+    for decl in receiver.named_children:
+        type_node = decl.child_by_field_name("type")
+        while type_node is not None and type_node.type in ("pointer_type", "generic_type"):
+            inner = type_node.named_children
+            type_node = inner[0] if inner else None
+        if type_node is not None:
+            return text(type_node)
+    return None
+
+
+def _root_kinds(name: str, is_method: bool) -> list[str]:
+    if not is_method and name in ("main", "init"):
+        return ["go.entrypoint"]
+    if name[:1].isupper():
+        return ["go.exported_symbol"]
+    return []
+
+
+def define(node: Node) -> Definition | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    name = text(name_node)
+    if node.type in ("function_declaration", "method_declaration"):
+        is_method = node.type == "method_declaration"
+        metadata: dict = {"exported": name[:1].isupper()}
+        roots = _root_kinds(name, is_method)
+        if roots:
+            metadata["dead_code_root_kinds"] = roots
+        return Definition(
+            "Function",
+            name,
+            name_node,
+            node,
+            node.child_by_field_name("body"),
+            args=_params(node.child_by_field_name("parameters")),
+            class_context=_receiver_type(node) if is_method else None,
+            metadata=metadata,
+        )
+    type_node = node.child_by_field_name("type")
+    span = (
+        node.parent if node.parent is not None and node.parent.type == "type_declaration" else node
+    )
+    if span.type == "type_declaration" and span.named_child_count > 1:
+        span = node
+    bases: list[tuple[str, str]] = []
+    if type_node is not None and type_node.type == "struct_type":
+        label = "Struct"
+        fields = type_node.named_children[0] if type_node.named_child_count else None
+        for field in fields.named_children if fields is not None else ():
+            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
+                embedded = field.child_by_field_name("type")
+                if embedded is not None:
+                    bases.append((text(embedded).lstrip("*").rsplit(".", 1)[-1], "embeds"))
+    elif type_node is not None and type_node.type == "interface_type":
+        label = "Interface"
+    else:
+        label = "TypeAlias"
+    metadata = {"exported": name[:1].isupper()}
+    if name[:1].isupper():
+        metadata["dead_code_root_kinds"] = ["go.exported_symbol"]
+    return Definition(
+        label, name, name_node, span, type_node, bases=tuple(bases), metadata=metadata
+    )
+
+
+def call(node: Node) -> Call | None:
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    count = arguments.named_child_count if arguments is not None else None
+    if function is None:
+        return None
+    if function.type == "identifier":
+        name = text(function)
+        return Call(name, name, None, "call", count)
+    if function.type == "selector_expression":
+        field = function.child_by_field_name("field")
+        operand = function.child_by_field_name("operand")
+        return Call(text(field), text(function), text(operand), "method_call", count)
+    return None
+
+
+def import_rows(node: Node) -> list[ImportRow]:
+    path = node.child_by_field_name("path")
+    if path is None:
+        return []
+    module = text(path).strip('"`')
+    alias_node = node.child_by_field_name("name")
+    alias = text(alias_node) if alias_node is not None else None
+    return [ImportRow(module, None, alias, "import", line_of(node))]
+
+
+def assign(node: Node) -> tuple[str, str] | None:
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if left is None or right is None or left.named_child_count != 1:
+        return None
+    if right.named_child_count != 1:
+        return None
+    value = right.named_children[0]
+    if value.type == "unary_expression":
+        operand = value.child_by_field_name("operand")
+        value = operand if operand is not None else value
+    if value.type != "composite_literal":
+        return None
+    type_node = value.child_by_field_name("type")
+    if type_node is None:
+        return None
+    return text(left.named_children[0]), text(type_node).rsplit(".", 1)[-1]
+
+
+SPEC = LanguageSpec(
+    key="go",
+    load=tree_sitter_go.language,
+    definitions=frozenset({"function_declaration", "method_declaration", "type_spec"}),
+    define=define,
+    calls=frozenset({"call_expression"}),
+    call=call,
+    imports=frozenset({"import_spec"}),
+    import_rows=import_rows,
+    assignments=frozenset({"short_var_declaration"}),
+    assign=assign,
+    complexity=COMPLEXITY,
+)

@@ -1,0 +1,216 @@
+"""Python extraction: functions (methods included), classes, calls, imports, bases."""
+
+from __future__ import annotations
+
+import tree_sitter_python
+from tree_sitter import Node
+
+from .core import (
+    DOCSTRING_CAP,
+    Call,
+    ComplexityTable,
+    Definition,
+    ImportRow,
+    LanguageSpec,
+    line_of,
+    text,
+)
+
+COMPLEXITY = ComplexityTable(
+    branches=frozenset(
+        [
+            "if_statement",
+            "elif_clause",
+            "for_statement",
+            "while_statement",
+            "except_clause",
+            "case_clause",
+            "conditional_expression",
+        ]
+    ),
+    nested=frozenset({"class_definition", "function_definition", "lambda"}),
+    boolean_ops={"boolean_operator": frozenset({"and", "or"})},
+    catch_all_kinds=frozenset({"case_clause"}),
+)
+
+ROOT_DECORATORS = {
+    "property": "python.property",
+    "staticmethod": "python.staticmethod",
+    "classmethod": "python.classmethod",
+    "dataclass": "python.dataclass",
+    "route": "python.http_route",
+    "get": "python.http_route",
+    "post": "python.http_route",
+    "put": "python.http_route",
+    "delete": "python.http_route",
+    "patch": "python.http_route",
+    "command": "python.cli_command",
+    "task": "python.celery_task",
+    "fixture": "python.pytest_fixture",
+}
+
+
+def _decorators(span: Node) -> list[str]:
+    if span.type != "decorated_definition":
+        return []
+    return [
+        text(child).lstrip("@").strip()
+        for child in span.named_children
+        if child.type == "decorator"
+    ]
+
+
+def _docstring(body: Node | None) -> str | None:
+    if body is None or body.named_child_count == 0:
+        return None
+    first = body.named_children[0]
+    if first.type != "expression_statement" or first.named_child_count != 1:
+        return None
+    literal = first.named_children[0]
+    if literal.type != "string":
+        return None
+    content = "".join(
+        text(part) for part in literal.named_children if part.type == "string_content"
+    )
+    return content.strip()[:DOCSTRING_CAP] or None
+
+
+def _args(params: Node | None) -> tuple[str, ...]:
+    if params is None:
+        return ()
+    names = []
+    for param in params.named_children:
+        if param.type == "identifier":
+            names.append(text(param))
+            continue
+        name = param.child_by_field_name("name")
+        if name is None:
+            name = next((c for c in param.named_children if c.type == "identifier"), None)
+        if name is not None:
+            names.append(text(name))
+    return tuple(names)
+
+
+def _root_kinds(name: str, decorators: list[str]) -> list[str]:
+    kinds = []
+    if name.startswith("__") and name.endswith("__"):
+        kinds.append("python.dunder_method")
+    for decorator in decorators:
+        head = decorator.split("(", 1)[0]
+        last = head.rsplit(".", 1)[-1]
+        if last in ROOT_DECORATORS:
+            kinds.append(ROOT_DECORATORS[last])
+        if last.endswith("setter") or last.endswith("deleter"):
+            kinds.append("python.property")
+    return sorted(set(kinds))
+
+
+def define(node: Node) -> Definition | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    parent = node.parent
+    span = parent if parent is not None and parent.type == "decorated_definition" else node
+    body = node.child_by_field_name("body")
+    name = text(name_node)
+    decorators = _decorators(span)
+    metadata: dict = {}
+    if decorators:
+        metadata["decorators"] = decorators
+    roots = _root_kinds(name, decorators)
+    if roots:
+        metadata["dead_code_root_kinds"] = roots
+    docstring = _docstring(body)
+    if docstring:
+        metadata["docstring"] = docstring
+    if node.type == "class_definition":
+        bases = []
+        superclasses = node.child_by_field_name("superclasses")
+        for base in superclasses.named_children if superclasses is not None else ():
+            if base.type in ("identifier", "attribute"):
+                bases.append((text(base).rsplit(".", 1)[-1], "extends"))
+        return Definition(
+            "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
+        )
+    if node.children and node.children[0].type == "async":
+        metadata["async"] = True
+    args = _args(node.child_by_field_name("parameters"))
+    return Definition("Function", name, name_node, span, body, args=args, metadata=metadata)
+
+
+def call(node: Node) -> Call | None:
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    count = arguments.named_child_count if arguments is not None else None
+    if function is None:
+        return None
+    if function.type == "identifier":
+        name = text(function)
+        kind = "constructor_call" if name[:1].isupper() else "call"
+        return Call(name, name, None, kind, count)
+    if function.type == "attribute":
+        attribute = function.child_by_field_name("attribute")
+        receiver = function.child_by_field_name("object")
+        name = text(attribute)
+        kind = "constructor_call" if name[:1].isupper() else "method_call"
+        return Call(name, text(function), text(receiver), kind, count)
+    return None
+
+
+def import_rows(node: Node) -> list[ImportRow]:
+    line = line_of(node)
+    rows = []
+    if node.type == "import_statement":
+        for item in node.named_children:
+            if item.type == "dotted_name":
+                rows.append(ImportRow(text(item), None, None, "import", line))
+            elif item.type == "aliased_import":
+                module = text(item.child_by_field_name("name"))
+                alias = text(item.child_by_field_name("alias"))
+                rows.append(ImportRow(module, None, alias, "import", line))
+        return rows
+    module_node = node.child_by_field_name("module_name")
+    module = text(module_node)
+    for item in node.named_children:
+        if item is module_node or item.start_byte < module_node.end_byte:
+            continue
+        if item.type == "dotted_name":
+            rows.append(ImportRow(module, text(item), None, "from", line))
+        elif item.type == "aliased_import":
+            imported = text(item.child_by_field_name("name"))
+            alias = text(item.child_by_field_name("alias"))
+            rows.append(ImportRow(module, imported, alias, "from", line))
+        elif item.type == "wildcard_import":
+            rows.append(ImportRow(module, "*", None, "from", line))
+    return rows
+
+
+def assign(node: Node) -> tuple[str, str] | None:
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if left is None or right is None or left.type != "identifier" or right.type != "call":
+        return None
+    function = right.child_by_field_name("function")
+    if function is None or function.type not in ("identifier", "attribute"):
+        return None
+    type_name = text(function).rsplit(".", 1)[-1]
+    if not type_name[:1].isupper():
+        return None
+    return text(left), type_name
+
+
+SPEC = LanguageSpec(
+    key="python",
+    load=tree_sitter_python.language,
+    definitions=frozenset({"function_definition", "class_definition"}),
+    define=define,
+    calls=frozenset({"call"}),
+    call=call,
+    imports=frozenset({"import_statement", "import_from_statement"}),
+    import_rows=import_rows,
+    assignments=frozenset({"assignment"}),
+    assign=assign,
+    complexity=COMPLEXITY,
+    docstring=lambda found: found.metadata.get("docstring"),
+    module_docstring=_docstring,
+)

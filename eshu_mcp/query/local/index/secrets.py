@@ -1,0 +1,134 @@
+"""
+Hardcoded-secret candidates (local-backend §3.7), redacted at extraction time.
+
+The raw value never leaves this module: a finding carries the line with the value replaced
+by ``[REDACTED]`` and a sha256 of the value, so a user can check a known key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from attrs import frozen
+
+_KEYWORDS = (
+    r"password|passwd|pwd|api[_-]?key|apikey|token|secret|client[_-]?secret"
+    r"|private[_-]?key|authorization"
+)
+CANDIDATE = re.compile(
+    rf"(?:(?:{_KEYWORDS})\s*[:=]\s*['\"]?[A-Za-z0-9_./+=:@!#$%^-]{{6,}}"
+    r"|AKIA[0-9A-Z]{16}|sk_live_[A-Za-z0-9]{8,}|xox[baprs]-[A-Za-z0-9-]{10,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)",
+    re.IGNORECASE,
+)
+_KINDS = (
+    ("aws_access_key", re.compile(r"AKIA", re.IGNORECASE)),
+    ("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----", re.IGNORECASE)),
+    ("slack_token", re.compile(r"xox", re.IGNORECASE)),
+    ("api_token", re.compile(r"(api[_-]?key|apikey|token)\s*[:=]", re.IGNORECASE)),
+    ("password_literal", re.compile(r"password|passwd|pwd", re.IGNORECASE)),
+    (
+        "secret_literal",
+        re.compile(r"secret|client[_-]?secret|private[_-]?key|authorization", re.IGNORECASE),
+    ),
+)
+SEVERITY = {
+    "aws_access_key": "critical",
+    "private_key": "critical",
+    "slack_token": "high",
+    "api_token": "high",
+    "password_literal": "medium",
+    "secret_literal": "medium",
+}
+_ASSIGNED_VALUE = re.compile(rf"(?i)({_KEYWORDS})(\s*[:=]\s*[\"']?)([^\"',;\s]{{6,}})")
+_WHOLE_VALUES = (
+    re.compile(r"AKIA[0-9A-Z]{16}"),
+    re.compile(r"(?i)sk_live_[A-Za-z0-9]{8,}"),
+    re.compile(r"xox[baprs]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+)
+_FIXTURE_PARTS = ("_test.", "/testdata/", "/fixtures/", "/examples/")
+_PLACEHOLDERS = ("example", "dummy", "placeholder", "changeme")
+EXCERPT_CAP = 240
+_PREFILTER = re.compile(
+    r"password|passwd|pwd|api|token|secret|authorization|private|akia|sk_live_|xox|-----begin"
+)
+
+
+@frozen
+class SecretFinding:
+    """One candidate line, already redacted."""
+
+    line_number: int
+    finding_kind: str
+    severity: str
+    redacted_excerpt: str
+    value_hash: str
+    suppression_notes: tuple[str, ...]
+
+
+def redact(line: str) -> tuple[str, list[str]]:
+    """Return the line with every secret value replaced, and the values that were replaced."""
+    values: list[str] = []
+
+    def keep_prefix(match: re.Match[str]) -> str:
+        values.append(match.group(3))
+        return f"{match.group(1)}{match.group(2)}[REDACTED]"
+
+    redacted = _ASSIGNED_VALUE.sub(keep_prefix, line)
+    for pattern in _WHOLE_VALUES:
+
+        def whole(match: re.Match[str]) -> str:
+            values.append(match.group(0))
+            return "[REDACTED]"
+
+        redacted = pattern.sub(whole, redacted)
+    return redacted, values
+
+
+def find_secrets(relative_path: str, text: str) -> list[SecretFinding]:
+    """Scan file text for secret candidates; one finding per line, first kind wins."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # non-ASCII case folding changed offsets
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    path_probe = "/" + relative_path.lower()
+    path_suppressed = any(part in path_probe for part in _FIXTURE_PARTS)
+    findings = []
+    line_number = 1
+    scanned_to = 0
+    next_line_start = 0
+    for hint in _PREFILTER.finditer(lowered):
+        if hint.start() < next_line_start:
+            continue
+        line_start = text.rfind("\n", 0, hint.start()) + 1
+        line_end = text.find("\n", hint.end())
+        line_end = len(text) if line_end < 0 else line_end
+        next_line_start = line_end + 1
+        line_number += text.count("\n", scanned_to, line_start)
+        scanned_to = line_start
+        line = text[line_start:line_end]
+        match = CANDIDATE.search(line)
+        if match is None:
+            continue
+        kind = next((name for name, rule in _KINDS if rule.search(line)), None)
+        if kind is None:
+            continue
+        redacted, values = redact(line)
+        secret = values[0] if values else match.group(0)
+        notes = []
+        if path_suppressed:
+            notes.append("test_or_fixture_path")
+        if any(word in line.lower() for word in _PLACEHOLDERS):
+            notes.append("placeholder_literal")
+        findings.append(
+            SecretFinding(
+                line_number,
+                kind,
+                SEVERITY[kind],
+                redacted.strip()[:EXCERPT_CAP],
+                hashlib.sha256(secret.encode("utf-8")).hexdigest(),
+                tuple(notes),
+            )
+        )
+    return findings
