@@ -1,0 +1,226 @@
+"""
+Building MCP tool results from what the query Resource answered.
+
+A tool result is ``{"content", "structuredContent"?, "isError"?}``: a one-line
+summary, an embedded resource holding the exact JSON, and the same JSON as
+structured content (spec §3). ``resource.text`` is always ``dumps`` of
+``structuredContent``, so the two copies cannot drift. Every answer passes the
+response budget (§9) before it is returned.
+"""
+
+from typing import Any
+
+from twisted.logger import Logger
+
+from eshu_mcp.dispatch.budget import (
+    DEFAULT_RESPONSE_BUDGET,
+    DISPATCH_CAPABILITY,
+    exceeds_budget,
+    measure_serialized,
+    over_budget_envelope,
+)
+from eshu_mcp.dispatch.envelope import body_text, decode_body, envelope_from_value
+from eshu_mcp.dispatch.summaries import summarize_envelope, summarize_plain
+from eshu_mcp.encoding import dumps, go_quote
+
+__all__ = [
+    "DISPATCH_ERROR_URI",
+    "ENVELOPE_MIME_TYPE",
+    "ENVELOPE_URI",
+    "PAYLOAD_MIME_TYPE",
+    "PAYLOAD_URI",
+    "dispatch_context_error_result",
+    "envelope_result",
+    "error_result",
+    "go_duration",
+    "plain_result",
+    "result_from_response",
+]
+
+log = Logger()
+
+ENVELOPE_URI = "eshu://tool-result/envelope"
+ENVELOPE_MIME_TYPE = "application/eshu.envelope+json"
+PAYLOAD_URI = "eshu://tool-result/payload"
+PAYLOAD_MIME_TYPE = "application/json"
+DISPATCH_ERROR_URI = "eshu://tool-error/dispatch"
+
+DISPATCH_TIMEOUT_CODE = "mcp_dispatch_timeout"
+DISPATCH_CANCELED_CODE = "mcp_dispatch_canceled"
+
+_NANOSECONDS = 1_000_000_000
+
+
+def _text_block(text: str) -> dict:
+    block = {"type": "text"}
+    if text:
+        block["text"] = text
+    return block
+
+
+def _result(content: list, structured: Any = None, is_error: bool = False) -> dict:
+    """The result object, keys in wire order; ``isError`` only when true, null content omitted."""
+    result: dict[str, Any] = {"content": content}
+    if structured is not None:
+        result["structuredContent"] = structured
+    if is_error:
+        result["isError"] = True
+    return result
+
+
+def _with_resource(
+    summary: str, uri: str, mime_type: str, structured: Any, compact: str, *, is_error: bool = False
+) -> dict:
+    resource = {"uri": uri, "mimeType": mime_type, "text": compact}
+    content = [_text_block(summary), {"type": "resource", "resource": resource}]
+    return _result(content, structured, is_error)
+
+
+def error_result(text: str) -> dict:
+    """A tool error carried as one text block: unknown tool, bad arguments, raw HTTP errors."""
+    return _result([_text_block(text)], is_error=True)
+
+
+def _over_budget_result(tool: str, size: int, budget: int) -> dict:
+    log.warn(
+        "mcp tool response over budget: {tool} answered {response_bytes} bytes,"
+        " budget {budget_bytes}",
+        tool=tool,
+        response_bytes=size,
+        budget_bytes=budget,
+    )
+    replacement = over_budget_envelope(tool, size, budget)
+    return _with_resource(
+        summarize_envelope(tool, replacement),
+        ENVELOPE_URI,
+        ENVELOPE_MIME_TYPE,
+        replacement,
+        dumps(replacement),
+        is_error=True,
+    )
+
+
+def envelope_result(
+    tool: str, envelope: dict, *, is_error: bool, budget: int = DEFAULT_RESPONSE_BUDGET
+) -> dict:
+    """The result for a re-serialized canonical envelope, or its over-budget replacement."""
+    compact = dumps(envelope)
+    size = measure_serialized(compact)
+    if exceeds_budget(size, budget):
+        return _over_budget_result(tool, size, budget)
+    return _with_resource(
+        summarize_envelope(tool, envelope),
+        ENVELOPE_URI,
+        ENVELOPE_MIME_TYPE,
+        envelope,
+        compact,
+        is_error=is_error,
+    )
+
+
+def plain_result(tool: str, value: Any, *, budget: int = DEFAULT_RESPONSE_BUDGET) -> dict:
+    """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
+    compact = dumps(value)
+    size = measure_serialized(compact)
+    if exceeds_budget(size, budget):
+        return _over_budget_result(tool, size, budget)
+    return _with_resource(
+        summarize_plain(tool, value), PAYLOAD_URI, PAYLOAD_MIME_TYPE, value, compact
+    )
+
+
+def result_from_response(
+    tool: str, status: int, body: bytes, *, budget: int = DEFAULT_RESPONSE_BUDGET
+) -> dict:
+    """
+    Classify what the query Resource answered and build the tool result (spec §7.3).
+
+    In order: a canonical envelope (``isError`` iff status >= 400); any other
+    status >= 400 as the text ``HTTP <status>: <body>``; a JSON body as a plain
+    value; anything else as the raw body string. Envelopes and plain values pass
+    the response budget.
+    """
+    # A body nested deeper than this interpreter can walk is treated as non-JSON
+    # text (Go accepts up to 10000 levels; real answers are far shallower).
+    try:
+        value = decode_body(body)
+        parsed = True
+        envelope = envelope_from_value(value)
+        if envelope is not None:
+            return envelope_result(tool, envelope, is_error=status >= 400, budget=budget)
+    except (ValueError, RecursionError):
+        parsed = False
+    if status >= 400:
+        return error_result(f"HTTP {status}: {body_text(body)}")
+    if parsed:
+        try:
+            return plain_result(tool, value, budget=budget)
+        except RecursionError:
+            pass
+    return plain_result(tool, body_text(body), budget=budget)
+
+
+def go_duration(seconds: float) -> str:
+    """Write a duration as Go's ``Duration.String()``: ``30s``, ``20ms``, ``1m30s``, ``1h0m0s``."""
+    nanoseconds = round(seconds * _NANOSECONDS)
+    sign = "-" if nanoseconds < 0 else ""
+    amount = abs(nanoseconds)
+    if amount == 0:
+        return "0s"
+    if amount < 1_000:
+        return f"{sign}{amount}ns"
+    if amount < 1_000_000:
+        return f"{sign}{_decimal(amount, 1_000)}\u00b5s"
+    if amount < _NANOSECONDS:
+        return f"{sign}{_decimal(amount, 1_000_000)}ms"
+    whole_seconds, fraction = divmod(amount, _NANOSECONDS)
+    minutes, secs = divmod(whole_seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    text = _decimal(secs * _NANOSECONDS + fraction, _NANOSECONDS) + "s"
+    if minutes or hours:
+        text = f"{minutes}m{text}"
+    if hours:
+        text = f"{hours}h{text}"
+    return sign + text
+
+
+def _decimal(amount: int, unit: int) -> str:
+    """``amount / unit`` in decimal with no trailing zeros (``1.5``, ``20``)."""
+    whole, fraction = divmod(amount, unit)
+    width = len(str(unit)) - 1
+    digits = str(fraction).rjust(width, "0").rstrip("0")
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
+def dispatch_context_error_result(tool: str, *, timed_out: bool, configured_timeout: float) -> dict:
+    """
+    The tool error for a call whose deadline passed or whose caller went away (spec §3.1).
+
+    ``configured_timeout`` (seconds) is reported as the configured dispatch
+    timeout even when an earlier deadline fired, as the reference server does.
+    """
+    if timed_out:
+        code = DISPATCH_TIMEOUT_CODE
+        message = f"MCP tool {go_quote(tool)} dispatch deadline exceeded: context deadline exceeded"
+    else:
+        code = DISPATCH_CANCELED_CODE
+        message = f"MCP tool {go_quote(tool)} dispatch canceled: context canceled"
+    # Built as a Go map, so every object's keys are sorted.
+    structured = {
+        "data": None,
+        "error": {
+            "capability": DISPATCH_CAPABILITY,
+            "code": code,
+            "details": {"configured_timeout": go_duration(configured_timeout), "tool": tool},
+            "message": message,
+        },
+        "truth": None,
+    }
+    return _with_resource(
+        message,
+        DISPATCH_ERROR_URI,
+        PAYLOAD_MIME_TYPE,
+        structured,
+        dumps(structured),
+        is_error=True,
+    )
