@@ -121,3 +121,55 @@ def envelope(data: Any, truth: dict | None = None, error: dict | None = None) ->
 
 
 FRESH_TRUTH = {"level": "exact", "freshness": {"state": "fresh"}}
+
+
+class StaticBackend:
+    """An IQueryBackend over any Resource, for transport tests."""
+
+    name = "test"
+
+    def __init__(self, resource, *, ready: bool = True) -> None:
+        self.resource = resource
+        self._ready = ready
+
+    def ready(self) -> bool:
+        return self._ready
+
+    def answers(self, method: str, path_template: str) -> bool:
+        return True
+
+
+def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_only=True):
+    """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
+    from twisted.internet.task import Clock
+
+    from eshu_mcp.auth import CredentialPolicy, guard
+    from eshu_mcp.metrics import Metrics
+    from eshu_mcp.service import ServerSettings, build_mcp_server
+    from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.web import McpWebApp
+
+    clock = clock or Clock()
+    resource = resource or RecordingResource(body=envelope({"count": 2}, FRESH_TRUTH))
+    backend = StaticBackend(resource)
+    policy = CredentialPolicy.from_environment(environ or {})
+    metrics = Metrics()
+    api = guard(resource, policy)
+    server = build_mcp_server(
+        api,
+        clock=clock,
+        settings=ServerSettings(toolsets="all", page_size=page_size),
+        backend=backend,
+        metrics=metrics,
+    )
+    app = McpWebApp(
+        server=server,
+        backend=backend,
+        api_resource=api,
+        policy=policy,
+        clock=clock,
+        metrics=metrics,
+        origins=OriginPolicy(loopback_only=loopback_only),
+    )
+    site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
+    return site, app, clock

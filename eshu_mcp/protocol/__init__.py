@@ -1,0 +1,1 @@
+"""The MCP protocol core: JSON-RPC framing and the method table, shared by every transport."""

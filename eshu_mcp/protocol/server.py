@@ -1,0 +1,389 @@
+"""
+The MCP method table and per-connection protocol state.
+
+:class:`McpServer` holds what every client shares (the tool catalog, the
+dispatcher, server identity); :class:`McpConnection` holds what one client
+negotiated and which of its calls are in flight. Transports decode frames,
+hand them to :meth:`McpConnection.handle` and write back what it returns; nothing
+here knows which transport a message came from.
+"""
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from attrs import frozen
+from twisted.internet import defer
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from eshu_mcp import SERVER_NAME, __version__
+from eshu_mcp.protocol import versions
+from eshu_mcp.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ProtocolError,
+    Request,
+    error_response,
+    message_id,
+    parse_message,
+    result_response,
+)
+
+log = Logger()
+
+INSTRUCTIONS = (
+    "Eshu answers questions about indexed code: search and symbols, callers, callees and call "
+    "chains, dead code, complexity, imports, repository stories, file content and freshness. "
+    "Every tool is read-only. Answers carry a truth block (exact/derived/fallback and "
+    "freshness): an empty answer with freshness 'unavailable' means the data source is not "
+    "configured, not that nothing exists. Narrow large questions with repo_id, limit and "
+    "offset."
+)
+DEFAULT_PAGE_SIZE = 50
+LIST_TTL_MS = 60_000
+
+
+class ToolDispatcher(Protocol):
+    """What the protocol needs from dispatch: one tool call, as a cancellable Deferred."""
+
+    def call(self, tool_name: str, args: dict, authorization: bytes | None) -> defer.Deferred:
+        """Fire with the MCP tool result (a dict) for this call."""
+
+
+class ToolCatalogView(Protocol):
+    """What the protocol needs from the catalog."""
+
+    tools: tuple
+
+    def get(self, name: str) -> Any:
+        """The enabled tool called ``name``, or None."""
+
+    def mcp_tools(self, revision: str) -> tuple[dict, ...]:
+        """The ``tools/list`` entries for a revision, in catalog order."""
+
+
+@frozen
+class CallContext:
+    """Where a message came from, as far as the protocol cares."""
+
+    authorization: bytes | None = None
+    transport: str = "stdio"
+
+
+def unknown_tool_result(name: str) -> dict:
+    """The tool result for a name the enabled catalog does not hold."""
+    return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
+
+
+def adapt_tool_result(result: dict, version: str) -> dict:
+    """Shape a dispatcher result for the revision the client speaks."""
+    structured = result.get("structuredContent")
+    if structured is None or isinstance(structured, dict) or versions.is_modern(version):
+        return result
+    return {key: value for key, value in result.items() if key != "structuredContent"}
+
+
+class McpServer:
+    """The daemon-wide half of the protocol: catalog, dispatcher and identity."""
+
+    def __init__(
+        self,
+        catalog: ToolCatalogView,
+        dispatcher: ToolDispatcher,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        instructions: str = INSTRUCTIONS,
+    ) -> None:
+        self.catalog = catalog
+        self.dispatcher = dispatcher
+        self.page_size = page_size
+        self.instructions = instructions
+        self.server_info = {"name": SERVER_NAME, "version": __version__}
+
+    def connection(self, *, default_version: str = "2024-11-05") -> "McpConnection":
+        """Protocol state for one client."""
+        return McpConnection(self, default_version=default_version)
+
+
+class McpConnection:
+    """One client's protocol state: negotiated revision and in-flight calls."""
+
+    def __init__(self, server: McpServer, *, default_version: str) -> None:
+        self._server = server
+        self.default_version = default_version
+        self.protocol_version: str | None = None
+        self.client_info: dict | None = None
+        self.initialized = False
+        self.closed = False
+        self._in_flight: dict[str, defer.Deferred] = {}
+        self._cancelled: set[str] = set()
+        self._methods: dict[str, Callable] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "server/discover": self._discover,
+        }
+
+    @property
+    def version(self) -> str:
+        """The revision this connection speaks now."""
+        return self.protocol_version or self.default_version
+
+    @property
+    def in_flight(self) -> int:
+        """How many tool calls are running for this client."""
+        return len(self._in_flight)
+
+    def handle(self, decoded: Any, context: CallContext) -> defer.Deferred:
+        """
+        Answer one decoded frame.
+
+        Fires with the reply to write (a response dict, or a list for a batch),
+        or None when nothing is owed (notifications, cancelled calls). Never
+        fails: every problem becomes a JSON-RPC error reply.
+        """
+        if isinstance(decoded, list):
+            return self._handle_batch(decoded, context)
+        return self._handle_one(decoded, context)
+
+    def close(self) -> None:
+        """The client is gone: cancel everything it started."""
+        self.closed = True
+        for key, call in list(self._in_flight.items()):
+            self._cancelled.add(key)
+            call.cancel()
+
+    def _handle_batch(self, batch: list, context: CallContext) -> defer.Deferred:
+        if not versions.accepts_batches(self.version):
+            error = ProtocolError(
+                INVALID_REQUEST,
+                f"invalid request: JSON-RPC batches are not part of protocol {self.version}",
+            )
+            return defer.succeed(error_response(None, error))
+        if not batch:
+            error = ProtocolError(INVALID_REQUEST, "invalid request: empty batch")
+            return defer.succeed(error_response(None, error))
+        replies = [self._handle_one(message, context, in_batch=True) for message in batch]
+
+        def collect(results: list) -> list | None:
+            answered = [reply for reply in results if reply is not None]
+            return answered or None
+
+        return defer.gatherResults(replies).addCallback(collect)
+
+    def _handle_one(
+        self, message: Any, context: CallContext, *, in_batch: bool = False
+    ) -> defer.Deferred:
+        try:
+            request = parse_message(message)
+        except ProtocolError as error:
+            return defer.succeed(error_response(message_id(message), error))
+        if request.is_notification:
+            self._notify(request)
+            return defer.succeed(None)
+        if in_batch and request.method == "initialize":
+            error = ProtocolError(INVALID_REQUEST, "invalid request: initialize cannot be batched")
+            return defer.succeed(error_response(request.id, error))
+        return self._answer(request, context)
+
+    def _answer(self, request: Request, context: CallContext) -> defer.Deferred:
+        try:
+            version = self._request_version(request)
+            handler = self._methods.get(request.method)
+            if handler is None or not self._method_exists(request.method, version):
+                raise ProtocolError(METHOD_NOT_FOUND, f"method not found: {request.method}")
+            outcome = handler(request, version, context)
+        except ProtocolError as error:
+            return defer.succeed(error_response(request.id, error))
+        except Exception:
+            log.failure("mcp method {method} failed", method=request.method)
+            error = ProtocolError(INTERNAL_ERROR, "internal error")
+            return defer.succeed(error_response(request.id, error))
+        return defer.maybeDeferred(lambda: outcome).addCallbacks(
+            lambda result: None if result is _NO_REPLY else self._reply(request, version, result),
+            lambda failure: self._failed(request, failure),
+        )
+
+    def _reply(self, request: Request, version: str, result: dict) -> dict:
+        if versions.is_modern(version):
+            result = {
+                "resultType": "complete",
+                **result,
+                "_meta": {versions.SERVER_INFO_META_KEY: self._server.server_info},
+            }
+        return result_response(request.id, result)
+
+    def _failed(self, request: Request, failure) -> dict:
+        if failure.check(ProtocolError):
+            return error_response(request.id, failure.value)
+        log.failure("mcp method {method} failed", failure, method=request.method)
+        return error_response(request.id, ProtocolError(INTERNAL_ERROR, "internal error"))
+
+    def _method_exists(self, method: str, version: str) -> bool:
+        if versions.is_modern(version):
+            return method != "ping" and method != "initialize"
+        return method != "server/discover"
+
+    def _request_version(self, request: Request) -> str:
+        meta = request.params.get("_meta") if isinstance(request.params, dict) else None
+        if request.method == "server/discover" and not (
+            isinstance(meta, dict) and versions.PROTOCOL_VERSION_META_KEY in meta
+        ):
+            raise ProtocolError(
+                INVALID_PARAMS,
+                "params._meta must carry "
+                f"{versions.PROTOCOL_VERSION_META_KEY!r} and "
+                f"{versions.CLIENT_CAPABILITIES_META_KEY!r}",
+            )
+        if not isinstance(meta, dict) or versions.PROTOCOL_VERSION_META_KEY not in meta:
+            return self.version
+        requested = meta[versions.PROTOCOL_VERSION_META_KEY]
+        if requested in versions.HANDSHAKE_VERSIONS and self.protocol_version:
+            return self.version
+        if requested not in versions.MODERN_VERSIONS:
+            raise ProtocolError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "unsupported protocol version",
+                data={"supported": list(versions.MODERN_VERSIONS), "requested": requested},
+            )
+        if versions.CLIENT_CAPABILITIES_META_KEY not in meta:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                "params._meta is missing the required envelope key(s): "
+                + versions.CLIENT_CAPABILITIES_META_KEY,
+            )
+        return requested
+
+    def _notify(self, request: Request) -> None:
+        if request.method == "notifications/initialized":
+            self.initialized = True
+        elif request.method == "notifications/cancelled":
+            params = request.params if isinstance(request.params, dict) else {}
+            self.cancel_call(params.get("requestId"), params.get("reason"))
+        else:
+            log.debug("ignoring notification {method}", method=request.method)
+
+    def cancel_call(self, request_id: Any, reason: Any = None) -> bool:
+        """Cancel the in-flight call with this request id; no reply will be sent for it."""
+        key = Request(method="", params=None, id=request_id).id_key
+        call = self._in_flight.get(key)
+        if call is None:
+            return False
+        log.info(
+            "tool call {request_id} cancelled by the client: {reason}",
+            request_id=request_id,
+            reason=reason if isinstance(reason, str) else "",
+        )
+        self._cancelled.add(key)
+        call.cancel()
+        return True
+
+    # Methods
+
+    def _initialize(self, request: Request, version: str, context: CallContext) -> dict:
+        params = request.params if isinstance(request.params, dict) else {}
+        self.protocol_version = versions.negotiate(params.get("protocolVersion"))
+        client_info = params.get("clientInfo")
+        self.client_info = client_info if isinstance(client_info, dict) else None
+        log.info(
+            "mcp client initialized {client} with protocol {version} over {transport}",
+            client=(self.client_info or {}).get("name", "unknown"),
+            version=self.protocol_version,
+            transport=context.transport,
+        )
+        return {
+            "protocolVersion": self.protocol_version,
+            "capabilities": self._capabilities(),
+            "serverInfo": self._server.server_info,
+            "instructions": self._server.instructions,
+        }
+
+    def _discover(self, request: Request, version: str, context: CallContext) -> dict:
+        return {
+            "supportedVersions": list(versions.MODERN_VERSIONS),
+            "capabilities": self._capabilities(),
+            "instructions": self._server.instructions,
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": "public",
+        }
+
+    def _capabilities(self) -> dict:
+        return {"tools": {"listChanged": False}}
+
+    def _ping(self, request: Request, version: str, context: CallContext) -> dict:
+        return {}
+
+    def _tools_list(self, request: Request, version: str, context: CallContext) -> dict:
+        params = request.params if isinstance(request.params, dict) else {}
+        tools = self._server.catalog.mcp_tools(version)
+        start = decode_cursor(params.get("cursor"), len(tools))
+        end = start + self._server.page_size
+        result: dict = {"tools": list(tools[start:end])}
+        if end < len(tools):
+            result["nextCursor"] = encode_cursor(end)
+        if versions.is_modern(version):
+            result["ttlMs"] = LIST_TTL_MS
+            result["cacheScope"] = "public"
+        return result
+
+    def _tools_call(self, request: Request, version: str, context: CallContext):
+        params = request.params
+        if not isinstance(params, dict):
+            raise ProtocolError(INVALID_PARAMS, "invalid params: tools/call takes an object")
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise ProtocolError(INVALID_PARAMS, 'invalid params: "name" must be a string')
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ProtocolError(INVALID_PARAMS, 'invalid params: "arguments" must be an object')
+        if self._server.catalog.get(name) is None:
+            return adapt_tool_result(unknown_tool_result(name), version)
+        key = request.id_key
+        if key in self._in_flight:
+            raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
+        call = self._server.dispatcher.call(name, arguments, context.authorization)
+        self._in_flight[key] = call
+
+        def settle(result):
+            self._in_flight.pop(key, None)
+            if key in self._cancelled:
+                self._cancelled.discard(key)
+                return _NO_REPLY
+            if isinstance(result, Failure):
+                return result
+            return adapt_tool_result(result, version)
+
+        return call.addBoth(settle)
+
+
+_NO_REPLY = object()
+
+_CURSOR_PREFIX = b"eshu-tools:"
+
+
+def encode_cursor(offset: int) -> str:
+    """An opaque cursor for the page starting at ``offset``."""
+    return base64.urlsafe_b64encode(_CURSOR_PREFIX + str(offset).encode()).decode("ascii")
+
+
+def decode_cursor(cursor: Any, total: int) -> int:
+    """The offset a cursor names; -32602 for anything we did not issue."""
+    if cursor is None:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii"))
+    except (AttributeError, UnicodeEncodeError, ValueError, binascii.Error):
+        raw = b""
+    if raw.startswith(_CURSOR_PREFIX):
+        digits = raw[len(_CURSOR_PREFIX) :]
+        if digits.isdigit() and 0 <= int(digits) <= total:
+            return int(digits)
+    raise ProtocolError(INVALID_PARAMS, "invalid params: unknown cursor")

@@ -1,0 +1,116 @@
+"""
+Wiring: the protocol server, the query backend and the daemon's services.
+
+``makeService`` (HTTP) and ``eshu-mcp stdio`` both build their pieces here, so
+the two entry points cannot drift apart. Nothing in this module imports Klein
+or the reactor at import time.
+"""
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from attrs import frozen
+from twisted.application.service import MultiService
+from twisted.internet.interfaces import IReactorTime
+from twisted.web.resource import IResource
+
+from eshu_mcp.catalog.tools import read_only_tools
+from eshu_mcp.catalog.toolsets import ToolCatalog
+from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
+from eshu_mcp.metrics import Metrics
+from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
+from eshu_mcp.query.interfaces import IQueryBackend
+
+
+def default_db_path(environ=os.environ) -> str:
+    """Where the embedded index lives unless told otherwise."""
+    configured = environ.get("ESHU_MCP_DB")
+    if configured:
+        return configured
+    return str(Path(environ.get("ESHU_HOME") or Path.home() / ".eshu") / "eshu-mcp.sqlite")
+
+
+@frozen
+class ServerSettings:
+    """What shapes the MCP server, whatever the transport."""
+
+    toolsets: str | None = None
+    exclude_tools: tuple[str, ...] = ()
+    dispatch_timeout: float = DEFAULT_DISPATCH_TIMEOUT
+    response_budget: int = DEFAULT_RESPONSE_BUDGET
+    page_size: int = DEFAULT_PAGE_SIZE
+
+
+def select_catalog(
+    toolsets: str | None, exclude: Iterable[str], backend: IQueryBackend | None
+) -> ToolCatalog:
+    """
+    The enabled tools: ``toolsets`` defaults to ``available`` for the embedded
+    backend and ``all`` otherwise. Raises ValueError with a readable sentence.
+    """
+    catalog = ToolCatalog(read_only_tools())
+    if toolsets is None:
+        toolsets = "available" if backend is not None and backend.name == "local" else "all"
+    answers = backend.answers if backend is not None else None
+    return catalog.select(toolsets, exclude=tuple(exclude), answers=answers)
+
+
+def build_mcp_server(
+    query_resource: IResource,
+    *,
+    clock: IReactorTime,
+    settings: ServerSettings = ServerSettings(),
+    backend: IQueryBackend | None = None,
+    metrics: Metrics | None = None,
+) -> McpServer:
+    """An MCP server dispatching in process into ``query_resource``."""
+    dispatcher = InProcessDispatcher(
+        query_resource,
+        clock,
+        timeout=settings.dispatch_timeout,
+        budget=settings.response_budget,
+        metrics=metrics,
+    )
+    catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
+    return McpServer(catalog, dispatcher, page_size=settings.page_size)
+
+
+@frozen
+class BackendSettings:
+    """Which query backend answers ``/api/v0``, and how to reach it."""
+
+    kind: str = "local"
+    db_path: str = ""
+    repos: tuple[str, ...] = ()
+    watch: bool = False
+    upstream_url: str = ""
+    upstream_token: str = ""
+
+
+def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -> IQueryBackend:
+    """Create the configured backend; its services become children of ``parent``."""
+    if settings.kind == "upstream":
+        from eshu_mcp.query.upstream import UpstreamQueryBackend
+
+        backend = UpstreamQueryBackend(
+            settings.upstream_url, reactor=reactor, token=settings.upstream_token or None
+        )
+        return backend
+    from eshu_mcp.query.local.backend import LocalQueryBackend
+
+    db_path = settings.db_path or default_db_path()
+    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    index_service = None
+    if settings.repos:
+        from eshu_mcp.query.local.index.service import IndexService
+
+        index_service = IndexService(
+            db_path, list(settings.repos), watch=settings.watch, reactor=reactor
+        )
+        index_service.setServiceParent(parent)
+    backend = LocalQueryBackend(db_path, reactor=reactor, index_service=index_service)
+    if hasattr(backend, "setServiceParent"):
+        backend.setServiceParent(parent)
+    return backend

@@ -1,0 +1,341 @@
+"""
+``twistd eshu-mcp``: options and ``makeService``.
+
+This is the only module that wires the reactor into the daemon's services.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from twisted.application import strports
+from twisted.application.service import MultiService
+from twisted.logger import Logger
+from twisted.python import usage
+
+from eshu_mcp import __version__
+from eshu_mcp.catalog.toolsets import ALL, AVAILABLE, available_toolsets
+from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
+from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
+from eshu_mcp.service import BackendSettings, ServerSettings, default_db_path
+from eshu_mcp.transport.http import is_loopback_host
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+
+log = Logger()
+
+DEFAULT_LISTEN = "tcp:8080:interface=127.0.0.1"
+TRUTHY = frozenset({"1", "true", "t", "yes", "y", "on"})
+
+
+def _positive_float(value: str) -> float:
+    number = float(value)
+    if not number > 0:
+        raise ValueError(value)
+    return number
+
+
+def _comma_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+class QueryOptions(usage.Options):
+    """Options every entry point shares: the query backend and the catalog."""
+
+    optFlags = [
+        ["watch", "w", "Re-index the --repo repositories when their files change."],
+    ]
+    optParameters = [
+        [
+            "db",
+            None,
+            None,
+            "Embedded index file [default: $ESHU_MCP_DB or ~/.eshu/eshu-mcp.sqlite].",
+        ],
+        ["backend", None, "local", "Query backend: 'local' (embedded index) or 'upstream'."],
+        ["upstream-url", None, None, "Base URL of a remote Eshu API (with --backend upstream)."],
+        [
+            "toolsets",
+            None,
+            None,
+            "Comma list of toolsets to serve, 'all' or 'available' "
+            "[default: available for the local backend, all for upstream].",
+        ],
+        ["exclude-tools", None, "", "Comma list of tools or toolsets to leave out."],
+        [
+            "dispatch-timeout",
+            None,
+            DEFAULT_DISPATCH_TIMEOUT,
+            "Seconds a tool call may run before it is cancelled.",
+            float,
+        ],
+        [
+            "response-budget",
+            None,
+            DEFAULT_RESPONSE_BUDGET,
+            "Largest tool answer in bytes (counted as both wire copies).",
+            int,
+        ],
+        ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self["repos"] = []
+
+    def opt_repo(self, path: str) -> None:
+        """Index this repository and serve it (repeatable)."""
+        self["repos"].append(path)
+
+    opt_r = opt_repo
+
+    def postOptions(self) -> None:
+        if self["backend"] not in ("local", "upstream"):
+            raise usage.UsageError(
+                f"--backend must be 'local' or 'upstream', not {self['backend']!r}"
+            )
+        if self["backend"] == "upstream":
+            url = self["upstream-url"] or os.environ.get("ESHU_API_URL", "")
+            if not url.startswith(("http://", "https://")):
+                raise usage.UsageError(
+                    "--backend upstream needs --upstream-url (or ESHU_API_URL) naming the "
+                    "Eshu API, for example https://eshu.example.com"
+                )
+            self["upstream-url"] = url
+            if self["repos"]:
+                raise usage.UsageError(
+                    "--repo indexes locally; it cannot go with --backend upstream"
+                )
+        for path in self["repos"]:
+            if not Path(path).is_dir():
+                raise usage.UsageError(f"--repo {path!r} is not a directory")
+        self["repos"] = [str(Path(path).resolve()) for path in self["repos"]]
+        if self["watch"] and not self["repos"]:
+            raise usage.UsageError("--watch needs at least one --repo to watch")
+        if not self["dispatch-timeout"] > 0:
+            raise usage.UsageError("--dispatch-timeout must be a positive number of seconds")
+        if self["response-budget"] < 1024:
+            raise usage.UsageError("--response-budget must be at least 1024 bytes")
+        if not 1 <= self["page-size"] <= 1000:
+            raise usage.UsageError("--page-size must be between 1 and 1000")
+        if self["toolsets"] is not None:
+            known = {ALL, AVAILABLE, *available_toolsets()}
+            unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
+            if unknown or not _comma_list(self["toolsets"]):
+                raise usage.UsageError(
+                    f"--toolsets {self['toolsets']!r} is not a list of toolsets; choose from "
+                    + ", ".join(sorted(known))
+                )
+        self["db"] = self["db"] or default_db_path()
+
+    def server_settings(self) -> ServerSettings:
+        """The protocol-side settings these options describe."""
+        return ServerSettings(
+            toolsets=self["toolsets"],
+            exclude_tools=tuple(_comma_list(self["exclude-tools"])),
+            dispatch_timeout=self["dispatch-timeout"],
+            response_budget=self["response-budget"],
+            page_size=self["page-size"],
+        )
+
+    def backend_settings(self) -> BackendSettings:
+        """The query backend these options describe."""
+        return BackendSettings(
+            kind=self["backend"],
+            db_path=self["db"],
+            repos=tuple(self["repos"]),
+            watch=self["watch"],
+            upstream_url=self["upstream-url"] or "",
+            upstream_token=os.environ.get("ESHU_UPSTREAM_API_KEY", ""),
+        )
+
+
+class Options(QueryOptions):
+    """Options for ``twistd eshu-mcp``."""
+
+    synopsis = "[--listen ENDPOINT ...] [--repo PATH ...] [options]"
+    longdesc = (
+        "Serve Eshu's read-only code-intelligence tools to MCP clients over legacy HTTP+SSE "
+        "(GET /sse, POST /mcp/message) and Streamable HTTP (/mcp), with the query API at "
+        "/api/v0, health at /health, /healthz and /readyz, and metrics at /metrics. "
+        "Credentials come from ESHU_API_KEY, ESHU_SCOPED_TOKENS_FILE and "
+        "ESHU_AUTH_RESOURCE_URI (or the matching options)."
+    )
+    optFlags = [
+        [
+            "allow-unauthenticated",
+            None,
+            "Serve non-loopback listeners without credentials "
+            "(also ESHU_MCP_ALLOW_UNAUTHENTICATED).",
+        ],
+    ]
+    optParameters = [
+        ["scoped-tokens-file", None, None, "Scoped-token registry JSON (ESHU_SCOPED_TOKENS_FILE)."],
+        [
+            "auth-resource-uri",
+            None,
+            None,
+            "OIDC audience and OAuth resource URI (ESHU_AUTH_RESOURCE_URI).",
+        ],
+        ["oidc-config-file", None, None, "OIDC providers and grants (ESHU_AUTH_OIDC_CONFIG_FILE)."],
+        [
+            "sse-keepalive",
+            None,
+            DEFAULT_KEEPALIVE,
+            "Seconds between SSE keepalive comments.",
+            float,
+        ],
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self["listen"] = []
+        self["allowed-origins"] = []
+
+    def opt_listen(self, description: str) -> None:
+        """Endpoint to listen on, e.g. tcp:8080:interface=127.0.0.1 (repeatable)."""
+        self["listen"].append(description)
+
+    opt_l = opt_listen
+
+    def opt_allowed_origin(self, origin: str) -> None:
+        """Browser origin allowed to call the MCP endpoints (repeatable)."""
+        self["allowed-origins"].append(origin.rstrip("/"))
+
+    def opt_version(self) -> None:
+        """Print the version and exit."""
+        print(f"eshu-mcp-server {__version__}")
+        sys.exit(0)
+
+    def postOptions(self) -> None:
+        super().postOptions()
+        if not self["listen"]:
+            self["listen"] = [DEFAULT_LISTEN]
+        for description in self["listen"]:
+            if listener_interface(description) is None:
+                raise usage.UsageError(
+                    f"--listen {description!r} is not an endpoint description; "
+                    "use for example tcp:8080:interface=127.0.0.1 or unix:/run/eshu-mcp.sock"
+                )
+        if not self["sse-keepalive"] > 0:
+            raise usage.UsageError("--sse-keepalive must be a positive number of seconds")
+        env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
+        self["allow-unauthenticated"] = bool(self["allow-unauthenticated"]) or env in TRUTHY
+
+    @property
+    def loopback_only(self) -> bool:
+        """Whether every listener is reachable from this machine only."""
+        return all(is_loopback_listener(description) for description in self["listen"])
+
+
+def _endpoint_fields(description: str) -> list[str]:
+    fields, current, escaped = [], "", False
+    for char in description:
+        if escaped:
+            current += char
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ":":
+            fields.append(current)
+            current = ""
+        else:
+            current += char
+    fields.append(current)
+    return fields
+
+
+def listener_interface(description: str) -> str | None:
+    """
+    The interface a server endpoint description binds, '' for all, 'unix' for a
+    socket file, or None when it is not a usable description.
+    """
+    fields = _endpoint_fields(description)
+    kind = fields[0].lower()
+    if kind == "unix":
+        return "unix" if len(fields) > 1 and fields[1] else None
+    if kind not in ("tcp", "tcp6", "ssl"):
+        return None
+    positional = [field for field in fields[1:] if "=" not in field]
+    keywords = dict(field.split("=", 1) for field in fields[1:] if "=" in field)
+    port = keywords.get("port") or (positional[0] if positional else "")
+    if not port.isdigit():
+        return None
+    return keywords.get("interface", "")
+
+
+def is_loopback_listener(description: str) -> bool:
+    """Whether an endpoint description only accepts local connections."""
+    interface = listener_interface(description)
+    return interface == "unix" or (bool(interface) and is_loopback_host(interface))
+
+
+def makeService(options: Options, reactor=None) -> MultiService:
+    """Build the daemon: backend, protocol server, HTTP tree and listeners."""
+    if reactor is None:
+        from twisted.internet import reactor
+    from twisted.web.server import Site
+
+    from eshu_mcp.auth import CredentialPolicy, guard, startup_refusal
+    from eshu_mcp.metrics import Metrics
+    from eshu_mcp.service import build_backend, build_mcp_server
+    from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.web import McpWebApp
+
+    parent = MultiService()
+    metrics = Metrics()
+    try:
+        policy = CredentialPolicy.from_environment(
+            os.environ,
+            scoped_tokens_file=options["scoped-tokens-file"],
+            resource_uri=options["auth-resource-uri"],
+            oidc_config_file=options["oidc-config-file"],
+            reactor=reactor,
+        )
+    except ValueError as error:
+        raise usage.UsageError(str(error)) from None
+    refusal = startup_refusal(
+        policy,
+        listening_loopback_only=options.loopback_only,
+        allow_unauthenticated=options["allow-unauthenticated"],
+    )
+    if refusal is not None:
+        log.error("mcp server refused to start: {error}", error=refusal)
+        raise usage.UsageError(refusal)
+    backend = build_backend(options.backend_settings(), reactor=reactor, parent=parent)
+    api = guard(backend.resource, policy)
+    try:
+        server = build_mcp_server(
+            api,
+            clock=reactor,
+            settings=options.server_settings(),
+            backend=backend,
+            metrics=metrics,
+        )
+    except ValueError as error:
+        raise usage.UsageError(str(error)) from None
+    web = McpWebApp(
+        server=server,
+        backend=backend,
+        api_resource=api,
+        policy=policy,
+        clock=reactor,
+        metrics=metrics,
+        origins=OriginPolicy(
+            frozenset(options["allowed-origins"]), loopback_only=options.loopback_only
+        ),
+        keepalive=options["sse-keepalive"],
+    )
+    web.sse_sessions.setServiceParent(parent)
+    web.streamable_sessions.setServiceParent(parent)
+    site = Site(web.resource(), parsePOSTFormSubmission=False)
+    site.displayTracebacks = False
+    for description in options["listen"]:
+        strports.service(description, site, reactor=reactor).setServiceParent(parent)
+    log.info(
+        "mcp server started on {listen} with {tools} tools from the {backend} backend",
+        listen=", ".join(options["listen"]),
+        tools=len(server.catalog.tools),
+        backend=backend.name,
+    )
+    return parent

@@ -1,0 +1,121 @@
+"""What every HTTP transport shares: JSON replies, body limits and origin checks."""
+
+from ipaddress import ip_address
+from urllib.parse import urlsplit
+
+from attrs import frozen
+from twisted.web.iweb import IRequest
+
+from eshu_mcp.encoding import dumpb
+from eshu_mcp.protocol.jsonrpc import ProtocolError, error_response
+
+JSON_CONTENT_TYPE = b"application/json"
+MAX_BODY_BYTES = 4 * 1024 * 1024
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def write_json(request: IRequest, status: int, payload, *, headers: dict | None = None) -> bytes:
+    """Set status and JSON headers; return the body (Go-style: compact, newline-terminated)."""
+    request.setResponseCode(status)
+    request.setHeader(b"content-type", JSON_CONTENT_TYPE)
+    for name, value in (headers or {}).items():
+        request.setHeader(name, value)
+    return dumpb(payload) + b"\n"
+
+
+def http_error(request: IRequest, status: int, message: str, **headers: bytes) -> bytes:
+    """A plain JSON error body for a request refused before the protocol saw it."""
+    return write_json(
+        request,
+        status,
+        {"error": _REASONS.get(status, "Error"), "detail": message},
+        headers={name.replace("_", "-").encode("ascii"): value for name, value in headers.items()},
+    )
+
+
+def rpc_error(request: IRequest, status: int, error: ProtocolError, request_id=None) -> bytes:
+    """A JSON-RPC error reply carried with an HTTP status."""
+    return write_json(request, status, error_response(request_id, error))
+
+
+_REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    406: "Not Acceptable",
+    409: "Conflict",
+    413: "Payload Too Large",
+    415: "Unsupported Media Type",
+    421: "Misdirected Request",
+    503: "Service Unavailable",
+}
+
+
+def read_body(request: IRequest, limit: int = MAX_BODY_BYTES) -> bytes | None:
+    """The request body, or None when it is larger than ``limit``."""
+    content = request.content
+    content.seek(0, 2)
+    if content.tell() > limit:
+        return None
+    content.seek(0)
+    return content.read()
+
+
+def header(request: IRequest, name: bytes) -> str | None:
+    """A request header decoded as Latin-1, or None."""
+    value = request.getHeader(name)
+    return None if value is None else value.decode("latin-1")
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    if host.count(":") == 1:
+        return host.split(":", 1)[0]
+    return host
+
+
+def is_loopback_host(name: str) -> bool:
+    """Whether a host name or address names this machine."""
+    if name in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@frozen
+class OriginPolicy:
+    """
+    DNS-rebinding protection for the MCP endpoints.
+
+    A browser page on a foreign origin must not reach a server on this
+    machine: a request carrying an ``Origin`` is admitted only when that origin
+    is listed, or names the same host the request was sent to, or is a
+    loopback origin while the server only listens on loopback. With
+    ``loopback_only`` the ``Host`` header must name loopback too, so a rebound
+    DNS name pointing at 127.0.0.1 is refused.
+    """
+
+    allowed_origins: frozenset[str] = frozenset()
+    loopback_only: bool = True
+
+    def refusal(self, request: IRequest) -> tuple[int, str] | None:
+        """None when the request may proceed, else (status, reason)."""
+        host = header(request, b"host") or ""
+        if self.loopback_only and host and not is_loopback_host(_host_name(host)):
+            return 421, f"host {host!r} is not served here"
+        origin = header(request, b"origin")
+        if origin is None or origin in self.allowed_origins:
+            return None
+        parts = urlsplit(origin)
+        origin_host = (parts.hostname or "").lower()
+        if parts.netloc and host and parts.netloc.lower() == host.strip().lower():
+            return None
+        if self.loopback_only and is_loopback_host(origin_host):
+            return None
+        return 403, f"origin {origin!r} is not allowed"

@@ -1,0 +1,127 @@
+"""``POST /mcp/message``: JSON-RPC over plain HTTP, inline or into an SSE session."""
+
+from twisted.internet import defer
+from twisted.logger import Logger
+from twisted.web.resource import IResource, Resource
+from twisted.web.server import NOT_DONE_YET
+
+from eshu_mcp.auth import principal_key, principal_of
+from eshu_mcp.protocol.jsonrpc import (
+    PARSE_ERROR,
+    SESSION_OWNER_MISMATCH,
+    ProtocolError,
+    decode_frame,
+)
+from eshu_mcp.protocol.server import CallContext, McpServer
+from eshu_mcp.transport.http import http_error, read_body, rpc_error, write_json
+from eshu_mcp.transport.sse import SseSessionRegistry
+
+log = Logger()
+
+
+class MessageResource(Resource):
+    """
+    Answer one JSON-RPC message per POST.
+
+    With the ``sessionId`` of a live SSE session the reply goes onto that
+    session's stream and the POST gets 202; without one (or with an unknown
+    one) the reply comes back inline, 200 with the JSON, 204 for a
+    notification. A client that drops the POST cancels the call it carried.
+    """
+
+    isLeaf = True
+
+    def __init__(
+        self, server: McpServer, sessions: SseSessionRegistry | None = None, metrics=None
+    ) -> None:
+        super().__init__()
+        self._server = server
+        self._sessions = sessions
+        self._metrics = metrics
+
+    def render_POST(self, request):
+        session = None
+        if self._sessions is not None:
+            raw_id = request.args.get(b"sessionId", [b""])[0].decode("utf-8", "replace")
+            session = self._sessions.get(raw_id)
+        owner = session.owner if session is not None else ""
+        if owner and principal_key(principal_of(request)) != owner:
+            if self._metrics is not None:
+                self._metrics.auth_denied("mcp_message", "session_principal_mismatch")
+            error = ProtocolError(
+                SESSION_OWNER_MISMATCH, "credential does not match the session owner"
+            )
+            return rpc_error(request, 403, error)
+        body = read_body(request)
+        if body is None:
+            return http_error(request, 413, "the message is larger than 4 MiB")
+        try:
+            decoded = decode_frame(body)
+        except ProtocolError:
+            return rpc_error(request, 400, ProtocolError(PARSE_ERROR, "parse error"))
+        connection = (
+            session.connection
+            if session is not None
+            else self._server.connection(default_version="2024-11-05")
+        )
+        context = CallContext(
+            authorization=request.getHeader(b"authorization"), transport="http+sse"
+        )
+        expects_reply = _carries_request(decoded)
+        handling = connection.handle(decoded, context)
+        request.notifyFinish().addErrback(lambda _: handling.cancel())
+
+        def reply(answer) -> None:
+            if request._disconnected:
+                return
+            if session is not None and expects_reply:
+                if answer is not None and not session.send(answer):
+                    if self._metrics is not None:
+                        self._metrics.dropped_messages.inc()
+                    log.warn(
+                        "sse session buffer full or closed, dropping message {session_id}",
+                        session_id=session.session_id,
+                    )
+                request.setResponseCode(202)
+                request.setHeader(b"content-length", b"0")
+                request.finish()
+                return
+            if answer is None:
+                request.setResponseCode(204)
+                request.finish()
+                return
+            request.write(write_json(request, 200, answer))
+            request.finish()
+
+        handling.addCallback(reply).addErrback(
+            lambda failure: (
+                None
+                if failure.check(defer.CancelledError)
+                else log.failure("mcp message reply failed", failure)
+            )
+        )
+        return NOT_DONE_YET
+
+
+def _carries_request(decoded) -> bool:
+    """Whether a frame holds at least one message that is owed a reply."""
+    messages = decoded if isinstance(decoded, list) else [decoded]
+    return any(not isinstance(message, dict) or "id" in message for message in messages)
+
+
+def in_process_message_handler(query_resource: IResource, *, clock=None, **options) -> IResource:
+    """
+    A Resource answering JSON-RPC POSTs against ``query_resource``, with no
+    sessions, routing or authentication: the replay seam.
+
+    ``options`` go to :func:`eshu_mcp.service.build_mcp_server` (toolsets,
+    timeouts, budget).
+    """
+    from eshu_mcp.service import build_mcp_server
+
+    if clock is None:
+        from twisted.internet import reactor as clock
+    return MessageResource(build_mcp_server(query_resource, clock=clock, **options))
+
+
+__all__ = ["MessageResource", "in_process_message_handler"]

@@ -1,0 +1,130 @@
+"""
+Legacy HTTP+SSE transport (protocol 2024-11-05): ``GET /sse`` opens a session.
+
+The stream's first event names the endpoint to POST messages to
+(``/mcp/message?sessionId=...``); replies to those POSTs travel back as
+``message`` events on the stream.
+"""
+
+import secrets
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET
+
+from eshu_mcp.auth import principal_key, principal_of
+from eshu_mcp.protocol.jsonrpc import encode
+from eshu_mcp.protocol.server import McpConnection, McpServer
+from eshu_mcp.transport.stream import (
+    DEFAULT_KEEPALIVE,
+    DEFAULT_QUEUE_LIMIT,
+    SseStream,
+    event_frame,
+)
+
+log = Logger()
+
+
+def new_session_id() -> str:
+    """``sess_`` and 20 random digits: the reference's shape, but not guessable."""
+    return "sess_" + "".join(secrets.choice("0123456789") for _ in range(20))
+
+
+class SseSession:
+    """One legacy SSE client: its stream, its protocol state and its owner."""
+
+    def __init__(self, session_id: str, stream: SseStream, connection: McpConnection, owner: str):
+        self.session_id = session_id
+        self.stream = stream
+        self.connection = connection
+        self.owner = owner
+
+    def send(self, reply) -> bool:
+        """Queue one JSON-RPC reply on the stream; False when it had to be dropped."""
+        return self.stream.send(event_frame("message", encode(reply).decode("utf-8")))
+
+    def shutdown(self) -> None:
+        """Close the stream and cancel the session's calls; safe to call twice."""
+        self.stream.close()
+        self.connection.close()
+
+
+class SseSessionRegistry(Service):
+    """The live SSE sessions; stopping the service closes every stream."""
+
+    def __init__(self, metrics=None) -> None:
+        self._sessions: dict[str, SseSession] = {}
+        self._metrics = metrics
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: str | None) -> SseSession | None:
+        """The session with this id, or None."""
+        return self._sessions.get(session_id) if session_id else None
+
+    def add(self, session: SseSession) -> None:
+        """Track a session until its stream ends."""
+        self._sessions[session.session_id] = session
+        self._gauge(1)
+        session.stream.on_close(lambda: self._remove(session))
+
+    def _remove(self, session: SseSession) -> None:
+        if self._sessions.pop(session.session_id, None) is not None:
+            self._gauge(-1)
+            session.connection.close()
+            log.info("sse session closed {session_id}", session_id=session.session_id)
+
+    def _gauge(self, delta: int) -> None:
+        if self._metrics is not None:
+            self._metrics.sessions.labels("sse").inc(delta)
+
+    def stopService(self):
+        for session in list(self._sessions.values()):
+            session.shutdown()
+        return defer.maybeDeferred(super().stopService)
+
+
+class SseResource(Resource):
+    """``GET /sse``: open a session and keep its stream."""
+
+    isLeaf = True
+
+    def __init__(
+        self,
+        server: McpServer,
+        sessions: SseSessionRegistry,
+        clock: IReactorTime,
+        *,
+        message_path: str = "/mcp/message",
+        keepalive: float = DEFAULT_KEEPALIVE,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+    ) -> None:
+        super().__init__()
+        self._server = server
+        self._sessions = sessions
+        self._clock = clock
+        self._message_path = message_path
+        self._keepalive = keepalive
+        self._queue_limit = queue_limit
+
+    def render_GET(self, request):
+        session_id = new_session_id()
+        while self._sessions.get(session_id) is not None:
+            session_id = new_session_id()
+        stream = SseStream(
+            request, self._clock, keepalive=self._keepalive, queue_limit=self._queue_limit
+        )
+        session = SseSession(
+            session_id,
+            stream,
+            self._server.connection(default_version="2024-11-05"),
+            principal_key(principal_of(request)),
+        )
+        self._sessions.add(session)
+        log.info("sse session started {session_id}", session_id=session_id)
+        stream.start(event_frame("endpoint", f"{self._message_path}?sessionId={session_id}"))
+        return NOT_DONE_YET

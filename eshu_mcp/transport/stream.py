@@ -1,0 +1,135 @@
+"""Server-Sent Event streams over twisted.web, with backpressure and keepalives."""
+
+from collections import deque
+
+from twisted.internet.interfaces import IPushProducer, IReactorTime
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+from twisted.web.iweb import IRequest
+from zope.interface import implementer
+
+log = Logger()
+
+DEFAULT_KEEPALIVE = 30.0
+DEFAULT_QUEUE_LIMIT = 64
+KEEPALIVE_FRAME = b": keepalive\n\n"
+
+SSE_HEADERS = (
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+)
+
+
+def event_frame(event: str, data: str) -> bytes:
+    """One SSE event; every line of ``data`` becomes a ``data:`` line."""
+    lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+    return f"event: {event}\n{lines}\n".encode()
+
+
+@implementer(IPushProducer)
+class SseStream:
+    """
+    One open ``text/event-stream`` response.
+
+    Frames are written straight to the connection while it accepts them. When
+    the transport pushes back (``pauseProducing``) up to ``queue_limit``
+    messages wait; further ones are refused, so a slow client costs bounded
+    memory. Keepalive comments go out every ``keepalive`` seconds on
+    ``clock``. :meth:`close` is idempotent and safe after the client has gone.
+    """
+
+    def __init__(
+        self,
+        request: IRequest,
+        clock: IReactorTime,
+        *,
+        keepalive: float = DEFAULT_KEEPALIVE,
+        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+    ) -> None:
+        self._request = request
+        self._queue: deque[bytes] = deque()
+        self._queue_limit = queue_limit
+        self._paused = False
+        self.closed = False
+        self._on_close: list = []
+        for name, value in SSE_HEADERS:
+            request.setHeader(name, value)
+        request.notifyFinish().addBoth(self._finished)
+        request.registerProducer(self, True)
+        self._keepalive = LoopingCall(self._ping)
+        self._keepalive.clock = clock
+        self._keepalive_interval = keepalive
+
+    def start(self, first_frame: bytes = b"") -> None:
+        """Send the status line, headers and an optional first frame; start keepalives."""
+        self._request.write(first_frame)
+        if not self.closed and self._keepalive_interval > 0:
+            self._keepalive.start(self._keepalive_interval, now=False)
+
+    def on_close(self, callback) -> None:
+        """Call ``callback()`` once, when the stream ends for any reason."""
+        if self.closed:
+            callback()
+        else:
+            self._on_close.append(callback)
+
+    @property
+    def queued(self) -> int:
+        """Messages waiting for the client to read."""
+        return len(self._queue)
+
+    def send(self, frame: bytes) -> bool:
+        """Deliver or queue one frame; False when the stream is closed or its queue is full."""
+        if self.closed:
+            return False
+        if self._paused or self._queue:
+            if len(self._queue) >= self._queue_limit:
+                return False
+            self._queue.append(frame)
+            return True
+        self._request.write(frame)
+        return True
+
+    def _ping(self) -> None:
+        if not self._paused and not self._queue:
+            self._request.write(KEEPALIVE_FRAME)
+
+    def pauseProducing(self) -> None:
+        self._paused = True
+
+    def resumeProducing(self) -> None:
+        self._paused = False
+        while self._queue and not self._paused and not self.closed:
+            self._request.write(self._queue.popleft())
+
+    def stopProducing(self) -> None:
+        self._shutdown()
+
+    def close(self) -> None:
+        """End the response (if the client is still there) and release everything."""
+        if self.closed:
+            return
+        disconnected = getattr(self._request, "_disconnected", False)
+        self._shutdown()
+        if not disconnected and not self._request.finished:
+            self._request.unregisterProducer()
+            self._request.finish()
+
+    def _finished(self, result) -> None:
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._queue.clear()
+        if self._keepalive.running:
+            self._keepalive.stop()
+        callbacks, self._on_close = self._on_close, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.failure("sse close callback failed")

@@ -1,0 +1,335 @@
+"""
+Streamable HTTP on ``/mcp``, for both protocol eras.
+
+Handshake-era clients (2024-11-05 .. 2025-11-25) ``initialize`` and get an
+``Mcp-Session-Id``; every later POST names it, ``GET`` opens the session's
+event stream and ``DELETE`` ends it. Requests carrying
+``MCP-Protocol-Version: 2026-07-28`` are served statelessly: each POST is
+complete in itself, its ``_meta`` and routing headers are checked, and GET and
+DELETE are not part of that revision.
+"""
+
+import base64
+import secrets
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET
+
+from eshu_mcp.auth import principal_key, principal_of
+from eshu_mcp.protocol import versions
+from eshu_mcp.protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ProtocolError,
+    decode_frame,
+    message_id,
+)
+from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
+from eshu_mcp.transport.http import header, http_error, read_body, rpc_error, write_json
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream
+
+log = Logger()
+
+SESSION_HEADER = b"mcp-session-id"
+VERSION_HEADER = b"mcp-protocol-version"
+DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+DEFAULT_MAX_SESSIONS = 10_000
+_BAD_REQUEST_CODES = {-32700, -32600, -32602, -32020, -32021, -32022}
+_NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+class StreamableSession:
+    """A handshake-era client on ``/mcp``: protocol state, owner and optional GET stream."""
+
+    def __init__(self, session_id: str, connection: McpConnection, owner: str, now: float):
+        self.session_id = session_id
+        self.connection = connection
+        self.owner = owner
+        self.last_seen = now
+        self.stream: SseStream | None = None
+
+    def end(self) -> None:
+        """Cancel the session's calls and close its stream."""
+        self.connection.close()
+        if self.stream is not None:
+            self.stream.close()
+
+
+class StreamableSessionRegistry(Service):
+    """Live ``/mcp`` sessions, expired after ``idle_timeout`` seconds without a request."""
+
+    def __init__(
+        self,
+        clock: IReactorTime,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        metrics=None,
+    ) -> None:
+        self._clock = clock
+        self._sessions: dict[str, StreamableSession] = {}
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self._metrics = metrics
+        self._sweeper = LoopingCall(self.expire_idle)
+        self._sweeper.clock = clock
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def create(self, connection: McpConnection, owner: str) -> StreamableSession | None:
+        """A new session, or None when the server already holds ``max_sessions``."""
+        if len(self._sessions) >= self.max_sessions:
+            return None
+        session_id = secrets.token_urlsafe(24)
+        session = StreamableSession(session_id, connection, owner, self._clock.seconds())
+        self._sessions[session_id] = session
+        self._gauge(1)
+        return session
+
+    def get(self, session_id: str | None) -> StreamableSession | None:
+        """The live session with this id (touching it), or None."""
+        session = self._sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.last_seen = self._clock.seconds()
+        return session
+
+    def end(self, session_id: str) -> bool:
+        """End a session; False when it did not exist."""
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        self._gauge(-1)
+        session.end()
+        log.info("mcp session ended {session_id}", session_id=session_id)
+        return True
+
+    def expire_idle(self) -> None:
+        """End sessions idle for longer than the timeout (open streams keep them alive)."""
+        cutoff = self._clock.seconds() - self.idle_timeout
+        for session in list(self._sessions.values()):
+            streaming = session.stream is not None and not session.stream.closed
+            busy = session.connection.in_flight > 0
+            if session.last_seen < cutoff and not streaming and not busy:
+                self.end(session.session_id)
+
+    def _gauge(self, delta: int) -> None:
+        if self._metrics is not None:
+            self._metrics.sessions.labels("streamable-http").inc(delta)
+
+    def startService(self) -> None:
+        super().startService()
+        self._sweeper.start(min(60.0, self.idle_timeout), now=False)
+
+    def stopService(self):
+        if self._sweeper.running:
+            self._sweeper.stop()
+        for session_id in list(self._sessions):
+            self.end(session_id)
+        return defer.maybeDeferred(super().stopService)
+
+
+def _decode_header_value(value: str | None) -> str | None:
+    """Routing headers carry non-ASCII values as ``=?base64?...?=``."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2]).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+    return value
+
+
+def _accepts(request, media_type: bytes) -> bool:
+    accept = request.getHeader(b"accept")
+    if not accept:
+        return True
+    accept = accept.lower()
+    major = media_type.split(b"/")[0]
+    return media_type in accept or b"*/*" in accept or major + b"/*" in accept
+
+
+class StreamableResource(Resource):
+    """The ``/mcp`` endpoint."""
+
+    isLeaf = True
+
+    def __init__(
+        self,
+        server: McpServer,
+        sessions: StreamableSessionRegistry,
+        clock: IReactorTime,
+        *,
+        keepalive: float = DEFAULT_KEEPALIVE,
+    ) -> None:
+        super().__init__()
+        self._server = server
+        self._sessions = sessions
+        self._clock = clock
+        self._keepalive = keepalive
+
+    def _requested_version(self, request) -> str | None:
+        return header(request, VERSION_HEADER)
+
+    def render_POST(self, request):
+        version = self._requested_version(request)
+        if version is not None and version not in versions.SUPPORTED_VERSIONS:
+            error = ProtocolError(
+                INVALID_REQUEST,
+                f"unsupported MCP-Protocol-Version {version!r}; "
+                f"supported: {', '.join(versions.SUPPORTED_VERSIONS)}",
+            )
+            return rpc_error(request, 400, error)
+        if not _accepts(request, b"application/json"):
+            return http_error(request, 406, "this endpoint answers with application/json")
+        body = read_body(request)
+        if body is None:
+            return http_error(request, 413, "the message is larger than 4 MiB")
+        try:
+            decoded = decode_frame(body)
+        except ProtocolError:
+            return rpc_error(request, 400, ProtocolError(PARSE_ERROR, "parse error"))
+        if version is not None and versions.is_modern(version):
+            return self._modern_post(request, version, decoded)
+        return self._handshake_post(request, version, decoded)
+
+    def _context(self, request) -> CallContext:
+        return CallContext(
+            authorization=request.getHeader(b"authorization"), transport="streamable-http"
+        )
+
+    def _handshake_post(self, request, version: str | None, decoded):
+        is_initialize = isinstance(decoded, dict) and decoded.get("method") == "initialize"
+        owner = principal_key(principal_of(request))
+        if is_initialize:
+            connection = self._server.connection(
+                default_version=version or versions.DEFAULT_HTTP_VERSION
+            )
+            session = self._sessions.create(connection, owner)
+            if session is None:
+                return http_error(request, 503, "too many open sessions; try again later")
+            request.setHeader(SESSION_HEADER, session.session_id.encode("ascii"))
+            log.info("mcp session started {session_id}", session_id=session.session_id)
+        else:
+            session_id = header(request, SESSION_HEADER)
+            if not session_id:
+                error = ProtocolError(INVALID_REQUEST, "missing Mcp-Session-Id header")
+                return rpc_error(request, 400, error, message_id(decoded))
+            session = self._sessions.get(session_id)
+            if session is None:
+                error = ProtocolError(INVALID_REQUEST, "session not found")
+                return rpc_error(request, 404, error, message_id(decoded))
+            if session.owner and session.owner != owner:
+                error = ProtocolError(-32001, "credential does not match the session owner")
+                return rpc_error(request, 403, error, message_id(decoded))
+            if version is not None and version != session.connection.version:
+                error = ProtocolError(
+                    INVALID_REQUEST,
+                    f"MCP-Protocol-Version {version!r} does not match the negotiated "
+                    f"{session.connection.version!r}",
+                )
+                return rpc_error(request, 400, error, message_id(decoded))
+        return self._respond(request, session.connection, decoded, modern=False)
+
+    def _modern_post(self, request, version: str, decoded):
+        if isinstance(decoded, dict) and "method" in decoded and "id" not in decoded:
+            request.setResponseCode(202)
+            return b""
+        if not isinstance(decoded, dict):
+            error = ProtocolError(INVALID_REQUEST, "invalid request: one request per POST")
+            return rpc_error(request, 400, error)
+        mismatch = _header_mismatch(request, version, decoded)
+        if mismatch is not None:
+            return rpc_error(
+                request, 400, ProtocolError(HEADER_MISMATCH, mismatch), decoded.get("id")
+            )
+        connection = self._server.connection(default_version=version)
+        return self._respond(request, connection, decoded, modern=True)
+
+    def _respond(self, request, connection: McpConnection, decoded, *, modern: bool):
+        handling = connection.handle(decoded, self._context(request))
+        # A client that drops its POST has given up on the calls it carried.
+        request.notifyFinish().addErrback(lambda _: handling.cancel())
+
+        def reply(answer) -> None:
+            if request._disconnected:
+                return
+            if answer is None:
+                request.setResponseCode(202)
+                request.finish()
+                return
+            status = 200
+            if modern and isinstance(answer, dict) and "error" in answer:
+                code = answer["error"]["code"]
+                status = 400 if code in _BAD_REQUEST_CODES else 404 if code == -32601 else 200
+            request.write(write_json(request, status, answer))
+            request.finish()
+
+        handling.addCallback(reply).addErrback(
+            lambda failure: (
+                None
+                if failure.check(defer.CancelledError)
+                else log.failure("mcp reply failed", failure)
+            )
+        )
+        return NOT_DONE_YET
+
+    def render_GET(self, request):
+        version = self._requested_version(request)
+        if version is not None and versions.is_modern(version):
+            request.setHeader(b"allow", b"POST")
+            return http_error(request, 405, "protocol 2026-07-28 has no GET stream")
+        if not _accepts(request, b"text/event-stream"):
+            return http_error(request, 406, "GET /mcp answers with text/event-stream")
+        session, refusal = self._session_for(request)
+        if refusal is not None:
+            return refusal
+        if session.stream is not None and not session.stream.closed:
+            return http_error(request, 409, "this session already has an open stream")
+        session.stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        session.stream.start()
+        return NOT_DONE_YET
+
+    def render_DELETE(self, request):
+        version = self._requested_version(request)
+        if version is not None and versions.is_modern(version):
+            request.setHeader(b"allow", b"POST")
+            return http_error(request, 405, "protocol 2026-07-28 has no sessions to delete")
+        session, refusal = self._session_for(request)
+        if refusal is not None:
+            return refusal
+        self._sessions.end(session.session_id)
+        request.setResponseCode(204)
+        return b""
+
+    def _session_for(self, request):
+        session_id = header(request, SESSION_HEADER)
+        if not session_id:
+            return None, http_error(request, 400, "missing Mcp-Session-Id header")
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None, http_error(request, 404, "session not found")
+        if session.owner and session.owner != principal_key(principal_of(request)):
+            return None, http_error(request, 403, "credential does not match the session owner")
+        return session, None
+
+
+def _header_mismatch(request, version: str, message: dict) -> str | None:
+    """Why the 2026-07-28 routing headers disagree with the body, or None."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    body_version = meta.get(versions.PROTOCOL_VERSION_META_KEY)
+    if body_version is not None and body_version != version:
+        return "MCP-Protocol-Version header does not match the request envelope's protocol version"
+    if header(request, b"mcp-method") != message.get("method"):
+        return "Mcp-Method header does not match the request body's method"
+    name_key = _NAME_BEARING.get(message.get("method"))
+    named = params.get(name_key) if name_key is not None else None
+    if named is not None and _decode_header_value(header(request, b"mcp-name")) != named:
+        return f"Mcp-Name header does not match the request body's {name_key!r} parameter"
+    return None

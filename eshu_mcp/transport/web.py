@@ -1,0 +1,151 @@
+"""
+The daemon's HTTP resource tree.
+
+Imported only by ``makeService`` (it imports Klein, which installs the reactor).
+Every MCP endpoint passes the origin check, then the bearer guard, then reaches
+its transport Resource; health, readiness and metrics are public.
+"""
+
+from attrs import define, field
+from klein import Klein
+from twisted.internet.interfaces import IReactorTime
+from twisted.web.iweb import IRequest
+from twisted.web.resource import IResource, Resource
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+
+from eshu_mcp.auth import CredentialPolicy, guard, peek_mcp_method, protected_resource_metadata
+from eshu_mcp.metrics import Metrics, MetricsResource
+from eshu_mcp.protocol.server import McpServer
+from eshu_mcp.query.interfaces import IQueryBackend
+from eshu_mcp.transport.http import OriginPolicy, http_error
+from eshu_mcp.transport.message import MessageResource
+from eshu_mcp.transport.sse import SseResource, SseSessionRegistry
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+from eshu_mcp.transport.streamable import StreamableResource, StreamableSessionRegistry
+
+
+class _Refusal(Resource):
+    """A fixed JSON error, rendered as a Resource so Klein hands it the request."""
+
+    isLeaf = True
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__()
+        self._status = status
+        self._message = message
+
+    def render(self, request):
+        return http_error(request, self._status, self._message)
+
+
+@define(slots=False)
+class McpWebApp:
+    """Routes for the MCP transports, the query API, health and metrics."""
+
+    server: McpServer
+    backend: IQueryBackend
+    api_resource: IResource
+    policy: CredentialPolicy
+    clock: IReactorTime
+    metrics: Metrics
+    origins: OriginPolicy = field(factory=OriginPolicy)
+    keepalive: float = DEFAULT_KEEPALIVE
+    sse_sessions: SseSessionRegistry = field(default=None)
+    streamable_sessions: StreamableSessionRegistry = field(default=None)
+    _sse: IResource = field(init=False)
+    _message: IResource = field(init=False)
+    _streamable: IResource = field(init=False)
+    _discovery: IResource | None = field(init=False)
+
+    app = Klein()
+
+    def __attrs_post_init__(self) -> None:
+        if self.sse_sessions is None:
+            self.sse_sessions = SseSessionRegistry(self.metrics)
+        if self.streamable_sessions is None:
+            self.streamable_sessions = StreamableSessionRegistry(self.clock, metrics=self.metrics)
+        self._sse = guard(
+            SseResource(self.server, self.sse_sessions, self.clock, keepalive=self.keepalive),
+            self.policy,
+            metrics=self.metrics,
+            method_label=lambda request: "sse",
+        )
+        self._message = guard(
+            MessageResource(self.server, self.sse_sessions, self.metrics),
+            self.policy,
+            metrics=self.metrics,
+            method_label=peek_mcp_method,
+        )
+        self._streamable = guard(
+            StreamableResource(
+                self.server, self.streamable_sessions, self.clock, keepalive=self.keepalive
+            ),
+            self.policy,
+            metrics=self.metrics,
+            method_label=peek_mcp_method,
+        )
+        self._discovery = protected_resource_metadata(self.policy)
+
+    def resource(self) -> IResource:
+        """The root Resource to serve."""
+        return self.app.resource()
+
+    def _checked(self, request: IRequest, resource: IResource) -> IResource:
+        refusal = self.origins.refusal(request)
+        if refusal is not None:
+            return _Refusal(*refusal)
+        return resource
+
+    @app.route("/health", methods=["GET", "HEAD"])
+    def health(self, request: IRequest) -> bytes:
+        request.setHeader(b"content-type", b"application/json")
+        return b'{"status":"ok"}'
+
+    @app.route("/healthz", methods=["GET", "HEAD"])
+    def healthz(self, request: IRequest) -> bytes:
+        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        return b"service=mcp-server probe=healthz status=ok\n"
+
+    @app.route("/readyz", methods=["GET", "HEAD"])
+    def readyz(self, request: IRequest) -> bytes:
+        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        if self.backend.ready():
+            return b"service=mcp-server probe=readyz status=ok\n"
+        request.setResponseCode(503)
+        return b"service=mcp-server probe=readyz status=error error=query backend not ready\n"
+
+    @app.route("/metrics", methods=["GET"])
+    def metrics_page(self, request: IRequest) -> IResource:
+        return MetricsResource(self.metrics.registry)
+
+    @app.route("/sse", methods=["GET", "HEAD"])
+    def sse(self, request: IRequest) -> IResource:
+        return self._checked(request, self._sse)
+
+    @app.route("/mcp/message", methods=["POST"])
+    def message(self, request: IRequest) -> IResource:
+        return self._checked(request, self._message)
+
+    @app.route("/mcp", methods=["GET", "POST", "DELETE"])
+    def streamable(self, request: IRequest) -> IResource:
+        return self._checked(request, self._streamable)
+
+    @app.route("/api/v0/", branch=True)
+    def api(self, request: IRequest) -> IResource:
+        return self.api_resource
+
+    @app.route("/.well-known/oauth-protected-resource", branch=True, methods=["GET"])
+    def discovery(self, request: IRequest) -> IResource:
+        if self._discovery is None:
+            return _Refusal(404, "OAuth discovery is not configured")
+        return self._discovery
+
+    @app.handle_errors(NotFound)
+    def not_found(self, request: IRequest, failure) -> bytes:
+        return http_error(request, 404, "no such endpoint")
+
+    @app.handle_errors(MethodNotAllowed)
+    def method_not_allowed(self, request: IRequest, failure) -> bytes:
+        allowed = ", ".join(sorted(failure.value.valid_methods or []))
+        message = f"use {allowed}" if allowed else "method not allowed"
+        return http_error(request, 405, message, allow=allowed.encode())

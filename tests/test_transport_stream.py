@@ -1,0 +1,90 @@
+"""SSE streams: backpressure, the bounded queue, keepalives and close-once."""
+
+from twisted.internet.task import Clock
+from twisted.trial.unittest import SynchronousTestCase
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Site
+
+from eshu_mcp.transport.stream import SseStream, event_frame
+from tests.support import HttpExchange
+
+
+class StreamResource(Resource):
+    isLeaf = True
+
+    def __init__(self, clock, **options):
+        super().__init__()
+        self.clock = clock
+        self.options = options
+        self.streams = []
+
+    def render_GET(self, request):
+        stream = SseStream(request, self.clock, **self.options)
+        self.streams.append(stream)
+        stream.start(b": open\n\n")
+        return NOT_DONE_YET
+
+
+class SseStreamTests(SynchronousTestCase):
+    def setUp(self):
+        self.clock = Clock()
+        self.resource = StreamResource(self.clock, keepalive=30, queue_limit=3)
+        self.exchange = HttpExchange(Site(self.resource, reactor=self.clock))
+        self.exchange.request(b"GET", b"/")
+        (self.stream,) = self.resource.streams
+
+    def body(self) -> bytes:
+        return self.exchange.response().body
+
+    def test_frames_are_written_while_the_client_reads(self):
+        self.assertTrue(self.stream.send(event_frame("message", '{"id":1}')))
+        self.assertTrue(self.body().endswith(b'event: message\ndata: {"id":1}\n\n'))
+
+    def test_paused_stream_queues_up_to_the_limit_then_refuses(self):
+        self.exchange.transport.producer.pauseProducing()
+        sent = [self.stream.send(event_frame("message", str(n))) for n in range(5)]
+        self.assertEqual(sent, [True, True, True, False, False])
+        self.assertEqual(self.stream.queued, 3)
+        self.assertNotIn(b"data: 0", self.body())
+        self.exchange.transport.producer.resumeProducing()
+        self.assertEqual(self.stream.queued, 0)
+        self.assertIn(b"data: 0\n\nevent: message\ndata: 1\n\nevent: message\ndata: 2", self.body())
+
+    def test_keepalive_is_skipped_while_paused(self):
+        self.exchange.transport.producer.pauseProducing()
+        self.clock.advance(30)
+        self.assertFalse(self.body().endswith(b": keepalive\n\n"))
+        self.exchange.transport.producer.resumeProducing()
+        self.clock.advance(30)
+        self.assertTrue(self.body().endswith(b": keepalive\n\n"))
+
+    def test_close_is_idempotent_and_later_sends_fail(self):
+        closed = []
+        self.stream.on_close(lambda: closed.append(True))
+        self.stream.close()
+        self.stream.close()
+        self.assertEqual(closed, [True])
+        self.assertFalse(self.stream.send(b"event: message\ndata: x\n\n"))
+        self.assertEqual([c for c in self.clock.getDelayedCalls() if "_ping" in repr(c)], [])
+        self.assertTrue(self.exchange.transport.value().endswith(b"0\r\n\r\n"))
+
+    def test_disconnect_closes_the_stream_and_stops_keepalives(self):
+        self.exchange.disconnect()
+        self.assertTrue(self.stream.closed)
+        self.stream.close()
+        self.assertFalse(self.stream.send(b"x"))
+        self.assertEqual([c for c in self.clock.getDelayedCalls() if "_ping" in repr(c)], [])
+
+    def test_many_sends_racing_a_close_never_raise(self):
+        self.exchange.transport.producer.pauseProducing()
+        results = []
+        for n in range(64 * 50):
+            if n == 1000:
+                self.stream.close()
+            results.append(self.stream.send(event_frame("message", str(n))))
+        self.assertFalse(any(results[1000:]))
+
+
+class EventFrameTests(SynchronousTestCase):
+    def test_multiline_data_becomes_several_data_lines(self):
+        self.assertEqual(event_frame("message", "a\nb"), b"event: message\ndata: a\ndata: b\n\n")

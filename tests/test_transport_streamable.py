@@ -1,0 +1,201 @@
+"""Streamable HTTP on /mcp: sessions, the GET stream, DELETE, origin checks, both eras."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.protocol import versions
+from tests.support import HttpExchange, RecordingResource, post_json, web_site
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+}
+ACCEPT = b"application/json, text/event-stream"
+MODERN = {
+    versions.PROTOCOL_VERSION_META_KEY: "2026-07-28",
+    versions.CLIENT_CAPABILITIES_META_KEY: {},
+}
+
+
+class HandshakeEraTests(SynchronousTestCase):
+    def setUp(self):
+        self.resource = RecordingResource(body=b'{"count": 1}')
+        self.site, self.app, self.clock = web_site(self.resource)
+
+    def post(self, message, **headers):
+        exchange = HttpExchange(self.site)
+        post_json(exchange, b"/mcp", message, accept=ACCEPT, **headers)
+        return exchange.response()
+
+    def open_session(self) -> bytes:
+        reply = self.post(INITIALIZE)
+        self.assertEqual(reply.status, 200)
+        return reply.header(b"mcp-session-id")
+
+    def test_initialize_issues_a_session_id(self):
+        reply = self.post(INITIALIZE)
+        self.assertEqual(reply.json()["result"]["protocolVersion"], "2025-11-25")
+        self.assertRegex(reply.header(b"mcp-session-id").decode(), r"^[\x21-\x7e]{20,}$")
+        self.assertEqual(len(self.app.streamable_sessions), 1)
+
+    def test_requests_in_a_session_are_answered_as_json(self):
+        session = self.open_session()
+        ack = self.post(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            mcp_session_id=session,
+            mcp_protocol_version=b"2025-11-25",
+        )
+        self.assertEqual((ack.status, ack.body), (202, b""))
+        reply = self.post(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "find_code"}},
+            mcp_session_id=session,
+            mcp_protocol_version=b"2025-11-25",
+        )
+        self.assertEqual(reply.status, 200)
+        self.assertEqual(reply.json()["result"]["structuredContent"], {"count": 1})
+
+    def test_missing_and_unknown_sessions(self):
+        missing = self.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        self.assertEqual(missing.status, 400)
+        unknown = self.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}, mcp_session_id=b"x")
+        self.assertEqual(unknown.status, 404)
+        self.assertEqual(unknown.json()["id"], 2)
+
+    def test_unsupported_protocol_version_header_is_400(self):
+        session = self.open_session()
+        reply = self.post(
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            mcp_session_id=session,
+            mcp_protocol_version=b"1999-01-01",
+        )
+        self.assertEqual(reply.status, 400)
+
+    def test_delete_ends_the_session(self):
+        session = self.open_session()
+        exchange = HttpExchange(self.site)
+        exchange.request(b"DELETE", b"/mcp", headers={b"mcp-session-id": session})
+        self.assertEqual(exchange.response().status, 204)
+        reply = self.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}, mcp_session_id=session)
+        self.assertEqual(reply.status, 404)
+
+    def test_get_opens_the_session_stream_once(self):
+        session = self.open_session()
+        stream = HttpExchange(self.site)
+        headers = {b"mcp-session-id": session, b"accept": b"text/event-stream"}
+        stream.request(b"GET", b"/mcp", headers=headers)
+        self.assertEqual(stream.response().header(b"content-type"), b"text/event-stream")
+        second = HttpExchange(self.site)
+        second.request(b"GET", b"/mcp", headers=headers)
+        self.assertEqual(second.response().status, 409)
+        self.clock.advance(30)
+        self.assertTrue(stream.response().body.endswith(b": keepalive\n\n"))
+
+    def test_dropping_a_post_cancels_its_call(self):
+        resource = RecordingResource(hold=True)
+        site, _, _ = web_site(resource)
+        first = HttpExchange(site)
+        post_json(first, b"/mcp", INITIALIZE, accept=ACCEPT)
+        session = first.response().header(b"mcp-session-id")
+        call = HttpExchange(site)
+        post_json(
+            call,
+            b"/mcp",
+            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "find_code"}},
+            accept=ACCEPT,
+            mcp_session_id=session,
+        )
+        self.assertEqual(len(resource.requests), 1)
+        call.disconnect()
+        self.assertEqual(len(resource.disconnected), 1)
+
+    def test_idle_sessions_expire(self):
+        self.app.streamable_sessions.startService()
+        self.open_session()
+        self.clock.advance(31 * 60)
+        self.assertEqual(len(self.app.streamable_sessions), 0)
+        self.app.streamable_sessions.stopService()
+
+    def test_foreign_origin_is_403_and_foreign_host_is_421(self):
+        reply = self.post(INITIALIZE, origin=b"http://evil.example.com")
+        self.assertEqual(reply.status, 403)
+        exchange = HttpExchange(self.site)
+        exchange.request(
+            b"POST",
+            b"/mcp",
+            headers={b"host": b"evil.example.com", b"accept": ACCEPT},
+            body=b"{}",
+        )
+        self.assertEqual(exchange.response().status, 421)
+
+    def test_loopback_origin_is_allowed(self):
+        reply = self.post(INITIALIZE, origin=b"http://localhost:6274")
+        self.assertEqual(reply.status, 200)
+
+    def test_parse_error_and_unacceptable_accept(self):
+        exchange = HttpExchange(self.site)
+        exchange.request(b"POST", b"/mcp", headers={b"accept": ACCEPT}, body=b"nope")
+        self.assertEqual(exchange.response().status, 400)
+        exchange = HttpExchange(self.site)
+        exchange.request(b"POST", b"/mcp", headers={b"accept": b"text/html"}, body=b"{}")
+        self.assertEqual(exchange.response().status, 406)
+
+    def test_other_methods_are_405(self):
+        exchange = HttpExchange(self.site)
+        exchange.request(b"PUT", b"/mcp")
+        reply = exchange.response()
+        self.assertEqual(reply.status, 405)
+        self.assertEqual(reply.header(b"allow"), b"DELETE, GET, HEAD, POST")
+
+
+class ModernEraTests(SynchronousTestCase):
+    def setUp(self):
+        self.site, self.app, _ = web_site(RecordingResource(body=b'{"count": 3}'))
+
+    def post(self, message, **headers):
+        exchange = HttpExchange(self.site)
+        headers.setdefault("mcp_protocol_version", b"2026-07-28")
+        post_json(exchange, b"/mcp", message, accept=ACCEPT, **headers)
+        return exchange.response()
+
+    def test_discover_is_stateless(self):
+        reply = self.post(
+            {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN}},
+            mcp_method=b"server/discover",
+        )
+        self.assertEqual(reply.status, 200)
+        self.assertIsNone(reply.header(b"mcp-session-id"))
+        self.assertEqual(reply.json()["result"]["supportedVersions"], ["2026-07-28"])
+
+    def test_tool_call_needs_matching_routing_headers(self):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"_meta": MODERN, "name": "list_indexed_repositories"},
+        }
+        good = self.post(message, mcp_method=b"tools/call", mcp_name=b"list_indexed_repositories")
+        self.assertEqual(good.status, 200)
+        self.assertEqual(good.json()["result"]["structuredContent"], {"count": 3})
+        bad = self.post(message, mcp_method=b"tools/call", mcp_name=b"find_code")
+        self.assertEqual(bad.status, 400)
+        self.assertEqual(bad.json()["error"]["code"], -32020)
+
+    def test_unknown_method_is_404(self):
+        reply = self.post(
+            {"jsonrpc": "2.0", "id": 3, "method": "nope", "params": {"_meta": MODERN}},
+            mcp_method=b"nope",
+        )
+        self.assertEqual(reply.status, 404)
+
+    def test_notifications_are_accepted(self):
+        reply = self.post({"jsonrpc": "2.0", "method": "notifications/cancelled"})
+        self.assertEqual(reply.status, 202)
+
+    def test_get_and_delete_are_405(self):
+        for method in (b"GET", b"DELETE"):
+            exchange = HttpExchange(self.site)
+            exchange.request(method, b"/mcp", headers={b"mcp-protocol-version": b"2026-07-28"})
+            reply = exchange.response()
+            self.assertEqual(reply.status, 405)
+            self.assertEqual(reply.header(b"allow"), b"POST")
