@@ -89,6 +89,7 @@ def _generate(home: Path) -> str:
             return existing
         key = secrets.token_hex(32)
         fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:
             if handle.tell() > 0:
                 handle.write("\n")
