@@ -97,6 +97,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
         backend = UpstreamQueryBackend(
             settings.upstream_url, reactor=reactor, token=settings.upstream_token or None
         )
+        backend.setServiceParent(parent)
         return backend
     from eshu_mcp.query.local.backend import LocalQueryBackend
 
