@@ -388,3 +388,20 @@ class ChallengeHeaderTests(_Harness, SynchronousTestCase):
                 'oauth-protected-resource/mcp", scope="openid profile email groups"'
             ],
         )
+
+
+class Broken(Resource):
+    isLeaf = True
+
+    def render(self, request) -> bytes:
+        raise RuntimeError("handler bug")
+
+
+class FailingHandlerTests(_Harness, SynchronousTestCase):
+    def test_handler_exception_after_admission_is_a_500(self) -> None:
+        self.mount(CredentialPolicy(shared_key=KEY), inner=Broken())
+        response, body = self.post(headers={"Authorization": f"Bearer {KEY}"})
+        self.assertEqual(response.code, 500)
+        self.assertNotIn(b"handler bug", body)
+        self.assertEqual(len(self.flushLoggedErrors(RuntimeError)), 1)
+        self.assertEqual(_denials(self.metrics, "tools/list"), 0.0)

@@ -103,3 +103,8 @@ class SignatureTests(SynchronousTestCase):
         keys = keys_from_jwks(EC_ISSUER.jwks())
         short = b64url(b"\x01" * 63)
         self.assertFalse(verify_signature(decode_unverified(f"{header}.{claims}.{short}"), keys))
+
+    def test_critical_header_extensions_are_refused(self) -> None:
+        keys = keys_from_jwks(RSA_ISSUER.jwks())
+        token = RSA_ISSUER.mint({"sub": "a"}, header={"crit": ["exp"], "exp": 1})
+        self.assertFalse(verify_signature(decode_unverified(token), keys))

@@ -121,15 +121,18 @@ class AuthGuard(Resource):
         if gone or failure.check(CancelledError):
             return
         if not failure.check(AuthenticationFailed):
-            log.failure("rendering a guarded request failed", failure)
             if not request.startedWriting:
                 request.processingFailed(failure)
+                return
+            log.failure("guarded resource failed mid-response", failure)
+            if not request.finished:
+                request.loseConnection()
             return
         denial: AuthenticationFailed = failure.value
         label = self._method_label(request) if self._method_label else UNKNOWN_METHOD
         if self._metrics is not None:
             self._metrics.auth_denied(label, "unauthenticated")
-        log.info(
+        log.debug(
             "transport request refused: {status} {reason} ({mcp_method})",
             status=denial.status,
             reason=denial.reason,

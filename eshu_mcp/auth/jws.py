@@ -146,9 +146,12 @@ def keys_from_jwks(document: Any) -> tuple[VerificationKey, ...]:
 def candidate_keys(
     token: UnverifiedToken, keys: tuple[VerificationKey, ...]
 ) -> tuple[VerificationKey, ...]:
-    """The keys that may have signed ``token``: same algorithm, and same ``kid`` if it has one."""
+    """The keys that may have signed ``token``: same algorithm, and same ``kid`` if it has one.
+
+    A token with critical header extensions (``crit``) is never accepted: none are understood.
+    """
     algorithm = token.header.get("alg")
-    if algorithm not in SUPPORTED_ALGORITHMS:
+    if algorithm not in SUPPORTED_ALGORITHMS or "crit" in token.header:
         return ()
     key_id = token.header.get("kid")
     return tuple(
