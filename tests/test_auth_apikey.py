@@ -80,3 +80,12 @@ class SpellingTests(SynchronousTestCase):
         with os.fdopen(handle, "w") as stream:
             stream.write("ESHU_API_KEY=first\nESHU_API_KEY_OLD=x\nESHU_API_KEY = 'second'\n")
         self.assertEqual(read_env_file_key(Path(path)), "second")
+
+
+class GenerationLayoutTests(_HomeMixin, SynchronousTestCase):
+    def test_generated_key_goes_on_its_own_line(self) -> None:
+        for existing in ("OTHER=1", "OTHER=1\n"):
+            home = self.home(existing)
+            key = resolve_api_key({"ESHU_HOME": home, "ESHU_AUTO_GENERATE_API_KEY": "true"})
+            with open(os.path.join(home, ".env")) as handle:
+                self.assertEqual(handle.read(), f"OTHER=1\nESHU_API_KEY={key}\n")

@@ -5,7 +5,7 @@ import json
 
 from treq.testing import StubTreq
 from twisted.cred.error import UnauthorizedLogin
-from twisted.internet.defer import CancelledError, Deferred, TimeoutError
+from twisted.internet.defer import CancelledError, Deferred, TimeoutError, fail
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.resource import Resource
@@ -350,3 +350,28 @@ class JwksFetchTests(_CheckerMixin, SynchronousTestCase):
         del document["providers"][0]["jwks"]  # type: ignore[index]
         with self.assertRaises(ValueError):
             self.checker(document)
+
+
+class PrefetchTests(_CheckerMixin, SynchronousTestCase):
+    def test_prefetch_warms_uri_providers_and_survives_failures(self) -> None:
+        pending: list[Deferred] = []
+
+        def fetch(uri: str) -> Deferred:
+            pending.append(Deferred())
+            return pending[-1]
+
+        document = _config(jwks_uri="https://login.example.com/keys")
+        del document["providers"][0]["jwks"]  # type: ignore[index]
+        checker = self.checker(document, fetch=fetch)
+        warming = checker.prefetch()
+        self.assertNoResult(warming)
+        pending[0].callback(ISSUER.jwks())
+        self.assertIsNone(self.successResultOf(warming))
+        self.successResultOf(checker.requestAvatarId(BearerToken(ISSUER.mint(_claims()))))
+        self.assertEqual(len(pending), 1)
+
+    def test_prefetch_with_unreachable_keys_still_fires(self) -> None:
+        document = _config(jwks_uri="https://login.example.com/keys")
+        del document["providers"][0]["jwks"]  # type: ignore[index]
+        checker = self.checker(document, fetch=lambda uri: fail(ConnectionRefusedError()))
+        self.assertIsNone(self.successResultOf(checker.prefetch()))

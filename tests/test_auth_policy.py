@@ -319,3 +319,8 @@ class ChallengeTests(_FilesMixin, SynchronousTestCase):
         self.assertTrue(
             self.policy(RESOURCE).challenge(denial).startswith('Bearer error="insufficient_scope"')
         )
+
+
+class PrefetchTests(SynchronousTestCase):
+    def test_prefetch_without_oidc_providers_fires_at_once(self) -> None:
+        self.assertIsNone(self.successResultOf(CredentialPolicy(shared_key="k").prefetch_keys()))

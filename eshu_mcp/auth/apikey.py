@@ -88,12 +88,14 @@ def _generate(home: Path) -> str:
         if existing:
             return existing
         key = secrets.token_hex(32)
+        separator = b""
+        if env_file.exists():
+            existing_bytes = env_file.read_bytes()
+            separator = b"\n" if existing_bytes and not existing_bytes.endswith(b"\n") else b""
         fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            if handle.tell() > 0:
-                handle.write("\n")
-            handle.write(f"{_KEY_NAME}={key}\n")
+        with os.fdopen(fd, "ab") as handle:
+            handle.write(separator + f"{_KEY_NAME}={key}\n".encode("ascii"))
     log.info("generated a shared API key in {env_file}", env_file=str(env_file))
     return key
 

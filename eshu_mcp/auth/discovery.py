@@ -5,6 +5,10 @@ When the resource URI is a valid https (or loopback-http) URL without query or f
 at least one OIDC issuer is active, the daemon serves its metadata document at
 ``/.well-known/oauth-protected-resource[/<resource path>]`` and points 401 challenges at it.
 Otherwise nothing is served and challenges stay bare, so a client is never sent to a 404.
+
+The reference server gates on three facts: a resource, a login provider for the ``default``
+tenant, and an active bearer issuer.  Here the OIDC provider file is the only source of
+both providers and issuers, so the last two gates are one: at least one active issuer.
 """
 
 import re

@@ -17,7 +17,7 @@ from typing import Any
 
 from twisted.cred.checkers import ICredentialsChecker
 from twisted.cred.error import UnauthorizedLogin
-from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.defer import Deferred, DeferredList, fail, succeed
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
@@ -206,6 +206,14 @@ class OidcBearerChecker:
                 if fetch is None:
                     raise ValueError(f"provider {provider.id!r} needs a JWKS fetcher")
                 self._caches[provider.id] = JwksCache(provider.jwks_uri, fetch, clock)
+
+    def prefetch(self) -> Deferred:
+        """Start fetching every URI provider's keys, so the first token need not wait.
+
+        Fires with None once every fetch has answered; failures are logged, never raised.
+        """
+        fetches = [cache.keys() for cache in self._caches.values()]
+        return DeferredList(fetches, consumeErrors=True).addCallback(lambda _: None)
 
     def active_issuers(self) -> tuple[str, ...]:
         """Issuers whose tokens this checker can verify, in file order."""

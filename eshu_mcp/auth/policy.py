@@ -15,7 +15,7 @@ from typing import Any
 from attrs import define, field
 from twisted.cred.checkers import ICredentialsChecker
 from twisted.cred.error import UnauthorizedLogin
-from twisted.internet.defer import CancelledError, Deferred, fail, succeed
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, succeed
 from twisted.logger import Logger
 
 from eshu_mcp.auth.apikey import resolve_api_key
@@ -121,6 +121,11 @@ class CredentialPolicy:
         if scoped_path:
             checkers.append(ScopedTokenChecker.from_file(scoped_path))
         return cls(key, tuple(checkers), scoped_path, resource, discovery)
+
+    def prefetch_keys(self) -> Deferred:
+        """Warm the OIDC providers' key caches at startup; fires when done, never fails."""
+        fetches = [c.prefetch() for c in self.checkers if isinstance(c, OidcBearerChecker)]
+        return DeferredList(fetches).addCallback(lambda _: None)
 
     @property
     def enforced(self) -> bool:
