@@ -15,8 +15,7 @@ from twisted.application.service import MultiService
 from twisted.internet.interfaces import IReactorTime
 from twisted.web.resource import IResource
 
-from eshu_mcp.catalog.tools import read_only_tools
-from eshu_mcp.catalog.toolsets import ToolCatalog
+from eshu_mcp.catalog import ToolCatalog, read_only_tools
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics

@@ -3,8 +3,7 @@
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.catalog.contract import load_contract
-from eshu_mcp.catalog.toolsets import ToolCatalog
+from eshu_mcp.catalog import ToolCatalog, load_contract
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.protocol import versions
 from eshu_mcp.protocol.server import CallContext, McpServer

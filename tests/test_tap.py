@@ -1,0 +1,90 @@
+"""twistd eshu-mcp: options, validation, the plugin and makeService."""
+
+from twisted.application.service import IServiceMaker
+from twisted.internet.testing import MemoryReactorClock
+from twisted.plugin import getPlugins
+from twisted.python.usage import UsageError
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.tap import Options, is_loopback_listener, listener_interface, makeService
+
+
+def parse(*argv: str) -> Options:
+    options = Options()
+    options.parseOptions(list(argv))
+    return options
+
+
+class OptionTests(SynchronousTestCase):
+    def test_defaults(self):
+        options = parse()
+        self.assertEqual(options["listen"], ["tcp:8080:interface=127.0.0.1"])
+        self.assertEqual(options["dispatch-timeout"], 30.0)
+        self.assertEqual(options["response-budget"], 262144)
+        self.assertEqual(options["backend"], "local")
+        self.assertTrue(options.loopback_only)
+
+    def test_listen_is_repeatable(self):
+        options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
+        self.assertEqual(len(options["listen"]), 2)
+        self.assertTrue(options.loopback_only)
+
+    def test_bad_values_are_refused_with_a_sentence(self):
+        cases = {
+            ("--dispatch-timeout", "0"): "--dispatch-timeout must be a positive",
+            ("--response-budget", "10"): "--response-budget must be at least",
+            ("--listen", "carrier-pigeon"): "is not an endpoint description",
+            ("--toolsets", "code,nonsense"): "is not a list of toolsets",
+            ("--backend", "neo4j"): "--backend must be 'local' or 'upstream'",
+            ("--backend", "upstream"): "--backend upstream needs --upstream-url",
+            ("--repo", "/definitely/not/here"): "is not a directory",
+            ("--watch",): "--watch needs at least one --repo",
+            ("--page-size", "0"): "--page-size must be between 1 and 1000",
+        }
+        for argv, message in cases.items():
+            with self.assertRaises(UsageError) as raised:
+                parse(*argv)
+            self.assertIn(message, str(raised.exception), argv)
+
+    def test_listener_interfaces(self):
+        self.assertEqual(listener_interface("tcp:8080:interface=127.0.0.1"), "127.0.0.1")
+        self.assertEqual(listener_interface("tcp:8080"), "")
+        self.assertEqual(listener_interface("tcp:port=8080:interface=\\:\\:1"), "::1")
+        self.assertIsNone(listener_interface("tcp:http"))
+        self.assertTrue(is_loopback_listener("tcp6:8080:interface=\\:\\:1"))
+        self.assertFalse(is_loopback_listener("tcp:8080:interface=0.0.0.0"))
+        self.assertFalse(is_loopback_listener("tcp:8080"))
+
+
+class PluginTests(SynchronousTestCase):
+    def test_twistd_finds_the_plugin(self):
+        names = [plugin.tapname for plugin in getPlugins(IServiceMaker)]
+        self.assertIn("eshu-mcp", names)
+
+
+class MakeServiceTests(SynchronousTestCase):
+    def test_listens_where_told_and_stops_cleanly(self):
+        reactor = MemoryReactorClock()
+        options = parse(
+            "--backend",
+            "upstream",
+            "--upstream-url",
+            "http://127.0.0.1:1",
+            "--listen",
+            "tcp:8123:interface=127.0.0.1",
+        )
+        service = makeService(options, reactor=reactor)
+        service.startService()
+        self.assertEqual(
+            [(port, interface) for port, _, _, interface in reactor.tcpServers],
+            [(8123, "127.0.0.1")],
+        )
+        self.successResultOf(service.stopService())
+
+    def test_public_listener_without_credentials_is_refused(self):
+        options = parse(
+            "--backend", "upstream", "--upstream-url", "http://127.0.0.1:1", "--listen", "tcp:8124"
+        )
+        with self.assertRaises(UsageError) as raised:
+            makeService(options, reactor=MemoryReactorClock())
+        self.assertIn("ESHU_MCP_ALLOW_UNAUTHENTICATED", str(raised.exception))
