@@ -178,6 +178,10 @@ class ApiContext:
         self._scope.repository = rows[0]
         return rows[0]
 
+    def scope_to(self, repository: sqlite3.Row) -> None:
+        """Label this request's truth freshness with ``repository`` (resolved elsewhere)."""
+        self._scope.repository = repository
+
     def freshness(self) -> dict[str, Any]:
         """Freshness of the resolved repository, or of the whole index when unscoped."""
         if self._scope.repository is not None:

@@ -1,0 +1,278 @@
+"""
+``POST /search/semantic`` in keyword mode (§2.7): ranked retrieval over entity and file
+documents with no embedding model.
+
+Candidates come from the trigram indexes (substring LIKE); they are ranked in Python with
+BM25 over term occurrences. ``semantic`` mode needs an embedder the embedded backend does
+not have, so it answers 503 ``backend_unavailable``; ``hybrid`` degrades to keyword.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.content import like_pattern
+from eshu_mcp.query.local.api.framework import (
+    ROUTES,
+    Answer,
+    ApiContext,
+    ApiError,
+    body_object,
+    bool_param,
+    int_param,
+    str_list_param,
+    str_param,
+)
+
+CAPABILITY = "semantic_search.curated_retrieval"
+MODES = ("keyword", "semantic", "hybrid")
+SOURCE_KINDS = ("code_entity", "repository_file", "runtime_summary", "semantic_context")
+CORPUS_LIMIT = 2000
+CONTEXT_CHARS = 400
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def semantic_error(status: int, code: str, message: str) -> ApiError:
+    """An error in the semantic-search shape (plain ``error_code``/``message``)."""
+    return ApiError(
+        status,
+        message,
+        code=code,
+        capability=CAPABILITY,
+        plain={"error_code": code, "message": message, "capability": CAPABILITY},
+    )
+
+
+def _invalid(message: str) -> ApiError:
+    return semantic_error(400, "invalid_argument", message)
+
+
+def _fields(body: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {
+            "repo_id": str_param(body, "repo_id").strip(),
+            "query": str_param(body, "query").strip(),
+            "mode": str_param(body, "mode").strip(),
+            "limit": int_param(body, "limit", 0),
+            "timeout_ms": int_param(body, "timeout_ms", 0),
+            "source_kinds": str_list_param(body, "source_kinds"),
+            "languages": [lang.lower() for lang in str_list_param(body, "languages")],
+            "rerank": bool_param(body, "rerank"),
+        }
+    except ApiError as error:
+        raise _invalid(error.detail) from error
+
+
+def _validate(fields: dict[str, Any]) -> None:
+    for name in ("repo_id", "query", "mode"):
+        if not fields[name]:
+            raise _invalid(f"{name} is required")
+    if fields["mode"] not in MODES:
+        raise _invalid("mode must be one of " + ", ".join(MODES))
+    if not 1 <= fields["limit"] <= 100:
+        raise _invalid("limit must be between 1 and 100")
+    if fields["timeout_ms"] < 1:
+        raise _invalid("timeout_ms must be at least 1")
+    for kind in fields["source_kinds"]:
+        if kind not in SOURCE_KINDS:
+            raise _invalid(f'source_kinds contains unsupported value "{kind}"')
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct lower-cased terms of three or more characters (the trigram floor)."""
+    seen: dict[str, None] = {}
+    for raw in query.lower().replace(",", " ").split():
+        term = raw.strip("\"'()[]{}.;:!?")
+        if len(term) >= 3:
+            seen.setdefault(term, None)
+    return list(seen)
+
+
+def _entity_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
+    clause = " OR ".join("entities_fts.source_cache LIKE ? ESCAPE '\\'" for _ in terms)
+    rows = conn.execute(
+        "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line,"
+        " e.language, s.source_cache FROM entities_fts"
+        " JOIN entities e ON e.rid = entities_fts.rowid"
+        " JOIN entity_source s ON s.rid = e.rid"
+        f" WHERE e.repo_id = ? AND ({clause}) ORDER BY e.rid LIMIT ?",
+        [repo_id, *(like_pattern(t) for t in terms), cap],
+    ).fetchall()
+    return [
+        {
+            "id": row["entity_id"],
+            "source_kind": "code_entity",
+            "title": f"{row['entity_type']} {row['entity_name']}",
+            "path": row["relative_path"],
+            "text": row["source_cache"] or "",
+            "language": row["language"] or "",
+            "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
+            "entity_refs": [row["entity_id"]],
+            "graph_handles": ["entity:" + row["entity_id"]],
+        }
+        for row in rows
+    ]
+
+
+def _file_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
+    clause = " OR ".join("files_fts.content LIKE ? ESCAPE '\\'" for _ in terms)
+    rows = conn.execute(
+        "SELECT f.file_id, f.relative_path, f.language, f.content FROM files_fts"
+        " JOIN files f ON f.file_id = files_fts.rowid"
+        f" WHERE f.repo_id = ? AND ({clause}) ORDER BY f.file_id LIMIT ?",
+        [repo_id, *(like_pattern(t) for t in terms), cap],
+    ).fetchall()
+    return [
+        {
+            "id": f"file:{repo_id}:{row['relative_path']}",
+            "source_kind": "repository_file",
+            "title": row["relative_path"],
+            "path": row["relative_path"],
+            "text": row["content"],
+            "language": row["language"] or "",
+            "labels": [f"language:{row['language'] or ''}", "kind:file"],
+            "entity_refs": [],
+            "graph_handles": [],
+        }
+        for row in rows
+    ]
+
+
+def rank(documents: list[dict[str, Any]], terms: list[str]) -> list[tuple[float, dict]]:
+    """BM25 over case-insensitive term occurrences; ties keep corpus order."""
+    if not documents:
+        return []
+    lowered = [(doc["title"] + "\n" + doc["text"]).lower() for doc in documents]
+    lengths = [max(len(text.split()), 1) for text in lowered]
+    average = sum(lengths) / len(lengths)
+    frequencies = {t: sum(1 for text in lowered if t in text) for t in terms}
+    scored = []
+    for doc, text, length in zip(documents, lowered, lengths, strict=True):
+        score = 0.0
+        for term in terms:
+            tf = text.count(term)
+            if not tf:
+                continue
+            df = frequencies[term]
+            idf = math.log(1 + (len(documents) - df + 0.5) / (df + 0.5))
+            norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+            score += idf * tf * (BM25_K1 + 1) / norm
+        if score > 0:
+            scored.append((round(score, 6), doc))
+    scored.sort(key=lambda item: -item[0])
+    return scored
+
+
+def _resolve_repo(ctx: ApiContext, selector: str) -> sqlite3.Row:
+    selector = selector.removeprefix("git-repository-scope:")
+    try:
+        repo = ctx.repository(selector, not_found_status=404)
+    except ApiError as error:
+        if error.status == 404:
+            raise semantic_error(404, "not_found", "repository not found") from error
+        raise _invalid(error.detail) from error
+    assert repo is not None
+    return repo
+
+
+@ROUTES.route("POST", "/search/semantic")
+def search_semantic(ctx: ApiContext) -> Answer:
+    """Keyword retrieval over the repository's entities and files."""
+    fields = _fields(body_object(ctx))
+    _validate(fields)
+    repo = _resolve_repo(ctx, fields["repo_id"])
+    if fields["mode"] == "semantic":
+        raise semantic_error(
+            503,
+            "backend_unavailable",
+            "semantic retrieval needs an embedding provider; the embedded backend"
+            " answers keyword and hybrid (degraded to keyword) modes only",
+        )
+    repo_id = repo["repo_id"]
+    kinds = fields["source_kinds"] or ["code_entity", "repository_file"]
+    terms = query_terms(fields["query"])
+    documents: list[dict[str, Any]] = []
+    if terms and "code_entity" in kinds:
+        documents += _entity_documents(ctx.conn, repo_id, terms, CORPUS_LIMIT)
+    if terms and "repository_file" in kinds:
+        documents += _file_documents(ctx.conn, repo_id, terms, CORPUS_LIMIT)
+    may_truncate = len(documents) >= CORPUS_LIMIT
+    if fields["languages"]:
+        documents = [d for d in documents if d["language"] in fields["languages"]]
+    ranked = rank(documents, terms)
+    limit = fields["limit"]
+    indexed = ctx.conn.execute(
+        "SELECT (SELECT COUNT(*) FROM entities WHERE repo_id = ?1)"
+        " + (SELECT COUNT(*) FROM files WHERE repo_id = ?1)",
+        (repo_id,),
+    ).fetchone()[0]
+    freshness = ctx.freshness()
+    truth_scope = {"level": "derived", "basis": "content_index"}
+    updated_at = repo["last_indexed_at"] or ""
+    results, facets = [], {}
+    for position, (score, doc) in enumerate(ranked[:limit], start=1):
+        facets[doc["language"]] = facets.get(doc["language"], 0) + 1
+        document = {
+            "id": doc["id"],
+            "repo_id": repo_id,
+            "source_kind": doc["source_kind"],
+            "title": doc["title"],
+            "path": doc["path"],
+            "context_text": doc["text"][:CONTEXT_CHARS],
+            "entity_refs": doc["entity_refs"],
+            "graph_handles": doc["graph_handles"],
+            "labels": doc["labels"],
+            "updated_at": updated_at,
+            "truth_scope": truth_scope,
+            "freshness": {"state": freshness["state"]},
+            "access_scope": "repository",
+            "provenance": {
+                "source": "embedded_content_index",
+                "generation_id": repo["active_generation_id"] or "",
+            },
+        }
+        results.append(
+            {
+                "rank": position,
+                "score": score,
+                "search_method": "keyword",
+                "document": document,
+                "graph_handles": doc["graph_handles"],
+                "truth_scope": truth_scope,
+                "freshness": {"state": freshness["state"]},
+                "ranking_basis": "bm25_term_occurrence",
+            }
+        )
+    data: dict[str, Any] = {
+        "query": fields["query"],
+        "repo_id": repo_id,
+        "anchor": {"kind": "repository", "repo_id": repo_id},
+        "mode": fields["mode"],
+        "search_mode": "keyword",
+        "limit": limit,
+        "timeout_ms": fields["timeout_ms"],
+        "results": results,
+        "truncated": len(ranked) > limit,
+        "false_canonical_claim_count": 0,
+        "indexed_document_count": indexed,
+        "corpus_limit": CORPUS_LIMIT,
+        "corpus_may_be_truncated": may_truncate,
+        "retrieval_state": "keyword_only" if fields["mode"] == "keyword" else "hybrid_degraded",
+        "facets": {"languages": facets},
+        "rerank": fields["rerank"],
+    }
+    if results and results[0]["document"]["entity_refs"]:
+        data["recommended_next_calls"] = [
+            {
+                "tool": "get_entity_content",
+                "params": {"entity_id": results[0]["document"]["entity_refs"][0]},
+            }
+        ]
+    truth = ctx.truth(
+        CAPABILITY,
+        reason="keyword retrieval over the embedded content index; no embedding model",
+        freshness=freshness,
+    )
+    return Answer(data, truth)
