@@ -191,6 +191,7 @@ class Options(QueryOptions):
         super().__init__()
         self["listen"] = []
         self["allowed-origins"] = []
+        self["allowed-hosts"] = []
 
     def opt_listen(self, description: str) -> None:
         """Endpoint to listen on, e.g. tcp:8080:interface=127.0.0.1 (repeatable)."""
@@ -201,6 +202,10 @@ class Options(QueryOptions):
     def opt_allowed_origin(self, origin: str) -> None:
         """Browser origin allowed to call the MCP endpoints (repeatable)."""
         self["allowed-origins"].append(origin.rstrip("/"))
+
+    def opt_allowed_host(self, host: str) -> None:
+        """Host name a local reverse proxy forwards to a loopback listener (repeatable)."""
+        self["allowed-hosts"].append(host.strip().lower())
 
     def opt_version(self) -> None:
         """Print the version and exit."""
@@ -322,7 +327,9 @@ def makeService(options: Options, reactor=None) -> MultiService:
         clock=reactor,
         metrics=metrics,
         origins=OriginPolicy(
-            frozenset(options["allowed-origins"]), loopback_only=options.loopback_only
+            frozenset(options["allowed-origins"]),
+            loopback_only=options.loopback_only,
+            allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
     )

@@ -97,18 +97,26 @@ class OriginPolicy:
     machine: a request carrying an ``Origin`` is admitted only when that origin
     is listed, or names the same host the request was sent to, or is a
     loopback origin while the server only listens on loopback. With
-    ``loopback_only`` the ``Host`` header must name loopback too, so a rebound
+    ``loopback_only`` the ``Host`` header must name loopback (or one of
+    ``allowed_hosts``, the names a local reverse proxy forwards), so a rebound
     DNS name pointing at 127.0.0.1 is refused.
     """
 
     allowed_origins: frozenset[str] = frozenset()
     loopback_only: bool = True
+    allowed_hosts: frozenset[str] = frozenset()
 
     def refusal(self, request: IRequest) -> tuple[int, str] | None:
         """None when the request may proceed, else (status, reason)."""
         host = header(request, b"host") or ""
-        if self.loopback_only and host and not is_loopback_host(_host_name(host)):
-            return 421, f"host {host!r} is not served here"
+        name = _host_name(host)
+        if (
+            self.loopback_only
+            and host
+            and not is_loopback_host(name)
+            and name not in self.allowed_hosts
+        ):
+            return 421, f"host {host!r} is not served here; see --allowed-host"
         origin = header(request, b"origin")
         if origin is None or origin in self.allowed_origins:
             return None
