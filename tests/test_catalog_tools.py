@@ -64,6 +64,11 @@ class DefinitionTests(SynchronousTestCase):
         route = _tool("get_repository_stats").route
         self.assertEqual(route_templates(route), (("GET", "/api/v0/repositories/{repo_id}/stats"),))
 
+    def test_definitions_are_hashable_values(self):
+        tools = read_only_tools()
+        self.assertEqual(len(set(tools)), 162)
+        self.assertEqual(ToolDefinition.from_record(load_contract()[0]), tools[0])
+
     def test_titles_read_as_words_with_acronyms_kept(self):
         self.assertEqual(tool_title("find_code"), "Find code")
         self.assertEqual(tool_title("list_ci_cd_run_correlations"), "List CI/CD run correlations")

@@ -119,12 +119,12 @@ class ToolDefinition:
 
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: dict[str, Any] = field(hash=False)
     group: str
     toolset: str
     domain: str
     data_source: str
-    route: dict[str, Any]
+    route: dict[str, Any] = field(hash=False)
     envelope: bool
     _rendered: dict[str, dict[str, Any]] = field(init=False, eq=False, repr=False, factory=dict)
 
