@@ -281,7 +281,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
         from twisted.internet import reactor
     from twisted.web.server import Site
 
-    from eshu_mcp.auth import CredentialPolicy, guard, startup_refusal
+    from eshu_mcp.auth import CredentialPolicy, announce_posture, guard, startup_refusal
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import build_backend, build_mcp_server
     from eshu_mcp.transport.http import OriginPolicy
@@ -307,6 +307,11 @@ def makeService(options: Options, reactor=None) -> MultiService:
     if refusal is not None:
         log.error("mcp server refused to start: {error}", error=refusal)
         raise usage.UsageError(refusal)
+    announce_posture(
+        policy,
+        listening_loopback_only=options.loopback_only,
+        allow_unauthenticated=options["allow-unauthenticated"],
+    )
     backend = build_backend(options.backend_settings(), reactor=reactor, parent=parent)
     api = guard(backend.resource, policy)
     try:
