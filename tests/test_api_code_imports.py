@@ -1,0 +1,107 @@
+"""Tests for /code/imports/investigate: dependencies, importers, cycles, cross-module calls."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.api import code_imports
+from eshu_mcp.query.local.api.code_imports import module_of
+from tests.test_api_code_common import call, error_of, shop_index
+
+ROUTE = "/code/imports/investigate"
+
+
+def imports_index(case: SynchronousTestCase):
+    index, repo = shop_index(case)
+    a = index.file(repo, "pkg/a.py", "from pkg import b\n")
+    b = index.file(repo, "pkg/b.py", "import os\nfrom pkg import a\n")
+    index.import_row(repo, a, "pkg.b", 1, resolved_file_id=b)
+    index.import_row(repo, b, "os", 1)
+    index.import_row(repo, b, "pkg.a", 2, resolved_file_id=a)
+    index.writer.commit()
+    return index, repo
+
+
+class ImportsTests(SynchronousTestCase):
+    def setUp(self):
+        self.index, self.repo = imports_index(self)
+        self.conn = self.index.reader()
+
+    def test_imports_by_file(self):
+        answer = call(self.conn, ROUTE, {"repo_id": "shop", "source_file": "pkg/b.py"})
+        data = answer.data
+        self.assertEqual([d["target_module"] for d in data["dependencies"]], ["os", "pkg.a"])
+        first = data["dependencies"][0]
+        self.assertEqual(first["rank"], 1)
+        self.assertEqual(first["relationship_type"], "IMPORTS")
+        self.assertEqual(first["source_name"], "pkg.b")
+        self.assertEqual(first["dependency_handle"]["tool"], "investigate_import_dependencies")
+        self.assertEqual(data["count"], 2)
+        self.assertEqual(data["coverage"]["candidate_scan_limit"], 25000)
+        self.assertEqual(answer.truth["capability"], "symbol_graph.import_dependencies")
+
+    def test_importers_of_a_module(self):
+        data = call(self.conn, ROUTE, {"query_type": "importers", "target_module": "service"})
+        self.assertEqual([d["source_file"] for d in data.data["dependencies"]], ["shop/api.py"])
+
+    def test_package_imports_are_distinct(self):
+        data = call(self.conn, ROUTE, {"query_type": "package_imports", "repo_id": "shop"}).data
+        self.assertEqual(
+            [m["module"] for m in data["modules"]], ["os", "pkg.a", "pkg.b", "service"]
+        )
+
+    def test_cycle_between_a_and_b(self):
+        data = call(self.conn, ROUTE, {"query_type": "file_import_cycles", "repo_id": "shop"}).data
+        [cycle] = data["cycles"]
+        self.assertEqual(cycle["cycle_path"], ["pkg/a.py", "pkg/b.py", "pkg/a.py"])
+        self.assertEqual((cycle["source_line_number"], cycle["back_edge_line_number"]), (1, 2))
+        self.assertEqual(len(cycle["cycle_edges"]), 2)
+
+    def test_cross_module_calls(self):
+        data = call(self.conn, ROUTE, {"query_type": "cross_module_calls", "repo_id": "shop"}).data
+        pairs = {(c["caller_name"], c["callee_name"]) for c in data["cross_module_calls"]}
+        self.assertEqual(pairs, {("create_charge", "charge"), ("batch", "charge")})
+        self.assertEqual(data["coverage"]["relationship_types"], ["CALLS"])
+
+    def test_paging(self):
+        data = call(self.conn, ROUTE, {"repo_id": "shop", "limit": 1, "offset": 1}).data
+        self.assertTrue(data["truncated"])
+        self.assertEqual(data["next_offset"], 2)
+        self.assertEqual(data["dependencies"][0]["rank"], 2)
+
+    def test_candidate_ceiling_is_422(self):
+        self.patch(code_imports, "CANDIDATE_CEILING", 2)
+        error = error_of(self.conn, ROUTE, {"repo_id": "shop"})
+        self.assertEqual(error.status, 422)
+        self.assertIn("scope is too broad", error.detail)
+
+    def test_validation(self):
+        cases = [
+            (
+                {"repo_id": "shop", "query_type": "x"},
+                "query_type must be one of: imports_by_file,"
+                " importers, module_dependencies, package_imports, file_import_cycles,"
+                " cross_module_calls",
+            ),
+            ({"repo_id": "shop", "limit": 201}, "limit must be <= 200"),
+            ({"repo_id": "shop", "limit": -1}, "limit must be >= 0"),
+            (
+                {},
+                "one of repo_id, source_file, target_file, source_module, or target_module is"
+                " required",
+            ),
+            (
+                {"target_file": "a.py"},
+                "target_file is supported only for file_import_cycles and cross_module_calls",
+            ),
+            (
+                {"repo_id": "shop", "query_type": "file_import_cycles", "language": "go"},
+                "file_import_cycles currently supports python module-name cycle detection",
+            ),
+        ]
+        for body, detail in cases:
+            self.assertEqual(error_of(self.conn, ROUTE, body).detail, detail)
+
+    def test_module_of_paths(self):
+        self.assertEqual(module_of("pkg/sub/__init__.py"), "pkg.sub")
+        self.assertEqual(module_of("pkg/mod.py"), "pkg.mod")
