@@ -1,0 +1,195 @@
+"""
+Repository context and story (§2.3), answered from code evidence only.
+
+Eshu's lightweight profile refuses these (501); the embedded backend fills what the code
+index can show (counts, languages, entry points, relationship totals, top modules) and
+says in ``partial_reasons``/``limitations`` which platform sections stay empty.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext
+from eshu_mcp.query.local.api.repositories import CONTEXT, require_repository
+from eshu_mcp.query.local.api.repository_rows import catalog_row
+
+TOP_LIMIT = 10
+PLATFORM_GAPS = [
+    "deployment_evidence_unavailable",
+    "consumer_evidence_unavailable",
+    "platform_evidence_unavailable",
+    "workload_evidence_unavailable",
+]
+REASON = "code-derived sections from the embedded index; platform sections need collectors"
+
+
+def _count(conn: sqlite3.Connection, sql: str, *args: Any) -> int:
+    return conn.execute(sql, args).fetchone()[0]
+
+
+def language_breakdown(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
+    """Files per language, most files first."""
+    rows = conn.execute(
+        "SELECT language, COUNT(*) AS n FROM files WHERE repo_id = ? AND language IS NOT NULL"
+        " GROUP BY language ORDER BY n DESC, language",
+        (repo_id,),
+    ).fetchall()
+    return [{"language": row["language"], "file_count": row["n"]} for row in rows]
+
+
+def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
+    """Entities the indexer marked as dead-code roots (mains, handlers, exports)."""
+    rows = conn.execute(
+        "SELECT entity_id, entity_type, entity_name, relative_path, start_line,"
+        " CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.dead_code_root_kinds')"
+        " END AS kinds FROM entities WHERE repo_id = ? AND CASE WHEN json_valid(metadata)"
+        " THEN json_array_length(metadata, '$.dead_code_root_kinds') END > 0"
+        " ORDER BY relative_path, start_line LIMIT ?",
+        (repo_id, TOP_LIMIT),
+    ).fetchall()
+    return [
+        {
+            "entity_id": row["entity_id"],
+            "entity_type": row["entity_type"],
+            "name": row["entity_name"],
+            "relative_path": row["relative_path"],
+            "start_line": row["start_line"],
+            "root_kinds": json.loads(row["kinds"]),
+        }
+        for row in rows
+    ]
+
+
+def relationship_totals(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
+    """Resolved code edges of the repository by type."""
+    return {
+        row[0]: row[1]
+        for row in conn.execute(
+            "SELECT type, COUNT(*) FROM edges WHERE repo_id = ? GROUP BY type ORDER BY type",
+            (repo_id,),
+        )
+    }
+
+
+def top_modules(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
+    """Directories holding the most entities."""
+    rows = conn.execute(
+        "SELECT CASE WHEN instr(relative_path, '/') > 0"
+        " THEN substr(relative_path, 1, instr(relative_path, '/') - 1) ELSE '.' END AS top,"
+        " COUNT(*) AS n FROM entities WHERE repo_id = ? GROUP BY top"
+        " ORDER BY n DESC, top LIMIT ?",
+        (repo_id, TOP_LIMIT),
+    ).fetchall()
+    return [{"path": row["top"], "entity_count": row["n"]} for row in rows]
+
+
+def _external_dependency_count(conn: sqlite3.Connection, repo_id: str) -> int:
+    return _count(
+        conn,
+        "SELECT COUNT(DISTINCT module) FROM imports WHERE repo_id = ? AND is_external = 1",
+        repo_id,
+    )
+
+
+@ROUTES.route("GET", "/repositories/{repo_id}/context")
+def repository_context(ctx: ApiContext) -> Answer:
+    """Code-derived repository context; platform sections are empty and say why."""
+    repo = require_repository(ctx)
+    repo_id = repo["repo_id"]
+    languages = language_breakdown(ctx.conn, repo_id)
+    entries = entry_points(ctx.conn, repo_id)
+    totals = relationship_totals(ctx.conn, repo_id)
+    data = {
+        "repository": catalog_row(repo),
+        "file_count": _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id),
+        "language_breakdown": languages,
+        "api_surface": {"entry_points": entries, "entry_point_count": len(entries)},
+        "consumers": [],
+        "dependency_count": _external_dependency_count(ctx.conn, repo_id),
+        "deployment_evidence": {"state": "unavailable", "reason": "no deployment collector"},
+        "platform_count": 0,
+        "workload_count": 0,
+        "relationship_overview": {"code_edges": totals, "total": sum(totals.values())},
+        "relationships": [],
+        "source_tool_breakdown": {"embedded_git_indexer": len(languages)},
+        "partial_reasons": list(PLATFORM_GAPS),
+    }
+    return Answer(data, ctx.truth(CONTEXT, reason=REASON))
+
+
+def _unavailable(section: str) -> dict[str, Any]:
+    return {
+        "state": "unavailable",
+        "reason": f"embedded backend: no {section} collector configured; empty is not evidence"
+        " of absence",
+    }
+
+
+@ROUTES.route("GET", "/repositories/{repo_id}/story")
+def repository_story(ctx: ApiContext) -> Answer:
+    """A code-only story of the repository with explicit evidence boundaries."""
+    repo = require_repository(ctx)
+    repo_id = repo["repo_id"]
+    files = _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id)
+    entities = _count(ctx.conn, "SELECT COUNT(*) FROM entities WHERE repo_id = ?", repo_id)
+    languages = language_breakdown(ctx.conn, repo_id)
+    entries = entry_points(ctx.conn, repo_id)
+    totals = relationship_totals(ctx.conn, repo_id)
+    modules = top_modules(ctx.conn, repo_id)
+    main = languages[0]["language"] if languages else "no recognised language"
+    story = (
+        f"{repo['name']} holds {files} indexed files and {entities} code entities, mostly"
+        f" {main}; the index resolved {totals.get('CALLS', 0)} call edges and"
+        f" {totals.get('IMPORTS', 0)} import edges."
+    )
+    sections = [
+        {"id": "code_inventory", "title": "Code inventory", "summary": story},
+        {
+            "id": "entry_points",
+            "title": "Entry points",
+            "summary": f"{len(entries)} entities are marked as entry points",
+            "items": entries,
+        },
+        {
+            "id": "layout",
+            "title": "Layout",
+            "summary": "directories holding the most entities",
+            "items": modules,
+        },
+    ]
+    data = {
+        "subject": {"type": "repository", "id": repo_id, "name": repo["name"]},
+        "repository": catalog_row(repo),
+        "story": story,
+        "story_sections": sections,
+        "answer_metadata": {"source": "embedded_index", "profile": "local_lightweight"},
+        "coverage_summary": {
+            "file_count": files,
+            "entity_count": entities,
+            "languages": [item["language"] for item in languages],
+            "code_edges": totals,
+        },
+        "deployment_overview": _unavailable("deployment"),
+        "documentation_overview": _unavailable("documentation"),
+        "gitops_overview": _unavailable("GitOps"),
+        "semantic_overview": _unavailable("semantic extraction"),
+        "support_overview": _unavailable("support or incident"),
+        "drilldowns": [
+            {"tool": "get_repository_stats", "params": {"repo_id": repo_id}},
+            {"tool": "list_repository_files", "params": {"repo_id": repo_id}},
+            {"tool": "find_most_complex_functions", "params": {"repo_id": repo_id}},
+        ],
+        "evidence_boundaries": [
+            "code evidence only: files, entities and resolved code edges of the work tree",
+            "call edges are resolved heuristically; see each edge's resolution_method",
+        ],
+        "limitations": [
+            "no deployment, GitOps, documentation, semantic or support evidence is collected",
+            *PLATFORM_GAPS,
+        ],
+        "truncated": False,
+    }
+    return Answer(data, ctx.truth(CONTEXT, reason=REASON))

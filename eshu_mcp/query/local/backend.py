@@ -1,0 +1,89 @@
+"""
+The embedded query backend: the local index served through :class:`IQueryBackend`.
+
+It owns the bounded reader thread pool the ``/api/v0`` handlers run on, started and
+stopped with the service hierarchy, and answers readiness from the index itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from twisted.application.service import Service
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+from zope.interface import implementer
+
+import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
+from eshu_mcp.query.interfaces import IQueryBackend
+from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.api.routemap import ANSWERED_MODES, route_modes
+
+DEFAULT_READER_THREADS = 2
+
+
+@implementer(IQueryBackend)
+class LocalQueryBackend(Service):
+    """The ``local`` backend: an embedded SQLite index behind the ``/api/v0`` Resource."""
+
+    log = Logger()
+
+    def __init__(
+        self,
+        db_path: str,
+        *,
+        reactor: Any,
+        index_service: Any | None = None,
+        reader_threads: int = DEFAULT_READER_THREADS,
+        deadline: float = 30.0,
+    ) -> None:
+        self.name = "local"
+        self.db_path = str(db_path)
+        self._index_service = index_service
+        self.threadpool = ThreadPool(minthreads=0, maxthreads=reader_threads, name="eshu-query")
+        self.resource = LocalQueryResource(
+            self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
+        )
+
+    def startService(self) -> None:
+        super().startService()
+        self.threadpool.start()
+        self.log.info(
+            "local query backend serving {db_path} on {threads} reader threads",
+            db_path=self.db_path,
+            threads=self.threadpool.max,
+        )
+
+    def stopService(self) -> None:
+        super().stopService()
+        self.threadpool.stop()
+
+    def ready(self) -> bool:
+        """True once any repository has an active generation (or the indexer says so)."""
+        if self._index_service is not None:
+            check = getattr(self._index_service, "ready", None)
+            if callable(check) and check():
+                return True
+        return self._index_has_active_generation()
+
+    def _index_has_active_generation(self) -> bool:
+        from eshu_mcp.query.local.index.store import IndexUnavailable, open_reader
+
+        try:
+            conn = open_reader(self.db_path)
+        except IndexUnavailable:
+            return False
+        try:
+            row = conn.execute(
+                "SELECT 1 FROM repositories WHERE active_generation_id IS NOT NULL LIMIT 1"
+            ).fetchone()
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.close()
+        return row is not None
+
+    def answers(self, method: str, path_template: str) -> bool:
+        """Whether the route map serves this operation for real or from a catalog."""
+        return route_modes().get((method.upper(), path_template)) in ANSWERED_MODES
