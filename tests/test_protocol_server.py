@@ -158,9 +158,19 @@ class ToolsCallTests(SynchronousTestCase):
         server, _ = make_server(RecordingResource(body=b"[1, 2, 3]"))
         client = Client(self, server)
         client.request("initialize", {"protocolVersion": "2025-11-25"})
-        result = client.request("tools/call", {"name": "list_indexed_repositories"})["result"]
+        result = client.request("tools/call", {"name": "list_collectors"})["result"]
         self.assertNotIn("structuredContent", result)
         self.assertEqual(result["content"][0]["text"], "Returned 3 result(s).")
+
+    def test_plain_payload_of_an_envelope_tool_is_wrapped_to_match_its_output_schema(self):
+        server, _ = make_server(RecordingResource(body=b'{"repositories": []}'))
+        client = Client(self, server)
+        client.request("initialize", {"protocolVersion": "2025-06-18"})
+        result = client.request("tools/call", {"name": "list_indexed_repositories"})["result"]
+        self.assertEqual(
+            result["structuredContent"],
+            {"data": {"repositories": []}, "truth": None, "error": None},
+        )
 
     def test_cancelled_notification_cancels_the_call_and_suppresses_its_reply(self):
         resource = RecordingResource(hold=True)

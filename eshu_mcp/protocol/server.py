@@ -80,10 +80,28 @@ def unknown_tool_result(name: str) -> dict:
     return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
 
 
-def adapt_tool_result(result: dict, version: str) -> dict:
-    """Shape a dispatcher result for the revision the client speaks."""
+_ENVELOPE_KEYS = frozenset({"data", "truth", "error"})
+
+
+def adapt_tool_result(result: dict, version: str, *, envelope_tool: bool = False) -> dict:
+    """
+    Shape a dispatcher result for the revision the client speaks.
+
+    Before 2026-07-28 ``structuredContent`` must be an object; a tool that
+    advertises the envelope ``outputSchema`` must answer an envelope, so a
+    plain answer from such a tool is wrapped as ``data`` with no truth claim.
+    """
     structured = result.get("structuredContent")
-    if structured is None or isinstance(structured, dict) or versions.is_modern(version):
+    if structured is None or result.get("isError"):
+        return result
+    if envelope_tool and versions.has_structured_content(version):
+        if not (isinstance(structured, dict) and structured.keys() >= _ENVELOPE_KEYS):
+            return {
+                **result,
+                "structuredContent": {"data": structured, "truth": None, "error": None},
+            }
+        return result
+    if isinstance(structured, dict) or versions.is_modern(version):
         return result
     return {key: value for key, value in result.items() if key != "structuredContent"}
 
@@ -344,8 +362,10 @@ class McpConnection:
             arguments = {}
         if not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, 'invalid params: "arguments" must be an object')
-        if self._server.catalog.get(name) is None:
+        tool = self._server.catalog.get(name)
+        if tool is None:
             return adapt_tool_result(unknown_tool_result(name), version)
+        envelope_tool = bool(getattr(tool, "envelope", False))
         key = request.id_key
         if key in self._in_flight:
             raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
@@ -359,7 +379,7 @@ class McpConnection:
                 return _NO_REPLY
             if isinstance(result, Failure):
                 return result
-            return adapt_tool_result(result, version)
+            return adapt_tool_result(result, version, envelope_tool=envelope_tool)
 
         return call.addBoth(settle)
 
