@@ -1,0 +1,149 @@
+"""
+What each file's imports bind: local names to repository files (or to nothing, when the
+module is external). Feeds the ``import_binding`` tier of call and base resolution.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sqlite3
+from collections import defaultdict
+
+from attrs import frozen
+
+from .modules import ModuleIndex, go_module_paths
+from .parse import python_module_name
+
+
+@frozen
+class Binding:
+    """A local name bound by an import in one file."""
+
+    file_ids: tuple[int, ...]  # () when the module is not in the repository
+    symbol: str | None  # the imported symbol's name; None when the name binds a module
+    line: int
+
+
+@frozen
+class ImportRecord:
+    """One imports row, with what it resolved to."""
+
+    import_id: int
+    file_id: int
+    module: str
+    imported_name: str | None
+    alias: str | None
+    import_type: str | None
+    line: int
+    resolved_file_id: int | None
+
+
+class FileBindings:
+    """Bindings of one repository, per file, plus files whose names are all visible (star)."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, dict[str, Binding]] = defaultdict(dict)
+        self.star: dict[int, list[int]] = defaultdict(list)
+
+    def lookup(self, file_id: int, name: str) -> Binding | None:
+        """The binding of ``name`` (or a dotted receiver) in a file."""
+        return self.names.get(file_id, {}).get(name)
+
+
+def resolve_imports(
+    conn: sqlite3.Connection, repo_id: str
+) -> tuple[list[ImportRecord], FileBindings, ModuleIndex]:
+    """Resolve every import of the repository to a file, update the imports rows, bind names."""
+    files = conn.execute(
+        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall()
+    go_mods = go_module_paths(
+        conn.execute(
+            "SELECT relative_path, content FROM files WHERE repo_id = ?"
+            " AND (relative_path = 'go.mod' OR relative_path LIKE '%/go.mod')",
+            (repo_id,),
+        ).fetchall()
+    )
+    index = ModuleIndex(((r[0], r[1], r[2]) for r in files), go_mods)
+    path_of = {r[0]: (r[1], r[2]) for r in files}
+    rows = conn.execute(
+        "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
+        " resolved_file_id FROM imports WHERE repo_id = ?",
+        (repo_id,),
+    ).fetchall()
+    records = []
+    updates = []
+    bindings = FileBindings()
+    for row in rows:
+        path, language = path_of.get(row[1], ("", None))
+        resolved = index.resolve(language, path, row[2], row[3])
+        if resolved != row[7]:
+            updates.append((resolved, 0 if resolved else 1, row[0]))
+        record = ImportRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], resolved)
+        records.append(record)
+        _bind(bindings, record, language, index, path_of)
+    if updates:
+        conn.executemany(
+            "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
+            updates,
+        )
+    return records, bindings, index
+
+
+def _bind(
+    bindings: FileBindings,
+    record: ImportRecord,
+    language: str | None,
+    index: ModuleIndex,
+    path_of: dict[int, tuple[str, str | None]],
+) -> None:
+    target = (record.resolved_file_id,) if record.resolved_file_id is not None else ()
+    names = bindings.names[record.file_id]
+    module, name, alias, line = record.module, record.imported_name, record.alias, record.line
+    if language == "go":
+        directory = index.go_package_dir(module)
+        files = ()
+        if directory is not None:
+            files = tuple(
+                fid
+                for path, fid in index.by_dir.get(directory, ())
+                if path.endswith(".go") and not path.endswith("_test.go")
+            )
+        local = alias or module.rsplit("/", 1)[-1]
+        if local not in ("_", "."):
+            names[local] = Binding(files, None, line)
+        elif local == ".":
+            bindings.star[record.file_id].extend(files)
+        return
+    if name == "*":
+        if target:
+            bindings.star[record.file_id].extend(target)
+        elif alias:
+            names[alias] = Binding(target, None, line)
+        return
+    if name is None:
+        if language in ("c", "cpp", "ruby", "php"):
+            if target:
+                bindings.star[record.file_id].extend(target)
+            return
+        if language == "python" and alias is None:
+            names[module] = Binding(target, None, line)
+            head = module.split(".", 1)[0]
+            head_file = index.python.get(head)
+            names.setdefault(head, Binding(() if head_file is None else (head_file,), None, line))
+            return
+        local = alias or module.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
+        names[local] = Binding(target, None, line)
+        return
+    if name == "default" and alias:
+        names[alias] = Binding(target, None, line)
+        return
+    is_module = False
+    if language == "python" and record.resolved_file_id is not None:
+        resolved_path = path_of.get(record.resolved_file_id, ("", None))[0]
+        is_module = python_module_name(resolved_path).endswith("." + name) or (
+            posixpath.basename(resolved_path).removesuffix(".py") == name
+            and not resolved_path.endswith("__init__.py")
+        )
+    local = alias or name
+    names[local] = Binding(target, None if is_module else name, line)

@@ -1,0 +1,322 @@
+"""
+Building the ``edges`` table of one repository from raw parser evidence (local-backend §5.5):
+CALLS through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
+repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, CONTAINS and IMPORTS.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import sqlite3
+from collections import defaultdict
+
+from attrs import define
+
+from .bindings import FileBindings, resolve_imports
+from .builtins import is_builtin
+
+CONFIDENCE = {
+    "declared": 0.95,
+    "same_file": 0.95,
+    "import_binding": 0.90,
+    "type_inferred": 0.80,
+    "scope_unique_name": 0.70,
+    "repo_unique_name": 0.50,
+}
+TYPE_LABELS = frozenset(
+    {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
+)
+CALLABLE_TYPES = frozenset({"Class", "Struct", "Record"})
+SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "static", "Self", "@"})
+IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
+
+
+@define
+class _Entity:
+    entity_id: str
+    file_id: int
+    entity_type: str
+    name: str
+    class_context: str | None
+    parent: str | None
+    language: str | None
+
+
+class _Catalog:
+    """Name lookups over one repository's entities."""
+
+    def __init__(self, rows: list, dirs: dict[int, str]) -> None:
+        self.by_id: dict[str, _Entity] = {}
+        self.callables: dict[str, list[_Entity]] = defaultdict(list)
+        self.methods: dict[str, list[_Entity]] = defaultdict(list)
+        self.by_class: dict[tuple[str, str], list[_Entity]] = defaultdict(list)
+        self.types: dict[str, list[_Entity]] = defaultdict(list)
+        self.children: dict[str, list[_Entity]] = defaultdict(list)
+        self.dirs = dirs
+        for row in rows:
+            entity = _Entity(*row)
+            self.by_id[entity.entity_id] = entity
+            if entity.parent:
+                self.children[entity.parent].append(entity)
+            if entity.entity_type == "Function":
+                if entity.class_context:
+                    self.methods[entity.name].append(entity)
+                    self.by_class[(entity.class_context, entity.name)].append(entity)
+                else:
+                    self.callables[entity.name].append(entity)
+            elif entity.entity_type in TYPE_LABELS:
+                self.types[entity.name].append(entity)
+                if entity.entity_type in CALLABLE_TYPES:
+                    self.callables[entity.name].append(entity)
+
+    def in_files(self, pool: list[_Entity], file_ids: tuple[int, ...] | list[int]) -> list:
+        wanted = set(file_ids)
+        return [e for e in pool if e.file_id in wanted]
+
+
+def _pick(
+    pool: list[_Entity], file_id: int, catalog: _Catalog
+) -> tuple[_Entity | None, str | None, str | None]:
+    """Scope tiers over a candidate pool: same file, same directory, whole repository."""
+    if not pool:
+        return None, None, "no_definition"
+    same = [e for e in pool if e.file_id == file_id]
+    if same:
+        return same[0], "same_file", None
+    directory = catalog.dirs.get(file_id)
+    scoped = [e for e in pool if catalog.dirs.get(e.file_id) == directory]
+    if len(scoped) == 1:
+        return scoped[0], "scope_unique_name", None
+    if len(pool) == 1:
+        return pool[0], "repo_unique_name", None
+    return None, None, f"ambiguous:{len(pool)}"
+
+
+def _resolve_call(call, catalog: _Catalog, bindings: FileBindings, language_of: dict):
+    """Return (target entity, method) or (None, unresolved reason)."""
+    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _line = call
+    caller = catalog.by_id.get(caller_id) if caller_id else None
+    context = caller.class_context if caller is not None else None
+    language = language_of.get(file_id)
+    if receiver is None:
+        same = [e for e in catalog.callables.get(name, ()) if e.file_id == file_id]
+        if not same and context and language in IMPLICIT_THIS_LANGUAGES:
+            same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
+        if same:
+            return same[0], "same_file"
+    elif receiver in SELF_RECEIVERS and context:
+        methods = catalog.by_class.get((context, name), [])
+        if methods:
+            local = [e for e in methods if e.file_id == file_id]
+            return (local or methods)[0], "same_file" if local else "type_inferred"
+    binding = bindings.lookup(file_id, receiver if receiver is not None else name)
+    if binding is not None:
+        if not binding.file_ids:
+            return None, "external"
+        if receiver is None:
+            wanted = binding.symbol or name
+            pool = catalog.in_files(catalog.callables.get(wanted, []), binding.file_ids)
+        elif binding.symbol is None:
+            pool = catalog.in_files(catalog.callables.get(name, []), binding.file_ids)
+        else:
+            pool = catalog.by_class.get((binding.symbol, name), [])
+        if pool:
+            return pool[0], "import_binding"
+    elif receiver is None and bindings.star.get(file_id):
+        pool = catalog.in_files(catalog.callables.get(name, []), bindings.star[file_id])
+        if pool:
+            return pool[0], "import_binding"
+    type_name = inferred
+    if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
+        type_name = receiver
+    if type_name:
+        methods = catalog.by_class.get((type_name, name), [])
+        if methods:
+            local = [e for e in methods if e.file_id == file_id]
+            return (local or methods)[0], "type_inferred"
+    if kind in ("constructor_call", "new_expression"):
+        pool = [e for e in catalog.types.get(name, []) if e.entity_type in CALLABLE_TYPES]
+    elif receiver is None:
+        pool = catalog.callables.get(name, [])
+        if context and language in IMPLICIT_THIS_LANGUAGES:
+            pool = pool + catalog.by_class.get((context, name), [])
+    else:
+        pool = catalog.methods.get(name, [])
+    found, method, reason = _pick(pool, file_id, catalog)
+    if found is not None:
+        return found, method
+    if reason == "no_definition" and is_builtin(language, name):
+        return None, "builtin"
+    return None, reason
+
+
+def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> dict:
+    """Rebuild the repository's modules, edges and unresolved_calls; return counts by type."""
+    records, bindings, _index = resolve_imports(conn, repo_id)
+    files = conn.execute(
+        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall()
+    dirs = {r[0]: posixpath.dirname(r[1]) for r in files}
+    language_of = {r[0]: r[2] for r in files}
+    catalog = _Catalog(
+        conn.execute(
+            "SELECT entity_id, file_id, entity_type, entity_name, class_context,"
+            " parent_entity_id, language FROM entities WHERE repo_id = ?",
+            (repo_id,),
+        ).fetchall(),
+        dirs,
+    )
+    conn.execute("DELETE FROM edges WHERE repo_id = ?", (repo_id,))
+    conn.execute(
+        "DELETE FROM unresolved_calls WHERE call_id IN"
+        " (SELECT call_id FROM call_sites WHERE repo_id = ?)",
+        (repo_id,),
+    )
+    edges: list[tuple] = []
+    unresolved: list[tuple[int, str]] = []
+
+    def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
+        edges.append(
+            (
+                repo_id,
+                kind,
+                source,
+                target,
+                call_kind,
+                reason,
+                method,
+                CONFIDENCE[method],
+                line,
+                file_id,
+                generation_id,
+            )
+        )
+
+    for entity in catalog.by_id.values():
+        source = entity.parent or f"file:{entity.file_id}"
+        edge("CONTAINS", source, entity.entity_id, "declared", None, entity.file_id)
+    for call in conn.execute(
+        "SELECT call_id, file_id, caller_entity_id, callee_name, full_name, receiver,"
+        " inferred_type, call_kind, line_number FROM call_sites WHERE repo_id = ?",
+        (repo_id,),
+    ):
+        target, how = _resolve_call(call, catalog, bindings, language_of)
+        if target is None:
+            unresolved.append((call[0], how))
+            continue
+        kind = "constructor_call" if target.entity_type in CALLABLE_TYPES else call[7]
+        source = call[2] or f"file:{call[1]}"
+        edge("CALLS", source, target.entity_id, how, call[8], call[1], kind)
+    _inheritance(conn, repo_id, catalog, bindings, edge)
+    _imports(conn, repo_id, records, catalog, bindings, language_of, edge)
+    conn.executemany(
+        "INSERT OR IGNORE INTO edges (repo_id, type, source_id, target_id, call_kind, reason,"
+        " resolution_method, confidence, line_number, evidence_file_id, generation_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        edges,
+    )
+    conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
+    counts: dict[str, int] = defaultdict(int)
+    for row in edges:
+        counts[row[1]] += 1
+    counts["unresolved_calls"] = len(unresolved)
+    return dict(counts)
+
+
+def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge) -> None:
+    resolved: list[tuple[_Entity, _Entity, str]] = []
+    for entity_id, base_name, kind, file_id in conn.execute(
+        "SELECT entity_id, base_name, kind, file_id FROM bases WHERE repo_id = ?", (repo_id,)
+    ):
+        child = catalog.by_id.get(entity_id)
+        if child is None:
+            continue
+        pool = [e for e in catalog.types.get(base_name, []) if e.entity_id != entity_id]
+        target, method = None, None
+        binding = bindings.lookup(file_id, base_name)
+        if any(e.file_id == file_id for e in pool):
+            target, method = next(e for e in pool if e.file_id == file_id), "same_file"
+        elif binding is not None and binding.file_ids:
+            wanted = binding.symbol or base_name
+            bound = catalog.in_files(catalog.types.get(wanted, []), binding.file_ids)
+            if bound:
+                target, method = bound[0], "import_binding"
+        if target is None and (binding is None or binding.file_ids):
+            target, method, _ = _pick(pool, file_id, catalog)
+        if target is None:
+            continue
+        edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
+        line = conn.execute(
+            "SELECT start_line FROM entities WHERE entity_id = ?", (entity_id,)
+        ).fetchone()[0]
+        edge(edge_type, child.entity_id, target.entity_id, method, line, file_id)
+        resolved.append((child, target, method))
+    for child, base, method in resolved:
+        base_methods = {m.name: m for m in catalog.children.get(base.entity_id, [])}
+        for member in catalog.children.get(child.entity_id, []):
+            overridden = base_methods.get(member.name)
+            if overridden is not None and member.entity_type == "Function":
+                edge(
+                    "OVERRIDES",
+                    member.entity_id,
+                    overridden.entity_id,
+                    method,
+                    None,
+                    member.file_id,
+                )
+
+
+def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, edge) -> None:
+    conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
+    folded: dict[tuple[int, str], list] = defaultdict(list)
+    modules: dict[str, tuple] = {}
+    for record in records:
+        folded[(record.file_id, record.module)].append(record)
+        key = f"{repo_id}|{record.module}"
+        if key not in modules or (modules[key][4] is None and record.resolved_file_id):
+            modules[key] = (
+                key,
+                repo_id,
+                record.module,
+                language_of.get(record.file_id),
+                record.resolved_file_id,
+            )
+        if record.imported_name and record.imported_name not in ("*", "default"):
+            binding = bindings.lookup(record.file_id, record.alias or record.imported_name)
+            if binding is not None and binding.symbol and binding.file_ids:
+                pool = catalog.callables.get(binding.symbol, []) + catalog.types.get(
+                    binding.symbol, []
+                )
+                targets = catalog.in_files(pool, binding.file_ids)
+                if targets:
+                    edge(
+                        "IMPORTS",
+                        f"file:{record.file_id}",
+                        targets[0].entity_id,
+                        "import_binding",
+                        record.line,
+                        record.file_id,
+                    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        list(modules.values()),
+    )
+    for (file_id, module), group in folded.items():
+        names = {(r.imported_name, r.alias) for r in group}
+        reason = None
+        if len(names) == 1:
+            imported_name, alias = next(iter(names))
+            reason = json.dumps({"imported_name": imported_name, "alias": alias})
+        line = min(r.line for r in group)
+        edge(
+            "IMPORTS",
+            f"file:{file_id}",
+            f"{repo_id}|{module}",
+            "declared",
+            line,
+            file_id,
+            None,
+            reason,
+        )
