@@ -75,7 +75,7 @@ class CodeIndex:
                 text,
                 hashlib.sha256(text.encode()).hexdigest(),
                 len(text.encode()),
-                text.count("\n") + 1,
+                len(text.splitlines()),
                 flags.get("is_test", 0),
                 flags.get("is_generated", 0),
             ),

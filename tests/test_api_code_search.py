@@ -210,3 +210,11 @@ class LanguageQueryTests(SynchronousTestCase):
             ).detail,
             'unsupported entity_type "spaceship"',
         )
+
+
+class ShortNeedleTests(SynchronousTestCase):
+    def test_two_character_source_match_uses_the_source_view(self):
+        index, repo = build(self)
+        conn = index.reader()
+        data = call(conn, "/code/search", {"query": "-a", "repo_id": repo}).data
+        self.assertEqual([r["entity_name"] for r in data["results"]], ["PaymentService", "refund"])

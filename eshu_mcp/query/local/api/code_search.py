@@ -101,10 +101,10 @@ def _source_matches(
     conn: sqlite3.Connection, where: str, params: list[Any], query: str, probe: int
 ) -> list[dict[str, Any]]:
     # The trigram index answers LIKE for 3+ characters; shorter needles scan the view.
-    source = "entities_fts" if len(query) >= 3 else "entity_source"
+    source, key = ("entities_fts", "rowid") if len(query) >= 3 else ("entity_source", "rid")
     sql = (
         f"SELECT {ENTITY_COLUMNS} FROM {ENTITY_FROM}"
-        f" WHERE e.rid IN (SELECT rowid FROM {source} WHERE source_cache LIKE ? ESCAPE '\\')"
+        f" WHERE e.rid IN (SELECT {key} FROM {source} WHERE source_cache LIKE ? ESCAPE '\\')"
         f" AND {where} ORDER BY {_ENTITY_ORDER} LIMIT ?"
     )
     return [dict(row) for row in conn.execute(sql, [like_pattern(query), *params, probe])]
