@@ -53,7 +53,7 @@ class HandshakeEraTests(SynchronousTestCase):
             mcp_protocol_version=b"2025-11-25",
         )
         self.assertEqual(reply.status, 200)
-        self.assertEqual(reply.json()["result"]["structuredContent"], {"count": 1})
+        self.assertEqual(reply.json()["result"]["structuredContent"]["data"], {"count": 1})
 
     def test_missing_and_unknown_sessions(self):
         missing = self.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
@@ -176,7 +176,7 @@ class ModernEraTests(SynchronousTestCase):
         }
         good = self.post(message, mcp_method=b"tools/call", mcp_name=b"list_indexed_repositories")
         self.assertEqual(good.status, 200)
-        self.assertEqual(good.json()["result"]["structuredContent"], {"count": 3})
+        self.assertEqual(good.json()["result"]["structuredContent"]["data"], {"count": 3})
         bad = self.post(message, mcp_method=b"tools/call", mcp_name=b"find_code")
         self.assertEqual(bad.status, 400)
         self.assertEqual(bad.json()["error"]["code"], -32020)
