@@ -554,3 +554,83 @@ class CancellationTests(SynchronousTestCase):
         self.assertFalse(request.finished)
         self.assertEqual(channel.transport.written.getvalue(), b"")
         self.assertEqual(reactor.getDelayedCalls(), [])
+
+
+SERVICE = """\
+class PaymentService:
+    def charge(self, amount):
+        return amount
+
+
+def old_refund():
+    pass
+"""
+
+API = """\
+from app.service import PaymentService
+
+
+def create_charge(req):
+    return PaymentService().charge(req)
+"""
+
+
+def rich_index(directory: str) -> dict[str, Any]:
+    """
+    A repository with two generations, a class, callers, refs and fact history, and a
+    second repository without a remote. Returns the ids tests need.
+    """
+    index = ApiIndex(directory)
+    tree = index.root / "trees" / "payments"
+    (tree / ".git").mkdir(parents=True)
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tree / ".git" / "refs" / "heads").mkdir(parents=True)
+    (tree / ".git" / "refs" / "heads" / "main").write_text("a" * 40 + "\n")
+    repo = index.repository(
+        "payments",
+        remote="https://github.com/acme/payments",
+        work_tree=tree,
+        generations=("superseded", "active"),
+    )
+    service = index.file(repo, "app/service.py", SERVICE)
+    cls = index.entity(service, "Class", "PaymentService", 1, 3)
+    charge = index.entity(service, "Function", "charge", 2, 3, class_context="PaymentService")
+    refund = index.entity(
+        service, "Function", "old_refund", 6, 7, metadata={"dead_code_root_kinds": []}
+    )
+    api = index.file(repo, "app/api.py", API)
+    create = index.entity(
+        api, "Function", "create_charge", 4, 5, metadata={"dead_code_root_kinds": ["http_handler"]}
+    )
+    index.file(repo, "web/button.tsx", "export const Button = () => null;\n", language="tsx")
+    index.file(repo, "assets/logo.bin", "", language=None, status="binary")
+    index.edge(repo, "CALLS", create, charge, 5)
+    index.edge(repo, "CALLS", create, cls, 5)
+    index.edge(repo, "CONTAINS", cls, charge, 2)
+    index.ref(repo, "main", "branch", "a" * 40, head=True)
+    index.ref(repo, "old", "branch", "b" * 40)
+    index.ref(repo, "v1.0", "tag", "b" * 40)
+    key = f"file:{repo}:"
+    index.fact(repo, key + "app/service.py", "file", "h1", 1, 2, "updated")
+    index.fact(repo, key + "app/service.py", "file", "h2", 2)
+    index.fact(repo, key + "app/api.py", "file", "h3", 2)
+    index.fact(repo, key + "app/gone.py", "file", "h4", 1, 2, "retired")
+    index.fact(repo, "content_entity:" + charge, "content_entity", "e1", 1)
+    index.fact(repo, "content_entity:old", "content_entity", "e2", 1, 2, "superseded")
+    index.fact(repo, "repository:" + repo, "repository", "r1", 1, 2, "updated")
+    index.fact(repo, "repository:" + repo, "repository", "r2", 2)
+    other = index.repository("ledger")
+    index.file(other, "ledger.go", "package ledger\n\nfunc Charge() {}\n", language="go")
+    index.writer.commit()
+    return {
+        "index": index,
+        "repo": repo,
+        "other": other,
+        "tree": tree,
+        "class": cls,
+        "charge": charge,
+        "create": create,
+        "refund": refund,
+        "since": "gen-payments-1",
+        "active": "gen-payments-2",
+    }

@@ -28,6 +28,8 @@ from eshu_mcp.query.local.api.repository_rows import readable_repositories
 
 CAPABILITY = "code_search.content_search"
 SEARCH_BACKEND = "sqlite_content_store"
+# The read routes report the content store the way Eshu's schema enumerates it.
+READ_BACKEND = "hybrid"
 MAX_OFFSET = 10_000
 SOURCE_CAP = 64 * 1024
 VARIABLE_SOURCE_CAP = 4 * 1024
@@ -128,7 +130,7 @@ def read_file(ctx: ApiContext) -> Answer:
     """One indexed file's full text."""
     _, repo_id, row = _file_target(ctx)
     data = file_row(repo_id, row, row["content"])
-    data["search_backend"] = SEARCH_BACKEND
+    data["search_backend"] = READ_BACKEND
     return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
 
 
@@ -156,7 +158,7 @@ def read_file_lines(ctx: ApiContext) -> Answer:
     )
     data = file_row(repo_id, row, content)
     data["line_count"] = count
-    data["search_backend"] = SEARCH_BACKEND
+    data["search_backend"] = READ_BACKEND
     return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file line lookup"))
 
 
@@ -171,7 +173,7 @@ def read_entity(ctx: ApiContext) -> Answer:
     if row is None or not _readable(ctx, row["repo_id"]):
         raise ApiError(404, "entity not found")
     data = entity_row(row)
-    data["search_backend"] = SEARCH_BACKEND
+    data["search_backend"] = READ_BACKEND
     return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact entity content lookup"))
 
 

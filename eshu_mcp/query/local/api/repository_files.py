@@ -25,7 +25,6 @@ from eshu_mcp.query.local.api.framework import (
 )
 from eshu_mcp.query.local.api.repositories import CONTEXT, require_repository
 from eshu_mcp.query.local.api.repository_rows import (
-    catalog_row,
     language_family,
     repository_refs,
 )
@@ -240,11 +239,11 @@ def _generation(row: sqlite3.Row | None) -> dict[str, Any] | None:
     if row is None:
         return None
     return {
-        "generation_id": row["generation_id"],
+        "id": row["generation_id"],
         "status": row["status"],
-        "freshness_hint": row["freshness_hint"] or "",
-        "observed_at": row["observed_at"],
-        "activated_at": row["activated_at"] or "",
+        "trigger_kind": row["trigger_kind"],
+        "is_delta": bool(row["is_delta"]),
+        "activated_at": row["activated_at"],
     }
 
 
@@ -264,26 +263,46 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     freshness = repository_freshness(ctx.conn, repo)
     expected = ctx.query.get("expected_commit", "").strip()
     indexed = repo["head_commit"] or ""
-    head = current_head(repo["local_path"]) or ""
-    unobserved = bool(expected) and not indexed.startswith(expected)
-    verdict = freshness["state"]
-    if unobserved and verdict == "fresh":
-        verdict = "stale"
-    stage_status = "building" if pending else ("completed" if active else "missing")
+    unobserved = None
+    if pending:
+        verdict = "building"
+    elif active is None:
+        verdict = "unknown"
+    elif expected and not indexed.startswith(expected):
+        verdict = "unobserved"
+        unobserved = {"ref": repo["head_ref"] or "", "target_sha": expected, "received_at": None}
+    elif freshness["state"] == "stale":
+        verdict = "behind"
+    else:
+        verdict = "current"
+    indexed_ok = active is not None
     data = {
         "as_of": freshness.get("observed_at", ""),
         "generation": _generation(active),
-        "observed_at": active["observed_at"] if active else "",
+        "observed_at": active["observed_at"] if active else None,
         "observed_commit": indexed,
-        "outstanding_by_stage": {"index": pending},
-        "repository": catalog_row(repo),
+        "outstanding_by_stage": [
+            {"stage": "index", "status": "building" if pending else "idle", "count": pending}
+        ],
+        "repository": {
+            "id": repo_id,
+            "name": repo["name"],
+            "path": repo["local_path"],
+            "remote_url": repo["remote_url"] or "",
+            "has_remote": bool(repo["has_remote"]),
+        },
         "scope_id": "git-repository-scope:" + repo_id,
         "scoped": True,
-        "shared_enrichment": {"state": "not_applicable"},
-        "stages": [{"stage": "index", "status": stage_status, "outstanding": pending}],
+        "shared_enrichment": {"pending": False, "pending_domains": []},
+        "stages": {
+            "collected": indexed_ok,
+            "reduced": indexed_ok,
+            "projected": indexed_ok,
+            "materialized": indexed_ok,
+        },
         "unobserved_push": unobserved,
         "verdict": verdict,
-        "work_tree_commit": head,
+        "work_tree_commit": current_head(repo["local_path"]) or "",
     }
     return Answer(
         data,

@@ -105,7 +105,7 @@ def repository_context(ctx: ApiContext) -> Answer:
     data = {
         "repository": catalog_row(repo),
         "file_count": _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id),
-        "language_breakdown": languages,
+        "language_breakdown": {item["language"]: item["file_count"] for item in languages},
         "api_surface": {"entry_points": entries, "entry_point_count": len(entries)},
         "consumers": [],
         "dependency_count": _external_dependency_count(ctx.conn, repo_id),
@@ -177,16 +177,15 @@ def repository_story(ctx: ApiContext) -> Answer:
         "gitops_overview": _unavailable("GitOps"),
         "semantic_overview": _unavailable("semantic extraction"),
         "support_overview": _unavailable("support or incident"),
-        "drilldowns": [
-            {"tool": "get_repository_stats", "params": {"repo_id": repo_id}},
-            {"tool": "list_repository_files", "params": {"repo_id": repo_id}},
-            {"tool": "find_most_complex_functions", "params": {"repo_id": repo_id}},
-        ],
-        "evidence_boundaries": [
+        "drilldowns": {
+            "stats": {"tool": "get_repository_stats", "params": {"repo_id": repo_id}},
+            "files": {"tool": "list_repository_files", "params": {"repo_id": repo_id}},
+            "hotspots": {"tool": "find_most_complex_functions", "params": {"repo_id": repo_id}},
+        },
+        "evidence_boundaries": [],
+        "limitations": [
             "code evidence only: files, entities and resolved code edges of the work tree",
             "call edges are resolved heuristically; see each edge's resolution_method",
-        ],
-        "limitations": [
             "no deployment, GitOps, documentation, semantic or support evidence is collected",
             *PLATFORM_GAPS,
         ],

@@ -109,8 +109,8 @@ def _entity_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[di
             "text": row["source_cache"] or "",
             "language": row["language"] or "",
             "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
-            "entity_refs": [row["entity_id"]],
-            "graph_handles": ["entity:" + row["entity_id"]],
+            "entity_refs": [{"entity_id": row["entity_id"], "kind": "code_entity"}],
+            "graph_handles": [{"handle": "entity:" + row["entity_id"], "kind": "entity"}],
         }
         for row in rows
     ]
@@ -227,7 +227,7 @@ def search_semantic(ctx: ApiContext) -> Answer:
             "updated_at": updated_at,
             "truth_scope": truth_scope,
             "freshness": {"state": freshness["state"]},
-            "access_scope": "repository",
+            "access_scope": {"kind": "repository", "repo_id": repo_id},
             "provenance": {
                 "source": "embedded_content_index",
                 "generation_id": repo["active_generation_id"] or "",
@@ -242,7 +242,13 @@ def search_semantic(ctx: ApiContext) -> Answer:
                 "graph_handles": doc["graph_handles"],
                 "truth_scope": truth_scope,
                 "freshness": {"state": freshness["state"]},
-                "ranking_basis": "bm25_term_occurrence",
+                "ranking_basis": {
+                    "baseline_rank": position,
+                    "baseline_score": score,
+                    "final_rank": position,
+                    "graph_boost": 0,
+                    "contributions": [],
+                },
             }
         )
     data: dict[str, Any] = {
@@ -261,13 +267,13 @@ def search_semantic(ctx: ApiContext) -> Answer:
         "corpus_may_be_truncated": may_truncate,
         "retrieval_state": "keyword_only" if fields["mode"] == "keyword" else "hybrid_degraded",
         "facets": {"languages": facets},
-        "rerank": fields["rerank"],
+        "rerank": {"applied": False, "state": "inactive"},
     }
     if results and results[0]["document"]["entity_refs"]:
         data["recommended_next_calls"] = [
             {
                 "tool": "get_entity_content",
-                "params": {"entity_id": results[0]["document"]["entity_refs"][0]},
+                "params": {"entity_id": results[0]["document"]["entity_refs"][0]["entity_id"]},
             }
         ]
     truth = ctx.truth(

@@ -135,7 +135,7 @@ def collectors(ctx: ApiContext) -> Answer:
     row = {
         "collector_kind": "git",
         "runtime_mode": "embedded",
-        "status_category": "active" if health.repository_count else "configured",
+        "status_category": "direct_mode",
         "health": health.state,
         "collector_count": 1,
         "coordinator_registered_count": 0,
