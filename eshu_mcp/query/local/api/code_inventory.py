@@ -1,0 +1,228 @@
+"""
+``POST /code/structure/inventory``: structural inventories of the indexed code.
+
+Each inventory kind is a predicate over ``entities`` and its metadata JSON (decorators,
+docstrings, class context, dead-code root kinds) or, for ``function_count_by_file``, a
+grouping of Functions by file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.code_common import (
+    CONTENT_BACKEND,
+    RequestFields,
+    attach_sources,
+    check_offset,
+    content_entity,
+    entity_label,
+    fetch_entities,
+    file_handle,
+    next_offset,
+    scope_predicate,
+    scope_repository,
+    span_handle,
+)
+from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+
+INVENTORY_KINDS = (
+    "entity",
+    "top_level",
+    "dataclass",
+    "documented",
+    "documented_function",
+    "decorated",
+    "class_with_method",
+    "super_call",
+    "function_count_by_file",
+)
+
+_DECORATOR_TEXT = "CASE WHEN d.type = 'object' THEN COALESCE(json_extract(d.value, '$.name'),"
+_DECORATOR_TEXT += " json_extract(d.value, '$.expression')) ELSE d.value END"
+_DECORATORS = f"SELECT {_DECORATOR_TEXT} AS text FROM json_each(e.metadata, '$.decorators') d"
+_HAS_DOCSTRING = "COALESCE(e.docstring, json_extract(e.metadata, '$.docstring'), '') <> ''"
+_CLASS_CONTEXT = (
+    "COALESCE(e.class_context, json_extract(e.metadata, '$.class_context'),"
+    " json_extract(e.metadata, '$.context'), json_extract(e.metadata, '$.impl_context'), '')"
+)
+_PREDICATES: dict[str, tuple[str, list[Any]]] = {
+    "entity": ("1 = 1", []),
+    "top_level": (f"{_CLASS_CONTEXT} = '' AND e.parent_entity_id IS NULL", []),
+    "dataclass": (
+        "e.entity_type = 'Class' AND (EXISTS (SELECT 1 FROM json_each(e.metadata,"
+        " '$.dead_code_root_kinds') k WHERE k.value = 'python.dataclass_model')"
+        f" OR EXISTS (SELECT 1 FROM ({_DECORATORS}) WHERE text IN ('@dataclass',"
+        " '@dataclasses.dataclass') OR text LIKE '@dataclass(%'"
+        " OR text LIKE '@dataclasses.dataclass(%'))",
+        [],
+    ),
+    "documented": (_HAS_DOCSTRING, []),
+    "documented_function": (f"e.entity_type = 'Function' AND {_HAS_DOCSTRING}", []),
+    "decorated": (f"EXISTS ({_DECORATORS})", []),
+    "class_with_method": (f"e.entity_type = 'Function' AND {_CLASS_CONTEXT} <> ''", []),
+    "super_call": (
+        "e.rid IN (SELECT rid FROM entity_source WHERE source_cache LIKE '%super(%'"
+        " OR source_cache LIKE '%super.%' OR source_cache LIKE '%super::%'"
+        " OR source_cache LIKE '%super %')",
+        [],
+    ),
+}
+
+
+def _request(fields: RequestFields) -> dict[str, Any]:
+    limit = fields.integer("limit", 25)
+    if limit > 200:
+        raise ApiError(400, "limit must be <= 200")
+    req: dict[str, Any] = {
+        key: fields.string(key).strip()
+        for key in (
+            "repo_id",
+            "language",
+            "inventory_kind",
+            "entity_kind",
+            "file_path",
+            "symbol",
+            "decorator",
+            "method_name",
+            "class_name",
+        )
+    }
+    req["limit"] = limit if limit > 0 else 25
+    req["offset"] = check_offset(fields.integer("offset"))
+    kind = req["inventory_kind"] or "entity"
+    if kind not in INVENTORY_KINDS:
+        raise ApiError(400, "inventory_kind must be one of: " + ", ".join(INVENTORY_KINDS))
+    req["inventory_kind"] = kind
+    if kind == "class_with_method" and not req["method_name"]:
+        raise ApiError(400, "method_name is required for class_with_method inventory")
+    req["entity_kind"] = entity_label(req["entity_kind"])
+    if kind == "function_count_by_file" and req["entity_kind"] not in ("", "Function"):
+        raise ApiError(400, "entity_kind must be function for function_count_by_file inventory")
+    if not any(req[k] for k in ("repo_id", "file_path", "language", "entity_kind", "symbol")):
+        raise ApiError(
+            400, "one of repo_id, file_path, language, entity_kind, or symbol is required"
+        )
+    return req
+
+
+def _where(req: dict[str, Any], repo_id: str) -> tuple[str, list[Any]]:
+    where, params = scope_predicate(repo_id, req["language"])
+    predicate, values = _PREDICATES.get(req["inventory_kind"], ("1 = 1", []))
+    where += f" AND ({predicate})"
+    params += values
+    filters = (
+        ("entity_kind", "e.entity_type = ?"),
+        ("file_path", "e.relative_path = ?"),
+        ("symbol", "e.entity_name = ?"),
+        ("method_name", "e.entity_name = ?"),
+        ("class_name", f"{_CLASS_CONTEXT} = ?"),
+    )
+    for key, clause in filters:
+        if req[key]:
+            where += f" AND {clause}"
+            params.append(req[key])
+    if req["decorator"]:
+        wanted = "@" + req["decorator"].lstrip("@")
+        where += (
+            f" AND EXISTS (SELECT 1 FROM ({_DECORATORS}) WHERE text = ? OR text LIKE ? ESCAPE '\\')"
+        )
+        params += [wanted, wanted.replace("%", "\\%").replace("_", "\\_") + "(%"]
+    return where, params
+
+
+def inventory(
+    conn: sqlite3.Connection, req: dict[str, Any], repo_id: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """The inventory rows of one kind (``limit+1`` probe)."""
+    limit, offset = req["limit"], req["offset"]
+    where, params = _where(
+        {**req, "inventory_kind": "entity"}
+        if req["inventory_kind"] == "function_count_by_file"
+        else req,
+        repo_id,
+    )
+    kind = req["inventory_kind"]
+    if kind == "function_count_by_file":
+        rows = conn.execute(
+            "SELECT e.repo_id, e.relative_path, e.language, COUNT(*) AS function_count"
+            f" FROM entities e WHERE {where} AND e.entity_type = 'Function'"
+            " GROUP BY e.repo_id, e.relative_path"
+            " ORDER BY function_count DESC, e.repo_id, e.relative_path LIMIT ? OFFSET ?",
+            [*params, limit + 1, offset],
+        ).fetchall()
+        results = [
+            {
+                "repo_id": row["repo_id"],
+                "file_path": row["relative_path"],
+                "relative_path": row["relative_path"],
+                "language": row["language"] or "",
+                "function_count": row["function_count"],
+                "match_kind": kind,
+                "rank": rank,
+                "source_backend": CONTENT_BACKEND,
+                "source_handle": file_handle(row["repo_id"], row["relative_path"]),
+            }
+            for rank, row in enumerate(rows[:limit], start=offset + 1)
+        ]
+        return results, len(rows) > limit
+    rows = fetch_entities(
+        conn,
+        where,
+        params,
+        "e.repo_id, e.relative_path, e.start_line, e.entity_name",
+        limit + 1,
+        offset,
+    )
+    attach_sources(conn, rows[:limit])
+    results = []
+    for rank, row in enumerate(rows[:limit], start=offset + 1):
+        item = content_entity(row)
+        item.pop("labels")
+        item.update(
+            match_kind=kind,
+            rank=rank,
+            source_backend=CONTENT_BACKEND,
+            source_handle=span_handle(
+                row["repo_id"], row["relative_path"], row["start_line"], row["end_line"]
+            ),
+        )
+        if row["class_context"]:
+            item["class_name"] = row["class_context"]
+        results.append(item)
+    return results, len(rows) > limit
+
+
+@ROUTES.route("POST", "/code/structure/inventory")
+def structure_inventory(ctx: ApiContext) -> Answer:
+    """MCP ``inspect_code_inventory``: entities matching a structural predicate."""
+    req = _request(RequestFields.of(ctx))
+    repo_id = scope_repository(ctx, req["repo_id"])
+    results, truncated = inventory(ctx.conn, req, repo_id)
+    data = {
+        **{
+            k: req[k]
+            for k in (
+                "inventory_kind",
+                "language",
+                "entity_kind",
+                "file_path",
+                "symbol",
+                "decorator",
+                "method_name",
+                "class_name",
+            )
+        },
+        "repo_id": repo_id,
+        "results": results,
+        "matches": results,
+        "count": len(results),
+        "limit": req["limit"],
+        "offset": req["offset"],
+        "truncated": truncated,
+        "next_offset": next_offset(req["offset"], len(results), truncated),
+        "source_backend": CONTENT_BACKEND,
+    }
+    truth = ctx.truth("code_inventory.structural", reason="resolved from the embedded entity index")
+    return Answer(data, truth)
