@@ -1,0 +1,148 @@
+"""Tests for the content routes: file, line and entity reads; file and entity search."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.api.content import cap_source, like_pattern, select_lines
+from tests.test_api_resource import ApiClient, rich_index
+
+
+class ContentCase(SynchronousTestCase):
+    def setUp(self):
+        self.ids = rich_index(self.mktemp())
+        self.client = ApiClient(self, self.ids["index"].path)
+
+    def post(self, path, body, **kwargs):
+        return self.client.post("/content" + path, body, **kwargs)
+
+
+class ReadFileTests(ContentCase):
+    def test_file_read_returns_content_hash_and_truth(self):
+        body = self.post(
+            "/files/read", {"repo_id": "payments", "relative_path": "app/api.py"}, envelope=True
+        ).json()
+        data = body["data"]
+        self.assertEqual(data["repo_id"], self.ids["repo"])
+        self.assertEqual(data["line_count"], 5)
+        self.assertEqual(data["language"], "python")
+        self.assertEqual(len(data["content_hash"]), 64)
+        self.assertEqual(body["truth"]["capability"], "code_search.content_search")
+        self.assertEqual(body["truth"]["level"], "derived")
+
+    def test_missing_fields_are_400_in_order(self):
+        first = self.post("/files/read", {"relative_path": "x"}).json()
+        self.assertEqual(first["detail"], "repo_id is required")
+        second = self.post("/files/read", {"repo_id": "payments"}).json()
+        self.assertEqual(second["detail"], "relative_path is required")
+
+    def test_unknown_file_and_repository_are_404(self):
+        missing = self.post("/files/read", {"repo_id": "payments", "relative_path": "nope.py"})
+        self.assertEqual((missing.status, missing.json()["detail"]), (404, "file not found"))
+        unknown = self.post("/files/read", {"repo_id": "nope", "relative_path": "a.py"})
+        self.assertEqual(unknown.status, 404)
+        self.assertIn('repository selector "nope"', unknown.json()["detail"])
+
+    def test_traversal_paths_are_refused_before_any_lookup(self):
+        for path in ("../secret", "/etc/passwd", "app/../../x", "x\x00y"):
+            response = self.post("/files/read", {"repo_id": "payments", "relative_path": path})
+            self.assertEqual(response.status, 400, path)
+            self.assertEqual(response.json()["error"], "Bad Request")
+
+    def test_dot_segments_inside_the_tree_normalise(self):
+        response = self.post(
+            "/files/read", {"repo_id": "payments", "relative_path": "./app//api.py"}
+        )
+        self.assertEqual(response.json()["relative_path"], "app/api.py")
+
+
+class LinesTests(ContentCase):
+    def lines(self, start, end):
+        return self.post(
+            "/files/lines",
+            {
+                "repo_id": self.ids["repo"],
+                "relative_path": "app/service.py",
+                "start_line": start,
+                "end_line": end,
+            },
+        ).json()
+
+    def test_selected_lines_are_joined_and_counted(self):
+        data = self.lines(2, 3)
+        self.assertEqual(data["content"], "    def charge(self, amount):\n        return amount")
+        self.assertEqual(data["line_count"], 2)
+
+    def test_out_of_range_bounds_clamp_like_eshu(self):
+        self.assertEqual(self.lines(0, 1)["line_count"], 1)
+        self.assertEqual(self.lines(6, 0)["content"], "def old_refund():\n    pass")
+        self.assertEqual(self.lines(6, 99)["line_count"], 2)
+
+    def test_start_past_the_end_is_empty_200(self):
+        data = self.lines(50, 60)
+        self.assertEqual((data["content"], data["line_count"]), ("", 0))
+
+    def test_select_lines_handles_missing_trailing_newline(self):
+        self.assertEqual(select_lines("a\nb", 2, 2), ("b", 1))
+
+
+class EntityReadTests(ContentCase):
+    def test_entity_source_comes_from_the_file_span(self):
+        data = self.post("/entities/read", {"entity_id": self.ids["charge"]}).json()
+        self.assertEqual(data["entity_name"], "charge")
+        self.assertEqual(data["entity_type"], "Function")
+        self.assertEqual(
+            data["source_cache"], "    def charge(self, amount):\n        return amount"
+        )
+        self.assertEqual(data["metadata"], {})
+
+    def test_entity_id_is_required_and_unknown_is_404(self):
+        self.assertEqual(self.post("/entities/read", {}).json()["detail"], "entity_id is required")
+        response = self.post("/entities/read", {"entity_id": "content-entity:e_000000000000"})
+        self.assertEqual((response.status, response.json()["detail"]), (404, "entity not found"))
+
+    def test_variable_source_is_capped_at_4_kib(self):
+        text, extra = cap_source("Variable", "x" * 5000)
+        self.assertEqual(len(text), 4096)
+        self.assertEqual(extra["source_cache_original_bytes"], 5000)
+        self.assertEqual(cap_source("Function", "short"), ("short", {}))
+
+
+class SearchTests(ContentCase):
+    def test_file_search_is_case_insensitive_and_ordered(self):
+        data = self.post("/files/search", {"query": "PAYMENTSERVICE"}).json()
+        self.assertEqual(
+            [r["relative_path"] for r in data["results"]], ["app/api.py", "app/service.py"]
+        )
+        self.assertEqual(data["matches"], data["results"])
+        self.assertTrue(all(r["content"] == "" for r in data["results"]))
+        self.assertEqual(data["source_backend"], "sqlite_content_store")
+
+    def test_short_queries_scan_without_the_trigram_index(self):
+        data = self.post("/files/search", {"query": "=>", "repo_id": "payments"}).json()
+        self.assertEqual([r["relative_path"] for r in data["results"]], ["web/button.tsx"])
+
+    def test_like_wildcards_are_literal(self):
+        self.assertEqual(like_pattern("50%_a\\"), "%50\\%\\_a\\\\%")
+        data = self.post("/files/search", {"query": "%"}).json()
+        self.assertEqual(data["count"], 0)
+
+    def test_limit_probe_and_offset_page_the_results(self):
+        first = self.post("/files/search", {"query": "charge", "limit": 1}).json()
+        self.assertEqual((first["count"], first["truncated"]), (1, True))
+        second = self.post("/files/search", {"query": "charge", "limit": 1, "offset": 1}).json()
+        self.assertNotEqual(first["results"], second["results"])
+
+    def test_query_and_offset_validation(self):
+        self.assertEqual(self.post("/files/search", {}).json()["detail"], "query is required")
+        response = self.post("/files/search", {"query": "abc", "offset": 10001})
+        self.assertEqual(response.json()["detail"], "offset exceeds maximum of 10000")
+
+    def test_repo_ids_scope_the_search(self):
+        data = self.post("/files/search", {"query": "charge", "repo_ids": ["ledger"]}).json()
+        self.assertEqual([r["relative_path"] for r in data["results"]], ["ledger.go"])
+
+    def test_entity_search_matches_source_text(self):
+        data = self.post("/entities/search", {"query": "return amount"}).json()
+        self.assertEqual([r["entity_name"] for r in data["results"]], ["PaymentService", "charge"])
+        self.assertIn("return amount", data["results"][1]["source_cache"])
