@@ -307,7 +307,7 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     return Answer(
         data,
         ctx.truth(
-            "freshness.generation_lifecycle",
+            "repository_freshness.status",
             basis="runtime_state",
             reason="compared the work tree HEAD with the active generation",
             freshness=freshness,
