@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""
+Query latency on a real index: the installed Twisted sources, indexed into a temporary
+database, queried in process (straight through the /api/v0 Resource) and over MCP (a
+JSON-RPC tools/call through the protocol core, dispatch and the same Resource).
+
+Each scenario runs N sequential calls after a warm-up; the report gives p50/p99 in
+milliseconds per round, the median of the rounds, and each figure as a ratio to a
+baseline measured in the same run (GET /api/v0/health through the same path), since
+absolute numbers on a shared machine drift.
+
+    python scripts/bench_query.py [--calls 200] [--rounds 3] [--keep DIR]
+"""
+
+import argparse
+import itertools
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from twisted.internet import defer, task
+
+from eshu_mcp.dispatch.inprocess import InProcessDispatcher
+from eshu_mcp.dispatch.routes import Route, resolve_route
+from eshu_mcp.protocol.server import CallContext
+from eshu_mcp.query.local.backend import LocalQueryBackend
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.service import ServerSettings, build_mcp_server
+
+SCENARIOS = {
+    "find_code": {"query": "Deferred", "limit": 10},
+    "find_symbol": {"symbol": "callLater"},
+    "callers": {"query_type": "find_callers", "target": "callLater"},
+    "call_chain": {"query_type": "call_chain", "target": "run->stop"},
+    "dead_code": {"query_type": "dead_code", "limit": 50},
+    "file_lines": None,  # filled in once the repository id is known
+}
+MESSAGE_IDS = itertools.count(1)
+TOOL_FOR = {
+    "find_code": "find_code",
+    "find_symbol": "find_symbol",
+    "callers": "analyze_code_relationships",
+    "call_chain": "analyze_code_relationships",
+    "dead_code": "analyze_code_relationships",
+    "file_lines": "get_file_lines",
+}
+
+
+def twisted_sources(into: Path) -> Path:
+    """Copy the installed twisted package into a fresh git repository."""
+    import twisted
+
+    repo = into / "twisted-sources"
+    shutil.copytree(
+        Path(twisted.__file__).parent,
+        repo / "twisted",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
+    return repo
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p50 = ordered[len(ordered) // 2]
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return p50 * 1000, p99 * 1000
+
+
+async def time_calls(make_call, calls: int) -> list[float]:
+    for _ in range(min(20, calls)):
+        await make_call()
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await make_call()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def run(reactor, options) -> None:
+    workdir = Path(options.keep or tempfile.mkdtemp(prefix="eshu-bench-query-"))
+    db = workdir / "index.sqlite"
+    if not db.exists():
+        repo = twisted_sources(workdir)
+        print(f"indexing {repo} ...", file=sys.stderr)
+        index_repositories(db, [repo])
+    backend = LocalQueryBackend(str(db), reactor=reactor)
+    backend.startService()
+    try:
+        dispatcher = InProcessDispatcher(backend.resource, reactor)
+        server = build_mcp_server(
+            backend.resource,
+            clock=reactor,
+            settings=ServerSettings(toolsets="all"),
+            backend=backend,
+        )
+        connection = server.connection(default_version="2025-11-25")
+        repos = await dispatcher.call("list_indexed_repositories", {})
+        repo_id = repos["structuredContent"]["data"]["repositories"][0]["id"]
+        scenarios = dict(SCENARIOS)
+        scenarios["file_lines"] = {
+            "repo_id": repo_id,
+            "relative_path": "twisted/internet/defer.py",
+            "start_line": 40,
+            "end_line": 80,
+        }
+        baseline = Route("GET", "/api/v0/health", {}, None)
+        rows: dict[str, dict[str, list]] = {}
+        for _ in range(options.rounds):
+            base = await time_calls(lambda: dispatcher.request(baseline), options.calls)
+            base_p50, _ = percentiles(base)
+            for name, args in scenarios.items():
+                tool = TOOL_FOR[name]
+                route = resolve_route(tool, args)
+                direct = await time_calls(
+                    lambda route=route: dispatcher.request(route), options.calls
+                )
+
+                def over_mcp(tool=tool, args=args, ids=MESSAGE_IDS):
+                    message = {
+                        "jsonrpc": "2.0",
+                        "id": next(ids),
+                        "method": "tools/call",
+                        "params": {"name": tool, "arguments": args},
+                    }
+                    return connection.handle(message, CallContext(transport="bench"))
+
+                mcp = await time_calls(over_mcp, options.calls)
+                entry = rows.setdefault(name, {"in_process": [], "mcp": [], "baseline": []})
+                entry["in_process"].append(percentiles(direct))
+                entry["mcp"].append(percentiles(mcp))
+                entry["baseline"].append(base_p50)
+        print(
+            f"{'scenario':<12} {'in-process p50/p99 ms':>24} {'over MCP p50/p99 ms':>22}"
+            f" {'p50 ratio to baseline':>22}"
+        )
+        report = {}
+        for name, entry in rows.items():
+            inproc = [statistics.median(x) for x in zip(*entry["in_process"], strict=True)]
+            mcp = [statistics.median(x) for x in zip(*entry["mcp"], strict=True)]
+            base = statistics.median(entry["baseline"])
+            report[name] = {"in_process_ms": inproc, "mcp_ms": mcp, "baseline_p50_ms": base}
+            print(
+                f"{name:<12} {inproc[0]:>11.2f} / {inproc[1]:>8.2f}"
+                f" {mcp[0]:>10.2f} / {mcp[1]:>8.2f}"
+                f" {inproc[0] / base:>10.1f}x / {mcp[0] / base:>5.1f}x"
+            )
+        baseline_p50 = statistics.median(rows["find_code"]["baseline"])
+        print(f"baseline (GET /api/v0/health in process) p50 {baseline_p50:.3f} ms")
+        if options.json:
+            print(json.dumps(report))
+    finally:
+        await defer.maybeDeferred(backend.stopService)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", help="reuse or keep the index in this folder")
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    task.react(lambda reactor: defer.ensureDeferred(run(reactor, options)))
+
+
+if __name__ == "__main__":
+    main()
