@@ -118,32 +118,28 @@ def record_failure(
 
 def payload_hash(*parts: str) -> str:
     """The hash stored in fact_versions.payload_hash."""
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:16]
 
 
 class FactLedger:
     """
-    Applies one generation's fact changes to ``fact_versions``.
+    Collects one generation's fact changes and applies them to ``fact_versions`` in bulk.
 
-    Keys not mentioned stay live and unchanged (files the run did not re-read).
+    Keys not mentioned stay live and unchanged (files the run did not re-read). Call
+    :meth:`flush` before the transaction commits.
     """
 
     def __init__(self, conn: sqlite3.Connection, repo_id: str, seq: int) -> None:
         self.conn = conn
         self.repo_id = repo_id
         self.seq = seq
-
-    def _live(self, key: str) -> str | None:
-        row = self.conn.execute(
-            "SELECT payload_hash FROM fact_versions"
-            " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
-            (self.repo_id, key),
-        ).fetchone()
-        return None if row is None else row[0]
+        self._closes: list[tuple[int, str, str, str]] = []
+        self._opens: list[tuple[str, str, str, str, int]] = []
 
     def observe(self, key: str, kind: str, payload: str) -> None:
         """Record the fact as live with this payload: open, update, or leave unchanged."""
-        self.observe_known(key, kind, payload, self._live(key))
+        self.observe_known(key, kind, payload, self.live_payloads([key]).get(key))
 
     def observe_known(self, key: str, kind: str, payload: str, current: str | None) -> None:
         """Like :meth:`observe` when the live payload (or None) is already known."""
@@ -151,21 +147,26 @@ class FactLedger:
             return
         if current is not None:
             self.close(key, "updated")
-        self.conn.execute(
-            "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
-            " valid_from) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT(repo_id, stable_fact_key, valid_from) DO UPDATE SET"
-            " payload_hash = excluded.payload_hash, valid_to = NULL, end_reason = NULL",
-            (self.repo_id, key, kind, payload, self.seq),
-        )
+        self._opens.append((self.repo_id, key, kind, payload, self.seq))
 
     def close(self, key: str, reason: str) -> None:
         """End the live version of a key: 'updated', 'retired' or 'superseded'."""
-        self.conn.execute(
+        self._closes.append((self.seq, reason, self.repo_id, key))
+
+    def flush(self) -> None:
+        """Write the collected closes, then the new versions."""
+        self.conn.executemany(
             "UPDATE fact_versions SET valid_to = ?, end_reason = ?"
             " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
-            (self.seq, reason, self.repo_id, key),
+            self._closes,
         )
+        self.conn.executemany(
+            "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
+            " valid_from) VALUES (?, ?, ?, ?, ?)",
+            self._opens,
+        )
+        self._closes.clear()
+        self._opens.clear()
 
     def live_payloads(self, keys: list[str]) -> dict[str, str]:
         """Live payload hashes of many keys at once."""

@@ -323,6 +323,7 @@ def _write(
         writer.record_entity_facts(ledger, old_ids, {}, file_deleted=True)
         ledger.close(file_key(repo_id, path), "retired")
     added, modified = [], []
+    file_facts: list[tuple[str, str]] = []
     entities = 0
     for walked, result in parsed:
         row = existing.get(walked.relative_path)
@@ -340,12 +341,16 @@ def _write(
         payloads = writer.write_extraction(conn, repo_id, pending.generation_id, file_id, result)
         entities += len(payloads)
         writer.record_entity_facts(ledger, old_ids, payloads, file_deleted=False)
-        ledger.observe(
-            file_key(repo_id, walked.relative_path),
-            "file",
-            payload_hash(result.content_hash, result.language or ""),
+        file_facts.append(
+            (
+                file_key(repo_id, walked.relative_path),
+                payload_hash(result.content_hash, result.language or ""),
+            )
         )
         (added if row is None else modified).append(walked.relative_path)
+    live = ledger.live_payloads([key for key, _ in file_facts])
+    for key, payload in file_facts:
+        ledger.observe_known(key, "file", payload, live.get(key))
     ledger.observe(
         repository_key(repo_id),
         "repository",
@@ -373,6 +378,7 @@ def _write(
         " VALUES (?, ?, ?, ?, ?)",
         [(repo_id, r.name, r.kind, r.commit_sha, int(r.is_head)) for r in tree.refs],
     )
+    ledger.flush()
     ledger.prune()
     size = sum(r.byte_size for _, r in parsed)
     return added, modified, entities, edges, size

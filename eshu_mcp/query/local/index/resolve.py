@@ -41,6 +41,7 @@ class _Entity:
     class_context: str | None
     parent: str | None
     language: str | None
+    line: int
 
 
 class _Catalog:
@@ -162,7 +163,7 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
     catalog = _Catalog(
         conn.execute(
             "SELECT entity_id, file_id, entity_type, entity_name, class_context,"
-            " parent_entity_id, language FROM entities WHERE repo_id = ?",
+            " parent_entity_id, language, start_line FROM entities WHERE repo_id = ?",
             (repo_id,),
         ).fetchall(),
         dirs,
@@ -175,8 +176,13 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
     )
     edges: list[tuple] = []
     unresolved: list[tuple[int, str]] = []
+    seen: set[tuple] = set()
 
     def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
+        identity = (kind, source, target, line)
+        if identity in seen:
+            return
+        seen.add(identity)
         edges.append(
             (
                 repo_id,
@@ -189,7 +195,7 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
                 CONFIDENCE[method],
                 line,
                 file_id,
-                generation_id,
+                "",
             )
         )
 
@@ -211,7 +217,7 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
     _inheritance(conn, repo_id, catalog, bindings, edge)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge)
     conn.executemany(
-        "INSERT OR IGNORE INTO edges (repo_id, type, source_id, target_id, call_kind, reason,"
+        "INSERT INTO edges (repo_id, type, source_id, target_id, call_kind, reason,"
         " resolution_method, confidence, line_number, evidence_file_id, generation_id)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         edges,
@@ -247,10 +253,7 @@ def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge)
         if target is None:
             continue
         edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
-        line = conn.execute(
-            "SELECT start_line FROM entities WHERE entity_id = ?", (entity_id,)
-        ).fetchone()[0]
-        edge(edge_type, child.entity_id, target.entity_id, method, line, file_id)
+        edge(edge_type, child.entity_id, target.entity_id, method, child.line, file_id)
         resolved.append((child, target, method))
     for child, base, method in resolved:
         base_methods = {m.name: m for m in catalog.children.get(base.entity_id, [])}

@@ -21,7 +21,9 @@
 --     file); history lives in generations + fact_versions.
 --
 -- Differences from the design proposal (research/local-backend/schema.sql), for index size
--- (target <= 4 bytes of index per byte of source):
+-- (target <= 4 bytes of index per byte of source): no secondary indexes that the indexer
+-- does not need (scans over one repository's rows are milliseconds), no UNIQUE index on edges,
+-- short payload hashes, no repeated generation ids on edges, and:
 --   * file bodies are stored once, in files.content; FTS5 indexes are external-content with
 --     tokenize='trigram' and detail='none' (about 0.2 bytes per source byte instead of ~2.2
 --     for detail='full'). With detail='none', FTS5 phrase MATCH queries are NOT available:
@@ -218,11 +220,10 @@ CREATE TABLE IF NOT EXISTS entities (
     is_test                INTEGER NOT NULL DEFAULT 0,
     is_generated           INTEGER NOT NULL DEFAULT 0,
     signature              TEXT,                 -- the definition's header, e.g. 'def charge(self, amount)'
-    docstring              TEXT,                 -- Python docstring / leading doc comment, capped at 4 KiB
+    docstring              TEXT,                 -- always NULL (size): the docstring is metadata.docstring
     metadata               TEXT NOT NULL DEFAULT '{}',
     generation_id          TEXT NOT NULL         -- generation that last (re)wrote the row
 );
-CREATE INDEX IF NOT EXISTS entities_repo_name ON entities (repo_id, entity_name, relative_path);
 CREATE INDEX IF NOT EXISTS entities_name ON entities (entity_name);
 CREATE INDEX IF NOT EXISTS entities_repo_type ON entities (repo_id, entity_type);
 CREATE INDEX IF NOT EXISTS entities_file_line ON entities (file_id, start_line);
@@ -243,7 +244,7 @@ CREATE VIEW IF NOT EXISTS entity_source (rid, entity_id, file_id, entity_name, s
 CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5(
     entity_name, source_cache,
     content='entity_source', content_rowid='rid',
-    tokenize='trigram', detail='none'
+    tokenize='trigram', detail='none', columnsize=0
 );
 
 -- ---------------------------------------------------------------- raw parser evidence
@@ -265,8 +266,6 @@ CREATE TABLE IF NOT EXISTS call_sites (
     arg_count         INTEGER,
     line_number       INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS call_sites_repo_callee ON call_sites (repo_id, callee_name);
-CREATE INDEX IF NOT EXISTS call_sites_caller ON call_sites (caller_entity_id);
 CREATE INDEX IF NOT EXISTS call_sites_file ON call_sites (file_id);
 
 -- One row per imported name (Python 'from a import b, c' is two rows; 'import a' one row).
@@ -316,7 +315,8 @@ CREATE TABLE IF NOT EXISTS bases (
 
 -- ---------------------------------------------------------------- resolved code graph
 
--- Resolved relationships, rebuilt for the whole repository by every generation.
+-- Resolved relationships, rebuilt for the whole repository by every generation; one row per
+-- (type, source_id, target_id, line_number) (deduplicated by the indexer).
 -- Node ids in source_id/target_id:
 --   entity   'content-entity:e_...'    (entities.entity_id)
 --   file     'file:' || files.file_id
@@ -349,12 +349,10 @@ CREATE TABLE IF NOT EXISTS edges (
     confidence         REAL,
     line_number        INTEGER,                  -- evidence line (call site, import, class header)
     evidence_file_id   INTEGER,
-    generation_id      TEXT NOT NULL,
-    UNIQUE (type, source_id, target_id, line_number)
+    generation_id      TEXT NOT NULL             -- always '' (size): edges belong to repositories.active_generation_id
 );
 CREATE INDEX IF NOT EXISTS edges_out ON edges (source_id, type);
 CREATE INDEX IF NOT EXISTS edges_in ON edges (target_id, type);
-CREATE INDEX IF NOT EXISTS edges_repo_type ON edges (repo_id, type);
 
 -- Why a call site produced no CALLS edge:
 --   external (bound by an import of a non-repository module) | builtin (language builtin) |
@@ -407,11 +405,9 @@ CREATE TABLE IF NOT EXISTS fact_versions (
     repo_id          TEXT NOT NULL,
     stable_fact_key  TEXT NOT NULL,
     fact_kind        TEXT NOT NULL,
-    payload_hash     TEXT NOT NULL,
+    payload_hash     TEXT NOT NULL,              -- first 16 hex digits of a sha256 over the payload
     valid_from       INTEGER NOT NULL,
     valid_to         INTEGER,
     end_reason       TEXT,
     PRIMARY KEY (repo_id, stable_fact_key, valid_from)
 );
-CREATE INDEX IF NOT EXISTS fact_versions_live ON fact_versions (repo_id, valid_to);
-CREATE INDEX IF NOT EXISTS fact_versions_kind ON fact_versions (repo_id, fact_kind, valid_from);

@@ -96,6 +96,7 @@ def write_extraction(
     seen: set[str] = set()
     rows = []
     payloads: dict[str, str] = {}
+    fts_rows = []
     source = parsed.content.encode("utf-8") if parsed.entities else b""
     for entity in parsed.entities:
         eid = entity_id(
@@ -130,13 +131,14 @@ def write_extraction(
                 int(parsed.is_test),
                 int(parsed.is_generated),
                 entity["signature"],
-                entity["docstring"],
+                None,  # docstring lives in metadata only (index size)
                 metadata,
                 generation_id,
             )
         )
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
         payloads[eid] = payload_hash(body, metadata)
+        fts_rows.append((eid, entity["entity_name"], body))
     if rows:
         conn.executemany(
             "INSERT INTO entities (entity_id, repo_id, file_id, relative_path, entity_type,"
@@ -146,10 +148,12 @@ def write_extraction(
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
-        conn.execute(
-            "INSERT INTO entities_fts (rowid, entity_name, source_cache)"
-            " SELECT rid, entity_name, source_cache FROM entity_source WHERE file_id = ?",
-            (file_id,),
+        rids = dict(
+            conn.execute("SELECT entity_id, rid FROM entities WHERE file_id = ?", (file_id,))
+        )
+        conn.executemany(
+            "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
+            [(rids[eid], name, body) for eid, name, body in fts_rows],
         )
     if parsed.calls:
         conn.executemany(
