@@ -49,8 +49,8 @@ def shortest_paths(
             clause, params = in_clause("source_id", frontier[chunk : chunk + 500])
             for source, target in conn.execute(
                 f"SELECT source_id, target_id FROM edges WHERE {clause} AND type = 'CALLS'"
-                " ORDER BY source_id, target_id",
-                params,
+                " ORDER BY source_id, target_id LIMIT ?",
+                [*params, MAX_EXPANSIONS + 1],
             ):
                 if target in parents:
                     continue

@@ -146,20 +146,20 @@ def scan(
         " LEFT JOIN repositories r ON r.repo_id = e.repo_id"
         " LEFT JOIN entities p ON p.entity_id = e.parent_entity_id"
         f" WHERE {where} ORDER BY e.repo_id, e.relative_path, e.start_line, e.entity_id"
-        " LIMIT ? OFFSET ?"
+        " LIMIT ?"
     )
+    # One ordered read of the whole scan window (plus a probe row), classified page by
+    # page: the pages keep Eshu's accounting without re-sorting the candidates per page.
+    scan_limit = page_size * SCAN_PAGES
+    rows = [dict(r) for r in conn.execute(sql, [*params, scan_limit + 1])]
+    truncated = len(rows) > scan_limit
+    rows = rows[:scan_limit]
     candidates: list[Candidate] = []
-    pages = rows_seen = 0
-    full = False
-    while pages < SCAN_PAGES:
-        batch = [dict(r) for r in conn.execute(sql, [*params, page_size, pages * page_size])]
+    pages = 0
+    for start in range(0, max(len(rows), 1), page_size):
         pages += 1
-        rows_seen += len(batch)
-        candidates += _classify_page(conn, batch, excluded_decorators)
-        full = len(batch) == page_size
-        if not full:
-            break
-    truncated = full and pages == SCAN_PAGES
+        candidates += _classify_page(conn, rows[start : start + page_size], excluded_decorators)
+    rows_seen = len(rows)
     return Scan(candidates, page_size, pages, rows_seen, truncated)
 
 
@@ -168,7 +168,10 @@ def _classify_page(
 ) -> list[Candidate]:
     if not batch:
         return []
-    attach_sources(conn, batch)
+    # Source text is only consulted by the language rules that read it (exports, pub,
+    # annotations); slicing it for every candidate would dominate the scan.
+    attach_sources(conn, [row for row in batch if (row["language"] or "") in _SOURCE_LANGUAGES])
+    generated = _generated_files(conn, {row["file_id"] for row in batch})
     ids = [row["entity_id"] for row in batch]
     incoming: dict[str, set[str]] = {}
     overriding: set[str] = set()
@@ -192,7 +195,7 @@ def _classify_page(
     found = []
     for row in batch:
         metadata = decode_metadata(row["metadata"])
-        if has_generated_marker(row["source_cache"]):
+        if row["file_id"] in generated:
             row["is_generated"] = 1
         roots = root_reasons(
             row,
@@ -203,6 +206,27 @@ def _classify_page(
         classification, reasons = classify(row, metadata, incoming.get(row["entity_id"], set()))
         if roots or classification != "live":
             found.append(Candidate(row, metadata, roots, classification, reasons))
+    return found
+
+
+_SOURCE_LANGUAGES = frozenset(
+    ("rust", "javascript", "jsx", "typescript", "tsx", "java", "kotlin", "scala", "c_sharp")
+)
+
+
+def _generated_files(conn: sqlite3.Connection, file_ids: set[int]) -> set[int]:
+    """Files whose header carries a generated-code marker."""
+    found: set[int] = set()
+    ordered = sorted(file_ids)
+    for start in range(0, len(ordered), 500):
+        clause, params = in_clause("file_id", ordered[start : start + 500])
+        found.update(
+            file_id
+            for file_id, head in conn.execute(
+                f"SELECT file_id, substr(content, 1, 2048) FROM files WHERE {clause}", params
+            )
+            if has_generated_marker(head or "")
+        )
     return found
 
 

@@ -310,8 +310,8 @@ def walk(
             type_clause, type_params = in_clause("type", types)
             for edge in conn.execute(
                 f"SELECT * FROM edges WHERE {anchor_clause} AND {type_clause}"
-                f" ORDER BY {column}, {other}, line_number, edge_id",
-                [*params, *type_params],
+                f" ORDER BY {column}, {other}, line_number, edge_id LIMIT ?",
+                [*params, *type_params, max_nodes + 1],
             ):
                 node = edge[other]
                 if node in seen:

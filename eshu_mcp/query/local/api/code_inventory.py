@@ -39,8 +39,9 @@ INVENTORY_KINDS = (
     "function_count_by_file",
 )
 
-_DECORATOR_TEXT = "CASE WHEN d.type = 'object' THEN COALESCE(json_extract(d.value, '$.name'),"
-_DECORATOR_TEXT += " json_extract(d.value, '$.expression')) ELSE d.value END"
+# Decorator text without its leading "@" (the indexer may store either form).
+_DECORATOR_TEXT = "ltrim(CASE WHEN d.type = 'object' THEN COALESCE(json_extract(d.value, '$.name'),"
+_DECORATOR_TEXT += " json_extract(d.value, '$.expression')) ELSE d.value END, '@')"
 _DECORATORS = f"SELECT {_DECORATOR_TEXT} AS text FROM json_each(e.metadata, '$.decorators') d"
 _HAS_DOCSTRING = "COALESCE(e.docstring, json_extract(e.metadata, '$.docstring'), '') <> ''"
 _CLASS_CONTEXT = (
@@ -53,9 +54,9 @@ _PREDICATES: dict[str, tuple[str, list[Any]]] = {
     "dataclass": (
         "e.entity_type = 'Class' AND (EXISTS (SELECT 1 FROM json_each(e.metadata,"
         " '$.dead_code_root_kinds') k WHERE k.value = 'python.dataclass_model')"
-        f" OR EXISTS (SELECT 1 FROM ({_DECORATORS}) WHERE text IN ('@dataclass',"
-        " '@dataclasses.dataclass') OR text LIKE '@dataclass(%'"
-        " OR text LIKE '@dataclasses.dataclass(%'))",
+        f" OR EXISTS (SELECT 1 FROM ({_DECORATORS}) WHERE text IN ('dataclass',"
+        " 'dataclasses.dataclass') OR text LIKE 'dataclass(%'"
+        " OR text LIKE 'dataclasses.dataclass(%'))",
         [],
     ),
     "documented": (_HAS_DOCSTRING, []),
@@ -124,7 +125,7 @@ def _where(req: dict[str, Any], repo_id: str) -> tuple[str, list[Any]]:
             where += f" AND {clause}"
             params.append(req[key])
     if req["decorator"]:
-        wanted = "@" + req["decorator"].lstrip("@")
+        wanted = req["decorator"].lstrip("@")
         where += (
             f" AND EXISTS (SELECT 1 FROM ({_DECORATORS}) WHERE text = ? OR text LIKE ? ESCAPE '\\')"
         )
