@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_dead_roots import is_generated_path, is_test_path
+from eshu_mcp.query.local.api.code_dead_roots import (
+    is_framework_decorator,
+    is_generated_path,
+    is_test_path,
+)
 from tests.test_api_code_common import call, error_of, shop_index
 
 EXTRA = """\
@@ -158,3 +162,10 @@ class PathRuleTests(SynchronousTestCase):
         self.assertFalse(is_test_path("pkg/testing_utils.go"))
         self.assertTrue(is_generated_path("api/v1/service.pb.go"))
         self.assertFalse(is_generated_path("api/v1/service.go"))
+
+    def test_framework_decorators_by_callee_with_or_without_at(self):
+        self.assertTrue(is_framework_decorator('app.get("/x")'))
+        self.assertTrue(is_framework_decorator("@pytest.fixture"))
+        self.assertTrue(is_framework_decorator("property"))
+        self.assertFalse(is_framework_decorator("@widget_registry"))
+        self.assertFalse(is_framework_decorator("implementer(IWorker)"))

@@ -51,7 +51,7 @@ def inventory_index(case: SynchronousTestCase):
         "list_orders",
         17,
         18,
-        metadata={"decorators": [{"name": '@app.get("/orders")'}]},
+        metadata={"decorators": [{"name": 'app.get("/orders")'}]},
     )
     other = index.file(repo, "orders/util.py", "def one():\n    return 1\n")
     index.entity(other, "Function", "one", 1, 2)
