@@ -46,12 +46,6 @@ class ListTests(RepositoriesCase):
         self.assertEqual((fallback.json()["limit"], fallback.json()["offset"]), (100, 10000))
 
     def test_scoped_principal_sees_only_granted_repositories(self):
-        self.client.resource.render  # noqa: B018 (the Resource reads request.eshu_principal)
-        from treq.testing import StubTreq
-        from twisted.web.resource import Resource
-
-        from tests.test_api_resource import mount
-
         principal = OnlyLedger(self.ids["other"])
 
         class WithPrincipal(Resource):
