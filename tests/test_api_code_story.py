@@ -124,38 +124,6 @@ class StoryTests(SynchronousTestCase):
         self.assertEqual(len(repo_wide["relationships"]), 1)
         self.assertEqual(repo_wide["relationships"][0]["type"], "OVERRIDES")
 
-    def test_validation_texts(self):
-        cases = [
-            ({}, "entity_id or target is required"),
-            ({"target": "x", "cross_repo": True}, "cross_repo relationship story requires repo_id"),
-            ({"target": "x", "offset": -1}, "offset must be >= 0"),
-            ({"target": "x", "offset": 10001}, "offset must be <= 10000"),
-            ({"target": "x", "token_budget": -1}, "token_budget must be >= 0"),
-            ({"target": "x", "min_confidence": 2}, "min_confidence must be between 0 and 1"),
-            (
-                {"target": "x", "relationship_types": ["CALLS"], "include_transitive": True},
-                "relationship_types cannot be combined with include_transitive",
-            ),
-            (
-                {"target": "x", "include_transitive": True, "offset": 5},
-                "include_transitive requires offset 0",
-            ),
-            (
-                {"target": "x", "include_transitive": True, "relationship_type": "IMPORTS"},
-                "include_transitive currently supports CALLS relationships only",
-            ),
-            (
-                {"target": "x", "include_transitive": True},
-                "set direction to incoming or outgoing when include_transitive is true",
-            ),
-            (
-                {"target": "x", "repo_id": "shop", "cross_repo": True, "query_type": "overrides"},
-                "cross_repo overrides enrichment is not supported; use relationship_type OVERRIDES",
-            ),
-        ]
-        for body, detail in cases:
-            self.assertEqual(error_of(self.conn, STORY, body).detail, detail, body)
-
     def test_mcp_default_body_is_accepted(self):
         body = {
             "cross_repo": False,
