@@ -1,0 +1,48 @@
+"""Tests for code-level change impact."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.test_api_resource import ApiClient, rich_index
+
+
+class ImpactTests(SynchronousTestCase):
+    def setUp(self):
+        self.ids = rich_index(self.mktemp())
+        self.client = ApiClient(self, self.ids["index"].path)
+
+    def test_change_surface_lists_direct_dependents(self):
+        body = self.client.post("/impact/change-surface", {"target": "charge"}, envelope=True)
+        data = body.json()["data"]
+        names = {(a["name"], a["relationship"], a["depth"]) for a in data["affected"]}
+        self.assertEqual(
+            names,
+            {("create_charge", "CALLS", 1), ("PaymentService", "CONTAINS", 1)}
+            - {("PaymentService", "CONTAINS", 1)},
+        )
+        self.assertEqual(data["services"], [])
+        self.assertIn("platform_graph_unavailable", data["partial_reasons"])
+
+    def test_pre_change_walks_from_changed_paths(self):
+        data = self.client.post(
+            "/impact/pre-change",
+            {"repo_id": "payments", "changed_paths": ["app/service.py", "docs/missing.md"]},
+        ).json()
+        self.assertEqual([a["name"] for a in data["affected"]], ["create_charge"])
+        self.assertEqual(data["unindexed_paths"], ["docs/missing.md"])
+        self.assertIn("changed_paths_not_indexed", data["partial_reasons"])
+
+    def test_structured_changes_and_validation(self):
+        data = self.client.post(
+            "/impact/pre-change",
+            {"repo_id": "payments", "changes": [{"path": "app/service.py", "status": "modified"}]},
+        ).json()
+        self.assertEqual(data["changed_paths"], ["app/service.py"])
+        empty = self.client.post("/impact/pre-change", {})
+        self.assertEqual(empty.json()["detail"], "changed_paths, changes or target is required")
+        escape = self.client.post(
+            "/impact/pre-change", {"repo_id": "payments", "changed_paths": ["../x"]}
+        )
+        self.assertEqual(escape.status, 400)
+        self.assertEqual(self.client.post("/impact/change-surface", {}).status, 400)

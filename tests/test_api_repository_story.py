@@ -1,0 +1,43 @@
+"""Tests for the code-only repository context and story."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.test_api_resource import ApiClient, rich_index
+
+
+class StoryTests(SynchronousTestCase):
+    def setUp(self):
+        self.ids = rich_index(self.mktemp())
+        self.client = ApiClient(self, self.ids["index"].path)
+
+    def test_context_fills_code_sections_and_names_the_gaps(self):
+        body = self.client.get("/repositories/payments/context", envelope=True).json()
+        data = body["data"]
+        self.assertEqual(data["file_count"], 4)
+        self.assertEqual(data["language_breakdown"], {"python": 2, "tsx": 1})
+        entries = data["api_surface"]["entry_points"]
+        self.assertEqual([e["name"] for e in entries], ["create_charge"])
+        self.assertEqual(entries[0]["root_kinds"], ["http_handler"])
+        self.assertEqual(data["relationship_overview"]["code_edges"], {"CALLS": 2, "CONTAINS": 1})
+        self.assertIn("deployment_evidence_unavailable", data["partial_reasons"])
+        self.assertEqual(data["consumers"], [])
+        self.assertEqual(body["truth"]["level"], "derived")
+
+    def test_story_is_code_only_with_unavailable_platform_overviews(self):
+        data = self.client.get("/repositories/payments/story").json()
+        self.assertIn("4 indexed files and 4 code entities, mostly python", data["story"])
+        self.assertIn("2 call edges", data["story"])
+        self.assertEqual(data["deployment_overview"]["state"], "unavailable")
+        self.assertEqual(
+            [s["id"] for s in data["story_sections"]], ["code_inventory", "entry_points", "layout"]
+        )
+        self.assertEqual(data["story_sections"][2]["items"][0], {"path": "app", "entity_count": 4})
+        self.assertEqual(data["drilldowns"]["stats"]["tool"], "get_repository_stats")
+
+    def test_malformed_metadata_does_not_break_entry_points(self):
+        writer = self.ids["index"].writer
+        writer.execute("UPDATE entities SET metadata = '{bad' WHERE entity_name = 'charge'")
+        writer.commit()
+        self.assertEqual(self.client.get("/repositories/payments/context").status, 200)
