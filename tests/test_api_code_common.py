@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,13 @@ from eshu_mcp.query.local.api.code_common import (
 )
 from eshu_mcp.query.local.api.framework import ApiContext, ApiError
 from eshu_mcp.query.local.index.store import open_reader, open_writer
+
+
+def scratch_dir(case: SynchronousTestCase) -> str:
+    """A temporary directory outside the source tree, removed after the test."""
+    path = tempfile.mkdtemp(prefix="eshu-code-test-")
+    case.addCleanup(shutil.rmtree, path, True)
+    return path
 
 
 class CodeIndex:
@@ -324,7 +333,7 @@ class EntitySourceTests(SynchronousTestCase):
     """Entity source text is sliced from the file body by byte span."""
 
     def test_source_of_a_function_is_its_lines(self):
-        index = CodeIndex(self.mktemp())
+        index = CodeIndex(scratch_dir(self))
         repo = index.repository("payments")
         text = "import os\n\ndef charge(amount):\n    return amount * 2\n"
         file_id = index.file(repo, "app/service.py", text)
@@ -389,7 +398,7 @@ def batch(items):
 
 def shop_index(case: SynchronousTestCase) -> tuple[CodeIndex, str]:
     """A small call graph with known callers, a hierarchy, recursion and a dead function."""
-    index = CodeIndex(case.mktemp())
+    index = CodeIndex(scratch_dir(case))
     repo = index.repository("shop")
     service = index.file(repo, "shop/service.py", SHOP_SERVICE)
     base = index.entity(service, "Class", "Base", 1, 3)

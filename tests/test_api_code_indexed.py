@@ -13,7 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
-from tests.test_api_code_common import call
+from tests.test_api_code_common import call, scratch_dir
 
 AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
 SOURCES = {
@@ -63,7 +63,7 @@ def create_charge(req):
 
 def indexed_repository(case: SynchronousTestCase) -> tuple[str, str]:
     """Write SOURCES into a fresh git repository, index it, return (db path, repo name)."""
-    root = Path(case.mktemp()) / "payments"
+    root = Path(scratch_dir(case)) / "payments"
     for relative, text in SOURCES.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.test_api_code_common import CodeIndex, call, error_of
+from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 ROUTE = "/code/structure/inventory"
 MODELS = """\
@@ -29,7 +29,7 @@ def list_orders():
 
 
 def inventory_index(case: SynchronousTestCase):
-    index = CodeIndex(case.mktemp())
+    index = CodeIndex(scratch_dir(case))
     repo = index.repository("orders")
     file_id = index.file(repo, "orders/models.py", MODELS)
     index.entity(file_id, "Class", "Order", 2, 3, metadata={"decorators": ["@dataclass"]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.test_api_code_common import CodeIndex, call, error_of
+from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 SERVICE = """\
 class PaymentService:
@@ -28,7 +28,7 @@ UI = "export function ChargeButton() { return null; }\n"
 
 
 def build(case: SynchronousTestCase) -> tuple[CodeIndex, str]:
-    index = CodeIndex(case.mktemp())
+    index = CodeIndex(scratch_dir(case))
     repo = index.repository("payments", remote="https://github.com/acme/payments")
     service = index.file(repo, "app/service.py", SERVICE)
     index.entity(service, "Class", "PaymentService", 1, 6)

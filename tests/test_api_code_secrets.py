@@ -5,14 +5,14 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.code_secrets import redact
-from tests.test_api_code_common import CodeIndex, call, error_of
+from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 ROUTE = "/code/security/secrets/investigate"
 AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
 
 
 def secrets_index(case: SynchronousTestCase):
-    index = CodeIndex(case.mktemp())
+    index = CodeIndex(scratch_dir(case))
     repo = index.repository("payments")
     settings = index.file(
         repo, "app/settings.py", f'API_TOKEN = "tok_12345678"\nKEY = "{AWS_KEY}"\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.code_topics import search_terms
-from tests.test_api_code_common import CodeIndex, call, error_of
+from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 ROUTE = "/code/topics/investigate"
 AUTH = """\
@@ -20,7 +20,7 @@ LOCKS = "def acquire_lock(name):\n    return name\n"
 
 
 def topics_index(case: SynchronousTestCase):
-    index = CodeIndex(case.mktemp())
+    index = CodeIndex(scratch_dir(case))
     repo = index.repository("bot")
     auth = index.file(repo, "bot/auth.py", AUTH)
     index.entity(auth, "Function", "verify_token", 1, 2)
