@@ -33,7 +33,7 @@ from .generations import (
 )
 from .identity import repository_id
 from .lock import WriterLock
-from .parse import ParsedFile, parse_file
+from .parse import ParsedFile, content_hash, parse_file
 from .resolve import resolve_repository
 from .store import open_writer, utc_now
 from .walk import WalkedFile, WorkTree, discover, walk_files
@@ -141,6 +141,42 @@ def index_repositories(
     return report
 
 
+def _changes(conn, repo_id: str, walked: list[WalkedFile]):
+    """Split the walk into files to parse, stat-only touches and deletions."""
+    existing = {
+        row[0]: row
+        for row in conn.execute(
+            "SELECT relative_path, file_id, byte_size, mtime_ns, content_hash FROM files"
+            " WHERE repo_id = ?",
+            (repo_id,),
+        )
+    }
+    extractor_changed = _meta(conn, "extractor_version") not in (None, EXTRACTOR_VERSION)
+    to_parse: list[WalkedFile] = []
+    touched: list[tuple[int, int]] = []
+    unchanged = 0
+    for item in walked:
+        row = existing.get(item.relative_path)
+        if row is None or extractor_changed:
+            to_parse.append(item)
+        elif row[2] == item.byte_size and row[3] == item.mtime_ns:
+            unchanged += 1
+        else:
+            try:
+                with open(item.absolute_path, "rb") as handle:
+                    digest = content_hash(handle.read())
+            except OSError:
+                continue  # vanished: counted as deleted below
+            if digest == row[4]:
+                touched.append((item.mtime_ns, row[1]))
+                unchanged += 1
+            else:
+                to_parse.append(item)
+    readable = {w.relative_path for w in walked}
+    deleted = sorted(p for p in existing if p not in readable)
+    return existing, to_parse, touched, deleted, unchanged
+
+
 def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> RepositoryReport:
     started = time.monotonic()
     try:
@@ -152,66 +188,16 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     _upsert_repository(conn, tree, repo_id)
     walked = walk_files(tree)
-    existing = {
-        row[0]: row
-        for row in conn.execute(
-            "SELECT relative_path, file_id, byte_size, mtime_ns, content_hash FROM files"
-            " WHERE repo_id = ?",
-            (repo_id,),
-        )
-    }
-    extractor_changed = _meta(conn, "extractor_version") not in (None, EXTRACTOR_VERSION)
-    candidates: list[WalkedFile] = []
-    unchanged = 0
-    for item in walked:
-        row = existing.get(item.relative_path)
-        if (
-            row is not None
-            and not extractor_changed
-            and row[2] == item.byte_size
-            and row[3] == item.mtime_ns
-        ):
-            unchanged += 1
-        else:
-            candidates.append(item)
-    seen = {w.relative_path for w in walked}
-    deleted = sorted(p for p in existing if p not in seen)
+    existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
     emit(
         {
             "phase": "walk",
             "repo_id": repo_id,
             "files": len(walked),
-            "candidates": len(candidates),
+            "to_parse": len(to_parse),
             "deleted": len(deleted),
         }
     )
-    parsed: list[tuple[WalkedFile, ParsedFile]] = []
-    touched: list[tuple[int, int]] = []
-    parse_started = time.monotonic()
-    items = [(w.relative_path, w.absolute_path) for w in candidates]
-    for done, (item, result) in enumerate(
-        zip(candidates, parse_many(items, workers), strict=True), 1
-    ):
-        row = existing.get(item.relative_path)
-        if result is None:
-            if row is not None:
-                deleted.append(item.relative_path)
-        elif row is not None and row[4] == result.content_hash and not extractor_changed:
-            touched.append((item.mtime_ns, row[1]))
-            unchanged += 1
-        else:
-            parsed.append((item, result))
-        if done % 50 == 0 or done == len(candidates):
-            elapsed = time.monotonic() - parse_started
-            emit(
-                {
-                    "phase": "parse",
-                    "repo_id": repo_id,
-                    "done": done,
-                    "total": len(candidates),
-                    "rate": round(done / elapsed, 1) if elapsed > 0 else None,
-                }
-            )
     row = conn.execute(
         "SELECT head_commit, dirty, active_generation_id FROM repositories WHERE repo_id = ?",
         (repo_id,),
@@ -221,7 +207,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         conn.executemany("UPDATE files SET mtime_ns = ? WHERE file_id = ?", touched)
         conn.execute("COMMIT")
     if (
-        not parsed
+        not to_parse
         and not deleted
         and row[2] is not None
         and row[0] == tree.head_commit
@@ -244,22 +230,23 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             "repo_id": repo_id,
             "generation_id": pending.generation_id,
             "seq": pending.seq,
-            "files": len(parsed),
+            "files": len(to_parse),
             "deleted": len(deleted),
         }
     )
     try:
         conn.execute("BEGIN IMMEDIATE")
-        added, modified, entities, edges, size = _write(
-            conn, tree, pending, parsed, deleted, existing, emit, unchanged
-        )
+        run = _GenerationWrite(conn, tree, pending, existing, emit)
+        run.delete(deleted)
+        run.write_parsed(to_parse, workers)
+        edges = run.finish()
         activate(
             conn,
             pending,
             files_seen=len(walked),
-            files_changed=len(parsed),
-            files_deleted=len(deleted),
-            files_failed=sum(1 for _, p in parsed if p.parse_status == "parse_error"),
+            files_changed=len(run.added) + len(run.modified),
+            files_deleted=len(run.deleted),
+            files_failed=run.failed,
             is_delta=bool(existing),
         )
         conn.execute(
@@ -291,7 +278,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             "repo_id": repo_id,
             "generation_id": pending.generation_id,
             "seq": pending.seq,
-            "entities": entities,
+            "entities": run.entities,
             "edges": edges,
         }
     )
@@ -302,86 +289,130 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         generation_id=pending.generation_id,
         seq=pending.seq,
         files_seen=len(walked),
-        added=tuple(added),
-        modified=tuple(modified),
-        deleted=tuple(deleted),
+        added=tuple(run.added),
+        modified=tuple(run.modified),
+        deleted=tuple(run.deleted),
         unchanged=unchanged,
-        entities=entities,
+        entities=run.entities,
         edges=edges,
-        source_bytes=size,
+        source_bytes=run.source_bytes,
         seconds=time.monotonic() - started,
     )
 
 
-def _write(
-    conn, tree: WorkTree, pending: PendingGeneration, parsed, deleted, existing, emit, unchanged
-):
-    repo_id = pending.repo_id
-    ledger = FactLedger(conn, repo_id, pending.seq)
-    for path in deleted:
-        old_ids = writer.delete_file(conn, existing[path][1])
-        writer.record_entity_facts(ledger, old_ids, {}, file_deleted=True)
-        ledger.close(file_key(repo_id, path), "retired")
-    added, modified = [], []
-    file_facts: list[tuple[str, str]] = []
-    entities = 0
-    for walked, result in parsed:
-        row = existing.get(walked.relative_path)
+class _GenerationWrite:
+    """The body of one generation's write transaction."""
+
+    def __init__(self, conn, tree: WorkTree, pending: PendingGeneration, existing, emit) -> None:
+        self.conn = conn
+        self.tree = tree
+        self.pending = pending
+        self.repo_id = pending.repo_id
+        self.existing = existing
+        self.emit = emit
+        self.ledger = FactLedger(conn, self.repo_id, pending.seq)
+        self.added: list[str] = []
+        self.modified: list[str] = []
+        self.deleted: list[str] = []
+        self.file_facts: list[tuple[str, str]] = []
+        self.entities = 0
+        self.failed = 0
+        self.source_bytes = 0
+
+    def delete(self, paths: list[str]) -> None:
+        for path in paths:
+            old_ids = writer.delete_file(self.conn, self.existing[path][1])
+            writer.record_entity_facts(self.ledger, old_ids, {}, file_deleted=True)
+            self.ledger.close(file_key(self.repo_id, path), "retired")
+            self.deleted.append(path)
+
+    def write_parsed(self, to_parse: list[WalkedFile], workers) -> None:
+        """Parse in the pool and write each result as it arrives (parsing overlaps writing)."""
+        started = time.monotonic()
+        items = [(w.relative_path, w.absolute_path) for w in to_parse]
+        results = parse_many(items, workers)
+        for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
+            if result is None:
+                if walked.relative_path in self.existing:
+                    self.delete([walked.relative_path])
+            else:
+                self._write_one(walked, result)
+            if done % 50 == 0 or done == len(to_parse):
+                elapsed = time.monotonic() - started
+                self.emit(
+                    {
+                        "phase": "parse",
+                        "repo_id": self.repo_id,
+                        "done": done,
+                        "total": len(to_parse),
+                        "rate": round(done / elapsed, 1) if elapsed > 0 else None,
+                    }
+                )
+
+    def _write_one(self, walked: WalkedFile, result: ParsedFile) -> None:
+        row = self.existing.get(walked.relative_path)
         file_id = None if row is None else row[1]
-        old_ids = writer.clear_file(conn, file_id) if file_id is not None else []
+        old_ids = writer.clear_file(self.conn, file_id) if file_id is not None else []
         file_id = writer.write_file(
-            conn,
-            repo_id,
-            pending.generation_id,
-            tree.head_commit,
+            self.conn,
+            self.repo_id,
+            self.pending.generation_id,
+            self.tree.head_commit,
             result,
             walked.mtime_ns,
             file_id,
         )
-        payloads = writer.write_extraction(conn, repo_id, pending.generation_id, file_id, result)
-        entities += len(payloads)
-        writer.record_entity_facts(ledger, old_ids, payloads, file_deleted=False)
-        file_facts.append(
+        payloads = writer.write_extraction(
+            self.conn, self.repo_id, self.pending.generation_id, file_id, result
+        )
+        self.entities += len(payloads)
+        self.failed += result.parse_status == "parse_error"
+        self.source_bytes += result.byte_size
+        writer.record_entity_facts(self.ledger, old_ids, payloads, file_deleted=False)
+        self.file_facts.append(
             (
-                file_key(repo_id, walked.relative_path),
+                file_key(self.repo_id, walked.relative_path),
                 payload_hash(result.content_hash, result.language or ""),
             )
         )
-        (added if row is None else modified).append(walked.relative_path)
-    live = ledger.live_payloads([key for key, _ in file_facts])
-    for key, payload in file_facts:
-        ledger.observe_known(key, "file", payload, live.get(key))
-    ledger.observe(
-        repository_key(repo_id),
-        "repository",
-        payload_hash(tree.remote_url or "", tree.head_commit or "", tree.head_ref or ""),
-    )
-    emit({"phase": "resolve", "repo_id": repo_id})
-    edges = resolve_repository(conn, repo_id, pending.generation_id)
-    conn.execute(
-        "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?, dirty = ?,"
-        " remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",
-        (
-            tree.head_commit,
-            tree.head_ref,
-            tree.default_branch,
-            int(tree.dirty),
-            tree.remote_url,
-            _slug(tree.remote_url),
-            int(tree.remote_url is not None),
-            repo_id,
-        ),
-    )
-    conn.execute("DELETE FROM repository_refs WHERE repo_id = ?", (repo_id,))
-    conn.executemany(
-        "INSERT OR REPLACE INTO repository_refs (repo_id, ref_name, ref_kind, commit_sha, is_head)"
-        " VALUES (?, ?, ?, ?, ?)",
-        [(repo_id, r.name, r.kind, r.commit_sha, int(r.is_head)) for r in tree.refs],
-    )
-    ledger.flush()
-    ledger.prune()
-    size = sum(r.byte_size for _, r in parsed)
-    return added, modified, entities, edges, size
+        (self.added if row is None else self.modified).append(walked.relative_path)
+
+    def finish(self) -> dict[str, int]:
+        """Facts, edges, repository row and refs; returns edge counts."""
+        conn, tree, repo_id = self.conn, self.tree, self.repo_id
+        live = self.ledger.live_payloads([key for key, _ in self.file_facts])
+        for key, payload in self.file_facts:
+            self.ledger.observe_known(key, "file", payload, live.get(key))
+        self.ledger.observe(
+            repository_key(repo_id),
+            "repository",
+            payload_hash(tree.remote_url or "", tree.head_commit or "", tree.head_ref or ""),
+        )
+        self.emit({"phase": "resolve", "repo_id": repo_id})
+        edges = resolve_repository(conn, repo_id, self.pending.generation_id)
+        conn.execute(
+            "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?,"
+            " dirty = ?, remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",
+            (
+                tree.head_commit,
+                tree.head_ref,
+                tree.default_branch,
+                int(tree.dirty),
+                tree.remote_url,
+                _slug(tree.remote_url),
+                int(tree.remote_url is not None),
+                repo_id,
+            ),
+        )
+        conn.execute("DELETE FROM repository_refs WHERE repo_id = ?", (repo_id,))
+        conn.executemany(
+            "INSERT OR REPLACE INTO repository_refs"
+            " (repo_id, ref_name, ref_kind, commit_sha, is_head) VALUES (?, ?, ?, ?, ?)",
+            [(repo_id, r.name, r.kind, r.commit_sha, int(r.is_head)) for r in tree.refs],
+        )
+        self.ledger.flush()
+        self.ledger.prune()
+        return edges
 
 
 def _upsert_repository(conn: sqlite3.Connection, tree: WorkTree, repo_id: str) -> None:
