@@ -29,9 +29,10 @@ METRIC_TYPES = ("hub_functions", "recursive_functions")
 
 
 def call_pairs(
-    conn: sqlite3.Connection, repo_id: str, *, scope_limit: int = EDGE_SCOPE_LIMIT
+    conn: sqlite3.Connection, repo_id: str, *, scope_limit: int | None = None
 ) -> set[tuple[str, str]]:
     """Distinct (caller, callee) entity pairs of a repository; 422 past the exact scope."""
+    scope_limit = scope_limit or EDGE_SCOPE_LIMIT
     sentinel = scope_limit + 1
     rows = conn.execute(
         "SELECT source_id, target_id FROM edges WHERE repo_id = ? AND type = 'CALLS'"
@@ -78,7 +79,7 @@ def _row(repo_id: str, node: dict[str, Any], rank: int) -> dict[str, Any]:
 
 
 def hub_functions(
-    conn: sqlite3.Connection, repo_id: str, language: str, *, scope_limit: int = EDGE_SCOPE_LIMIT
+    conn: sqlite3.Connection, repo_id: str, language: str, *, scope_limit: int | None = None
 ) -> list[dict[str, Any]]:
     """Every function with calls in or out, most connected first."""
     pairs = call_pairs(conn, repo_id, scope_limit=scope_limit)
@@ -111,7 +112,7 @@ def hub_functions(
 
 
 def recursive_functions(
-    conn: sqlite3.Connection, repo_id: str, language: str, *, scope_limit: int = EDGE_SCOPE_LIMIT
+    conn: sqlite3.Connection, repo_id: str, language: str, *, scope_limit: int | None = None
 ) -> list[dict[str, Any]]:
     """Functions that call themselves, or call a function that calls them back."""
     pairs = call_pairs(conn, repo_id, scope_limit=scope_limit)
