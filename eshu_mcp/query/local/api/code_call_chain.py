@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
+    RepositoryGrant,
     RequestFields,
     entity_by_id,
     in_clause,
@@ -82,7 +83,10 @@ def _endpoint(
     """Candidate rows for one chain endpoint and the label used in error texts."""
     if entity_id:
         row = entity_by_id(conn, entity_id)
-        return ([row] if row else []), entity_id
+        readable = row is not None and (
+            not isinstance(repo_id, RepositoryGrant) or row["repo_id"] in repo_id.repo_ids
+        )
+        return ([row] if readable else []), entity_id
     return name_candidates(conn, name, repo_id=repo_id, language="", limit=50), name
 
 

@@ -23,6 +23,7 @@ from eshu_mcp.query.local.api.code_common import (
     decode_metadata,
     in_clause,
     language_values,
+    repo_clause,
     scope_repository,
 )
 from eshu_mcp.query.local.api.code_dead_roots import (
@@ -120,7 +121,7 @@ def candidate_labels(language: str, candidate_kind: str = "") -> list[str]:
 def scan(
     conn: sqlite3.Connection,
     *,
-    repo_ids: list[str],
+    repo: str,
     language: str,
     labels: list[str],
     page_size: int,
@@ -130,10 +131,9 @@ def scan(
     if not labels:
         return Scan([], page_size, 0, 0, False)
     where, params = in_clause("e.entity_type", labels)
-    if repo_ids:
-        clause, values = in_clause("e.repo_id", repo_ids)
-        where += " AND " + clause
-        params += values
+    clause, values = repo_clause("e.repo_id", repo)
+    where += " AND " + clause
+    params += values
     languages = language_values(language)
     if languages:
         clause, values = in_clause("e.language", languages)
@@ -261,7 +261,7 @@ def dead_code(ctx: ApiContext) -> Answer:
     page_size = min(max(10 * limit + 1, 100), 250)
     result = scan(
         ctx.conn,
-        repo_ids=[repo_id] if repo_id else [],
+        repo=repo_id,
         language=language,
         labels=candidate_labels(language, candidate_kind),
         page_size=page_size,
@@ -306,7 +306,7 @@ def investigate_dead_code(ctx: ApiContext) -> Answer:
     page_size = min(max(10 * (offset + limit) + 1, 100), 250)
     result = scan(
         ctx.conn,
-        repo_ids=[repo_id] if repo_id else [],
+        repo=repo_id,
         language=language,
         labels=candidate_labels(language),
         page_size=page_size,

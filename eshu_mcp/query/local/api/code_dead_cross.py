@@ -17,6 +17,7 @@ from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     clamp_limit,
     in_clause,
+    may_read,
     scope_repository,
 )
 from eshu_mcp.query.local.api.code_dead import (
@@ -136,11 +137,11 @@ def cross_repo_dead_code(ctx: ApiContext) -> Answer:
                 "SELECT repo_id FROM repositories WHERE repo_id <> ? ORDER BY repo_id", (repo_id,)
             )
         ]
-    consumers = [c for c in consumers if c != repo_id]
+    consumers = [c for c in consumers if c != repo_id and may_read(ctx, c)]
     page_size = min(max(10 * limit + 1, 100), 250)
     result = scan(
         ctx.conn,
-        repo_ids=[repo_id],
+        repo=repo_id,
         language=language,
         labels=candidate_labels(language),
         page_size=page_size,

@@ -19,6 +19,7 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     language_values,
     next_offset,
+    repo_clause,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -58,11 +59,8 @@ def _ceiling(rows: list[Any]) -> None:
 
 
 def _import_rows(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
-    where = ["1 = 1"]
-    params: list[Any] = []
-    if scope["repo_id"]:
-        where.append("i.repo_id = ?")
-        params.append(scope["repo_id"])
+    clause, params = repo_clause("i.repo_id", scope["repo_id"])
+    where = [clause]
     languages = language_values(scope["language"])
     if languages:
         clause, values = in_clause("f.language", languages)
@@ -197,11 +195,8 @@ def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[
 
 def cross_module_calls(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
     """CALLS edges whose caller and callee live in different files."""
-    where = ["e.type = 'CALLS'", "s.file_id <> t.file_id"]
-    params: list[Any] = []
-    if scope["repo_id"]:
-        where.append("e.repo_id = ?")
-        params.append(scope["repo_id"])
+    clause, params = repo_clause("e.repo_id", scope["repo_id"])
+    where = ["e.type = 'CALLS'", "s.file_id <> t.file_id", clause]
     languages = language_values(scope["language"])
     if languages:
         clause, values = in_clause("s.language", languages)

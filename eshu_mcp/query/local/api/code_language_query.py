@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     language_values,
     like_pattern,
+    repo_clause,
     scope_predicate,
     scope_repository,
 )
@@ -73,9 +74,9 @@ def language_query(
     """Entities (or files, directories, repositories) of one language and type."""
     languages = language_values(language)
     clause, params = in_clause("f.language", languages)
-    if repo_id:
-        clause += " AND f.repo_id = ?"
-        params.append(repo_id)
+    repo_filter, repo_params = repo_clause("f.repo_id", repo_id)
+    clause += " AND " + repo_filter
+    params += repo_params
     if entity_type in ("file", "directory", "repository"):
         rows = conn.execute(
             "SELECT f.repo_id, f.relative_path, f.language, f.line_count,"

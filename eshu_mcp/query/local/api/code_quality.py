@@ -17,6 +17,7 @@ from eshu_mcp.query.local.api.code_common import (
     entity_by_id,
     entity_ref,
     fetch_entities,
+    may_read,
     scope_predicate,
     scope_repository,
 )
@@ -79,7 +80,7 @@ def code_complexity(ctx: ApiContext) -> Answer:
     )
     if entity_id:
         row = entity_by_id(ctx.conn, entity_id)
-        if row is None:
+        if row is None or not may_read(ctx, row["repo_id"]):
             raise ApiError(404, "entity not found")
         return Answer(_single(ctx.conn, row), truth)
     if function_name:

@@ -16,6 +16,7 @@ from eshu_mcp.query.local.api.code_common import (
     entity_ref,
     fetch_entities,
     like_pattern,
+    may_read,
     scope_predicate,
     scope_repository,
 )
@@ -133,6 +134,8 @@ def code_relationships(ctx: ApiContext) -> Answer:
 
     if entity_id:
         row = entity_by_id(ctx.conn, entity_id)
+        if row is not None and not may_read(ctx, row["repo_id"]):
+            row = None
     else:
         candidates = name_candidates(ctx.conn, name, repo_id=repo_id, language="")
         if not candidates:

@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.code_common import (
     clamp_limit,
     in_clause,
     language_values,
+    repo_clause,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -78,10 +79,8 @@ def secret_findings(
     offset: int,
 ) -> tuple[list[dict[str, Any]], bool, int]:
     """Findings in Eshu's order (``limit+1`` probe) and the suppressed count in scope."""
-    where, params = ["1 = 1"], []
-    if repo_id:
-        where.append("repo_id = ?")
-        params.append(repo_id)
+    clause, params = repo_clause("repo_id", repo_id)
+    where = [clause]
     languages = language_values(language)
     if languages:
         clause, values = in_clause("language", languages)

@@ -17,9 +17,11 @@ from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
     GRAPH_BACKEND,
+    RepositoryGrant,
     RequestFields,
     entity_by_id,
     entity_handle,
+    repo_clause,
     scope_repository,
 )
 from eshu_mcp.query.local.api.code_graph import (
@@ -41,7 +43,13 @@ def _resolve(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str) -> dic
     """Target resolution: ``resolved`` with the anchor row, or unresolved/ambiguous."""
     if req["entity_id"]:
         row = entity_by_id(conn, req["entity_id"])
-        if row is None or (repo_id and row["repo_id"] != repo_id and not req["cross_repo"]):
+        outside = repo_id and row is not None and row["repo_id"] != repo_id
+        hidden = (
+            isinstance(repo_id, RepositoryGrant)
+            and row is not None
+            and (row["repo_id"] not in repo_id.repo_ids)
+        )
+        if row is None or hidden or (outside and not req["cross_repo"]):
             return {"status": "unresolved", "entity_id": req["entity_id"]}
         return {"status": "resolved", "row": row}
     candidates = name_candidates(conn, req["target"], repo_id=repo_id, language=req["language"])
@@ -74,10 +82,9 @@ def _module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> lis
         " FROM modules m LEFT JOIN files f ON f.file_id = m.file_id"
         " LEFT JOIN repositories r ON r.repo_id = m.repo_id WHERE m.name = ?"
     )
-    params: list[Any] = [name.strip()]
-    if repo_id:
-        sql += " AND m.repo_id = ?"
-        params.append(repo_id)
+    clause, scope_params = repo_clause("m.repo_id", repo_id)
+    sql += " AND " + clause
+    params: list[Any] = [name.strip(), *scope_params]
     rows = conn.execute(sql + " ORDER BY m.module_key LIMIT 26", params).fetchall()
     return [
         {
@@ -170,9 +177,10 @@ def _fetch(
                 row["edge_origin"] = "direct_code_edge"
             available[direction] = count_edges(conn, anchors, direction, types)
             cut[direction] = len(edges) > req["limit"]
-        if repo_id and not req["cross_repo"]:
+        allowed = repo_id.repo_ids if isinstance(repo_id, RepositoryGrant) else (repo_id,)
+        if (repo_id or isinstance(repo_id, RepositoryGrant)) and not req["cross_repo"]:
             side = "source" if direction == "incoming" else "target"
-            batch = [r for r in batch if r[f"{side}_repo_id"] in (repo_id, "")]
+            batch = [r for r in batch if r[f"{side}_repo_id"] in (*allowed, "")]
         rows += batch
     return rows, available, cut
 

@@ -24,6 +24,7 @@ from eshu_mcp.query.local.api.code_common import (
     language_values,
     like_pattern,
     next_offset,
+    repo_clause,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -75,10 +76,8 @@ def search_terms(topic: str, intent: str, explicit: list[str]) -> list[str]:
 
 
 def _scope(alias: str, repo_id: str, language: str) -> tuple[str, list[Any]]:
-    clauses, params = ["1 = 1"], []
-    if repo_id:
-        clauses.append(f"{alias}.repo_id = ?")
-        params.append(repo_id)
+    clause, params = repo_clause(f"{alias}.repo_id", repo_id)
+    clauses = [clause]
     languages = language_values(language)
     if languages:
         clause, values = in_clause(f"{alias}.language", languages)
