@@ -11,17 +11,19 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
-    RepositoryGrant,
     RequestFields,
     entity_by_id,
     in_clause,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_graph import (
     MAX_EXPANSIONS,
     describe_nodes,
     name_candidates,
     pick_candidate,
+)
+from eshu_mcp.query.local.api.code_scope import (
+    RepositoryGrant,
+    scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 

@@ -23,8 +23,6 @@ from eshu_mcp.query.local.api.code_common import (
     decode_metadata,
     in_clause,
     language_values,
-    repo_clause,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_dead_roots import (
     CANDIDATE_LABELS,
@@ -36,6 +34,10 @@ from eshu_mcp.query.local.api.code_dead_roots import (
     has_generated_marker,
     packet_bucket,
     root_reasons,
+)
+from eshu_mcp.query.local.api.code_scope import (
+    repo_clause,
+    scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 

@@ -17,8 +17,6 @@ from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     clamp_limit,
     in_clause,
-    may_read,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_dead import (
     SUPPRESSED_CAP,
@@ -27,6 +25,10 @@ from eshu_mcp.query.local.api.code_dead import (
     scan,
 )
 from eshu_mcp.query.local.api.code_dead_roots import analysis_block
+from eshu_mcp.query.local.api.code_scope import (
+    may_read,
+    scope_repository,
+)
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 EVIDENCE_PER_ROW = 25

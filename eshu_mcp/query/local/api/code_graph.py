@@ -19,6 +19,8 @@ from eshu_mcp.query.local.api.code_common import (
     entity_handle,
     fetch_entities,
     in_clause,
+)
+from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
 )
 

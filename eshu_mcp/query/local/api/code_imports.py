@@ -19,6 +19,8 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     language_values,
     next_offset,
+)
+from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_repository,
 )

@@ -21,9 +21,11 @@ from eshu_mcp.query.local.api.code_common import (
     fetch_entities,
     file_handle,
     next_offset,
+    span_handle,
+)
+from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
     scope_repository,
-    span_handle,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 

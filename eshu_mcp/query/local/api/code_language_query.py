@@ -20,6 +20,8 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     language_values,
     like_pattern,
+)
+from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_predicate,
     scope_repository,

@@ -19,9 +19,11 @@ from eshu_mcp.query.local.api.code_common import (
     file_handle,
     language_values,
     next_offset,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_graph import describe_nodes
+from eshu_mcp.query.local.api.code_scope import (
+    scope_repository,
+)
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 EDGE_SCOPE_LIMIT = 50000

@@ -17,6 +17,8 @@ from eshu_mcp.query.local.api.code_common import (
     entity_by_id,
     entity_ref,
     fetch_entities,
+)
+from eshu_mcp.query.local.api.code_scope import (
     may_read,
     scope_predicate,
     scope_repository,

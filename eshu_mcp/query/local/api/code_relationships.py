@@ -16,9 +16,6 @@ from eshu_mcp.query.local.api.code_common import (
     entity_ref,
     fetch_entities,
     like_pattern,
-    may_read,
-    scope_predicate,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_graph import (
     CANDIDATE_LIMIT,
@@ -29,6 +26,11 @@ from eshu_mcp.query.local.api.code_graph import (
     pick_candidate,
     provenance,
     walk,
+)
+from eshu_mcp.query.local.api.code_scope import (
+    may_read,
+    scope_predicate,
+    scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 

@@ -20,6 +20,8 @@ from eshu_mcp.query.local.api.code_common import (
     clamp_limit,
     in_clause,
     language_values,
+)
+from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_repository,
 )

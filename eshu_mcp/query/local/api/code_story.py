@@ -17,12 +17,9 @@ from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
     GRAPH_BACKEND,
-    RepositoryGrant,
     RequestFields,
     entity_by_id,
     entity_handle,
-    repo_clause,
-    scope_repository,
 )
 from eshu_mcp.query.local.api.code_graph import (
     INHERITABLE_LABELS,
@@ -34,6 +31,11 @@ from eshu_mcp.query.local.api.code_graph import (
     pick_candidate,
     provenance,
     walk,
+)
+from eshu_mcp.query.local.api.code_scope import (
+    RepositoryGrant,
+    repo_clause,
+    scope_repository,
 )
 from eshu_mcp.query.local.api.code_story_request import story_request
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError

@@ -24,6 +24,8 @@ from eshu_mcp.query.local.api.code_common import (
     language_values,
     like_pattern,
     next_offset,
+)
+from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_repository,
 )
