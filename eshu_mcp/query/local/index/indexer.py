@@ -386,7 +386,7 @@ class _GenerationWrite:
         self.ledger.observe(
             repository_key(repo_id),
             "repository",
-            payload_hash(tree.remote_url or "", tree.head_commit or "", tree.head_ref or ""),
+            payload_hash(tree.remote_url or "", tree.freshness_hint, tree.head_ref or ""),
         )
         self.emit({"phase": "resolve", "repo_id": repo_id})
         edges = resolve_repository(conn, repo_id, self.pending.generation_id)

@@ -1,0 +1,227 @@
+"""
+Tests for generations and fact versions (eshu_mcp.query.local.index.generations) through
+incremental runs: modify, add, delete, rename; freshness; and a writer killed mid-write.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.generations import FACT_RETENTION_GENERATIONS, payload_hash
+from eshu_mcp.query.local.index.indexer import HOLD_ENV, index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+from tests.test_index_indexer import fixture_repository, git
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def changed_since(conn, since_seq: int) -> dict[str, dict[str, int]]:
+    """Classify facts between generation ``since_seq`` and the live state (route §2.8)."""
+    before = {
+        r[0]: (r[1], r[2])
+        for r in conn.execute(
+            "SELECT stable_fact_key, fact_kind, payload_hash FROM fact_versions"
+            " WHERE valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)",
+            (since_seq, since_seq),
+        )
+    }
+    now = {
+        r[0]: (r[1], r[2])
+        for r in conn.execute(
+            "SELECT stable_fact_key, fact_kind, payload_hash FROM fact_versions"
+            " WHERE valid_to IS NULL"
+        )
+    }
+    ended = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT stable_fact_key, end_reason FROM fact_versions WHERE valid_to > ?",
+            (since_seq,),
+        )
+    }
+    counts: dict[str, dict[str, int]] = {}
+
+    def bump(kind: str, label: str) -> None:
+        bucket = counts.setdefault(kind, {})
+        bucket[label] = bucket.get(label, 0) + 1
+
+    for key, (kind, payload) in now.items():
+        if key not in before:
+            bump(kind, "added")
+        elif before[key][1] != payload:
+            bump(kind, "updated")
+        else:
+            bump(kind, "unchanged")
+    for key, (kind, _) in before.items():
+        if key not in now:
+            bump(kind, "retired" if ended.get(key) == "retired" else "superseded")
+    return counts
+
+
+class IncrementalIndexTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-gen-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+        self.db = self.tmp / "index.sqlite"
+        self.first = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+
+    def reader(self):
+        conn = open_reader(self.db)
+        self.addCleanup(conn.close)
+        return conn
+
+    def test_unchanged_tree_is_fresh_and_writes_no_generation(self) -> None:
+        again = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertEqual((again.status, again.reparsed), ("fresh", ()))
+        count = self.reader().execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+        self.assertEqual(count, 1)
+
+    def test_touched_but_identical_file_is_not_reparsed(self) -> None:
+        target = self.repo / "app" / "fees.py"
+        os.utime(target, ns=(1, 1))
+        again = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertEqual((again.status, again.reparsed), ("fresh", ()))
+
+    def test_modify_add_delete_rename_reparses_only_what_changed(self) -> None:
+        fees = self.repo / "app" / "fees.py"
+        fees.write_text(fees.read_text().replace("return value * 2", "return value * 3"))
+        (self.repo / "app" / "refunds.py").write_text(
+            "from app.fees import compute_fee\n\n\ndef refund(amount):\n"
+            "    return amount - compute_fee(amount)\n"
+        )
+        (self.repo / "app" / "cycle_b.py").unlink()
+        git(self.repo, "mv", "web/main.ts", "web/entry.ts")
+        second = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+
+        self.assertEqual((second.status, second.seq), ("indexed", 2))
+        self.assertEqual(sorted(second.added), ["app/refunds.py", "web/entry.ts"])
+        self.assertEqual(second.modified, ("app/fees.py",))
+        self.assertEqual(sorted(second.deleted), ["app/cycle_b.py", "web/main.ts"])
+
+        conn = self.reader()
+        statuses = conn.execute("SELECT seq, status FROM generations ORDER BY seq").fetchall()
+        self.assertEqual([tuple(r) for r in statuses], [(1, "superseded"), (2, "active")])
+        counts = changed_since(conn, 1)
+        files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        self.assertEqual(
+            counts["file"],
+            {"added": 2, "updated": 1, "retired": 2, "unchanged": files - 3},
+        )
+        entity_counts = counts["content_entity"]
+        # unused_helper's body changed; refund is new; ping/pong and report moved or vanished.
+        self.assertEqual(entity_counts["updated"], 1)
+        self.assertEqual(entity_counts["added"], 2)
+        self.assertEqual(entity_counts["retired"], 2)
+        self.assertEqual(counts["repository"], {"updated": 1})
+
+    def test_changes_since_the_newest_generation_are_empty(self) -> None:
+        (self.repo / "README.md").write_text("changed\n")
+        index_repositories(self.db, [self.repo], workers=1)
+        counts = changed_since(self.reader(), 2)
+        self.assertEqual(set(counts["file"]), {"unchanged"})
+
+    def test_new_edges_follow_a_new_caller_in_another_file(self) -> None:
+        (self.repo / "app" / "refunds.py").write_text(
+            "from app.fees import unused_helper\n\n\ndef refund(v):\n    return unused_helper(v)\n"
+        )
+        index_repositories(self.db, [self.repo], workers=1)
+        conn = self.reader()
+        callers = conn.execute(
+            "SELECT s.entity_name FROM edges e JOIN entities t ON t.entity_id = e.target_id"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " WHERE e.type = 'CALLS' AND t.entity_name = 'unused_helper'"
+        ).fetchall()
+        self.assertEqual([r[0] for r in callers], ["refund"])
+
+    def test_superseded_entity_when_removed_from_a_surviving_file(self) -> None:
+        fees = self.repo / "app" / "fees.py"
+        fees.write_text(fees.read_text().split("def unused_helper")[0])
+        index_repositories(self.db, [self.repo], workers=1)
+        conn = self.reader()
+        reasons = conn.execute(
+            "SELECT end_reason FROM fact_versions WHERE fact_kind = 'content_entity'"
+            " AND valid_to = 2"
+        ).fetchall()
+        self.assertEqual([r[0] for r in reasons], ["superseded"])
+
+    def test_payload_hash_is_short_and_deterministic(self) -> None:
+        self.assertEqual(payload_hash("a", "b"), payload_hash("a", "b"))
+        self.assertEqual(len(payload_hash("a")), 16)
+        self.assertGreater(FACT_RETENTION_GENERATIONS, 1)
+
+
+class KilledWriterTests(SynchronousTestCase):
+    def test_killed_writer_leaves_previous_generation_serving(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-kill-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = fixture_repository(tmp)
+        db = tmp / "index.sqlite"
+        first = index_repositories(db, [repo], workers=1).repositories[0]
+        before = open_reader(db)
+        entities_before = before.execute("SELECT COUNT(*) FROM entities").fetchone()[0]
+        before.close()
+
+        (repo / "app" / "extra.py").write_text("def extra():\n    return 1\n")
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **{HOLD_ENV: str(tmp / "never")})
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "eshu_mcp.query.local.index.command",
+                str(repo),
+                "--db",
+                str(db),
+                "--json",
+                "--workers",
+                "1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        self.addCleanup(child.stderr.close)
+        self.addCleanup(child.stdout.close)
+        phases = []
+        for _ in range(50):  # bounded: the child prints at most a dozen lines before holding
+            line = child.stdout.readline()
+            if not line:
+                break
+            phases.append(json.loads(line)["phase"])
+            if phases[-1] == "holding":
+                break
+        self.assertEqual(phases[-1], "holding", phases)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        active = conn.execute("SELECT active_generation_id FROM repositories").fetchone()[0]
+        self.assertEqual(active, first.generation_id)
+        self.assertEqual(
+            conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0], entities_before
+        )
+        self.assertIsNone(
+            conn.execute("SELECT 1 FROM files WHERE relative_path = 'app/extra.py'").fetchone()
+        )
+        statuses = [
+            tuple(r) for r in conn.execute("SELECT seq, status FROM generations ORDER BY seq")
+        ]
+        self.assertEqual(statuses, [(1, "active"), (2, "pending")])
+
+        recovered = index_repositories(db, [repo], workers=1).repositories[0]
+        self.assertEqual((recovered.status, recovered.seq), ("indexed", 3))
+        rows = conn.execute(
+            "SELECT seq, status, failure_class FROM generations ORDER BY seq"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(r) for r in rows],
+            [(1, "superseded", None), (2, "failed", "interrupted"), (3, "active", None)],
+        )
