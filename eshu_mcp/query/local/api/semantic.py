@@ -2,7 +2,8 @@
 ``POST /search/semantic`` in keyword mode (§2.7): ranked retrieval over entity and file
 documents with no embedding model.
 
-Candidates come from the trigram indexes (substring LIKE); they are ranked in Python with
+Candidates come from the trigram indexes (substring LIKE, first matches in index order,
+no sort, so the corpus cap also caps the work); they are ranked in Python with
 BM25 over term occurrences. ``semantic`` mode needs an embedder the embedded backend does
 not have, so it answers 503 ``backend_unavailable``; ``hybrid`` degrades to keyword.
 """
@@ -31,6 +32,8 @@ MODES = ("keyword", "semantic", "hybrid")
 SOURCE_KINDS = ("code_entity", "repository_file", "runtime_summary", "semantic_context")
 CORPUS_LIMIT = 2000
 CONTEXT_CHARS = 400
+# Only this much of each document is scored (keeps ranking linear in a bounded size).
+SCORED_CHARS = 16 * 1024
 BM25_K1, BM25_B = 1.2, 0.75
 
 
@@ -93,27 +96,40 @@ def query_terms(query: str) -> list[str]:
 def _entity_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
     clause = " OR ".join("entities_fts.source_cache LIKE ? ESCAPE '\\'" for _ in terms)
     rows = conn.execute(
-        "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line,"
-        " e.language, s.source_cache FROM entities_fts"
+        "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.language,"
+        " e.file_id, e.start_byte, e.end_byte FROM entities_fts"
         " JOIN entities e ON e.rid = entities_fts.rowid"
-        " JOIN entity_source s ON s.rid = e.rid"
-        f" WHERE e.repo_id = ? AND ({clause}) ORDER BY e.rid LIMIT ?",
+        f" WHERE e.repo_id = ? AND ({clause}) LIMIT ?",
         [repo_id, *(like_pattern(t) for t in terms), cap],
     ).fetchall()
-    return [
-        {
-            "id": row["entity_id"],
-            "source_kind": "code_entity",
-            "title": f"{row['entity_type']} {row['entity_name']}",
-            "path": row["relative_path"],
-            "text": row["source_cache"] or "",
-            "language": row["language"] or "",
-            "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
-            "entity_refs": [{"entity_id": row["entity_id"], "kind": "code_entity"}],
-            "graph_handles": [{"handle": "entity:" + row["entity_id"], "kind": "entity"}],
-        }
-        for row in rows
-    ]
+    # Slice sources in Python from each file once: the entity_source view would copy the
+    # whole file body for every entity.
+    bodies: dict[int, bytes] = {}
+    for row in rows:
+        if row["file_id"] not in bodies:
+            found = conn.execute(
+                "SELECT content FROM files WHERE file_id = ?", (row["file_id"],)
+            ).fetchone()
+            bodies[row["file_id"]] = (found[0] if found else "").encode("utf-8")
+    documents = []
+    for row in rows:
+        body = bodies[row["file_id"]]
+        start, end = row["start_byte"] or 0, row["end_byte"] or 0
+        text = body[start:end].decode("utf-8", "replace")
+        documents.append(
+            {
+                "id": row["entity_id"],
+                "source_kind": "code_entity",
+                "title": f"{row['entity_type']} {row['entity_name']}",
+                "path": row["relative_path"],
+                "text": text,
+                "language": row["language"] or "",
+                "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
+                "entity_refs": [{"entity_id": row["entity_id"], "kind": "code_entity"}],
+                "graph_handles": [{"handle": "entity:" + row["entity_id"], "kind": "entity"}],
+            }
+        )
+    return documents
 
 
 def _file_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
@@ -121,7 +137,7 @@ def _file_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict
     rows = conn.execute(
         "SELECT f.file_id, f.relative_path, f.language, f.content FROM files_fts"
         " JOIN files f ON f.file_id = files_fts.rowid"
-        f" WHERE f.repo_id = ? AND ({clause}) ORDER BY f.file_id LIMIT ?",
+        f" WHERE f.repo_id = ? AND ({clause}) LIMIT ?",
         [repo_id, *(like_pattern(t) for t in terms), cap],
     ).fetchall()
     return [
@@ -144,8 +160,8 @@ def rank(documents: list[dict[str, Any]], terms: list[str]) -> list[tuple[float,
     """BM25 over case-insensitive term occurrences; ties keep corpus order."""
     if not documents:
         return []
-    lowered = [(doc["title"] + "\n" + doc["text"]).lower() for doc in documents]
-    lengths = [max(len(text.split()), 1) for text in lowered]
+    lowered = [(doc["title"] + "\n" + doc["text"][:SCORED_CHARS]).lower() for doc in documents]
+    lengths = [max(len(text), 1) for text in lowered]
     average = sum(lengths) / len(lengths)
     frequencies = {t: sum(1 for text in lowered if t in text) for t in terms}
     scored = []
