@@ -37,6 +37,11 @@ from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_repository,
 )
+from eshu_mcp.query.local.api.code_story_enrichment import (
+    class_hierarchy,
+    override_story,
+    repository_overrides,
+)
 from eshu_mcp.query.local.api.code_story_request import story_request
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
@@ -206,7 +211,7 @@ def relationship_story(
         anchors = _anchors(conn, anchor_row, req["relationship_types"])
         rows, available, cut = _fetch(conn, req, anchors, repo_id)
     elif resolution is None:
-        rows, available, cut = _repository_overrides(conn, req, repo_id)
+        rows, available, cut = repository_overrides(conn, req, repo_id)
     fetched = len(rows)
     floor = req["min_confidence"]
     if floor:
@@ -281,9 +286,9 @@ def relationship_story(
     data["coverage"] = coverage
     data["source_backend"] = GRAPH_BACKEND
     if req["query_type"] == "class_hierarchy" and anchor_row is not None:
-        data["class_hierarchy"] = _class_hierarchy(conn, anchor_row, req["max_depth"])
+        data["class_hierarchy"] = class_hierarchy(conn, anchor_row, req["max_depth"])
     if req["query_type"] == "overrides":
-        data["override_story"] = _override_story(ranked, anchor_row)
+        data["override_story"] = override_story(ranked, anchor_row)
     return data
 
 
@@ -334,74 +339,6 @@ def _scope(req: dict[str, Any], repo_id: str) -> dict[str, Any]:
     if req["min_confidence"] is not None:
         scope["min_confidence"] = req["min_confidence"]
     return scope
-
-
-def _repository_overrides(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str):
-    edges = conn.execute(
-        "SELECT * FROM edges WHERE repo_id = ? AND type = 'OVERRIDES'"
-        " ORDER BY source_id, target_id, edge_id LIMIT ? OFFSET ?",
-        (repo_id, req["limit"] + 1, req["offset"]),
-    ).fetchall()
-    rows = edge_rows(conn, edges, "outgoing")
-    for row in rows:
-        row["edge_origin"] = "direct_code_edge"
-    cut = {"incoming": False, "outgoing": len(edges) > req["limit"]}
-    return rows, {"incoming": 0, "outgoing": len(edges)}, cut
-
-
-def _class_hierarchy(conn: sqlite3.Connection, row: dict[str, Any], max_depth: int):
-    """Ancestors and descendants of a class over INHERITS/IMPLEMENTS, bounded by depth."""
-    types = ("INHERITS", "IMPLEMENTS")
-    block: dict[str, Any] = {
-        "entity_id": row["entity_id"],
-        "name": row["entity_name"],
-        "max_depth": max_depth,
-    }
-    for key, direction, side in (
-        ("ancestors", "outgoing", "target"),
-        ("descendants", "incoming", "source"),
-    ):
-        found, bounded = walk(conn, [row["entity_id"]], direction, types, max_depth, max_nodes=2000)
-        rendered = edge_rows(conn, [edge for edge, _ in found], direction)
-        block[key] = [
-            {
-                "entity_id": item[f"{side}_id"],
-                "name": item[f"{side}_name"],
-                "type": item[f"{side}_type"],
-                "file_path": item[f"{side}_file_path"],
-                "relationship_type": item["type"],
-                "depth": depth,
-            }
-            for item, (_, depth) in zip(rendered, found, strict=True)
-        ]
-        block[f"{key}_truncated"] = bounded
-    return block
-
-
-def _override_story(rows: list[dict[str, Any]], anchor: dict[str, Any] | None) -> dict[str, Any]:
-    overrides = [r for r in rows if r["direction"] == "outgoing"]
-    overridden_by = [r for r in rows if r["direction"] == "incoming"]
-    return {
-        "method": anchor["entity_name"] if anchor else "",
-        "entity_id": anchor["entity_id"] if anchor else "",
-        "overrides": [
-            {
-                "entity_id": r["target_id"],
-                "name": r["target_name"],
-                "file_path": r["target_file_path"],
-            }
-            for r in overrides
-        ],
-        "overridden_by": [
-            {
-                "entity_id": r["source_id"],
-                "name": r["source_name"],
-                "file_path": r["source_file_path"],
-            }
-            for r in overridden_by
-        ],
-        "pair_count": len(rows),
-    }
 
 
 @ROUTES.route("POST", "/code/relationships/story")

@@ -1,0 +1,82 @@
+"""
+The enrichment blocks of relationship stories: ``class_hierarchy`` (ancestors and
+descendants over INHERITS/IMPLEMENTS) and ``override_story``, plus the repository-wide
+OVERRIDES listing used when an overrides story names no target.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.code_graph import edge_rows, walk
+
+
+def repository_overrides(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str):
+    """Every OVERRIDES edge of a repository (repo-scoped ``overrides`` stories), paged."""
+    edges = conn.execute(
+        "SELECT * FROM edges WHERE repo_id = ? AND type = 'OVERRIDES'"
+        " ORDER BY source_id, target_id, edge_id LIMIT ? OFFSET ?",
+        (repo_id, req["limit"] + 1, req["offset"]),
+    ).fetchall()
+    rows = edge_rows(conn, edges, "outgoing")
+    for row in rows:
+        row["edge_origin"] = "direct_code_edge"
+    cut = {"incoming": False, "outgoing": len(edges) > req["limit"]}
+    return rows, {"incoming": 0, "outgoing": len(edges)}, cut
+
+
+def class_hierarchy(conn: sqlite3.Connection, row: dict[str, Any], max_depth: int):
+    """Ancestors and descendants of a class over INHERITS/IMPLEMENTS, bounded by depth."""
+    types = ("INHERITS", "IMPLEMENTS")
+    block: dict[str, Any] = {
+        "entity_id": row["entity_id"],
+        "name": row["entity_name"],
+        "max_depth": max_depth,
+    }
+    for key, direction, side in (
+        ("ancestors", "outgoing", "target"),
+        ("descendants", "incoming", "source"),
+    ):
+        found, bounded = walk(conn, [row["entity_id"]], direction, types, max_depth, max_nodes=2000)
+        rendered = edge_rows(conn, [edge for edge, _ in found], direction)
+        block[key] = [
+            {
+                "entity_id": item[f"{side}_id"],
+                "name": item[f"{side}_name"],
+                "type": item[f"{side}_type"],
+                "file_path": item[f"{side}_file_path"],
+                "relationship_type": item["type"],
+                "depth": depth,
+            }
+            for item, (_, depth) in zip(rendered, found, strict=True)
+        ]
+        block[f"{key}_truncated"] = bounded
+    return block
+
+
+def override_story(rows: list[dict[str, Any]], anchor: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``override_story`` block: what a method overrides and what overrides it."""
+    overrides = [r for r in rows if r["direction"] == "outgoing"]
+    overridden_by = [r for r in rows if r["direction"] == "incoming"]
+    return {
+        "method": anchor["entity_name"] if anchor else "",
+        "entity_id": anchor["entity_id"] if anchor else "",
+        "overrides": [
+            {
+                "entity_id": r["target_id"],
+                "name": r["target_name"],
+                "file_path": r["target_file_path"],
+            }
+            for r in overrides
+        ],
+        "overridden_by": [
+            {
+                "entity_id": r["source_id"],
+                "name": r["source_name"],
+                "file_path": r["source_file_path"],
+            }
+            for r in overridden_by
+        ],
+        "pair_count": len(rows),
+    }
