@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.api import code_relationships
 from tests.test_api_code_common import call, error_of, shop_index
 
 ROUTE = "/code/relationships"
@@ -74,3 +75,16 @@ class RelationshipsTests(SynchronousTestCase):
         for body, status, detail in cases:
             error = error_of(self.conn, ROUTE, body)
             self.assertEqual((error.status, error.detail), (status, detail))
+
+    def test_rows_per_direction_are_capped(self):
+        self.patch(code_relationships, "DIRECT_ROW_CEILING", 1)
+        data = call(self.conn, ROUTE, {"entity_id": self.index.entities["charge"]}).data
+        self.assertEqual(len(data["incoming"]), 1)
+        self.assertTrue(data["incoming_truncated"])
+        data = call(
+            self.conn,
+            ROUTE,
+            {"name": "batch", "direction": "outgoing", "transitive": True},
+        ).data
+        self.assertEqual(len(data["outgoing"]), 1)
+        self.assertTrue(data["outgoing_truncated"])

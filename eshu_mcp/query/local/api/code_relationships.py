@@ -44,6 +44,7 @@ ALL_TYPES = (
     "CONTAINS",
     "INSTANTIATES",
 )
+# Rows per direction (direct or transitive) before ``*_truncated`` is set.
 DIRECT_ROW_CEILING = 200
 
 
@@ -69,9 +70,10 @@ def direct_relationships(
     entity_id: str,
     direction: str,
     types: tuple[str, ...],
-    ceiling: int = DIRECT_ROW_CEILING,
+    ceiling: int | None = None,
 ) -> dict[str, Any]:
     """Incoming and/or outgoing edges of one entity, each direction capped at ``ceiling``."""
+    ceiling = ceiling or DIRECT_ROW_CEILING
     result: dict[str, Any] = {}
     for side in ("outgoing", "incoming"):
         rows: list[dict[str, Any]] = []
@@ -158,6 +160,8 @@ def code_relationships(ctx: ApiContext) -> Answer:
     data = entity_ref(row)
     if transitive:
         rows, bounded = transitive_calls(ctx.conn, row["entity_id"], direction, max_depth)
+        bounded = bounded or len(rows) > DIRECT_ROW_CEILING
+        rows = rows[:DIRECT_ROW_CEILING]
         data["outgoing"] = rows if direction == "outgoing" else []
         data["incoming"] = rows if direction == "incoming" else []
         data["outgoing_truncated"] = bounded and direction == "outgoing"
