@@ -4,7 +4,9 @@ The embedded ``/api/v0`` framework: request context, answers, errors and the rou
 Handlers are plain synchronous functions ``handler(ctx) -> Answer`` registered with
 ``@ROUTES.route(method, pattern)``. They run on a reader thread pool with their own
 SQLite connection and never touch HTTP; :mod:`.resource` renders what they return with
-Eshu's envelope/plain rules (local-backend.md §1.1, §1.3).
+Eshu's envelope/plain rules (local-backend.md §1.1, §1.3). Errors live in
+:mod:`.errors` and request-field helpers in :mod:`.fields`; both are re-exported here,
+the one module route families import.
 """
 
 from __future__ import annotations
@@ -16,100 +18,46 @@ from typing import Any
 from attrs import define, field, frozen
 
 from eshu_mcp.query.local.api import truth as _truth
+from eshu_mcp.query.local.api.errors import STATUS_TEXT, ApiError, status_text, unsupported
+from eshu_mcp.query.local.api.fields import (
+    JsonBody,
+    body_object,
+    bool_param,
+    go_type_name,
+    int_param,
+    limit_offset,
+    next_offset,
+    page,
+    relative_path,
+    str_list_param,
+    str_param,
+)
+
+__all__ = [
+    "ROUTES",
+    "STATUS_TEXT",
+    "Answer",
+    "ApiContext",
+    "ApiError",
+    "JsonBody",
+    "RouteTable",
+    "body_object",
+    "bool_param",
+    "go_type_name",
+    "int_param",
+    "limit_offset",
+    "next_offset",
+    "page",
+    "relative_path",
+    "status_text",
+    "str_list_param",
+    "str_param",
+    "unsupported",
+]
 
 ENVELOPE_MEDIA_TYPE = "application/eshu.envelope+json"
 
 CANONICAL_REPOSITORY_PREFIXES = ("repo://", "repo-", "repository:")
-
-# Go's net/http StatusText for the statuses the API emits.
-STATUS_TEXT = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    409: "Conflict",
-    413: "Request Entity Too Large",
-    422: "Unprocessable Entity",
-    500: "Internal Server Error",
-    501: "Not Implemented",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-}
-
-
-def status_text(status: int) -> str:
-    """The HTTP reason phrase Go writes in plain error bodies."""
-    return STATUS_TEXT.get(status, "Error")
-
-
-class ApiError(Exception):
-    """
-    An error answer.
-
-    Without ``code`` it is Eshu's plain ``{"error", "detail"}`` body whatever the Accept
-    header says. With ``code`` it is a contract error: the envelope ``{"data": null,
-    "truth", "error": {code, message, capability?, profiles?, details?}}`` when the
-    envelope is accepted, else the plain body (or ``plain`` when given, for the
-    semantic-search and ambiguity shapes whose plain form differs).
-    """
-
-    def __init__(
-        self,
-        status: int,
-        detail: str,
-        *,
-        code: str | None = None,
-        capability: str = "",
-        details: dict | None = None,
-        truth: dict | None = None,
-        profiles: dict | None = None,
-        plain: dict | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.code = code
-        self.capability = capability
-        self.details = details
-        self.truth = truth
-        self.profiles = profiles
-        self.plain = plain
-
-    def plain_body(self) -> dict[str, Any]:
-        """The body sent when the envelope is not accepted (or the error is plain)."""
-        if self.plain is not None:
-            return self.plain
-        return {"error": status_text(self.status), "detail": self.detail}
-
-    def envelope_body(self) -> dict[str, Any]:
-        """The canonical envelope for a contract error."""
-        error: dict[str, Any] = {"code": self.code, "message": self.detail}
-        if self.capability:
-            error["capability"] = self.capability
-        if self.profiles:
-            error["profiles"] = self.profiles
-        if self.details:
-            error["details"] = self.details
-        return {"data": None, "truth": self.truth, "error": error}
-
-    def body(self, envelope: bool) -> dict[str, Any]:
-        """The wire body for a request that did or did not accept the envelope."""
-        if self.code is not None and envelope:
-            return self.envelope_body()
-        return self.plain_body()
-
-
-def unsupported(message: str, capability: str, *, required: str = "local_authoritative"):
-    """Eshu's 501 ``unsupported_capability`` contract error."""
-    return ApiError(
-        501,
-        message,
-        code="unsupported_capability",
-        capability=capability,
-        profiles={"current": _truth.PROFILE, "required": required},
-    )
 
 
 @frozen
@@ -329,155 +277,3 @@ class RouteTable:
 
 
 ROUTES = RouteTable()
-
-
-# ------------------------------------------------------------------ request helpers
-
-
-class JsonBody(dict):
-    """A decoded JSON request body: its fields are typed, unlike query strings."""
-
-
-def body_object(ctx: ApiContext) -> dict[str, Any]:
-    """The POST body as a JSON object (a :class:`JsonBody`), or Go's ``invalid JSON`` 400."""
-    body = ctx.body
-    if body is None:
-        raise ApiError(400, "invalid JSON: EOF")
-    if not isinstance(body, dict):
-        raise ApiError(
-            400,
-            f"invalid JSON: json: cannot unmarshal {go_type_name(body)} into Go value"
-            " of type request",
-        )
-    return body if isinstance(body, JsonBody) else JsonBody(body)
-
-
-def go_type_name(value: Any) -> str:
-    """The JSON type word Go's decoder uses in unmarshal errors."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
-
-
-def _type_error(name: str, value: Any, go_type: str) -> ApiError:
-    return ApiError(
-        400,
-        f"invalid JSON: json: cannot unmarshal {go_type_name(value)} into Go struct field"
-        f" .{name} of type {go_type}",
-    )
-
-
-def int_param(source: dict[str, Any], name: str, default: int) -> int:
-    """
-    An integer from a JSON body (wrong type -> 400) or a query dict (non-integer text
-    silently falls back to ``default``, as Eshu's ``QueryParamInt`` does).
-    """
-    value = source.get(name)
-    if value is None:
-        return default
-    if isinstance(value, str) and not isinstance(source, JsonBody):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _type_error(name, value, "int")
-    if isinstance(value, float) and not value.is_integer():
-        raise _type_error(name, value, "int")
-    return int(value)
-
-
-def str_param(source: dict[str, Any], name: str, default: str = "") -> str:
-    """A string field; non-strings in a JSON body are Go's 400."""
-    value = source.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise _type_error(name, value, "string")
-    return value
-
-
-def bool_param(source: dict[str, Any], name: str, default: bool = False) -> bool:
-    """A boolean from a body (bool) or a query (``true``/``1``/``false``/``0``)."""
-    value = source.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and not isinstance(source, JsonBody):
-        text = value.strip().lower()
-        if text in ("1", "t", "true", "yes"):
-            return True
-        if text in ("0", "f", "false", "no"):
-            return False
-        return default
-    raise _type_error(name, value, "bool")
-
-
-def str_list_param(source: dict[str, Any], name: str) -> list[str]:
-    """A list of strings from a body (or a comma-separated query value)."""
-    value = source.get(name)
-    if value is None:
-        return []
-    if isinstance(value, str) and not isinstance(source, JsonBody):
-        return [item.strip() for item in value.split(",") if item.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _type_error(name, value, "[]string")
-    return list(value)
-
-
-def limit_offset(
-    source: dict[str, Any],
-    *,
-    default: int,
-    maximum: int,
-    max_offset: int | None = None,
-) -> tuple[int, int]:
-    """
-    Eshu's paging inputs: ``limit`` <= 0 means ``default``, clamped to ``maximum``;
-    negative ``offset`` is 0; past ``max_offset`` is 400 ``offset exceeds maximum of N``.
-    """
-    limit = int_param(source, "limit", default)
-    if limit <= 0:
-        limit = default
-    limit = min(limit, maximum)
-    offset = max(int_param(source, "offset", 0), 0)
-    if max_offset is not None and offset > max_offset:
-        raise ApiError(400, f"offset exceeds maximum of {max_offset}")
-    return limit, offset
-
-
-def page(rows: list, limit: int) -> tuple[list, bool]:
-    """The ``limit+1`` probe: drop the extra row and report whether it was there."""
-    return rows[:limit], len(rows) > limit
-
-
-def next_offset(offset: int, count: int, truncated: bool) -> int | None:
-    """``offset+count`` when truncated, else None."""
-    return offset + count if truncated else None
-
-
-def relative_path(value: str, *, field: str = "relative_path") -> str:
-    """
-    A repository-relative path, normalised to forward slashes.
-
-    Absolute paths, ``..`` segments and NUL bytes are refused with 400, so no handler can
-    be steered outside an indexed repository whatever a client sends.
-    """
-    if "\x00" in value:
-        raise ApiError(400, f"{field} must not contain NUL bytes")
-    text = value.replace("\\", "/").strip()
-    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
-        raise ApiError(400, f"{field} must be relative to the repository root")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise ApiError(400, f"{field} must not leave the repository")
-    return "/".join(parts)
