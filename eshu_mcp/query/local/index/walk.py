@@ -263,11 +263,31 @@ def worktree_digest(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def _skipped(relative_path: str) -> bool:
-    parts = relative_path.split("/")
-    if any(part in SKIP_DIRS for part in parts[:-1]):
-        return True
-    return parts[-1].lower().endswith(SKIP_SUFFIXES)
+class _SkipRules:
+    """
+    Eshu's default skip dirs and suffixes, with one exception: a directory that is a Python
+    package (has ``__init__.py``) is source, even when named like a tool directory
+    (``local``, ``build``, ``bin``...).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._packages: dict[str, bool] = {}
+
+    def is_skipped_dir(self, relative_dir: str) -> bool:
+        name = relative_dir.rsplit("/", 1)[-1]
+        if name not in SKIP_DIRS:
+            return False
+        if relative_dir not in self._packages:
+            self._packages[relative_dir] = (self.root / relative_dir / "__init__.py").is_file()
+        return not self._packages[relative_dir]
+
+    def is_skipped(self, relative_path: str) -> bool:
+        parts = relative_path.split("/")
+        for depth in range(1, len(parts)):
+            if parts[depth - 1] in SKIP_DIRS and self.is_skipped_dir("/".join(parts[:depth])):
+                return True
+        return parts[-1].lower().endswith(SKIP_SUFFIXES)
 
 
 def _stat_inside(root: Path, relative_path: str) -> WalkedFile | None:
@@ -297,8 +317,9 @@ def walk_files(tree: WorkTree) -> list[WalkedFile]:
     """The files to index, sorted by relative path."""
     paths = _git_paths(tree.root) if tree.is_git else _plain_paths(tree.root)
     kept = []
+    rules = _SkipRules(tree.root)
     for relative in sorted(set(paths)):
-        if _skipped(relative):
+        if rules.is_skipped(relative):
             continue
         walked = _stat_inside(tree.root, relative)
         if walked is not None:
@@ -326,6 +347,7 @@ def _git_paths(root: Path) -> list[str]:
 
 def _plain_paths(root: Path) -> list[str]:
     found = []
+    skip = _SkipRules(root)
     rules_by_dir: dict[str, list] = {}
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
         relative_dir = os.path.relpath(directory, root)
@@ -338,7 +360,7 @@ def _plain_paths(root: Path) -> list[str]:
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if d not in SKIP_DIRS
+            if not skip.is_skipped_dir(prefix + d)
             and not os.path.islink(os.path.join(directory, d))
             and not is_ignored(rules, prefix + d, is_dir=True)
         )

@@ -1,0 +1,161 @@
+"""
+Tests for eshu_mcp.query.local.index.parse and its extractors: per-language entities, calls,
+imports, bases and complexity, plus the ``ast`` cross-check over this project's sources.
+
+Counting rule (both sides): every ``def``/``async def`` is one Function (methods and nested
+functions included), every ``class`` is one Class (nested included); lambdas are not counted.
+"""
+
+import ast
+import shutil
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.parse import parse_file, python_module_name
+from eshu_mcp.query.local.index.store import open_reader
+
+PACKAGE = Path(__file__).resolve().parent.parent / "eshu_mcp"
+
+
+def names(parsed, entity_type: str) -> list[str]:
+    return [e["entity_name"] for e in parsed.entities if e["entity_type"] == entity_type]
+
+
+class LanguageExtractionTests(SynchronousTestCase):
+    def test_python_methods_nested_functions_and_calls(self) -> None:
+        parsed = parse_file(
+            "pkg/mod.py",
+            b"import os\nfrom .sib import a as b\n\nclass A(Base):\n"
+            b"    def m(self, x):\n        def inner():\n            pass\n"
+            b"        return self.n(os.getcwd())\n",
+        )
+        self.assertEqual(names(parsed, "Function"), ["m", "inner"])
+        method = parsed.entities[1]
+        self.assertEqual((method["class_context"], method["arg_count"]), ("A", 2))
+        self.assertEqual(parsed.entities[2]["metadata"]["enclosing_function"], "m")
+        self.assertEqual([c[2] for c in parsed.calls], ["self.n", "os.getcwd"])
+        self.assertEqual([i[:3] for i in parsed.imports], [("os", None, None), (".sib", "a", "b")])
+        self.assertEqual(parsed.bases, [(0, "Base", "extends")])
+
+    def test_go_receiver_methods_structs_and_imports(self) -> None:
+        parsed = parse_file(
+            "s/s.go",
+            b'package s\n\nimport u "example.com/u"\n\ntype S struct{ Base }\n\n'
+            b"func (s *S) Run() { u.Do() }\n",
+        )
+        self.assertEqual(names(parsed, "Struct"), ["S"])
+        run = parsed.entities[1]
+        self.assertEqual((run["entity_name"], run["class_context"]), ("Run", "S"))
+        self.assertEqual(parsed.imports[0][:3], ("example.com/u", None, "u"))
+        self.assertEqual(parsed.bases, [(0, "Base", "embeds")])
+
+    def test_typescript_classes_interfaces_and_arrow_functions(self) -> None:
+        parsed = parse_file(
+            "w/a.ts",
+            b"import { x as y } from './b';\nexport interface I { f(): void }\n"
+            b"export class C extends B implements I { f() { y(); } }\n"
+            b"export const g = (a: number) => new C();\n",
+        )
+        self.assertEqual(names(parsed, "Interface"), ["I"])
+        self.assertEqual(names(parsed, "Class"), ["C"])
+        self.assertEqual(names(parsed, "Function"), ["f", "g"])
+        self.assertEqual(parsed.imports, [("./b", "x", "y", "import", 1)])
+        self.assertEqual([c[5] for c in parsed.calls], ["call", "new_expression"])
+
+    def test_javascript_require_and_tsx_components(self) -> None:
+        js = parse_file(
+            "a.js", b"const fs = require('fs');\nfunction go() { fs.readFileSync(); }\n"
+        )
+        self.assertEqual(js.imports[0][:4], ("fs", None, "fs", "require"))
+        tsx = parse_file("c.tsx", b"export function App() { return <div>{go()}</div>; }\n")
+        self.assertEqual((tsx.language, names(tsx, "Function")), ("tsx", ["App"]))
+
+    def test_java_constructors_overrides_and_complexity(self) -> None:
+        parsed = parse_file(
+            "A.java",
+            b"import java.util.List;\nclass A extends B implements I {\n"
+            b"  A() {}\n  @Override public int f(int x) { if (x > 0 && x < 9) return 1;"
+            b" return x > 5 ? 2 : 3; }\n}\n",
+        )
+        f = next(e for e in parsed.entities if e["entity_name"] == "f")
+        self.assertEqual(f["cyclomatic_complexity"], 4)
+        self.assertIn("java.override", f["metadata"]["dead_code_root_kinds"])
+        self.assertEqual(parsed.bases, [(0, "B", "extends"), (0, "I", "implements")])
+        self.assertEqual(parsed.imports[0][:2], ("java.util", "List"))
+
+    def test_c_and_cpp_functions_classes_and_includes(self) -> None:
+        c = parse_file("m.c", b'#include "u.h"\nstatic int f(int a) { return g(a); }\n')
+        self.assertEqual((names(c, "Function"), c.imports[0][0]), (["f"], "u.h"))
+        cpp = parse_file("s.hpp", b"class S : public T { int f() { return 0; } };\n")
+        self.assertEqual((cpp.language, names(cpp, "Class")), ("cpp", ["S"]))
+        self.assertEqual(cpp.entities[1]["class_context"], "S")
+
+    def test_csharp_rust_ruby_php(self) -> None:
+        cs = parse_file("a.cs", b"using System;\nclass A : IFoo { void M() { N(); } }\n")
+        self.assertEqual(cs.bases, [(0, "IFoo", "implements")])
+        rs = parse_file(
+            "l.rs", b"use crate::u::h;\nstruct S;\nimpl T for S { fn f(&self) { h(); } }\n"
+        )
+        self.assertEqual(names(rs, "ImplBlock"), ["S"])
+        self.assertEqual(rs.imports[0][:2], ("crate::u", "h"))
+        rb = parse_file("g.rb", b"class G < B\n  include M\n  def hi; end\nend\n")
+        self.assertEqual(rb.bases, [(0, "B", "extends"), (0, "M", "includes")])
+        php = parse_file("U.php", b"<?php\nclass U extends M { function f() { $this->g(); } }\n")
+        self.assertEqual([c[2] for c in php.calls], ["$this->g"])
+
+    def test_binary_and_oversized_files_keep_no_content(self) -> None:
+        self.assertEqual(parse_file("x.py", b"a\x00b").parse_status, "binary")
+        big = parse_file("x.py", b"#" * (1024 * 1024 + 1))
+        self.assertEqual((big.parse_status, big.content, big.byte_size), ("too_large", "", 1048577))
+
+    def test_syntax_errors_are_counted_not_fatal(self) -> None:
+        parsed = parse_file("x.py", b"def ok():\n    pass\n\ndef broken(:\n")
+        self.assertEqual(parsed.parse_status, "parse_error")
+        self.assertGreater(parsed.parse_errors, 0)
+
+    def test_unknown_text_files_are_kept_for_search(self) -> None:
+        parsed = parse_file("notes.md", b"# hello\n")
+        self.assertEqual(
+            (parsed.language, parsed.parse_status, parsed.line_count), ("markdown", "no_parser", 1)
+        )
+
+    def test_python_module_names(self) -> None:
+        self.assertEqual(python_module_name("a/b/__init__.py"), "a.b")
+        self.assertEqual(python_module_name("a/b/c.py"), "a.b.c")
+
+
+class AstCrossCheckTests(SynchronousTestCase):
+    def test_functions_and_classes_match_ast_for_this_project(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-ast-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        snapshot = tmp / "eshu_mcp"
+        shutil.copytree(PACKAGE, snapshot, ignore=shutil.ignore_patterns("__pycache__"))
+        expected: dict[str, tuple[int, int]] = {}
+        for path in sorted(snapshot.rglob("*.py")):
+            try:
+                tree = ast.parse(path.read_bytes())
+            except SyntaxError:
+                continue  # a colleague's half-written file: excluded on both sides
+            nodes = list(ast.walk(tree))
+            functions = sum(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) for n in nodes)
+            classes = sum(isinstance(n, ast.ClassDef) for n in nodes)
+            expected[path.relative_to(tmp).as_posix()] = (functions, classes)
+        db = tmp / "index.sqlite"
+        index_repositories(db, [tmp], workers=1)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        found: dict[str, list[int]] = {path: [0, 0] for path in expected}
+        for path, entity_type, count in conn.execute(
+            "SELECT relative_path, entity_type, COUNT(*) FROM entities"
+            " WHERE entity_type IN ('Function', 'Class') GROUP BY relative_path, entity_type"
+        ):
+            if path in found:
+                found[path][0 if entity_type == "Function" else 1] = count
+        self.assertGreater(len(expected), 20)
+        actual = {p: tuple(v) for p, v in found.items()}
+        self.assertEqual(
+            {p: (actual[p], expected[p]) for p in expected if actual[p] != expected[p]}, {}
+        )
