@@ -1,0 +1,117 @@
+"""Tests for eshu_mcp.query.local.index.walk and .ignore: which files get indexed."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.ignore import is_ignored, parse_rules
+from eshu_mcp.query.local.index.walk import WalkError, discover, walk_files, worktree_digest
+from tests.test_index_indexer import fixture_repository, git
+
+
+def paths(tree) -> list[str]:
+    return [w.relative_path for w in walk_files(tree)]
+
+
+class GitWalkTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-walk-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+
+    def test_untracked_files_count_and_gitignored_ones_do_not(self) -> None:
+        (self.repo / ".gitignore").write_text("*.tmp\n")
+        (self.repo / "new.py").write_text("x = 1\n")
+        (self.repo / "scratch.tmp").write_text("junk\n")
+        found = paths(discover(self.repo))
+        self.assertIn("new.py", found)
+        self.assertNotIn("scratch.tmp", found)
+
+    def test_eshuignore_and_default_skips_apply(self) -> None:
+        (self.repo / "app" / "bundle.min.js").write_text("x\n")
+        found = paths(discover(self.repo))
+        self.assertNotIn("generated/ignored.py", found)
+        self.assertNotIn("node_modules/leftpad/index.js", found)
+        self.assertNotIn("app/bundle.min.js", found)
+        self.assertIn("app/fees.py", found)
+
+    def test_symlinks_leaving_the_repository_are_not_recorded(self) -> None:
+        outside = self.tmp / "secret.txt"
+        outside.write_text("outside\n")
+        os.symlink(outside, self.repo / "escape.txt")
+        os.symlink(self.tmp, self.repo / "escape_dir")
+        os.symlink("app/fees.py", self.repo / "inside.py")
+        found = paths(discover(self.repo))
+        self.assertNotIn("escape.txt", found)
+        self.assertNotIn("escape_dir", found)
+        self.assertIn("inside.py", found)
+
+    def test_deleted_tracked_file_is_not_listed(self) -> None:
+        (self.repo / "app" / "fees.py").unlink()
+        self.assertNotIn("app/fees.py", paths(discover(self.repo)))
+
+    def test_discover_reads_git_facts(self) -> None:
+        git(self.repo, "remote", "add", "origin", "git@github.com:Acme/Polyglot.git")
+        git(self.repo, "tag", "v1")
+        tree = discover(self.repo / "app")
+        self.assertEqual(tree.root, self.repo.resolve())
+        self.assertEqual(tree.remote_url, "https://github.com/acme/polyglot")
+        self.assertEqual((tree.head_ref, tree.dirty), ("main", False))
+        self.assertEqual({(r.name, r.kind) for r in tree.refs}, {("main", "branch"), ("v1", "tag")})
+        (self.repo / "app" / "fees.py").write_text("changed\n")
+        self.assertTrue(discover(self.repo).dirty)
+
+    def test_digest_changes_when_a_dirty_file_is_edited_again(self) -> None:
+        first = worktree_digest(self.repo)
+        target = self.repo / "app" / "fees.py"
+        target.write_text("one\n")
+        second = worktree_digest(self.repo)
+        target.write_text("two, longer\n")
+        third = worktree_digest(self.repo)
+        self.assertEqual(len({first, second, third}), 3)
+        self.assertEqual(third, worktree_digest(self.repo))
+
+    def test_missing_path_is_a_walk_error(self) -> None:
+        with self.assertRaises(WalkError):
+            discover(self.tmp / "nope")
+
+
+class PlainDirectoryWalkTests(SynchronousTestCase):
+    def test_plain_directory_uses_gitignore_and_eshuignore_rules(self) -> None:
+        root = Path(tempfile.mkdtemp(prefix="eshu-plain-"))
+        self.addCleanup(shutil.rmtree, root, True)
+        (root / "src" / "local").mkdir(parents=True)
+        (root / "src" / "local" / "__init__.py").write_text("")
+        (root / "bin").mkdir()
+        (root / "bin" / "tool.py").write_text("")
+        (root / "src" / "a.py").write_text("")
+        (root / "src" / "b.log").write_text("")
+        (root / "src" / "keep.txt").write_text("")
+        (root / "src" / "drop.txt").write_text("")
+        (root / ".gitignore").write_text("*.txt\n!keep.txt\n")
+        (root / "src" / ".eshuignore").write_text("/a.py\n")
+        tree = discover(root)
+        self.assertFalse(tree.is_git)
+        self.assertEqual(
+            paths(tree), [".gitignore", "src/.eshuignore", "src/keep.txt", "src/local/__init__.py"]
+        )
+
+
+class IgnoreRuleTests(SynchronousTestCase):
+    def test_anchoring_directories_globstar_and_negation(self) -> None:
+        rules = parse_rules("/top.py\nbuild/\n**/gen/*.go\n*.log\n!keep.log\n", "")
+        self.assertTrue(is_ignored(rules, "top.py", False))
+        self.assertFalse(is_ignored(rules, "sub/top.py", False))
+        self.assertTrue(is_ignored(rules, "a/build", True))
+        self.assertFalse(is_ignored(rules, "a/build", False))
+        self.assertTrue(is_ignored(rules, "x/y/gen/z.go", False))
+        self.assertTrue(is_ignored(rules, "deep/a.log", False))
+        self.assertFalse(is_ignored(rules, "deep/keep.log", False))
+
+    def test_nested_rules_apply_below_their_directory_only(self) -> None:
+        rules = parse_rules("*.py\n", "pkg")
+        self.assertTrue(is_ignored(rules, "pkg/a.py", False))
+        self.assertFalse(is_ignored(rules, "other/a.py", False))
