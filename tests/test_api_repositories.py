@@ -7,6 +7,7 @@ from treq.testing import StubTreq
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.resource import Resource
 
+from eshu_mcp.query.local.api.resource import PRINCIPAL_ATTRIBUTE
 from tests.test_api_resource import ApiClient, mount, rich_index
 
 
@@ -49,12 +50,12 @@ class ListTests(RepositoriesCase):
         principal = OnlyLedger(self.ids["other"])
 
         class WithPrincipal(Resource):
-            """Stands in for the auth layer, which sets ``request.eshu_principal``."""
+            """Stands in for the auth guard, which stores the caller's principal on the request."""
 
             isLeaf = True
 
             def render(inner, request):  # noqa: N805
-                request.eshu_principal = principal
+                setattr(request, PRINCIPAL_ATTRIBUTE, principal)
                 return self.client.resource.render(request)
 
         stub = StubTreq(mount(WithPrincipal()))

@@ -634,3 +634,80 @@ def rich_index(directory: str) -> dict[str, Any]:
         "since": "gen-payments-1",
         "active": "gen-payments-2",
     }
+
+
+class DeferredPool:
+    """Queues calls so a test decides when the "thread" runs them."""
+
+    def __init__(self) -> None:
+        self.queued: list = []
+
+    def callInThreadWithCallback(self, on_result, func, *args, **kwargs):
+        self.queued.append((on_result, func, args, kwargs))
+
+    def run_all(self) -> None:
+        while self.queued:
+            on_result, func, args, kwargs = self.queued.pop(0)
+            InlinePool().callInThreadWithCallback(on_result, func, *args, **kwargs)
+
+
+def synthesized_request(path: bytes) -> tuple[Request, DummyChannel]:
+    """A GET below ``/api/v0/`` on an in-memory channel."""
+    channel = DummyChannel()
+    request = Request(channel)
+    request.method = b"GET"
+    request.uri = request.path = b"/api/v0/" + path
+    request.prepath, request.postpath = [b"api", b"v0"], path.split(b"/")
+    request.content = None
+    return request, channel
+
+
+class QueuedCallTests(SynchronousTestCase):
+    def setUp(self):
+        self.index, _ = small_index(self)
+        self.routes = RouteTable()
+        self.ran: list[str] = []
+
+        @self.routes.route("GET", "/work")
+        def work(ctx):
+            self.ran.append("work")
+            return Answer({"ok": True})
+
+        self.pool = DeferredPool()
+        self.reactor = ThreadReactor()
+        self.resource = LocalQueryResource(
+            self.index.path, reactor=self.reactor, threadpool=self.pool, routes=self.routes
+        )
+
+    def test_client_gone_before_the_pool_runs_skips_the_handler(self):
+        request, channel = synthesized_request(b"work")
+        self.resource.render(request)
+        request.connectionLost(Failure(ConnectionError("gone")))
+        self.pool.run_all()
+        self.assertEqual(self.ran, [])
+        self.assertEqual(channel.transport.written.getvalue(), b"")
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+    def test_deadline_before_the_pool_runs_is_504(self):
+        request, channel = synthesized_request(b"work")
+        self.resource.render(request)
+        self.reactor.advance(31)
+        self.pool.run_all()
+        self.assertEqual(self.ran, [])
+        self.assertIn(b"504", channel.transport.written.getvalue())
+
+    def test_shutdown_abandons_queued_and_running_calls(self):
+        request, _ = synthesized_request(b"work")
+        self.resource.render(request)
+        self.assertEqual(self.resource.abandon_all(), 1)
+        self.pool.run_all()
+        self.assertEqual(self.ran, [])
+        self.assertEqual(self.resource.abandon_all(), 0)
+
+    def test_principal_attribute_is_where_the_auth_guard_stores_it(self):
+        from eshu_mcp.auth.guard import principal_of
+        from eshu_mcp.query.local.api.resource import PRINCIPAL_ATTRIBUTE
+
+        request, _ = synthesized_request(b"work")
+        setattr(request, PRINCIPAL_ATTRIBUTE, "someone")
+        self.assertEqual(principal_of(request), "someone")

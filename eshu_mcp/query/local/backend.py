@@ -57,6 +57,9 @@ class LocalQueryBackend(Service):
 
     def stopService(self) -> None:
         super().stopService()
+        interrupted = self.resource.abandon_all()
+        if interrupted:
+            self.log.info("interrupted {count} running queries at shutdown", count=interrupted)
         self.threadpool.stop()
 
     def ready(self) -> bool:

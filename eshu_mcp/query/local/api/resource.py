@@ -39,6 +39,10 @@ JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
 # Request bodies larger than this are refused before any JSON decoding.
 MAX_BODY_BYTES = 1 << 20
 
+# Where the authenticating guard in front of this Resource leaves the caller's Principal
+# (eshu_mcp.auth.guard stores it under this name; this layer must not import auth).
+PRINCIPAL_ATTRIBUTE = "_eshu_mcp_principal"
+
 
 class _Abandoned(Exception):
     """The request went away before its handler started."""
@@ -130,6 +134,14 @@ class LocalQueryResource(Resource):
         self._routes = routes
         self._connect = connect
         self._deadline = deadline
+        self._active: set[QueryCall] = set()
+
+    def abandon_all(self) -> int:
+        """Interrupt every running query (shutdown); returns how many were running."""
+        calls = list(self._active)
+        for call in calls:
+            call.abandon()
+        return len(calls)
 
     # ---------------------------------------------------------------- rendering
 
@@ -141,6 +153,7 @@ class LocalQueryResource(Resource):
             route, params = self._prepare(request)
         except ApiError as error:
             return self._error_bytes(request, error, self._accepts_envelope(request))
+        self._active.add(call)
         timer = self._reactor.callLater(self._deadline, call.expire)
         result = deferToThreadPool(
             self._reactor, self._threadpool, self._execute, call, route, params
@@ -186,7 +199,7 @@ class LocalQueryResource(Resource):
             "query": query,
             "body": self._read_body(request) if method in ("POST", "PUT", "PATCH") else None,
             "envelope": envelope,
-            "principal": getattr(request, "eshu_principal", None),
+            "principal": getattr(request, PRINCIPAL_ATTRIBUTE, None),
         }
         return match.route, params
 
@@ -251,6 +264,7 @@ class LocalQueryResource(Resource):
         envelope: bool,
         timer: Any,
     ) -> None:
+        self._active.discard(call)
         if timer.active():
             timer.cancel()
         if call.abandoned or request.finished or getattr(request, "_disconnected", False):
