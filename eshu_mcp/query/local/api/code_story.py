@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
@@ -34,9 +35,11 @@ from eshu_mcp.query.local.api.code_graph import (
 )
 from eshu_mcp.query.local.api.code_scope import (
     RepositoryGrant,
+    may_read,
     repo_clause,
     scope_repository,
 )
+from eshu_mcp.query.local.api.code_story_cross import cross_repo_incoming
 from eshu_mcp.query.local.api.code_story_enrichment import (
     class_hierarchy,
     override_story,
@@ -158,7 +161,11 @@ def _apply_budget(rows: list[dict[str, Any]], budget: int) -> tuple[list[dict[st
 
 
 def _fetch(
-    conn: sqlite3.Connection, req: dict[str, Any], anchors: list[str], repo_id: str
+    conn: sqlite3.Connection,
+    req: dict[str, Any],
+    anchors: list[str],
+    repo_id: str,
+    readable: Callable[[str], bool],
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, bool]]:
     directions = ["incoming", "outgoing"] if req["direction"] == "both" else [req["direction"]]
     types = req["relationship_types"]
@@ -184,6 +191,13 @@ def _fetch(
                 row["edge_origin"] = "direct_code_edge"
             available[direction] = count_edges(conn, anchors, direction, types)
             cut[direction] = len(edges) > req["limit"]
+            if req["cross_repo"] and direction == "incoming" and req["anchor"] is not None:
+                remote = cross_repo_incoming(conn, req["anchor"], types, req["limit"] + 1, readable)
+                for row in edge_rows(conn, remote, direction):
+                    row["edge_origin"] = "cross_repo_name_match"
+                    batch.append(row)
+                available[direction] += len(remote)
+                cut[direction] = cut[direction] or len(remote) > req["limit"]
         allowed = repo_id.repo_ids if isinstance(repo_id, RepositoryGrant) else (repo_id,)
         if (repo_id or isinstance(repo_id, RepositoryGrant)) and not req["cross_repo"]:
             side = "source" if direction == "incoming" else "target"
@@ -193,7 +207,10 @@ def _fetch(
 
 
 def relationship_story(
-    conn: sqlite3.Connection, req: dict[str, Any], repo_id: str
+    conn: sqlite3.Connection,
+    req: dict[str, Any],
+    repo_id: str,
+    readable: Callable[[str], bool] = lambda repo_id: True,
 ) -> dict[str, Any]:
     """Build the story data for a validated request."""
     resolution = _resolve(conn, req, repo_id) if (req["target"] or req["entity_id"]) else None
@@ -209,7 +226,8 @@ def relationship_story(
                 400, "class_hierarchy target must resolve to a class or inheritable entity"
             )
         anchors = _anchors(conn, anchor_row, req["relationship_types"])
-        rows, available, cut = _fetch(conn, req, anchors, repo_id)
+        req["anchor"] = anchor_row if anchor_row.get("rid") is not None else None
+        rows, available, cut = _fetch(conn, req, anchors, repo_id, readable)
     elif resolution is None:
         rows, available, cut = repository_overrides(conn, req, repo_id)
     fetched = len(rows)
@@ -346,7 +364,7 @@ def code_relationship_story(ctx: ApiContext) -> Answer:
     """Callers, callees, importers, hierarchy or overrides of one target, bounded."""
     req = story_request(RequestFields.of(ctx))
     repo_id = scope_repository(ctx, req["repo_selector"])
-    data = relationship_story(ctx.conn, req, repo_id)
+    data = relationship_story(ctx.conn, req, repo_id, lambda repo: may_read(ctx, repo))
     truth = ctx.truth(
         "call_graph.relationship_story", reason="resolved from bounded relationship story lookup"
     )
