@@ -99,6 +99,7 @@ class Scan:
 
     @property
     def limit(self) -> int:
+        """Raw candidate rows the scan may read (``candidate_scan_limit``)."""
         return self.page_size * SCAN_PAGES
 
 
