@@ -489,6 +489,28 @@ class ReadDeadlineTests(SynchronousTestCase):
         self.assertEqual(response.status, 504)
         self.assertEqual(response.json()["error"]["code"], "backend_timeout")
 
+    def test_route_budget_tightens_the_deadline(self):
+        index, _ = small_index(self)
+        routes = RouteTable()
+        client = ApiClient(self, index.path, routes)
+
+        @routes.route("GET", "/budgeted", deadline=2.0)
+        def budgeted(ctx):
+            steps = [0]
+
+            def progress():
+                steps[0] += 1
+                if steps[0] == 10:
+                    client.reactor.advance(2.5)
+                return int(steps[0] > 1_000_000)
+
+            ctx.conn.set_progress_handler(progress, 1000)
+            return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
+
+        response = client.get("/budgeted", envelope=True)
+        self.assertEqual(response.status, 504)
+        self.assertEqual(response.json()["error"]["message"], "query exceeded the 2s read deadline")
+
 
 ENDLESS = (
     "WITH RECURSIVE counter(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM counter)"

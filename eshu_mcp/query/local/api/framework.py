@@ -176,6 +176,8 @@ class Route:
     handler: Handler
     plain: bool = False
     fallback: bool = False
+    # A tighter read budget than the Resource's (Eshu's repository stats: 2 s, then 504).
+    deadline: float | None = None
 
     def match(self, parts: list[str]) -> dict[str, str] | None:
         """The path arguments when ``parts`` fits this route's pattern."""
@@ -211,16 +213,25 @@ class RouteTable:
     def __init__(self) -> None:
         self._routes: list[Route] = []
 
-    def route(self, method: str, pattern: str, *, plain: bool = False, fallback: bool = False):
+    def route(
+        self,
+        method: str,
+        pattern: str,
+        *,
+        plain: bool = False,
+        fallback: bool = False,
+        deadline: float | None = None,
+    ):
         """
         Register the decorated handler for ``method`` and ``pattern``.
 
         ``plain``: always answer plain JSON (status routes). ``fallback``: a generic
         answer (empty page, 501) used only while no specific handler is registered.
+        ``deadline``: seconds before the query is interrupted and answered 504.
         """
 
         def register(handler: Handler) -> Handler:
-            self.add(method, pattern, handler, plain=plain, fallback=fallback)
+            self.add(method, pattern, handler, plain=plain, fallback=fallback, deadline=deadline)
             return handler
 
         return register
@@ -233,6 +244,7 @@ class RouteTable:
         *,
         plain: bool = False,
         fallback: bool = False,
+        deadline: float | None = None,
     ) -> None:
         """Register ``handler``; a second specific handler for one operation is a bug."""
         method = method.upper()
@@ -243,7 +255,7 @@ class RouteTable:
             same = existing.method == method and existing.segments == segments
             if same and existing.fallback == fallback:
                 raise ValueError(f"route registered twice: {method} {pattern}")
-        self._routes.append(Route(method, pattern, segments, handler, plain, fallback))
+        self._routes.append(Route(method, pattern, segments, handler, plain, fallback, deadline))
 
     def routes(self) -> list[Route]:
         """Every registered route (specific and fallback)."""

@@ -29,6 +29,7 @@ CONTEXT = "platform_impact.context_overview"
 CATALOG = "platform_impact.catalog"
 MAX_OFFSET = 10_000
 STATS_LIST_CAP = 50
+STATS_DEADLINE = 2.0
 
 
 def _placeholders(values: list) -> str:
@@ -169,7 +170,7 @@ def _content_last_indexed(conn: sqlite3.Connection, repo_id: str) -> str:
     return row[0] or ""
 
 
-@ROUTES.route("GET", "/repositories/{repo_id}/stats")
+@ROUTES.route("GET", "/repositories/{repo_id}/stats", deadline=STATS_DEADLINE)
 def repository_stats(ctx: ApiContext) -> Answer:
     """File and entity counts, languages and entity types of one repository."""
     repo = require_repository(ctx)

@@ -61,6 +61,7 @@ class QueryCall:
         self._conn: sqlite3.Connection | None = None
         self.abandoned = False
         self.expired = False
+        self.budget = 0.0
 
     def attach(self, conn: sqlite3.Connection) -> None:
         with self._lock:
@@ -154,7 +155,9 @@ class LocalQueryResource(Resource):
         except ApiError as error:
             return self._error_bytes(request, error, self._accepts_envelope(request))
         self._active.add(call)
-        timer = self._reactor.callLater(self._deadline, call.expire)
+        budget = min(self._deadline, route.deadline or self._deadline)
+        call.budget = budget
+        timer = self._reactor.callLater(budget, call.expire)
         result = deferToThreadPool(
             self._reactor, self._threadpool, self._execute, call, route, params
         )
@@ -296,7 +299,7 @@ class LocalQueryResource(Resource):
         if call.expired:
             return ApiError(
                 504,
-                f"query exceeded the {self._deadline:g}s read deadline",
+                f"query exceeded the {call.budget:g}s read deadline",
                 code="backend_timeout",
             )
         self.log.failure(
