@@ -353,6 +353,11 @@ class RoutingTests(SynchronousTestCase):
         self.assertEqual(response.status, 200)
         self.assertEqual(response.json()["repository"]["id"], self.repo)
 
+    def test_invalid_utf8_in_the_path_is_400(self):
+        response = self.client.get("/repositories/%FF%FE/stats")
+        self.assertEqual(response.status, 400)
+        self.assertEqual(response.json()["detail"], "request path is not valid UTF-8")
+
     def test_html_characters_are_not_escaped(self):
         index = ApiIndex(self.mktemp())
         repo = index.repository("angle")

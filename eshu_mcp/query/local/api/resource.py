@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote_to_bytes
 
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
@@ -177,7 +177,7 @@ class LocalQueryResource(Resource):
         if len(segments) > 1 and segments[-1] == b"":
             segments.pop()
         try:
-            parts = [unquote(s.decode("ascii"), errors="strict") for s in segments]
+            parts = [unquote_to_bytes(s).decode("utf-8") for s in segments]
         except UnicodeDecodeError as error:
             raise ApiError(400, "request path is not valid UTF-8") from error
         display = "/api/v0/" + "/".join(s.decode("ascii", "replace") for s in segments)
