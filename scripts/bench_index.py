@@ -1,0 +1,129 @@
+"""
+Benchmark the embedded indexer on the installed Twisted package's sources.
+
+Copies Twisted into a temporary git repository, indexes it from scratch RUNS times (median
+reported), then measures re-indexing after a one-file change. Reports files/s, lines/s,
+index bytes per source byte, peak RSS (this process and the parser pool) and the
+incremental time. Usage: ``python scripts/bench_index.py [--runs 3] [--workers N] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from eshu_mcp.query.local.index.indexer import index_repositories
+
+
+def twisted_sources() -> Path:
+    spec = importlib.util.find_spec("twisted")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def make_repository(parent: Path) -> Path:
+    repo = parent / "twisted-src"
+    shutil.copytree(
+        twisted_sources(), repo / "twisted", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "twisted sources"]):
+        subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=b", *args],
+            check=True,
+            capture_output=True,
+        )
+    return repo
+
+
+def database_bytes(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+
+
+def source_totals(db: Path) -> tuple[int, int, int]:
+    conn = sqlite3.connect(db)
+    files, size, lines = conn.execute(
+        "SELECT COUNT(*), SUM(byte_size), SUM(line_count) FROM files"
+    ).fetchone()
+    conn.close()
+    return files, size, lines
+
+
+def peak_rss_mib() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return round(own, 1), round(children, 1)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
+        root = Path(tmp)
+        repo = make_repository(root)
+        full: list[float] = []
+        db = root / "full.sqlite"
+        for run in range(options.runs):
+            for stale in root.glob("full.sqlite*"):
+                stale.unlink()
+            started = time.perf_counter()
+            report = index_repositories(db, [repo], workers=options.workers)
+            full.append(time.perf_counter() - started)
+            if not report.ok:
+                print(f"run {run} failed: {report.repositories[0].error}", file=sys.stderr)
+                return 1
+        files, size, lines = source_totals(db)
+        index_bytes = database_bytes(db)
+        incremental: list[float] = []
+        target = repo / "twisted" / "python" / "util.py"
+        for run in range(options.runs):
+            with target.open("a") as handle:
+                handle.write(f"\n\ndef _bench_added_{run}(value):\n    return value + {run}\n")
+            started = time.perf_counter()
+            report = index_repositories(db, [repo], workers=options.workers)
+            incremental.append(time.perf_counter() - started)
+            assert report.repositories[0].reparsed == ("twisted/python/util.py",), report
+        median = statistics.median(full)
+        result = {
+            "files": files,
+            "lines": lines,
+            "source_bytes": size,
+            "cpus": os.cpu_count(),
+            "full_index_seconds": [round(x, 2) for x in full],
+            "full_index_median_seconds": round(median, 2),
+            "files_per_second": round(files / median, 1),
+            "lines_per_second": round(lines / median),
+            "index_bytes": index_bytes,
+            "index_bytes_per_source_byte": round(index_bytes / size, 2),
+            "peak_rss_mib": dict(zip(("indexer", "parser_pool"), peak_rss_mib(), strict=True)),
+            "reindex_one_file_seconds": [round(x, 3) for x in incremental],
+            "reindex_one_file_median_seconds": round(statistics.median(incremental), 3),
+        }
+    if options.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        width = max(len(k) for k in result)
+        for key, value in result.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
