@@ -77,7 +77,7 @@ def test_conformance_suite_passes_all_but_fixture_scenarios(node_tools, daemon, 
 def inspect(*args: str) -> dict:
     outcome = run_tool("inspector", "--cli", *args, "--format", "json", timeout=120)
     assert outcome.returncode == 0, outcome.stdout[-2000:] + outcome.stderr[-2000:]
-    return json.loads(outcome.stdout)
+    return json.loads(outcome.stdout)["result"]
 
 
 CONTRACT_NAMES = [tool["name"] for tool in load_contract()]
@@ -106,8 +106,10 @@ def test_inspector_calls_a_tool_in_the_stateless_revision(node_tools, daemon):
 
 def test_inspector_over_stdio(node_tools, workdir, repository):
     launcher = workdir / "eshu-mcp-stdio.sh"
+    env = child_environment(workdir)
     launcher.write_text(
         "#!/bin/sh\n"
+        f"export PYTHONPATH='{env['PYTHONPATH']}' ESHU_HOME='{env['ESHU_HOME']}'\n"
         f"exec {sys.executable} -m eshu_mcp.cli stdio --repo {repository} "
         f"--db {workdir / 'stdio.sqlite'} --toolsets all\n"
     )
@@ -131,7 +133,7 @@ def test_inspector_over_stdio(node_tools, workdir, repository):
         capture_output=True,
         text=True,
         timeout=180,
-        env=child_environment(workdir),
+        env=env,
         cwd=workdir,
     )
     assert outcome.returncode == 0, outcome.stderr[-2000:]

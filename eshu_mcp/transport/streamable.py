@@ -227,13 +227,6 @@ class StreamableResource(Resource):
             if session.owner and session.owner != owner:
                 error = ProtocolError(-32001, "credential does not match the session owner")
                 return rpc_error(request, 403, error, message_id(decoded))
-            if version is not None and version != session.connection.version:
-                error = ProtocolError(
-                    INVALID_REQUEST,
-                    f"MCP-Protocol-Version {version!r} does not match the negotiated "
-                    f"{session.connection.version!r}",
-                )
-                return rpc_error(request, 400, error, message_id(decoded))
         return self._respond(request, session.connection, decoded, modern=False)
 
     def _modern_post(self, request, version: str, decoded):
