@@ -16,7 +16,8 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.generations import FACT_RETENTION_GENERATIONS, payload_hash
 from eshu_mcp.query.local.index.indexer import HOLD_ENV, index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.resolve import resolve_repository
+from eshu_mcp.query.local.index.store import open_reader, open_writer
 from tests.test_index_indexer import fixture_repository, git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,6 +152,39 @@ class IncrementalIndexTests(SynchronousTestCase):
             " AND valid_to = 2"
         ).fetchall()
         self.assertEqual([r[0] for r in reasons], ["superseded"])
+
+    def test_incremental_edges_equal_a_full_rebuild(self) -> None:
+        fees = self.repo / "app" / "fees.py"
+        fees.write_text(fees.read_text() + "\n\ndef charge(x):\n    return compute_fee(x)\n")
+        (self.repo / "app" / "cycle_a.py").unlink()
+        (self.repo / "web" / "extra.ts").write_text(
+            "import { Circle } from './shapes';\nexport function make() { return new Circle(1); }\n"
+        )
+        second = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertLess(second.edges["rebuilt_files"], second.files_seen)
+        columns = (
+            "SELECT type, source_id, target_id, line_number, resolution_method, call_kind"
+            " FROM edges"
+        )
+        conn = open_writer(self.db)
+        self.addCleanup(conn.close)
+        conn.row_factory = None
+        incremental = sorted(conn.execute(columns).fetchall(), key=repr)
+        unresolved = sorted(conn.execute("SELECT * FROM unresolved_calls").fetchall())
+        conn.execute("BEGIN")
+        resolve_repository(conn, second.repo_id)
+        full = sorted(conn.execute(columns).fetchall(), key=repr)
+        full_unresolved = sorted(conn.execute("SELECT * FROM unresolved_calls").fetchall())
+        conn.execute("ROLLBACK")
+        self.assertEqual(
+            (
+                sorted(set(incremental) - set(full), key=repr),
+                sorted(set(full) - set(incremental), key=repr),
+            ),
+            ([], []),
+        )
+        self.assertEqual(incremental, full)
+        self.assertEqual(unresolved, full_unresolved)
 
     def test_payload_hash_is_short_and_deterministic(self) -> None:
         self.assertEqual(payload_hash("a", "b"), payload_hash("a", "b"))

@@ -166,6 +166,23 @@ class PolyglotIndexTests(SynchronousTestCase):
             [("app/cycle_a.py", "app/cycle_b.py"), ("app/cycle_b.py", "app/cycle_a.py")],
         )
 
+    def test_imports_link_files_to_modules_and_imported_definitions(self) -> None:
+        api = self.conn.execute(
+            "SELECT file_id, repo_id FROM files WHERE relative_path = 'app/api.py'"
+        ).fetchone()
+        module = self.edge("IMPORTS", f"file:{api['file_id']}", f"{api['repo_id']}|app.service")
+        self.assertEqual(
+            json.loads(module["reason"]), {"imported_name": "PaymentService", "alias": None}
+        )
+        service = self.entity("app/service.py", "PaymentService", "Class")["entity_id"]
+        bound = self.edge("IMPORTS", f"file:{api['file_id']}", service)
+        self.assertEqual(bound["resolution_method"], "import_binding")
+        modules = self.conn.execute(
+            "SELECT m.name, f.relative_path FROM modules m JOIN files f ON f.file_id = m.file_id"
+            " WHERE m.name = 'app.service'"
+        ).fetchall()
+        self.assertEqual([tuple(r) for r in modules], [("app.service", "app/service.py")])
+
     def test_cross_language_calls_resolve(self) -> None:
         main_go = self.entity("cmd/main.go", "main")["entity_id"]
         new_server = self.entity("server/server.go", "NewServer")["entity_id"]

@@ -52,8 +52,12 @@ class FileBindings:
 
 def resolve_imports(
     conn: sqlite3.Connection, repo_id: str
-) -> tuple[list[ImportRecord], FileBindings, ModuleIndex]:
-    """Resolve every import of the repository to a file, update the imports rows, bind names."""
+) -> tuple[list[ImportRecord], FileBindings, set[int]]:
+    """
+    Resolve every import of the repository to a file, update the imports rows, bind names.
+
+    Returns the records, the bindings and the files whose imports now resolve differently.
+    """
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
@@ -73,12 +77,14 @@ def resolve_imports(
     ).fetchall()
     records = []
     updates = []
+    changed_files: set[int] = set()
     bindings = FileBindings()
     for row in rows:
         path, language = path_of.get(row[1], ("", None))
         resolved = index.resolve(language, path, row[2], row[3])
         if resolved != row[7]:
             updates.append((resolved, 0 if resolved else 1, row[0]))
+            changed_files.add(row[1])
         record = ImportRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], resolved)
         records.append(record)
         _bind(bindings, record, language, index, path_of)
@@ -87,7 +93,7 @@ def resolve_imports(
             "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
             updates,
         )
-    return records, bindings, index
+    return records, bindings, changed_files
 
 
 def _bind(

@@ -34,13 +34,15 @@ from .generations import (
 from .identity import repository_id
 from .lock import WriterLock
 from .parse import ParsedFile, content_hash, parse_file
-from .resolve import resolve_repository
+from .resolve import ChangeSet, resolve_repository
 from .store import open_writer, utc_now
 from .walk import WalkedFile, WorkTree, discover, walk_files
 
 Progress = Callable[[dict[str, Any]], None]
 IN_PROCESS_BELOW = 48
 """Batches smaller than this are parsed in-process: a pool costs more than it saves."""
+INCREMENTAL_RESOLVE_FRACTION = 0.25
+"""Above this share of changed files the whole graph is rebuilt (cheaper than scoping)."""
 HOLD_ENV = "ESHU_MCP_INDEX_HOLD_BEFORE_COMMIT"
 """Test hook: when set to a path, the writer pauses before COMMIT until that path exists."""
 
@@ -318,10 +320,17 @@ class _GenerationWrite:
         self.entities = 0
         self.failed = 0
         self.source_bytes = 0
+        self.changed_ids: set[int] = set()
+        self.deleted_ids: set[int] = set()
+        self.touched_names: set[str] = set()
 
     def delete(self, paths: list[str]) -> None:
         for path in paths:
-            old_ids = writer.delete_file(self.conn, self.existing[path][1])
+            file_id = self.existing[path][1]
+            old = writer.delete_file(self.conn, file_id)
+            self.deleted_ids.add(file_id)
+            self.touched_names.update(name for _, name in old)
+            old_ids = [eid for eid, _ in old]
             writer.record_entity_facts(self.ledger, old_ids, {}, file_deleted=True)
             self.ledger.close(file_key(self.repo_id, path), "retired")
             self.deleted.append(path)
@@ -352,7 +361,10 @@ class _GenerationWrite:
     def _write_one(self, walked: WalkedFile, result: ParsedFile) -> None:
         row = self.existing.get(walked.relative_path)
         file_id = None if row is None else row[1]
-        old_ids = writer.clear_file(self.conn, file_id) if file_id is not None else []
+        old = writer.clear_file(self.conn, file_id) if file_id is not None else []
+        self.touched_names.update(name for _, name in old)
+        self.touched_names.update(e["entity_name"] for e in result.entities)
+        old_ids = [eid for eid, _ in old]
         file_id = writer.write_file(
             self.conn,
             self.repo_id,
@@ -366,6 +378,7 @@ class _GenerationWrite:
             self.conn, self.repo_id, self.pending.generation_id, file_id, result
         )
         self.entities += len(payloads)
+        self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"
         self.source_bytes += result.byte_size
         writer.record_entity_facts(self.ledger, old_ids, payloads, file_deleted=False)
@@ -389,7 +402,15 @@ class _GenerationWrite:
             payload_hash(tree.remote_url or "", tree.freshness_hint, tree.head_ref or ""),
         )
         self.emit({"phase": "resolve", "repo_id": repo_id})
-        edges = resolve_repository(conn, repo_id, self.pending.generation_id)
+        change = None
+        rebuilt = len(self.changed_ids) + len(self.deleted_ids)
+        if self.existing and rebuilt <= INCREMENTAL_RESOLVE_FRACTION * len(self.existing):
+            change = ChangeSet(
+                frozenset(self.changed_ids),
+                frozenset(self.deleted_ids),
+                frozenset(self.touched_names),
+            )
+        edges = resolve_repository(conn, repo_id, change)
         conn.execute(
             "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?,"
             " dirty = ?, remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",

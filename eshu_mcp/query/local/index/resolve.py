@@ -11,7 +11,7 @@ import posixpath
 import sqlite3
 from collections import defaultdict
 
-from attrs import define
+from attrs import define, frozen
 
 from .bindings import FileBindings, resolve_imports
 from .builtins import is_builtin
@@ -152,9 +152,57 @@ def _resolve_call(call, catalog: _Catalog, bindings: FileBindings, language_of: 
     return None, reason
 
 
-def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> dict:
-    """Rebuild the repository's modules, edges and unresolved_calls; return counts by type."""
-    records, bindings, _index = resolve_imports(conn, repo_id)
+@frozen
+class ChangeSet:
+    """What a generation changed, so only the affected part of the graph is rebuilt."""
+
+    changed_files: frozenset[int]  # added or modified files (their current file ids)
+    deleted_files: frozenset[int]  # file ids that no longer exist
+    touched_names: frozenset[str]  # entity names defined before or after in those files
+
+
+def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[int]) -> set[int]:
+    affected = set(change.changed_files) | import_changed
+    touched_files = change.changed_files | change.deleted_files
+    for chunk in _chunks(sorted(touched_files)):
+        marks = ",".join("?" * len(chunk))
+        affected.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT file_id FROM imports WHERE resolved_file_id IN ({marks})",
+                chunk,
+            )
+        )
+    for chunk in _chunks(sorted(change.touched_names)):
+        marks = ",".join("?" * len(chunk))
+        affected.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT file_id FROM call_sites WHERE repo_id = ?"
+                f" AND callee_name IN ({marks})",
+                (repo_id, *chunk),
+            )
+        )
+    return affected - set(change.deleted_files)
+
+
+def _chunks(items: list, size: int = 500):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def resolve_repository(
+    conn: sqlite3.Connection, repo_id: str, change: ChangeSet | None = None
+) -> dict[str, int]:
+    """
+    Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
+
+    With a :class:`ChangeSet`, CALLS/IMPORTS/CONTAINS are rebuilt only for files whose
+    resolution can have changed: the changed files, files importing them, files whose
+    imports now resolve differently, and files calling a name defined in them.
+    Inheritance and overrides are always rebuilt (they are few).
+    """
+    records, bindings, import_changed = resolve_imports(conn, repo_id)
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
@@ -168,12 +216,34 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
         ).fetchall(),
         dirs,
     )
-    conn.execute("DELETE FROM edges WHERE repo_id = ?", (repo_id,))
-    conn.execute(
-        "DELETE FROM unresolved_calls WHERE call_id IN"
-        " (SELECT call_id FROM call_sites WHERE repo_id = ?)",
-        (repo_id,),
-    )
+    if change is None:
+        scope = None
+        conn.execute("DELETE FROM edges WHERE repo_id = ?", (repo_id,))
+        conn.execute(
+            "DELETE FROM unresolved_calls WHERE call_id IN"
+            " (SELECT call_id FROM call_sites WHERE repo_id = ?)",
+            (repo_id,),
+        )
+    else:
+        scope = _affected_files(conn, repo_id, change, import_changed)
+        gone = sorted(scope | set(change.deleted_files))
+        conn.execute(
+            "DELETE FROM edges WHERE repo_id = ?"
+            " AND type IN ('INHERITS', 'IMPLEMENTS', 'OVERRIDES')",
+            (repo_id,),
+        )
+        for chunk in _chunks(gone):
+            marks = ",".join("?" * len(chunk))
+            conn.execute(
+                f"DELETE FROM edges WHERE repo_id = ? AND type IN ('CALLS', 'IMPORTS', 'CONTAINS')"
+                f" AND evidence_file_id IN ({marks})",
+                (repo_id, *chunk),
+            )
+            conn.execute(
+                f"DELETE FROM unresolved_calls WHERE call_id IN"
+                f" (SELECT call_id FROM call_sites WHERE file_id IN ({marks}))",
+                chunk,
+            )
     edges: list[tuple] = []
     unresolved: list[tuple[int, str]] = []
     seen: set[tuple] = set()
@@ -200,13 +270,10 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
         )
 
     for entity in catalog.by_id.values():
-        source = entity.parent or f"file:{entity.file_id}"
-        edge("CONTAINS", source, entity.entity_id, "declared", None, entity.file_id)
-    for call in conn.execute(
-        "SELECT call_id, file_id, caller_entity_id, callee_name, full_name, receiver,"
-        " inferred_type, call_kind, line_number FROM call_sites WHERE repo_id = ?",
-        (repo_id,),
-    ):
+        if scope is None or entity.file_id in scope:
+            source = entity.parent or f"file:{entity.file_id}"
+            edge("CONTAINS", source, entity.entity_id, "declared", None, entity.file_id)
+    for call in _calls(conn, repo_id, scope):
         target, how = _resolve_call(call, catalog, bindings, language_of)
         if target is None:
             unresolved.append((call[0], how))
@@ -215,7 +282,7 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
         source = call[2] or f"file:{call[1]}"
         edge("CALLS", source, target.entity_id, how, call[8], call[1], kind)
     _inheritance(conn, repo_id, catalog, bindings, edge)
-    _imports(conn, repo_id, records, catalog, bindings, language_of, edge)
+    _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope)
     conn.executemany(
         "INSERT INTO edges (repo_id, type, source_id, target_id, call_kind, reason,"
         " resolution_method, confidence, line_number, evidence_file_id, generation_id)"
@@ -223,11 +290,26 @@ def resolve_repository(conn: sqlite3.Connection, repo_id: str, generation_id: st
         edges,
     )
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
-    counts: dict[str, int] = defaultdict(int)
-    for row in edges:
-        counts[row[1]] += 1
-    counts["unresolved_calls"] = len(unresolved)
-    return dict(counts)
+    counts = dict(
+        conn.execute(
+            "SELECT type, COUNT(*) FROM edges WHERE repo_id = ? GROUP BY type", (repo_id,)
+        ).fetchall()
+    )
+    counts["rebuilt_files"] = len(files) if scope is None else len(scope)
+    return counts
+
+
+def _calls(conn, repo_id: str, scope: set[int] | None):
+    columns = (
+        "SELECT call_id, file_id, caller_entity_id, callee_name, full_name, receiver,"
+        " inferred_type, call_kind, line_number FROM call_sites"
+    )
+    if scope is None:
+        yield from conn.execute(columns + " WHERE repo_id = ?", (repo_id,))
+        return
+    for chunk in _chunks(sorted(scope)):
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(columns + f" WHERE file_id IN ({marks})", chunk).fetchall()
 
 
 def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge) -> None:
@@ -270,12 +352,11 @@ def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge)
                 )
 
 
-def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, edge) -> None:
+def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, edge, scope) -> None:
     conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
     folded: dict[tuple[int, str], list] = defaultdict(list)
     modules: dict[str, tuple] = {}
     for record in records:
-        folded[(record.file_id, record.module)].append(record)
         key = f"{repo_id}|{record.module}"
         if key not in modules or (modules[key][4] is None and record.resolved_file_id):
             modules[key] = (
@@ -285,6 +366,9 @@ def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, e
                 language_of.get(record.file_id),
                 record.resolved_file_id,
             )
+        if scope is not None and record.file_id not in scope:
+            continue
+        folded[(record.file_id, record.module)].append(record)
         if record.imported_name and record.imported_name not in ("*", "default"):
             binding = bindings.lookup(record.file_id, record.alias or record.imported_name)
             if binding is not None and binding.symbol and binding.file_ids:

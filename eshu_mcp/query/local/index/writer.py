@@ -16,12 +16,11 @@ from .store import utc_now
 CHILD_TABLES = ("call_sites", "imports", "bases", "secret_candidates")
 
 
-def clear_file(conn: sqlite3.Connection, file_id: int) -> list[str]:
-    """Remove a file's derived rows (keeping the files row); return its old entity ids."""
-    old = [
-        row[0]
-        for row in conn.execute("SELECT entity_id FROM entities WHERE file_id = ?", (file_id,))
-    ]
+def clear_file(conn: sqlite3.Connection, file_id: int) -> list[tuple[str, str]]:
+    """Remove a file's derived rows (keeping the files row); return its old (id, name) pairs."""
+    old = conn.execute(
+        "SELECT entity_id, entity_name FROM entities WHERE file_id = ?", (file_id,)
+    ).fetchall()
     if old:
         conn.execute(
             "INSERT INTO entities_fts (entities_fts, rowid, entity_name, source_cache)"
@@ -34,8 +33,8 @@ def clear_file(conn: sqlite3.Connection, file_id: int) -> list[str]:
     return old
 
 
-def delete_file(conn: sqlite3.Connection, file_id: int) -> list[str]:
-    """Remove a file and everything derived from it; return its old entity ids."""
+def delete_file(conn: sqlite3.Connection, file_id: int) -> list[tuple[str, str]]:
+    """Remove a file and everything derived from it; return its old (id, name) pairs."""
     old = clear_file(conn, file_id)
     conn.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
     return old
