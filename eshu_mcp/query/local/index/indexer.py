@@ -362,8 +362,6 @@ class _GenerationWrite:
         row = self.existing.get(walked.relative_path)
         file_id = None if row is None else row[1]
         old = writer.clear_file(self.conn, file_id) if file_id is not None else []
-        self.touched_names.update(name for _, name in old)
-        self.touched_names.update(e["entity_name"] for e in result.entities)
         old_ids = [eid for eid, _ in old]
         file_id = writer.write_file(
             self.conn,
@@ -374,9 +372,12 @@ class _GenerationWrite:
             walked.mtime_ns,
             file_id,
         )
+        names: dict[str, str] = {}
         payloads = writer.write_extraction(
-            self.conn, self.repo_id, self.pending.generation_id, file_id, result
+            self.conn, self.repo_id, self.pending.generation_id, file_id, result, names
         )
+        before = {(eid, name) for eid, name in old}
+        self.touched_names.update(name for _, name in before ^ set(names.items()))
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"

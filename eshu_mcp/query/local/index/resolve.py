@@ -158,20 +158,22 @@ class ChangeSet:
 
     changed_files: frozenset[int]  # added or modified files (their current file ids)
     deleted_files: frozenset[int]  # file ids that no longer exist
-    touched_names: frozenset[str]  # entity names defined before or after in those files
+    touched_names: frozenset[str]  # names whose definitions appeared, vanished or moved
 
 
 def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[int]) -> set[int]:
     affected = set(change.changed_files) | import_changed
     touched_files = change.changed_files | change.deleted_files
+    names = change.touched_names
     for chunk in _chunks(sorted(touched_files)):
         marks = ",".join("?" * len(chunk))
         affected.update(
             r[0]
             for r in conn.execute(
-                f"SELECT DISTINCT file_id FROM imports WHERE resolved_file_id IN ({marks})",
+                f"SELECT file_id, imported_name FROM imports WHERE resolved_file_id IN ({marks})",
                 chunk,
             )
+            if r[1] in names
         )
     for chunk in _chunks(sorted(change.touched_names)):
         marks = ",".join("?" * len(chunk))
@@ -198,8 +200,10 @@ def resolve_repository(
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
 
     With a :class:`ChangeSet`, CALLS/IMPORTS/CONTAINS are rebuilt only for files whose
-    resolution can have changed: the changed files, files importing them, files whose
-    imports now resolve differently, and files calling a name defined in them.
+    resolution can have changed: the changed files, files whose imports now resolve
+    differently, files importing a touched name from them, and files calling a touched name.
+    (A name is touched when an entity id with that name appeared or vanished: candidate pools
+    of every other name are unchanged, so calls to them resolve as before.)
     Inheritance and overrides are always rebuilt (they are few).
     """
     records, bindings, import_changed = resolve_imports(conn, repo_id)

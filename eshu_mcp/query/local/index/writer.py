@@ -88,8 +88,12 @@ def write_extraction(
     generation_id: str,
     file_id: int,
     parsed: ParsedFile,
+    names: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Insert the file's entities and evidence; return entity fact payloads by entity id."""
+    """Insert the file's entities and evidence; return entity fact payloads by entity id.
+
+    When ``names`` is given it receives each written entity's name by id.
+    """
     path = parsed.relative_path
     ids: list[str | None] = []
     seen: set[str] = set()
@@ -137,6 +141,8 @@ def write_extraction(
         )
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
         payloads[eid] = payload_hash(body, metadata)
+        if names is not None:
+            names[eid] = entity["entity_name"]
         fts_rows.append((eid, entity["entity_name"], body))
     if rows:
         conn.executemany(
