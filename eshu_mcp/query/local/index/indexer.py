@@ -33,10 +33,11 @@ from .generations import (
 )
 from .identity import repository_id
 from .lock import WriterLock
-from .parse import ParsedFile, content_hash, parse_file
+from .parse import content_hash, parse_file
 from .resolve import ChangeSet, resolve_repository
 from .store import open_writer, utc_now
 from .walk import WalkedFile, WorkTree, discover, walk_files
+from .writer import PreparedFile
 
 Progress = Callable[[dict[str, Any]], None]
 IN_PROCESS_BELOW = 48
@@ -87,20 +88,23 @@ class IndexReport:
         return all(r.status != "failed" for r in self.repositories)
 
 
-def _parse_walked(item: tuple[str, str]) -> ParsedFile | None:
-    relative, absolute = item
+def _parse_walked(item: tuple[str, str, str]) -> PreparedFile | None:
+    relative, absolute, repo_id = item
     try:
         with open(absolute, "rb") as handle:
             data = handle.read()
     except OSError:
         return None  # vanished or unreadable since the walk
-    return parse_file(relative, data)
+    return writer.prepare_rows(parse_file(relative, data), repo_id)
 
 
 def parse_many(
-    items: list[tuple[str, str]], workers: int | None = None
-) -> Iterator[ParsedFile | None]:
-    """Parse files in a process pool sized to the machine (in-process for tiny batches)."""
+    items: list[tuple[str, str, str]], workers: int | None = None
+) -> Iterator[PreparedFile | None]:
+    """
+    Parse (relative path, absolute path, repo id) items into prepared rows, in a process
+    pool sized to the machine (in-process for tiny batches), in input order.
+    """
     workers = workers or os.cpu_count() or 1
     if len(items) < IN_PROCESS_BELOW or workers < 2:
         yield from map(_parse_walked, items)
@@ -338,7 +342,7 @@ class _GenerationWrite:
     def write_parsed(self, to_parse: list[WalkedFile], workers) -> None:
         """Parse in the pool and write each result as it arrives (parsing overlaps writing)."""
         started = time.monotonic()
-        items = [(w.relative_path, w.absolute_path) for w in to_parse]
+        items = [(w.relative_path, w.absolute_path, self.repo_id) for w in to_parse]
         results = parse_many(items, workers)
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
             if result is None:
@@ -358,7 +362,8 @@ class _GenerationWrite:
                     }
                 )
 
-    def _write_one(self, walked: WalkedFile, result: ParsedFile) -> None:
+    def _write_one(self, walked: WalkedFile, prepared: PreparedFile) -> None:
+        result = prepared.parsed
         row = self.existing.get(walked.relative_path)
         file_id = None if row is None else row[1]
         old = writer.clear_file(self.conn, file_id) if file_id is not None else []
@@ -372,12 +377,10 @@ class _GenerationWrite:
             walked.mtime_ns,
             file_id,
         )
-        names: dict[str, str] = {}
-        payloads = writer.write_extraction(
-            self.conn, self.repo_id, self.pending.generation_id, file_id, result, names
-        )
+        writer.write_extraction(self.conn, self.repo_id, file_id, prepared)
+        payloads = prepared.payloads
         before = {(eid, name) for eid, name in old}
-        self.touched_names.update(name for _, name in before ^ set(names.items()))
+        self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"

@@ -222,7 +222,7 @@ CREATE TABLE IF NOT EXISTS entities (
     signature              TEXT,                 -- the definition's header, e.g. 'def charge(self, amount)'
     docstring              TEXT,                 -- always NULL (size): the docstring is metadata.docstring
     metadata               TEXT NOT NULL DEFAULT '{}',
-    generation_id          TEXT NOT NULL         -- generation that last (re)wrote the row
+    generation_id          TEXT NOT NULL         -- always '' (size): see files.generation_id of file_id
 );
 CREATE INDEX IF NOT EXISTS entities_name ON entities (entity_name);
 CREATE INDEX IF NOT EXISTS entities_repo_type ON entities (repo_id, entity_type);
@@ -311,7 +311,7 @@ CREATE TABLE IF NOT EXISTS bases (
     repo_id     TEXT,
     file_id     INTEGER REFERENCES files(file_id) ON DELETE CASCADE,
     PRIMARY KEY (entity_id, base_name, kind)
-);
+) WITHOUT ROWID;
 
 -- ---------------------------------------------------------------- resolved code graph
 
@@ -410,4 +410,4 @@ CREATE TABLE IF NOT EXISTS fact_versions (
     valid_to         INTEGER,
     end_reason       TEXT,
     PRIMARY KEY (repo_id, stable_fact_key, valid_from)
-);
+) WITHOUT ROWID;

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from attrs import Factory, evolve, frozen
+
 from .generations import FactLedger, entity_key, payload_hash
 from .identity import entity_id
 from .parse import ParsedFile
@@ -82,41 +84,41 @@ def write_file(
     return cursor.lastrowid
 
 
-def write_extraction(
-    conn: sqlite3.Connection,
-    repo_id: str,
-    generation_id: str,
-    file_id: int,
-    parsed: ParsedFile,
-    names: dict[str, str] | None = None,
-) -> dict[str, str]:
-    """Insert the file's entities and evidence; return entity fact payloads by entity id.
+@frozen
+class PreparedFile:
+    """A parsed file's rows, built in the worker process so the writer only inserts them."""
 
-    When ``names`` is given it receives each written entity's name by id.
-    """
+    parsed: ParsedFile  # without its extraction lists (they live in the rows below)
+    entity_rows: list[tuple] = Factory(list)  # entities columns after file_id
+    fts_rows: list[tuple[str, str, str]] = Factory(list)  # entity id, name, source
+    payloads: dict[str, str] = Factory(dict)  # entity id -> fact payload hash
+    names: dict[str, str] = Factory(dict)  # entity id -> name
+    call_rows: list[tuple] = Factory(list)
+    import_rows: list[tuple] = Factory(list)
+    base_rows: list[tuple] = Factory(list)
+    secret_rows: list[tuple] = Factory(list)
+
+
+def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
+    """Entity ids, metadata JSON, fact payloads and row tuples for one parsed file (pure)."""
     path = parsed.relative_path
-    ids: list[str | None] = []
+    ids: list[str] = []
     seen: set[str] = set()
-    rows = []
-    payloads: dict[str, str] = {}
-    fts_rows = []
+    prepared = PreparedFile(evolve(parsed, entities=[], calls=[], imports=[], bases=[], secrets=[]))
     source = parsed.content.encode("utf-8") if parsed.entities else b""
+    is_test, is_generated = int(parsed.is_test), int(parsed.is_generated)
     for entity in parsed.entities:
         eid = entity_id(
             repo_id, path, entity["entity_type"], entity["entity_name"], entity["start_line"]
         )
+        ids.append(eid)
         if eid in seen:
-            ids.append(eid)
             continue
         seen.add(eid)
-        ids.append(eid)
         parent = entity["parent"]
         metadata = json.dumps(entity["metadata"], sort_keys=True)
-        rows.append(
+        prepared.entity_rows.append(
             (
-                eid,
-                repo_id,
-                file_id,
                 path,
                 entity["entity_type"],
                 entity["entity_name"],
@@ -131,76 +133,75 @@ def write_extraction(
                 entity["cyclomatic_complexity"],
                 entity["arg_count"],
                 entity["end_line"] - entity["start_line"] + 1,
-                int(parsed.is_test),
-                int(parsed.is_generated),
+                is_test,
+                is_generated,
                 entity["signature"],
                 None,  # docstring lives in metadata only (index size)
                 metadata,
-                generation_id,
+                "",  # the file row carries the generation (index size)
+                eid,
             )
         )
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
-        payloads[eid] = payload_hash(body, metadata)
-        if names is not None:
-            names[eid] = entity["entity_name"]
-        fts_rows.append((eid, entity["entity_name"], body))
-    if rows:
+        prepared.payloads[eid] = payload_hash(body, metadata)
+        prepared.names[eid] = entity["entity_name"]
+        prepared.fts_rows.append((eid, entity["entity_name"], body))
+    prepared.call_rows.extend((None if c[0] is None else ids[c[0]], *c[1:]) for c in parsed.calls)
+    prepared.import_rows.extend(parsed.imports)
+    prepared.base_rows.extend((ids[index], name, kind) for index, name, kind in parsed.bases)
+    prepared.secret_rows.extend(
+        (path, parsed.language, line, kind, severity, excerpt, value_hash, json.dumps(notes))
+        for line, kind, severity, excerpt, value_hash, notes in parsed.secrets
+    )
+    return prepared
+
+
+def write_extraction(
+    conn: sqlite3.Connection, repo_id: str, file_id: int, prepared: PreparedFile
+) -> None:
+    """Insert a prepared file's entities (and their FTS rows), calls, imports, bases, secrets."""
+    if prepared.entity_rows:
         conn.executemany(
-            "INSERT INTO entities (entity_id, repo_id, file_id, relative_path, entity_type,"
+            "INSERT INTO entities (repo_id, file_id, relative_path, entity_type,"
             " entity_name, qualified_name, start_line, end_line, start_byte, end_byte, language,"
             " parent_entity_id, class_context, cyclomatic_complexity, arg_count, line_span,"
-            " is_test, is_generated, signature, docstring, metadata, generation_id)"
+            " is_test, is_generated, signature, docstring, metadata, generation_id, entity_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            [(repo_id, file_id, *row) for row in prepared.entity_rows],
         )
         rids = dict(
             conn.execute("SELECT entity_id, rid FROM entities WHERE file_id = ?", (file_id,))
         )
         conn.executemany(
             "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
-            [(rids[eid], name, body) for eid, name, body in fts_rows],
+            [(rids[eid], name, body) for eid, name, body in prepared.fts_rows],
         )
-    if parsed.calls:
+    if prepared.call_rows:
         conn.executemany(
             "INSERT INTO call_sites (repo_id, file_id, caller_entity_id, callee_name, full_name,"
             " receiver, inferred_type, call_kind, arg_count, line_number)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, None if c[0] is None else ids[c[0]], *c[1:]) for c in parsed.calls],
+            [(repo_id, file_id, *row) for row in prepared.call_rows],
         )
-    if parsed.imports:
+    if prepared.import_rows:
         conn.executemany(
             "INSERT INTO imports (repo_id, file_id, module, imported_name, alias, import_type,"
             " line_number) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, *row) for row in parsed.imports],
+            [(repo_id, file_id, *row) for row in prepared.import_rows],
         )
-    if parsed.bases:
+    if prepared.base_rows:
         conn.executemany(
             "INSERT OR IGNORE INTO bases (entity_id, base_name, kind, repo_id, file_id)"
             " VALUES (?, ?, ?, ?, ?)",
-            [(ids[index], name, kind, repo_id, file_id) for index, name, kind in parsed.bases],
+            [(*row, repo_id, file_id) for row in prepared.base_rows],
         )
-    if parsed.secrets:
+    if prepared.secret_rows:
         conn.executemany(
             "INSERT OR IGNORE INTO secret_candidates (repo_id, file_id, relative_path, language,"
             " line_number, finding_kind, severity, redacted_excerpt, value_hash,"
             " suppression_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    repo_id,
-                    file_id,
-                    path,
-                    parsed.language,
-                    line,
-                    kind,
-                    severity,
-                    excerpt,
-                    value_hash,
-                    json.dumps(notes),
-                )
-                for line, kind, severity, excerpt, value_hash, notes in parsed.secrets
-            ],
+            [(repo_id, file_id, *row) for row in prepared.secret_rows],
         )
-    return payloads
 
 
 def record_entity_facts(
