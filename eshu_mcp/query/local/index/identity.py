@@ -86,3 +86,10 @@ def generation_id(repo_path: str, source_run_id: str) -> str:
         "identity": {"repo_path": repo_path, "source_run_id": source_run_id},
     }
     return hashlib.sha256(go_json(payload).encode("utf-8")).hexdigest()
+
+
+def repository_slug(remote_url: str | None) -> str | None:
+    """``owner/repo`` (the path) of a normalized remote URL."""
+    if not remote_url:
+        return None
+    return remote_url.split("://", 1)[-1].split("/", 1)[-1]
