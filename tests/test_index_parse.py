@@ -154,6 +154,8 @@ class AstCrossCheckTests(SynchronousTestCase):
         ):
             if path in found:
                 found[path][0 if entity_type == "Function" else 1] = count
+        own = conn.execute("SELECT COUNT(*) FROM files WHERE relative_path LIKE 'index.sqlite%'")
+        self.assertEqual(own.fetchone()[0], 0)  # the database inside the tree is not indexed
         self.assertGreater(len(expected), 20)
         actual = {p: tuple(v) for p, v in found.items()}
         self.assertEqual(

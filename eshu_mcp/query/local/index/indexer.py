@@ -147,7 +147,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     repo_id = repository_id(tree.identity)
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     _upsert_repository(conn, tree, repo_id)
-    walked = walk_files(tree)
+    walked = walk_files(tree, _own_files(conn))
     existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
     emit(
         {
@@ -279,6 +279,13 @@ def _upsert_repository(conn: sqlite3.Connection, tree: WorkTree, repo_id: str) -
         ),
     )
     conn.execute("COMMIT")
+
+
+def _own_files(conn: sqlite3.Connection) -> frozenset[str]:
+    """The index's own files, never indexed even when the database lives in the tree."""
+    main = conn.execute("PRAGMA database_list").fetchone()[2]
+    base = os.path.realpath(main)
+    return frozenset(base + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock"))
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -313,8 +313,8 @@ def _stat_inside(root: Path, relative_path: str) -> WalkedFile | None:
     return WalkedFile(relative_path, str(absolute), stat.st_size, stat.st_mtime_ns)
 
 
-def walk_files(tree: WorkTree) -> list[WalkedFile]:
-    """The files to index, sorted by relative path."""
+def walk_files(tree: WorkTree, exclude: frozenset[str] = frozenset()) -> list[WalkedFile]:
+    """The files to index, sorted by relative path (``exclude``: absolute paths to leave out)."""
     paths = _git_paths(tree.root) if tree.is_git else _plain_paths(tree.root)
     kept = []
     rules = _SkipRules(tree.root)
@@ -322,7 +322,7 @@ def walk_files(tree: WorkTree) -> list[WalkedFile]:
         if rules.is_skipped(relative):
             continue
         walked = _stat_inside(tree.root, relative)
-        if walked is not None:
+        if walked is not None and walked.absolute_path not in exclude:
             kept.append(walked)
     return kept
 
