@@ -26,6 +26,7 @@ EXIT_USAGE = 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like every other error here
+        """Report a usage error as an exception, so main() prints one line and returns 2."""
         raise _UsageError(message)
 
 
@@ -143,6 +144,7 @@ def collect_status(conn: sqlite3.Connection) -> dict:
         }
 
         def count(table: str, repo_id: str = repo_id) -> int:
+            """Rows of one table for the repository."""
             return conn.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE repo_id = ?", (repo_id,)
             ).fetchone()[0]

@@ -83,6 +83,7 @@ class GenerationWrite:
         self.touched_names: set[str] = set()
 
     def delete(self, paths: list[str]) -> None:
+        """Retire deleted files: their rows, their entity facts and their file fact."""
         for path in paths:
             file_id = self.existing[path][1]
             old = writer.delete_file(self.conn, file_id)

@@ -72,6 +72,7 @@ class _Catalog:
                     self.callables[entity.name].append(entity)
 
     def in_files(self, pool: list[_Entity], file_ids: tuple[int, ...] | list[int]) -> list:
+        """The candidates defined in any of the given files."""
         wanted = set(file_ids)
         return [e for e in pool if e.file_id in wanted]
 
@@ -253,6 +254,7 @@ def resolve_repository(
     seen: set[tuple] = set()
 
     def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
+        """Queue one edge row, once per (type, source, target, line)."""
         identity = (kind, source, target, line)
         if identity in seen:
             return

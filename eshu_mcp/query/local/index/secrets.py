@@ -73,6 +73,7 @@ def redact(line: str) -> tuple[str, list[str]]:
     values: list[str] = []
 
     def keep_prefix(match: re.Match[str]) -> str:
+        """Replace the assigned value, keeping the keyword and operator."""
         values.append(match.group(3))
         return f"{match.group(1)}{match.group(2)}[REDACTED]"
 
@@ -80,6 +81,7 @@ def redact(line: str) -> tuple[str, list[str]]:
     for pattern in _WHOLE_VALUES:
 
         def whole(match: re.Match[str]) -> str:
+            """Replace a whole-token secret."""
             values.append(match.group(0))
             return "[REDACTED]"
 

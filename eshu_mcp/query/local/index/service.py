@@ -44,6 +44,7 @@ class _IndexerProtocol(protocol.ProcessProtocol):
         self._on_exit = on_exit
 
     def outReceived(self, data: bytes) -> None:
+        """Parse complete JSON lines from the child."""
         self._buffer += data
         *lines, self._buffer = self._buffer.split(b"\n")
         for line in lines:
@@ -55,9 +56,11 @@ class _IndexerProtocol(protocol.ProcessProtocol):
                 self._on_event(event)
 
     def errReceived(self, data: bytes) -> None:
+        """Keep the tail of the child's stderr for the error message."""
         self._stderr = (self._stderr + data)[-STDERR_TAIL_BYTES:]
 
     def processEnded(self, reason: Failure) -> None:
+        """Report the exit status (0 for a clean exit)."""
         code = getattr(reason.value, "exitCode", None)
         if reason.check(error.ProcessDone):
             code = 0
@@ -101,6 +104,7 @@ class IndexService(Service):
     # -- lifecycle -------------------------------------------------------------------------
 
     def startService(self) -> None:
+        """Start the first build (after reading the trees when watching) and the poller."""
         super().startService()
         self.state = "building"
         if not self.watch:
@@ -112,6 +116,7 @@ class IndexService(Service):
         self._poller.start(self.interval, now=False)
 
     def stopService(self) -> defer.Deferred | None:
+        """Stop polling; terminate a running indexer (KILL after a grace period)."""
         super().stopService()
         if self._poller is not None and self._poller.running:
             self._poller.stop()
@@ -123,6 +128,7 @@ class IndexService(Service):
         killer = self.reactor.callLater(KILL_GRACE_SECONDS, self._signal, "KILL")
 
         def stop_killer(result: object) -> object:
+            """Cancel the pending KILL once the child has gone."""
             if killer.active():
                 killer.cancel()
             return None

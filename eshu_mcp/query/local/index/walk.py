@@ -275,6 +275,7 @@ class _SkipRules:
         self._packages: dict[str, bool] = {}
 
     def is_skipped_dir(self, relative_dir: str) -> bool:
+        """Whether a directory is one of Eshu's skip dirs (and not a Python package)."""
         name = relative_dir.rsplit("/", 1)[-1]
         if name not in SKIP_DIRS:
             return False
@@ -283,6 +284,7 @@ class _SkipRules:
         return not self._packages[relative_dir]
 
     def is_skipped(self, relative_path: str) -> bool:
+        """Whether a path lies under a skipped directory or has a skipped suffix."""
         parts = relative_path.split("/")
         for depth in range(1, len(parts)):
             if parts[depth - 1] in SKIP_DIRS and self.is_skipped_dir("/".join(parts[:depth])):

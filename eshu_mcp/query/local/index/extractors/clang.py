@@ -60,6 +60,7 @@ def _params(declarator: Node) -> tuple[str, ...]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     if node.type == "function_definition":
         declarator = _function_declarator(node)
         if declarator is None:
@@ -113,6 +114,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
@@ -137,6 +139,7 @@ def call(node: Node) -> Call | None:
 
 
 def cpp_new(node: Node) -> Call | None:
+    """Read a C++ call or ``new`` expression's callee."""
     if node.type != "new_expression":
         return call(node)
     type_node = node.child_by_field_name("type")
@@ -145,6 +148,7 @@ def cpp_new(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     path = node.child_by_field_name("path")
     if path is None:
         return []

@@ -71,6 +71,7 @@ def _exported(node: Node) -> bool:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     if node.type == "variable_declarator":
         value = node.child_by_field_name("value")
         name_node = node.child_by_field_name("name")
@@ -114,6 +115,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     if node.type == "new_expression":
         constructor = node.child_by_field_name("constructor")
         arguments = node.child_by_field_name("arguments")
@@ -142,6 +144,7 @@ def call(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     line = line_of(node)
     if node.type == "call_expression":
         function = node.child_by_field_name("function")
@@ -185,6 +188,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     name = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
     if name is None or value is None or value.type != "new_expression":

@@ -49,6 +49,7 @@ def _root_kinds(name: str, is_method: bool) -> list[str]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -97,6 +98,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
@@ -113,6 +115,7 @@ def call(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     path = node.child_by_field_name("path")
     if path is None:
         return []
@@ -123,6 +126,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if left is None or right is None or left.named_child_count != 1:

@@ -124,6 +124,7 @@ def _csharp_bases(node: Node) -> tuple[tuple[str, str], ...]:
 
 def _define(labels: dict[str, str], bases_of, language: str):
     def define(node: Node) -> Definition | None:
+        """Read a definition node (name, span, args, bases, metadata); None to skip it."""
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return None
@@ -169,6 +170,7 @@ def _define(labels: dict[str, str], bases_of, language: str):
 
 
 def java_call(node: Node) -> Call | None:
+    """Read a Java invocation or ``new`` expression's callee."""
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
     if node.type == "object_creation_expression":
@@ -186,6 +188,7 @@ def java_call(node: Node) -> Call | None:
 
 
 def csharp_call(node: Node) -> Call | None:
+    """Read a C# invocation or ``new`` expression's callee."""
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
     if node.type == "object_creation_expression":
@@ -205,6 +208,7 @@ def csharp_call(node: Node) -> Call | None:
 
 
 def java_imports(node: Node) -> list[ImportRow]:
+    """The name one Java import brings in (``*`` for on-demand imports)."""
     path = next(
         (c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None
     )
@@ -218,6 +222,7 @@ def java_imports(node: Node) -> list[ImportRow]:
 
 
 def csharp_imports(node: Node) -> list[ImportRow]:
+    """The namespace (and alias) one ``using`` directive brings in."""
     alias_node = node.child_by_field_name("name")
     target = next(
         (
@@ -235,6 +240,7 @@ def csharp_imports(node: Node) -> list[ImportRow]:
 
 
 def java_assign(node: Node) -> tuple[str, str] | None:
+    """A typed local (``Cls v = ...`` or ``var v = new Cls()``), for type inference."""
     type_node = node.child_by_field_name("type")
     declarator = node.child_by_field_name("declarator")
     if type_node is None or declarator is None:
@@ -250,6 +256,7 @@ def java_assign(node: Node) -> tuple[str, str] | None:
 
 
 def csharp_assign(node: Node) -> tuple[str, str] | None:
+    """A typed local (``Cls v = ...`` or ``var v = new Cls()``), for type inference."""
     declaration = next((c for c in node.named_children if c.type == "variable_declaration"), None)
     if declaration is None:
         return None

@@ -79,6 +79,7 @@ def _bases(node: Node) -> tuple[tuple[str, str], ...]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -101,6 +102,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
     kind = node.type
@@ -130,6 +132,7 @@ def call(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     line = line_of(node)
     if node.type in REQUIRES:
         strings = [c for c in node.named_children if c.type in ("string", "encapsed_string")]
@@ -158,6 +161,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if left is None or right is None or right.type != "object_creation_expression":

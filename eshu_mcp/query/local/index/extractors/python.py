@@ -106,6 +106,7 @@ def _root_kinds(name: str, decorators: list[str]) -> list[str]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -139,6 +140,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
@@ -158,6 +160,7 @@ def call(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     line = line_of(node)
     rows = []
     if node.type == "import_statement":
@@ -186,6 +189,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if left is None or right is None or left.type != "identifier" or right.type != "call":

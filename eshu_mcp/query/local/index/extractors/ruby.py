@@ -54,6 +54,7 @@ def _mixins(body: Node | None) -> list[tuple[str, str]]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
@@ -84,6 +85,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     method = node.child_by_field_name("method")
     if method is None:
         return None
@@ -103,6 +105,7 @@ def call(node: Node) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     method = node.child_by_field_name("method")
     if method is None or node.child_by_field_name("receiver") is not None:
         return []
@@ -118,6 +121,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if left is None or right is None or left.type != "identifier" or right.type != "call":

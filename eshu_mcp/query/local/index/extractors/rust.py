@@ -55,6 +55,7 @@ def _params(node: Node | None) -> tuple[str, ...]:
 
 
 def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     label = LABELS[node.type]
     public = any(c.type == "visibility_modifier" for c in node.children)
     metadata: dict = {"visibility": "pub" if public else "private"}
@@ -111,6 +112,7 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
     if node.type == "macro_invocation":
         macro = node.child_by_field_name("macro")
         full = text(macro)
@@ -161,6 +163,7 @@ def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
     argument = node.child_by_field_name("argument")
     if argument is None:
         return []
@@ -174,6 +177,7 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
+    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
     pattern = node.child_by_field_name("pattern")
     value = node.child_by_field_name("value")
     if pattern is None or value is None or pattern.type != "identifier":
