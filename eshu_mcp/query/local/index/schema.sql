@@ -315,8 +315,10 @@ CREATE TABLE IF NOT EXISTS bases (
 
 -- ---------------------------------------------------------------- resolved code graph
 
--- Resolved relationships, rebuilt for the whole repository by every generation; one row per
--- (type, source_id, target_id, line_number) (deduplicated by the indexer).
+-- Resolved relationships of the active generation; one row per (type, source_id, target_id,
+-- line_number) (deduplicated by the indexer). Each generation rebuilds the rows whose
+-- resolution can have changed (evidence_file_id = the file holding the call/import/definition)
+-- or, after large changes, the whole repository.
 -- Node ids in source_id/target_id:
 --   entity   'content-entity:e_...'    (entities.entity_id)
 --   file     'file:' || files.file_id
