@@ -3,6 +3,7 @@ Tests for generations and fact versions (eshu_mcp.query.local.index.generations)
 incremental runs: modify, add, delete, rename; freshness; and a writer killed mid-write.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -187,6 +188,25 @@ class IncrementalIndexTests(SynchronousTestCase):
         )
         self.assertEqual(incremental, full)
         self.assertEqual(unresolved, full_unresolved)
+
+    def test_adding_a_remote_moves_the_tree_to_its_new_identity(self) -> None:
+        git(self.repo, "remote", "add", "origin", "https://github.com/acme/polyglot.git")
+        again = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertEqual(
+            again.repo_id,
+            "repository:r_" + hashlib.sha1(b"https://github.com/acme/polyglot").hexdigest()[:8],
+        )
+        conn = self.reader()
+        repos = [r[0] for r in conn.execute("SELECT repo_id FROM repositories")]
+        self.assertEqual(repos, [again.repo_id])
+        stale = conn.execute(
+            "SELECT COUNT(*) FROM entities WHERE repo_id = ?", (self.first.repo_id,)
+        ).fetchone()[0]
+        self.assertEqual(stale, 0)
+        hits = conn.execute(
+            "SELECT COUNT(*) FROM entities_fts WHERE source_cache LIKE '%compute_fee%'"
+        ).fetchone()[0]
+        self.assertEqual(hits, 3)  # compute_fee, PaymentService and charge: no stale rows
 
     def test_payload_hash_is_short_and_deterministic(self) -> None:
         self.assertEqual(payload_hash("a", "b"), payload_hash("a", "b"))

@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import Factory, frozen
 
+from . import writer
 from .extractors import EXTRACTOR_VERSION
 from .generation_write import GenerationWrite
 from .generations import activate, begin_generation, fail_orphans, record_failure
@@ -262,6 +263,12 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
 
 def _upsert_repository(conn: sqlite3.Connection, tree: WorkTree, repo_id: str) -> None:
     conn.execute("BEGIN IMMEDIATE")
+    stale = conn.execute(
+        "SELECT repo_id FROM repositories WHERE local_path = ? AND repo_id <> ?",
+        (str(tree.root), repo_id),
+    ).fetchone()
+    if stale is not None:  # the tree's identity changed (e.g. an origin remote was added)
+        forget_repository(conn, stale[0])
     conn.execute(
         "INSERT INTO repositories (repo_id, name, local_path, remote_url, repo_slug, has_remote,"
         " is_git, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -279,6 +286,17 @@ def _upsert_repository(conn: sqlite3.Connection, tree: WorkTree, repo_id: str) -
         ),
     )
     conn.execute("COMMIT")
+
+
+def forget_repository(conn: sqlite3.Connection, repo_id: str) -> None:
+    """Inside a transaction: remove a repository and everything recorded for it."""
+    for (file_id,) in conn.execute(
+        "SELECT file_id FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall():
+        writer.delete_file(conn, file_id)
+    for table in ("edges", "modules", "fact_versions"):
+        conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
+    conn.execute("DELETE FROM repositories WHERE repo_id = ?", (repo_id,))
 
 
 def _own_files(conn: sqlite3.Connection) -> frozenset[str]:

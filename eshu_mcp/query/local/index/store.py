@@ -91,7 +91,7 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA cache_size = -262144")
     ensure_schema(conn)
     return conn
 
