@@ -11,10 +11,10 @@ import posixpath
 import sqlite3
 from collections import defaultdict
 
-from attrs import define, frozen
+from attrs import frozen
 
 from .bindings import FileBindings, resolve_imports
-from .builtins import is_builtin
+from .calls import CALLABLE_TYPES, Catalog, Entity, resolve_call
 
 CONFIDENCE = {
     "declared": 0.95,
@@ -24,133 +24,6 @@ CONFIDENCE = {
     "scope_unique_name": 0.70,
     "repo_unique_name": 0.50,
 }
-TYPE_LABELS = frozenset(
-    {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
-)
-CALLABLE_TYPES = frozenset({"Class", "Struct", "Record"})
-SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "static", "Self", "@"})
-IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
-
-
-@define
-class _Entity:
-    entity_id: str
-    file_id: int
-    entity_type: str
-    name: str
-    class_context: str | None
-    parent: str | None
-    language: str | None
-    line: int
-
-
-class _Catalog:
-    """Name lookups over one repository's entities."""
-
-    def __init__(self, rows: list, dirs: dict[int, str]) -> None:
-        self.by_id: dict[str, _Entity] = {}
-        self.callables: dict[str, list[_Entity]] = defaultdict(list)
-        self.methods: dict[str, list[_Entity]] = defaultdict(list)
-        self.by_class: dict[tuple[str, str], list[_Entity]] = defaultdict(list)
-        self.types: dict[str, list[_Entity]] = defaultdict(list)
-        self.children: dict[str, list[_Entity]] = defaultdict(list)
-        self.dirs = dirs
-        for row in rows:
-            entity = _Entity(*row)
-            self.by_id[entity.entity_id] = entity
-            if entity.parent:
-                self.children[entity.parent].append(entity)
-            if entity.entity_type == "Function":
-                if entity.class_context:
-                    self.methods[entity.name].append(entity)
-                    self.by_class[(entity.class_context, entity.name)].append(entity)
-                else:
-                    self.callables[entity.name].append(entity)
-            elif entity.entity_type in TYPE_LABELS:
-                self.types[entity.name].append(entity)
-                if entity.entity_type in CALLABLE_TYPES:
-                    self.callables[entity.name].append(entity)
-
-    def in_files(self, pool: list[_Entity], file_ids: tuple[int, ...] | list[int]) -> list:
-        """The candidates defined in any of the given files."""
-        wanted = set(file_ids)
-        return [e for e in pool if e.file_id in wanted]
-
-
-def _pick(
-    pool: list[_Entity], file_id: int, catalog: _Catalog
-) -> tuple[_Entity | None, str | None, str | None]:
-    """Scope tiers over a candidate pool: same file, same directory, whole repository."""
-    if not pool:
-        return None, None, "no_definition"
-    same = [e for e in pool if e.file_id == file_id]
-    if same:
-        return same[0], "same_file", None
-    directory = catalog.dirs.get(file_id)
-    scoped = [e for e in pool if catalog.dirs.get(e.file_id) == directory]
-    if len(scoped) == 1:
-        return scoped[0], "scope_unique_name", None
-    if len(pool) == 1:
-        return pool[0], "repo_unique_name", None
-    return None, None, f"ambiguous:{len(pool)}"
-
-
-def _resolve_call(call, catalog: _Catalog, bindings: FileBindings, language_of: dict):
-    """Return (target entity, method) or (None, unresolved reason)."""
-    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _line = call
-    caller = catalog.by_id.get(caller_id) if caller_id else None
-    context = caller.class_context if caller is not None else None
-    language = language_of.get(file_id)
-    if receiver is None:
-        same = [e for e in catalog.callables.get(name, ()) if e.file_id == file_id]
-        if not same and context and language in IMPLICIT_THIS_LANGUAGES:
-            same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
-        if same:
-            return same[0], "same_file"
-    elif receiver in SELF_RECEIVERS and context:
-        methods = catalog.by_class.get((context, name), [])
-        if methods:
-            local = [e for e in methods if e.file_id == file_id]
-            return (local or methods)[0], "same_file" if local else "type_inferred"
-    binding = bindings.lookup(file_id, receiver if receiver is not None else name)
-    if binding is not None:
-        if not binding.file_ids:
-            return None, "external"
-        if receiver is None:
-            wanted = binding.symbol or name
-            pool = catalog.in_files(catalog.callables.get(wanted, []), binding.file_ids)
-        elif binding.symbol is None:
-            pool = catalog.in_files(catalog.callables.get(name, []), binding.file_ids)
-        else:
-            pool = catalog.by_class.get((binding.symbol, name), [])
-        if pool:
-            return pool[0], "import_binding"
-    elif receiver is None and bindings.star.get(file_id):
-        pool = catalog.in_files(catalog.callables.get(name, []), bindings.star[file_id])
-        if pool:
-            return pool[0], "import_binding"
-    type_name = inferred
-    if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
-        type_name = receiver
-    if type_name:
-        methods = catalog.by_class.get((type_name, name), [])
-        if methods:
-            local = [e for e in methods if e.file_id == file_id]
-            return (local or methods)[0], "type_inferred"
-    if kind in ("constructor_call", "new_expression"):
-        pool = [e for e in catalog.types.get(name, []) if e.entity_type in CALLABLE_TYPES]
-    elif receiver is None:
-        pool = catalog.callables.get(name, [])
-        if context and language in IMPLICIT_THIS_LANGUAGES:
-            pool = pool + catalog.by_class.get((context, name), [])
-    else:
-        pool = catalog.methods.get(name, [])
-    found, method, reason = _pick(pool, file_id, catalog)
-    if found is not None:
-        return found, method
-    if reason == "no_definition" and is_builtin(language, name):
-        return None, "builtin"
-    return None, reason
 
 
 @frozen
@@ -213,7 +86,7 @@ def resolve_repository(
     ).fetchall()
     dirs = {r[0]: posixpath.dirname(r[1]) for r in files}
     language_of = {r[0]: r[2] for r in files}
-    catalog = _Catalog(
+    catalog = Catalog(
         conn.execute(
             "SELECT entity_id, file_id, entity_type, entity_name, class_context,"
             " parent_entity_id, language, start_line FROM entities WHERE repo_id = ?",
@@ -280,7 +153,7 @@ def resolve_repository(
             source = entity.parent or f"file:{entity.file_id}"
             edge("CONTAINS", source, entity.entity_id, "declared", None, entity.file_id)
     for call in _calls(conn, repo_id, scope):
-        target, how = _resolve_call(call, catalog, bindings, language_of)
+        target, how = resolve_call(call, catalog, bindings, language_of)
         if target is None:
             unresolved.append((call[0], how))
             continue
@@ -318,8 +191,19 @@ def _calls(conn, repo_id: str, scope: set[int] | None):
         yield from conn.execute(columns + f" WHERE file_id IN ({marks})", chunk).fetchall()
 
 
-def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge) -> None:
-    resolved: list[tuple[_Entity, _Entity, str]] = []
+def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
+    """Directory-unique, then repository-unique candidate of a short list (base types)."""
+    directory = dirs.get(file_id)
+    scoped = [e for e in pool if dirs.get(e.file_id) == directory]
+    if len(scoped) == 1:
+        return scoped[0], "scope_unique_name"
+    if len(pool) == 1:
+        return pool[0], "repo_unique_name"
+    return None, None
+
+
+def _inheritance(conn, repo_id, catalog: Catalog, bindings: FileBindings, edge) -> None:
+    resolved: list[tuple[Entity, Entity, str]] = []
     for entity_id, base_name, kind, file_id in conn.execute(
         "SELECT entity_id, base_name, kind, file_id FROM bases WHERE repo_id = ?", (repo_id,)
     ):
@@ -333,11 +217,12 @@ def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge)
             target, method = next(e for e in pool if e.file_id == file_id), "same_file"
         elif binding is not None and binding.file_ids:
             wanted = binding.symbol or base_name
-            bound = catalog.in_files(catalog.types.get(wanted, []), binding.file_ids)
+            files = set(binding.file_ids)
+            bound = [e for e in catalog.types.get(wanted, []) if e.file_id in files]
             if bound:
                 target, method = bound[0], "import_binding"
         if target is None and (binding is None or binding.file_ids):
-            target, method, _ = _pick(pool, file_id, catalog)
+            target, method = _pick_among(pool, file_id, catalog.dirs)
         if target is None:
             continue
         edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
@@ -358,7 +243,7 @@ def _inheritance(conn, repo_id, catalog: _Catalog, bindings: FileBindings, edge)
                 )
 
 
-def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, edge, scope) -> None:
+def _imports(conn, repo_id, records, catalog: Catalog, bindings, language_of, edge, scope) -> None:
     conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
     folded: dict[tuple[int, str], list] = defaultdict(list)
     modules: dict[str, tuple] = {}
@@ -378,10 +263,10 @@ def _imports(conn, repo_id, records, catalog: _Catalog, bindings, language_of, e
         if record.imported_name and record.imported_name not in ("*", "default"):
             binding = bindings.lookup(record.file_id, record.alias or record.imported_name)
             if binding is not None and binding.symbol and binding.file_ids:
-                pool = catalog.callables.get(binding.symbol, []) + catalog.types.get(
-                    binding.symbol, []
-                )
-                targets = catalog.in_files(pool, binding.file_ids)
+                files = set(binding.file_ids)
+                targets = catalog.callables.in_files(binding.symbol, binding.file_ids) + [
+                    e for e in catalog.types.get(binding.symbol, []) if e.file_id in files
+                ]
                 if targets:
                     edge(
                         "IMPORTS",

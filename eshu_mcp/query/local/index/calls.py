@@ -1,0 +1,164 @@
+"""
+Call resolution tiers (local-backend §5.5) over name lookups of one repository's entities:
+same_file -> import_binding -> type_inferred -> scope_unique_name -> repo_unique_name, with
+unresolved calls explained as builtin, external, ambiguous:<n> or no_definition.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from attrs import define
+
+from .bindings import FileBindings
+from .builtins import is_builtin
+
+TYPE_LABELS = frozenset(
+    {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
+)
+CALLABLE_TYPES = frozenset({"Class", "Struct", "Record"})
+SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "static", "Self", "@"})
+IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
+
+
+@define
+class Entity:
+    entity_id: str
+    file_id: int
+    entity_type: str
+    name: str
+    class_context: str | None
+    parent: str | None
+    language: str | None
+    line: int
+
+
+class Pool:
+    """Candidates by name, by (file, name) and by (directory, name)."""
+
+    def __init__(self, dirs: dict[int, str]) -> None:
+        self.dirs = dirs
+        self.by_name: dict[str, list[Entity]] = defaultdict(list)
+        self.by_file: dict[tuple[int, str], list[Entity]] = defaultdict(list)
+        self.by_dir: dict[tuple[str | None, str], list[Entity]] = defaultdict(list)
+
+    def add(self, entity: Entity) -> None:
+        self.by_name[entity.name].append(entity)
+        self.by_file[(entity.file_id, entity.name)].append(entity)
+        self.by_dir[(self.dirs.get(entity.file_id), entity.name)].append(entity)
+
+    def in_files(self, name: str, file_ids) -> list[Entity]:
+        """The candidates named ``name`` defined in any of the given files."""
+        found: list[Entity] = []
+        for file_id in file_ids:
+            found.extend(self.by_file.get((file_id, name), ()))
+        return found
+
+
+class Catalog:
+    """Name lookups over one repository's entities."""
+
+    def __init__(self, rows: list, dirs: dict[int, str]) -> None:
+        self.by_id: dict[str, Entity] = {}
+        self.callables = Pool(dirs)  # functions outside types, and constructible types
+        self.methods = Pool(dirs)  # functions with a class context
+        self.constructible = Pool(dirs)  # Class / Struct / Record
+        self.by_class: dict[tuple[str, str], list[Entity]] = defaultdict(list)
+        self.types: dict[str, list[Entity]] = defaultdict(list)
+        self.children: dict[str, list[Entity]] = defaultdict(list)
+        self.dirs = dirs
+        for row in rows:
+            entity = Entity(*row)
+            self.by_id[entity.entity_id] = entity
+            if entity.parent:
+                self.children[entity.parent].append(entity)
+            if entity.entity_type == "Function":
+                if entity.class_context:
+                    self.methods.add(entity)
+                    self.by_class[(entity.class_context, entity.name)].append(entity)
+                else:
+                    self.callables.add(entity)
+            elif entity.entity_type in TYPE_LABELS:
+                self.types[entity.name].append(entity)
+                if entity.entity_type in CALLABLE_TYPES:
+                    self.callables.add(entity)
+                    self.constructible.add(entity)
+
+
+def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
+    """Scope tiers over a candidate pool: same file, same directory, whole repository."""
+    same = pool.by_file.get((file_id, name))
+    if same:
+        return same[0], "same_file", None
+    local = [e for e in extra if e.file_id == file_id]
+    if local:
+        return local[0], "same_file", None
+    directory = pool.dirs.get(file_id)
+    scoped = pool.by_dir.get((directory, name), [])
+    if extra:
+        scoped = scoped + [e for e in extra if pool.dirs.get(e.file_id) == directory]
+    if len(scoped) == 1:
+        return scoped[0], "scope_unique_name", None
+    everywhere = pool.by_name.get(name, [])
+    total = len(everywhere) + len(extra)
+    if total == 1:
+        return (everywhere or list(extra))[0], "repo_unique_name", None
+    if total == 0:
+        return None, None, "no_definition"
+    return None, None, f"ambiguous:{total}"
+
+
+def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: dict):
+    """Return (target entity, method) or (None, unresolved reason)."""
+    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _line = call
+    caller = catalog.by_id.get(caller_id) if caller_id else None
+    context = caller.class_context if caller is not None else None
+    language = language_of.get(file_id)
+    implicit_this = bool(context) and language in IMPLICIT_THIS_LANGUAGES
+    if receiver is None:
+        same = catalog.callables.by_file.get((file_id, name))
+        if not same and implicit_this:
+            same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
+        if same:
+            return same[0], "same_file"
+    elif receiver in SELF_RECEIVERS and context:
+        methods = catalog.by_class.get((context, name), [])
+        if methods:
+            local = [e for e in methods if e.file_id == file_id]
+            return (local or methods)[0], "same_file" if local else "type_inferred"
+    binding = bindings.lookup(file_id, receiver if receiver is not None else name)
+    if binding is not None:
+        if not binding.file_ids:
+            return None, "external"
+        if receiver is None:
+            pool = catalog.callables.in_files(binding.symbol or name, binding.file_ids)
+        elif binding.symbol is None:
+            pool = catalog.callables.in_files(name, binding.file_ids)
+        else:
+            pool = catalog.by_class.get((binding.symbol, name), [])
+        if pool:
+            return pool[0], "import_binding"
+    elif receiver is None and bindings.star.get(file_id):
+        pool = catalog.callables.in_files(name, bindings.star[file_id])
+        if pool:
+            return pool[0], "import_binding"
+    type_name = inferred
+    if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
+        type_name = receiver
+    if type_name:
+        methods = catalog.by_class.get((type_name, name), [])
+        if methods:
+            local = [e for e in methods if e.file_id == file_id]
+            return (local or methods)[0], "type_inferred"
+    if kind in ("constructor_call", "new_expression"):
+        found, method, reason = pick(catalog.constructible, name, file_id)
+    elif receiver is None:
+        extra = catalog.by_class.get((context, name), ()) if implicit_this else ()
+        found, method, reason = pick(catalog.callables, name, file_id, extra)
+    else:
+        found, method, reason = pick(catalog.methods, name, file_id)
+    if found is not None:
+        return found, method
+    if reason == "no_definition" and is_builtin(language, name):
+        return None, "builtin"
+    return None, reason
