@@ -1,0 +1,60 @@
+"""Tests for eshu_mcp.query.local.index.modules: import specifiers to repository files."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.modules import ModuleIndex, go_module_paths
+
+FILES = [
+    (1, "pkg/__init__.py", "python"),
+    (2, "pkg/sub/mod.py", "python"),
+    (3, "pkg/sub/__init__.py", "python"),
+    (4, "src/tool/cli.py", "python"),
+    (5, "web/lib/util.ts", "typescript"),
+    (6, "web/lib/index.tsx", "tsx"),
+    (7, "web/app.ts", "typescript"),
+    (8, "svc/server/server.go", "go"),
+    (9, "svc/server/server_test.go", "go"),
+    (10, "java/com/acme/Dog.java", "java"),
+    (11, "c/include/util.h", "cpp"),
+    (12, "c/main.c", "c"),
+    (13, "rust/src/util.rs", "rust"),
+    (14, "rust/src/lib.rs", "rust"),
+    (15, "ruby/lib/base.rb", "ruby"),
+    (16, "php/Models/User.php", "php"),
+]
+
+
+class ModuleIndexTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        go_mods = go_module_paths([("svc/go.mod", "module example.com/svc\n\ngo 1.22\n")])
+        self.index = ModuleIndex(FILES, go_mods)
+
+    def resolve(self, language, importer, module, name=None):
+        return self.index.resolve(language, importer, module, name)
+
+    def test_python_absolute_relative_submodule_and_src_layout(self) -> None:
+        self.assertEqual(self.resolve("python", "x.py", "pkg.sub.mod"), 2)
+        self.assertEqual(self.resolve("python", "pkg/sub/mod.py", ".", "mod"), 2)
+        self.assertEqual(self.resolve("python", "pkg/sub/mod.py", "..", None), 1)
+        self.assertEqual(self.resolve("python", "x.py", "pkg.sub", "mod"), 2)
+        self.assertEqual(self.resolve("python", "x.py", "tool.cli"), 4)
+        self.assertIsNone(self.resolve("python", "x.py", "os.path"))
+
+    def test_javascript_probes_extensions_and_index_files(self) -> None:
+        self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib/util"), 5)
+        self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib/util.js"), 5)
+        self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib"), 6)
+        self.assertIsNone(self.resolve("typescript", "web/app.ts", "react"))
+
+    def test_go_import_path_maps_through_go_mod(self) -> None:
+        self.assertEqual(self.resolve("go", "svc/main.go", "example.com/svc/server"), 8)
+        self.assertEqual(self.index.go_package_dir("example.com/svc/server"), "svc/server")
+        self.assertIsNone(self.resolve("go", "svc/main.go", "fmt"))
+
+    def test_java_c_rust_ruby_php(self) -> None:
+        self.assertEqual(self.resolve("java", "x/A.java", "com.acme", "Dog"), 10)
+        self.assertEqual(self.resolve("c", "c/main.c", "include/util.h"), 11)
+        self.assertEqual(self.resolve("c", "c/main.c", "util.h"), 11)
+        self.assertEqual(self.resolve("rust", "rust/src/lib.rs", "crate::util", "helper"), 13)
+        self.assertEqual(self.resolve("ruby", "ruby/lib/greeter.rb", "base"), 15)
+        self.assertEqual(self.resolve("php", "php/x.php", "App\\Models", "User"), 16)
