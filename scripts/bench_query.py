@@ -6,8 +6,8 @@ JSON-RPC tools/call through the protocol core, dispatch and the same Resource).
 
 Each scenario runs N sequential calls after a warm-up; the report gives p50/p99 in
 milliseconds per round, the median of the rounds, and each figure as a ratio to a
-baseline measured in the same run (GET /api/v0/health through the same path), since
-absolute numbers on a shared machine drift.
+baseline measured in the same run (GET /api/v0/repositories, one row, through the same
+Resource and reader pool), since absolute numbers on a shared machine drift.
 
     python scripts/bench_query.py [--calls 200] [--rounds 3] [--keep DIR]
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 from twisted.internet import defer, task
 
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
-from eshu_mcp.dispatch.routes import Route, resolve_route
+from eshu_mcp.dispatch.routes import resolve_route
 from eshu_mcp.protocol.server import CallContext
 from eshu_mcp.query.local.backend import LocalQueryBackend
 from eshu_mcp.query.local.index.indexer import index_repositories
@@ -35,8 +35,8 @@ from eshu_mcp.service import ServerSettings, build_mcp_server
 SCENARIOS = {
     "find_code": {"query": "Deferred", "limit": 10},
     "find_symbol": {"symbol": "callLater"},
-    "callers": {"query_type": "find_callers", "target": "callLater"},
-    "call_chain": {"query_type": "call_chain", "target": "run->stop"},
+    "callers": {"query_type": "find_callers", "target": "gatherResults"},
+    "call_chain": {"query_type": "call_chain", "target": "cbEcho->DeferredList"},
     "dead_code": {"query_type": "dead_code", "limit": 50},
     "file_lines": None,  # filled in once the repository id is known
 }
@@ -113,7 +113,7 @@ async def run(reactor, options) -> None:
             "start_line": 40,
             "end_line": 80,
         }
-        baseline = Route("GET", "/api/v0/health", {}, None)
+        baseline = resolve_route("list_indexed_repositories", {})
         rows: dict[str, dict[str, list]] = {}
         for _ in range(options.rounds):
             base = await time_calls(lambda: dispatcher.request(baseline), options.calls)
@@ -155,7 +155,7 @@ async def run(reactor, options) -> None:
                 f" {inproc[0] / base:>10.1f}x / {mcp[0] / base:>5.1f}x"
             )
         baseline_p50 = statistics.median(rows["find_code"]["baseline"])
-        print(f"baseline (GET /api/v0/health in process) p50 {baseline_p50:.3f} ms")
+        print(f"baseline (GET /api/v0/repositories in process) p50 {baseline_p50:.3f} ms")
         if options.json:
             print(json.dumps(report))
     finally:

@@ -60,8 +60,14 @@ def search_code(
             conn, f"{where} AND e.entity_name = ?", [*params, query], _ENTITY_ORDER, probe
         )
     else:
+        # Scan the name index (covering: name + rowid) rather than the wide entity rows.
         rows = fetch_entities(
-            conn, f"{where} AND instr(e.entity_name, ?) > 0", [*params, query], _ENTITY_ORDER, probe
+            conn,
+            f"{where} AND e.rid IN (SELECT rid FROM entities INDEXED BY entities_name"
+            " WHERE instr(entity_name, ?) > 0)",
+            [*params, query],
+            _ENTITY_ORDER,
+            probe,
         )
     if not rows and repo_id:
         rows = _content_fallback(conn, where, params, query, exact, probe)

@@ -212,6 +212,8 @@ class RouteTable:
 
     def __init__(self) -> None:
         self._routes: list[Route] = []
+        # Routes bucketed by (segment count, first segment or None for a parameter).
+        self._shapes: dict[tuple[int, str | None], list[Route]] | None = None
 
     def route(
         self,
@@ -256,6 +258,7 @@ class RouteTable:
             if same and existing.fallback == fallback:
                 raise ValueError(f"route registered twice: {method} {pattern}")
         self._routes.append(Route(method, pattern, segments, handler, plain, fallback, deadline))
+        self._shapes = None
 
     def routes(self) -> list[Route]:
         """Every registered route (specific and fallback)."""
@@ -271,7 +274,7 @@ class RouteTable:
     def resolve(self, method: str, parts: list[str]) -> RouteMatch:
         """Match decoded path segments; literal segments beat parameters."""
         candidates: list[tuple[Route, dict[str, str]]] = []
-        for route in self._routes:
+        for route in self._candidates(parts):
             args = route.match(parts)
             if args is not None:
                 candidates.append((route, args))
@@ -286,6 +289,20 @@ class RouteTable:
         chosen.sort(key=lambda item: item[0].fallback)
         route, args = chosen[0]
         return RouteMatch(route, args, allowed)
+
+    def _candidates(self, parts: list[str]) -> list[Route]:
+        if self._shapes is None:
+            shapes: dict[tuple[int, str | None], list[Route]] = {}
+            for route in self._routes:
+                first = route.segments[0]
+                key = (len(route.segments), None if first.startswith("{") else first)
+                shapes.setdefault(key, []).append(route)
+            self._shapes = shapes
+        first = parts[0] if parts else ""
+        return [
+            *self._shapes.get((len(parts), first), ()),
+            *self._shapes.get((len(parts), None), ()),
+        ]
 
 
 ROUTES = RouteTable()
