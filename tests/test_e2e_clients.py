@@ -11,6 +11,7 @@ import json
 import sys
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.sse import sse_client
@@ -196,3 +197,51 @@ def test_bad_http_requests_get_json_errors(daemon):
     )
     assert 400 <= status < 500
     assert "root:" not in body.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def guarded_daemon(workdir, repository):
+    server = Daemon(
+        workdir,
+        ["--repo", str(repository), "--db", str(workdir / "guarded.sqlite")],
+        ESHU_API_KEY="e2e-secret-token",
+    )
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_credentials_guard_every_http_transport(guarded_daemon):
+    for path in ("/sse", "/api/v0/repositories"):
+        status, body = guarded_daemon.get(path)
+        assert status == 401
+        assert b"find_code" not in body
+    status, body = guarded_daemon.post(
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"accept": "application/json, text/event-stream"},
+    )
+    assert status == 401
+    assert json.loads(body)["error_code"] == "unauthenticated"
+
+    async def run():
+        client = httpx2.AsyncClient(headers={"Authorization": "Bearer e2e-secret-token"})
+        async with (
+            client,
+            streamable_http_client(guarded_daemon.url + "/mcp", http_client=client) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listing = await session.list_tools()
+            found = await session.call_tool("find_code", {"query": "write_row"})
+            return listing, found
+
+    listing, found = anyio.run(run)
+    assert 0 < len(listing.tools) < 162
+    assert not found.is_error
+    assert "write_row" in json.dumps(found.structured_content)
