@@ -123,6 +123,7 @@ class IndexServiceTests(SynchronousTestCase):
         self.assertEqual(process.signals, ["TERM", "KILL"])
         process.finish(-9)
         self.successResultOf(stopped)
+        self.assertEqual(service.state, "building")  # stopped, not failed
         self.reactor.advance(service.interval * 3)
         self.assertEqual(len(self.reactor.processes), 1)
 

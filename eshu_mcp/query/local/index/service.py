@@ -184,7 +184,9 @@ class IndexService(Service):
     def _on_exit(self, code: int | None, stderr: str) -> None:
         self._process = None
         ended, self._ended = self._ended, None
-        if code == 0:
+        if code != 0 and not self.running:
+            self.log.info("index build {run} stopped with the service", run=self.runs)
+        elif code == 0:
             self.state = "ready"
             self.last_error = None
             self.log.info("index build {run} finished", run=self.runs)
