@@ -34,24 +34,44 @@ class Entity:
 
 
 class Pool:
-    """Candidates by name, by (file, name) and by (directory, name)."""
+    """
+    Candidates by name, with per-name (file, name) and (directory, name) views built on first
+    use: an incremental run asks about a few hundred names, not all of them.
+    """
 
     def __init__(self, dirs: dict[int, str]) -> None:
         self.dirs = dirs
         self.by_name: dict[str, list[Entity]] = defaultdict(list)
-        self.by_file: dict[tuple[int, str], list[Entity]] = defaultdict(list)
-        self.by_dir: dict[tuple[str | None, str], list[Entity]] = defaultdict(list)
+        self._views: dict[str, tuple[dict[int, list[Entity]], dict[str | None, list[Entity]]]] = {}
 
     def add(self, entity: Entity) -> None:
         self.by_name[entity.name].append(entity)
-        self.by_file[(entity.file_id, entity.name)].append(entity)
-        self.by_dir[(self.dirs.get(entity.file_id), entity.name)].append(entity)
+
+    def _view(self, name: str):
+        view = self._views.get(name)
+        if view is None:
+            files: dict[int, list[Entity]] = defaultdict(list)
+            dirs: dict[str | None, list[Entity]] = defaultdict(list)
+            for entity in self.by_name.get(name, ()):
+                files[entity.file_id].append(entity)
+                dirs[self.dirs.get(entity.file_id)].append(entity)
+            view = self._views[name] = (files, dirs)
+        return view
+
+    def in_file(self, name: str, file_id: int) -> list[Entity]:
+        """The candidates named ``name`` defined in one file."""
+        return self._view(name)[0].get(file_id, [])
+
+    def in_dir(self, name: str, directory: str | None) -> list[Entity]:
+        """The candidates named ``name`` defined directly in one directory."""
+        return self._view(name)[1].get(directory, [])
 
     def in_files(self, name: str, file_ids) -> list[Entity]:
         """The candidates named ``name`` defined in any of the given files."""
+        files = self._view(name)[0]
         found: list[Entity] = []
         for file_id in file_ids:
-            found.extend(self.by_file.get((file_id, name), ()))
+            found.extend(files.get(file_id, ()))
         return found
 
 
@@ -87,14 +107,14 @@ class Catalog:
 
 def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
     """Scope tiers over a candidate pool: same file, same directory, whole repository."""
-    same = pool.by_file.get((file_id, name))
+    same = pool.in_file(name, file_id)
     if same:
         return same[0], "same_file", None
     local = [e for e in extra if e.file_id == file_id]
     if local:
         return local[0], "same_file", None
     directory = pool.dirs.get(file_id)
-    scoped = pool.by_dir.get((directory, name), [])
+    scoped = pool.in_dir(name, directory)
     if extra:
         scoped = scoped + [e for e in extra if pool.dirs.get(e.file_id) == directory]
     if len(scoped) == 1:
@@ -116,7 +136,7 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     language = language_of.get(file_id)
     implicit_this = bool(context) and language in IMPLICIT_THIS_LANGUAGES
     if receiver is None:
-        same = catalog.callables.by_file.get((file_id, name))
+        same = catalog.callables.in_file(name, file_id)
         if not same and implicit_this:
             same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
         if same:

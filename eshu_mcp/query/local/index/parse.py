@@ -7,7 +7,6 @@ Runs in worker processes, so everything it returns is plain picklable data.
 from __future__ import annotations
 
 import hashlib
-from pathlib import PurePosixPath
 from typing import Any
 
 from attrs import Factory, frozen
@@ -51,10 +50,15 @@ def content_hash(data: bytes) -> str:
 
 def python_module_name(relative_path: str) -> str:
     """Dotted module name of a Python path: 'pkg/sub/mod.py' -> 'pkg.sub.mod'."""
-    parts = list(PurePosixPath(relative_path).with_suffix("").parts)
+    stem = (
+        relative_path.rsplit(".", 1)[0]
+        if "." in relative_path.rsplit("/", 1)[-1]
+        else relative_path
+    )
+    parts = [p for p in stem.split("/") if p]
     if parts and parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts) or PurePosixPath(relative_path).stem
+    return ".".join(parts) or stem.rsplit("/", 1)[-1]
 
 
 def parse_file(relative_path: str, data: bytes) -> ParsedFile:
