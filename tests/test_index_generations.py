@@ -189,6 +189,31 @@ class IncrementalIndexTests(SynchronousTestCase):
         self.assertEqual(incremental, full)
         self.assertEqual(unresolved, full_unresolved)
 
+    def test_changed_base_class_rebuilds_inherited_calls_like_a_full_rebuild(self) -> None:
+        (self.repo / "app" / "audit.py").write_text(
+            "class Audited:\n    def describe(self):\n        return 'audited'\n"
+        )
+        (self.repo / "app" / "refund.py").write_text(
+            "from app.service import PaymentService\n\n\nclass RefundService(PaymentService):\n"
+            "    def refund(self):\n        return self.describe()\n"
+        )
+        index_repositories(self.db, [self.repo], workers=1)
+        service = self.repo / "app" / "service.py"
+        service.write_text(
+            service.read_text()
+            .replace("from app.base import BaseService", "from app.audit import Audited")
+            .replace("PaymentService(BaseService)", "PaymentService(Audited)")
+        )
+        index_repositories(self.db, [self.repo], workers=1)
+        conn = self.reader()
+        target = conn.execute(
+            "SELECT t.relative_path, e.resolution_method FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'CALLS' AND s.entity_name = 'refund'"
+        ).fetchall()
+        self.assertEqual([tuple(r) for r in target], [("app/audit.py", "type_inferred")])
+
     def test_adding_a_remote_moves_the_tree_to_its_new_identity(self) -> None:
         git(self.repo, "remote", "add", "origin", "https://github.com/acme/polyglot.git")
         again = index_repositories(self.db, [self.repo], workers=1).repositories[0]

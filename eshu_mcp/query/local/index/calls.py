@@ -18,6 +18,8 @@ TYPE_LABELS = frozenset(
 )
 CALLABLE_TYPES = frozenset({"Class", "Struct", "Record"})
 SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "static", "Self", "@"})
+SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
+INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
 
 
@@ -78,7 +80,11 @@ class Pool:
 class Catalog:
     """Name lookups over one repository's entities."""
 
-    def __init__(self, rows: list, dirs: dict[int, str]) -> None:
+    def __init__(self, rows: list, dirs: dict[int, str], bases: list[tuple[str, str]] = ()) -> None:
+        self.bases_of: dict[str, list[str]] = defaultdict(list)
+        for class_name, base_name in bases:
+            if base_name != class_name:
+                self.bases_of[class_name].append(base_name)
         self.by_id: dict[str, Entity] = {}
         self.callables = Pool(dirs)  # functions outside types, and constructible types
         self.methods = Pool(dirs)  # functions with a class context
@@ -103,6 +109,25 @@ class Catalog:
                 if entity.entity_type in CALLABLE_TYPES:
                     self.callables.add(entity)
                     self.constructible.add(entity)
+
+    def inherited(self, class_name: str, name: str) -> Entity | None:
+        """The method ``name`` of the nearest ancestor (by base names, breadth first)."""
+        seen = {class_name}
+        frontier = list(self.bases_of.get(class_name, ()))
+        for _ in range(INHERITANCE_DEPTH):
+            following: list[str] = []
+            for base in frontier:
+                if base in seen:
+                    continue
+                seen.add(base)
+                methods = self.by_class.get((base, name))
+                if methods:
+                    return methods[0]
+                following.extend(self.bases_of.get(base, ()))
+            if not following:
+                return None
+            frontier = following
+        return None
 
 
 def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
@@ -146,6 +171,13 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         if methods:
             local = [e for e in methods if e.file_id == file_id]
             return (local or methods)[0], "same_file" if local else "type_inferred"
+        inherited = catalog.inherited(context, name)
+        if inherited is not None:
+            return inherited, "type_inferred"
+    elif receiver in SUPER_RECEIVERS and context:
+        inherited = catalog.inherited(context, name)
+        if inherited is not None:
+            return inherited, "type_inferred"
     binding = bindings.lookup(file_id, receiver if receiver is not None else name)
     if binding is not None:
         if not binding.file_ids:

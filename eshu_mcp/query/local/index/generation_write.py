@@ -81,6 +81,7 @@ class GenerationWrite:
         self.changed_ids: set[int] = set()
         self.deleted_ids: set[int] = set()
         self.touched_names: set[str] = set()
+        self.hierarchy_changed = False
 
     def delete(self, paths: list[str]) -> None:
         """Retire deleted files: their rows, their entity facts and their file fact."""
@@ -121,6 +122,20 @@ class GenerationWrite:
         result = prepared.parsed
         row = self.existing.get(walked.relative_path)
         file_id = None if row is None else row[1]
+        if file_id is not None:
+            old_bases = set(
+                self.conn.execute(
+                    "SELECT e.entity_name, b.base_name, b.kind FROM bases b"
+                    " JOIN entities e ON e.entity_id = b.entity_id WHERE b.file_id = ?",
+                    (file_id,),
+                ).fetchall()
+            )
+            new_bases = {
+                (prepared.names[eid], base, kind) for eid, base, kind in prepared.base_rows
+            }
+            # A surviving class with other bases changes inherited-method resolution in files
+            # this change set cannot name: rebuild the whole graph then.
+            self.hierarchy_changed |= old_bases != new_bases
         old = writer.clear_file(self.conn, file_id) if file_id is not None else []
         old_ids = [eid for eid, _ in old]
         file_id = writer.write_file(
@@ -163,7 +178,8 @@ class GenerationWrite:
         self.emit({"phase": "resolve", "repo_id": repo_id})
         change = None
         rebuilt = len(self.changed_ids) + len(self.deleted_ids)
-        if self.existing and rebuilt <= INCREMENTAL_RESOLVE_FRACTION * len(self.existing):
+        small = rebuilt <= INCREMENTAL_RESOLVE_FRACTION * len(self.existing)
+        if self.existing and small and not self.hierarchy_changed:
             change = ChangeSet(
                 frozenset(self.changed_ids),
                 frozenset(self.deleted_ids),

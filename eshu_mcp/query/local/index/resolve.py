@@ -93,6 +93,11 @@ def resolve_repository(
             (repo_id,),
         ).fetchall(),
         dirs,
+        conn.execute(
+            "SELECT e.entity_name, b.base_name FROM bases b"
+            " JOIN entities e ON e.entity_id = b.entity_id WHERE b.repo_id = ?",
+            (repo_id,),
+        ).fetchall(),
     )
     if change is None:
         scope = None
