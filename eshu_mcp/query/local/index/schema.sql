@@ -334,7 +334,9 @@ CREATE TABLE IF NOT EXISTS bases (
 --   OVERRIDES method -> method of the same name in a resolved base type
 -- resolution_method and confidence (Eshu's fixed tiers, local-backend §3.3/§5.5):
 --   declared 0.95 (CONTAINS, IMPORTS to a module), same_file 0.95, import_binding 0.90,
---   type_inferred 0.80, scope_unique_name 0.70, repo_unique_name 0.50 (weak: the dead-code
+--   type_inferred 0.80 (receiver type known locally: v = Cls(), new Cls(), typed locals, Go
+--   composite literals, Type::f / Type.f; or a self/this/super call found in an ancestor class),
+--   scope_unique_name 0.70, repo_unique_name 0.50 (weak: the dead-code
 --   packet treats reachability through only these as ambiguous).
 --   call_kind (CALLS): call | method_call | constructor_call | new_expression | macro
 --   reason: JSON object or NULL (IMPORTS: {"imported_name":..,"alias":..})
