@@ -3,7 +3,7 @@ The ``eshu-mcp`` command.
 
 * ``eshu-mcp index PATH... [--db FILE]``: build or refresh the embedded index.
 * ``eshu-mcp stdio [--repo PATH ...]``: serve one MCP client on stdin/stdout.
-* ``eshu-mcp call TOOL [JSON-ARGS]``: run one tool in process and print its result.
+* ``eshu-mcp call [options] TOOL [JSON-ARGS]``: run one tool in process, print its result.
 * ``eshu-mcp version``.
 
 ``twistd -n eshu-mcp ...`` runs the HTTP daemon.
@@ -21,7 +21,7 @@ USAGE = """usage: eshu-mcp COMMAND [options]
 commands:
   index PATH... [--db FILE] [--status]   build or refresh the embedded index
   stdio [--repo PATH ...] [options]      serve one MCP client on stdin/stdout
-  call TOOL [JSON-ARGS] [options]        run one tool in process and print the result
+  call [options] TOOL [JSON-ARGS]        run one tool in process and print the result
   version                                print the version
 
 The HTTP daemon runs under twistd: twistd -n eshu-mcp --repo PATH
@@ -51,7 +51,7 @@ class CallOptions:
         from eshu_mcp.tap import QueryOptions
 
         class Options(QueryOptions):
-            synopsis = "TOOL [JSON-ARGS] [--db FILE] [options]"
+            synopsis = "[--db FILE] [options] TOOL [JSON-ARGS]"
 
             def parseArgs(self, tool, arguments="{}"):
                 self["tool"] = tool

@@ -112,8 +112,4 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
         index_service.setServiceParent(parent)
     backend = LocalQueryBackend(db_path, reactor=reactor, index_service=index_service)
     backend.setServiceParent(parent)
-    if index_service is not None:
-        from eshu_mcp.query.local.first_index import AwaitFirstIndex
-
-        backend.resource = AwaitFirstIndex(backend.resource, index_service, backend.ready)
     return backend

@@ -1,5 +1,6 @@
 """Running the real daemon (``twistd -n eshu-mcp``) as a child process for end-to-end tests."""
 
+import contextlib
 import json
 import os
 import socket
@@ -146,3 +147,19 @@ class Daemon:
                 self.process.wait(timeout=10)
         self._log.close()
         return self.process.returncode
+
+
+@contextlib.contextmanager
+def serving(workdir: Path, args: list[str], **env: str):
+    """A ready daemon for the duration of a ``with`` block (or a fixture's yield)."""
+    server = Daemon(workdir, args, **env)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def indexed_daemon_args(workdir: Path, repository: Path, db_name: str = "index.sqlite"):
+    """The options of a daemon that indexes ``repository`` and serves every tool."""
+    return ["--repo", str(repository), "--db", str(workdir / db_name), "--toolsets", "all"]

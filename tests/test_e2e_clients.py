@@ -20,7 +20,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import PaginatedRequestParams
 
 from eshu_mcp.catalog import load_contract
-from tests.daemon import Daemon, child_environment, make_fixture_repository
+from tests.daemon import (
+    child_environment,
+    indexed_daemon_args,
+    make_fixture_repository,
+    serving,
+)
 
 CONTRACT_NAMES = [tool["name"] for tool in load_contract()]
 
@@ -37,16 +42,8 @@ def repository(workdir):
 
 @pytest.fixture(scope="module")
 def daemon(workdir, repository):
-    server = Daemon(
-        workdir,
-        ["--repo", str(repository), "--db", str(workdir / "index.sqlite"), "--toolsets", "all"],
-    )
-    try:
-        server.wait_ready()
+    with serving(workdir, indexed_daemon_args(workdir, repository)) as server:
         yield server
-    finally:
-        status = server.stop()
-        assert status in (0, 1, -15, 143), server.log()
 
 
 async def exercise(session: ClientSession, *, modern: bool = False) -> dict:
@@ -201,16 +198,9 @@ def test_bad_http_requests_get_json_errors(daemon):
 
 @pytest.fixture(scope="module")
 def guarded_daemon(workdir, repository):
-    server = Daemon(
-        workdir,
-        ["--repo", str(repository), "--db", str(workdir / "guarded.sqlite")],
-        ESHU_API_KEY="e2e-secret-token",
-    )
-    try:
-        server.wait_ready()
+    args = ["--repo", str(repository), "--db", str(workdir / "guarded.sqlite")]
+    with serving(workdir, args, ESHU_API_KEY="e2e-secret-token") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_credentials_guard_every_http_transport(guarded_daemon):

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from eshu_mcp.catalog import load_contract
-from tests.daemon import PROJECT_ROOT, Daemon, child_environment, make_fixture_repository
+from tests.daemon import (
+    PROJECT_ROOT,
+    child_environment,
+    indexed_daemon_args,
+    make_fixture_repository,
+    serving,
+)
 
 TOOLS = PROJECT_ROOT / "scripts" / "mcp-node-tools.sh"
 BASELINE = Path(__file__).with_name("conformance-baseline.yml")
@@ -47,15 +53,8 @@ def repository(workdir):
 
 @pytest.fixture(scope="module")
 def daemon(workdir, repository):
-    server = Daemon(
-        workdir,
-        ["--repo", str(repository), "--db", str(workdir / "index.sqlite"), "--toolsets", "all"],
-    )
-    try:
-        server.wait_ready()
+    with serving(workdir, indexed_daemon_args(workdir, repository)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_conformance_suite_passes_all_but_fixture_scenarios(node_tools, daemon, workdir):

@@ -1,13 +1,20 @@
 """What every HTTP transport shares: JSON replies, body limits and origin checks."""
 
+from collections.abc import Callable
 from ipaddress import ip_address
+from typing import Any
 from urllib.parse import urlsplit
 
 from attrs import frozen
+from twisted.internet import defer
+from twisted.logger import Logger
 from twisted.web.iweb import IRequest
+from twisted.web.server import NOT_DONE_YET
 
 from eshu_mcp.encoding import dumpb
 from eshu_mcp.protocol.jsonrpc import ProtocolError, error_response
+
+log = Logger()
 
 JSON_CONTENT_TYPE = b"application/json"
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -51,6 +58,43 @@ _REASONS = {
     421: "Misdirected Request",
     503: "Service Unavailable",
 }
+
+
+def answer_later(
+    request: IRequest, handling: defer.Deferred, respond: Callable[[Any], None]
+) -> object:
+    """
+    Finish ``request`` through ``respond(answer)`` once ``handling`` fires.
+
+    A client that drops the request has given up on the calls it carried, so
+    the handling is cancelled; nothing is written to a request that is gone.
+    """
+    request.notifyFinish().addErrback(lambda _: handling.cancel())
+
+    def deliver(answer) -> None:
+        if not request._disconnected:
+            respond(answer)
+
+    def failed(failure) -> None:
+        if not failure.check(defer.CancelledError):
+            log.failure("mcp reply to {uri} failed", failure, uri=request.uri)
+
+    handling.addCallback(deliver).addErrback(failed)
+    return NOT_DONE_YET
+
+
+def finish_empty(request: IRequest, status: int) -> None:
+    """End a response that has no body."""
+    request.setResponseCode(status)
+    if status != 204:
+        request.setHeader(b"content-length", b"0")
+    request.finish()
+
+
+def finish_json(request: IRequest, status: int, payload) -> None:
+    """End a response with a JSON body."""
+    request.write(write_json(request, status, payload))
+    request.finish()
 
 
 def read_body(request: IRequest, limit: int = MAX_BODY_BYTES) -> bytes | None:

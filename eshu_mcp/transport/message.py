@@ -1,9 +1,7 @@
 """``POST /mcp/message``: JSON-RPC over plain HTTP, inline or into an SSE session."""
 
-from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.web.resource import IResource, Resource
-from twisted.web.server import NOT_DONE_YET
 
 from eshu_mcp.auth import principal_key, principal_of
 from eshu_mcp.protocol.jsonrpc import (
@@ -13,7 +11,14 @@ from eshu_mcp.protocol.jsonrpc import (
     decode_frame,
 )
 from eshu_mcp.protocol.server import CallContext, McpServer
-from eshu_mcp.transport.http import http_error, read_body, rpc_error, write_json
+from eshu_mcp.transport.http import (
+    answer_later,
+    finish_empty,
+    finish_json,
+    http_error,
+    read_body,
+    rpc_error,
+)
 from eshu_mcp.transport.sse import SseSessionRegistry
 
 log = Logger()
@@ -68,12 +73,8 @@ class MessageResource(Resource):
             authorization=request.getHeader(b"authorization"), transport="http+sse"
         )
         expects_reply = _carries_request(decoded)
-        handling = connection.handle(decoded, context)
-        request.notifyFinish().addErrback(lambda _: handling.cancel())
 
-        def reply(answer) -> None:
-            if request._disconnected:
-                return
+        def respond(answer) -> None:
             if session is not None and expects_reply:
                 if answer is not None and not session.send(answer):
                     if self._metrics is not None:
@@ -82,25 +83,13 @@ class MessageResource(Resource):
                         "sse session buffer full or closed, dropping message {session_id}",
                         session_id=session.session_id,
                     )
-                request.setResponseCode(202)
-                request.setHeader(b"content-length", b"0")
-                request.finish()
-                return
-            if answer is None:
-                request.setResponseCode(204)
-                request.finish()
-                return
-            request.write(write_json(request, 200, answer))
-            request.finish()
+                finish_empty(request, 202)
+            elif answer is None:
+                finish_empty(request, 204)
+            else:
+                finish_json(request, 200, answer)
 
-        handling.addCallback(reply).addErrback(
-            lambda failure: (
-                None
-                if failure.check(defer.CancelledError)
-                else log.failure("mcp message reply failed", failure)
-            )
-        )
-        return NOT_DONE_YET
+        return answer_later(request, connection.handle(decoded, context), respond)
 
 
 def _carries_request(decoded) -> bool:
@@ -109,19 +98,26 @@ def _carries_request(decoded) -> bool:
     return any(not isinstance(message, dict) or "id" in message for message in messages)
 
 
-def in_process_message_handler(query_resource: IResource, *, clock=None, **options) -> IResource:
+def in_process_message_handler(
+    query_resource: IResource, *, clock=None, settings=None
+) -> IResource:
     """
     A Resource answering JSON-RPC POSTs against ``query_resource``, with no
-    sessions, routing or authentication: the replay seam.
+    sessions, routing or authentication: the replay seam. Any path and any
+    session id work; every call stands alone (200, 204 for a notification,
+    400 for a parse error).
 
-    ``options`` go to :func:`eshu_mcp.service.build_mcp_server` (toolsets,
-    timeouts, budget).
+    ``settings`` is an :class:`eshu_mcp.service.ServerSettings` (toolsets,
+    deadline, budget); the default serves every tool.
     """
-    from eshu_mcp.service import build_mcp_server
+    from eshu_mcp.service import ServerSettings, build_mcp_server
 
     if clock is None:
         from twisted.internet import reactor as clock
-    return MessageResource(build_mcp_server(query_resource, clock=clock, **options))
+    server = build_mcp_server(
+        query_resource, clock=clock, settings=settings or ServerSettings(toolsets="all")
+    )
+    return MessageResource(server)
 
 
 __all__ = ["MessageResource", "in_process_message_handler"]

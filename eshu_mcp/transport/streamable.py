@@ -31,7 +31,15 @@ from eshu_mcp.protocol.jsonrpc import (
     message_id,
 )
 from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
-from eshu_mcp.transport.http import header, http_error, read_body, rpc_error, write_json
+from eshu_mcp.transport.http import (
+    answer_later,
+    finish_empty,
+    finish_json,
+    header,
+    http_error,
+    read_body,
+    rpc_error,
+)
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream
 
 log = Logger()
@@ -245,32 +253,17 @@ class StreamableResource(Resource):
         return self._respond(request, connection, decoded, modern=True)
 
     def _respond(self, request, connection: McpConnection, decoded, *, modern: bool):
-        handling = connection.handle(decoded, self._context(request))
-        # A client that drops its POST has given up on the calls it carried.
-        request.notifyFinish().addErrback(lambda _: handling.cancel())
-
-        def reply(answer) -> None:
-            if request._disconnected:
-                return
+        def respond(answer) -> None:
             if answer is None:
-                request.setResponseCode(202)
-                request.finish()
+                finish_empty(request, 202)
                 return
             status = 200
             if modern and isinstance(answer, dict) and "error" in answer:
                 code = answer["error"]["code"]
                 status = 400 if code in _BAD_REQUEST_CODES else 404 if code == -32601 else 200
-            request.write(write_json(request, status, answer))
-            request.finish()
+            finish_json(request, status, answer)
 
-        handling.addCallback(reply).addErrback(
-            lambda failure: (
-                None
-                if failure.check(defer.CancelledError)
-                else log.failure("mcp reply failed", failure)
-            )
-        )
-        return NOT_DONE_YET
+        return answer_later(request, connection.handle(decoded, self._context(request)), respond)
 
     def render_GET(self, request):
         version = self._requested_version(request)

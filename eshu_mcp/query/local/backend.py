@@ -19,6 +19,7 @@ import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.api.resource import LocalQueryResource
 from eshu_mcp.query.local.api.routemap import ANSWERED_MODES, route_modes
+from eshu_mcp.query.local.first_index import AwaitFirstIndex
 
 DEFAULT_READER_THREADS = 2
 
@@ -42,8 +43,14 @@ class LocalQueryBackend(Service):
         self.db_path = str(db_path)
         self._index_service = index_service
         self.threadpool = ThreadPool(minthreads=0, maxthreads=reader_threads, name="eshu-query")
-        self.resource = LocalQueryResource(
+        self.api = LocalQueryResource(
             self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
+        )
+        # What /api/v0 serves: with an indexer attached, early queries wait for its first build.
+        self.resource = (
+            self.api
+            if index_service is None
+            else AwaitFirstIndex(self.api, index_service, self.ready)
         )
 
     def startService(self) -> None:
@@ -57,7 +64,7 @@ class LocalQueryBackend(Service):
 
     def stopService(self) -> None:
         super().stopService()
-        interrupted = self.resource.abandon_all()
+        interrupted = self.api.abandon_all()
         if interrupted:
             self.log.info("interrupted {count} running queries at shutdown", count=interrupted)
         self.threadpool.stop()

@@ -1,0 +1,91 @@
+"""The ``eshu-mcp`` command: stdio lifecycle, one-shot calls, usage errors."""
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.daemon import child_environment, make_fixture_repository
+
+PYTHON = [sys.executable, "-m", "eshu_mcp.cli"]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def repository(workdir):
+    return make_fixture_repository(workdir)
+
+
+def run(workdir, *args, stdin=b"", timeout=120):
+    return subprocess.run(
+        [*PYTHON, *args],
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env=child_environment(workdir),
+        cwd=workdir,
+    )
+
+
+def test_stdio_answers_then_exits_cleanly_at_end_of_input(workdir, repository):
+    lines = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+        b'"params":{"name":"find_code","arguments":{"query":"forgotten_helper"}}}'
+    )
+    db = str(workdir / "stdio.sqlite")
+    done = run(workdir, "stdio", "--repo", str(repository), "--db", db, stdin=lines)
+    assert done.returncode == 0, done.stderr.decode()
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2]
+    assert "forgotten_helper" in json.dumps(replies[1]["result"]["structuredContent"])
+    assert b"mcp server started on stdio" in done.stderr
+
+
+def test_stdio_exits_cleanly_on_sigterm(workdir):
+    process = subprocess.Popen(
+        [*PYTHON, "stdio", "--db", str(workdir / "empty.sqlite")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_environment(workdir),
+        cwd=workdir,
+    )
+    process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
+
+
+def test_call_prints_one_tool_result(workdir, repository):
+    db = str(workdir / "call.sqlite")
+    indexed = run(workdir, "index", str(repository), "--db", db)
+    assert indexed.returncode == 0, indexed.stderr.decode()
+    done = run(workdir, "call", "--db", db, "find_code", '{"query": "write_row"}')
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert "write_row" in json.dumps(result["structuredContent"])
+
+
+def test_usage_errors_are_one_clear_line_and_exit_2(workdir):
+    done = run(workdir, "stdio", "--dispatch-timeout", "-1")
+    assert done.returncode == 2
+    assert b"--dispatch-timeout must be a positive number of seconds" in done.stderr
+    done = run(workdir, "frobnicate")
+    assert done.returncode == 2
+    assert b"unknown command 'frobnicate'" in done.stderr
+
+
+def test_version():
+    done = subprocess.run([*PYTHON, "version"], capture_output=True, timeout=60)
+    assert done.stdout.startswith(b"eshu-mcp-server ")
