@@ -1,0 +1,81 @@
+"""
+A client that hangs up stops the work, not just the reply: a Streamable HTTP POST
+carrying a tool call is dropped mid-query, and the SQLite statement serving it is
+interrupted, through every layer in between (transport, protocol, dispatch, the
+synthesized request, the local query Resource).
+"""
+
+import sqlite3
+import threading
+from typing import Any
+
+from twisted.python.threadpool import ThreadPool
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.api.framework import Answer, RouteTable
+from eshu_mcp.query.local.api.resource import LocalQueryResource
+from tests.support import HttpExchange, post_json, web_site
+from tests.test_api_resource import ENDLESS, QueueReactor, small_index
+
+ACCEPT = b"application/json, text/event-stream"
+
+
+class HangUpTests(SynchronousTestCase):
+    def test_dropping_the_post_interrupts_the_query(self):
+        index, _ = small_index(self)
+        started = threading.Event()
+        outcome: dict[str, Any] = {}
+        routes = RouteTable()
+
+        @routes.route("GET", "/repositories")
+        def endless(ctx):
+            steps = [0]
+
+            def progress():
+                steps[0] += 1
+                if steps[0] == 10:
+                    started.set()
+                return int(steps[0] > 1_000_000)
+
+            ctx.conn.set_progress_handler(progress, 1000)
+            try:
+                return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
+            except sqlite3.OperationalError as error:
+                outcome["error"] = str(error)
+                raise
+
+        pool = ThreadPool(minthreads=1, maxthreads=1, name="hang-up-test")
+        pool.start()
+        self.addCleanup(pool.stop)
+        query_reactor = QueueReactor()
+        resource = LocalQueryResource(
+            index.path, reactor=query_reactor, threadpool=pool, routes=routes
+        )
+        site, _, _ = web_site(resource)
+
+        opening = HttpExchange(site)
+        post_json(
+            opening,
+            b"/mcp",
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+            accept=ACCEPT,
+        )
+        session = opening.response().header(b"mcp-session-id")
+        call = HttpExchange(site)
+        post_json(
+            call,
+            b"/mcp",
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "list_indexed_repositories"},
+            },
+            accept=ACCEPT,
+            mcp_session_id=session,
+        )
+        self.assertTrue(started.wait(10), "the query never started")
+        call.disconnect()
+        query_reactor.run_next()
+        self.assertEqual(outcome["error"], "interrupted")
+        self.assertEqual(call.transport.value(), b"")
