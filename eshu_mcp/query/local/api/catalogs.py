@@ -14,6 +14,8 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from attrs import frozen
+
 from eshu_mcp.catalog.contract import load_contract
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
@@ -179,18 +181,57 @@ def _catalog_error(status: int, code: str, message: str, capability: str) -> Api
     return ApiError(status, message, code=code, capability=capability)
 
 
+@frozen
+class _Curated:
+    """A curated catalog of versioned entries (playbooks, workflows) and how it is asked for."""
+
+    catalog: str
+    key: str
+    id_field: str
+    capability: str
+    noun: str
+
+    def listing(self, reason: str) -> Answer:
+        """Every entry, with its id and version listed again and a count."""
+        catalog = load_catalog(self.catalog)
+        entries = catalog[self.key]
+        data = {
+            "schema_version": catalog["schema_version"],
+            self.key: entries,
+            "versions": [{"id": e["id"], "version": e["version"]} for e in entries],
+            "count": len(entries),
+        }
+        return Answer(data, _static_truth(self.capability, reason))
+
+    def requested(self, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The catalog and the entry the body names (400 without an id, 404 for an unknown one)."""
+        entry_id = str_param(body, self.id_field).strip()
+        if not entry_id:
+            message = f"{self.id_field} is required"
+            raise _catalog_error(400, "invalid_argument", message, self.capability)
+        catalog = load_catalog(self.catalog)
+        entry = next((e for e in catalog[self.key] if e["id"] == entry_id), None)
+        if entry is None:
+            raise _catalog_error(404, "not_found", f"{self.noun} not found", self.capability)
+        return catalog, entry
+
+
+_PLAYBOOKS = _Curated(
+    "query_playbooks", "playbooks", "playbook_id", "query.playbooks", "query playbook"
+)
+_WORKFLOWS = _Curated(
+    "investigation_workflows",
+    "workflows",
+    "workflow_id",
+    "query.investigation_workflows",
+    "investigation workflow",
+)
+
+
 @ROUTES.route("GET", "/query-playbooks")
 def query_playbooks(ctx: ApiContext) -> Answer:
     """The curated code-investigation playbooks."""
-    catalog = load_catalog("query_playbooks")
-    playbooks = catalog["playbooks"]
-    data = {
-        "schema_version": catalog["schema_version"],
-        "playbooks": playbooks,
-        "versions": [{"id": p["id"], "version": p["version"]} for p in playbooks],
-        "count": len(playbooks),
-    }
-    return Answer(data, _static_truth("query.playbooks", "curated playbooks for this backend"))
+    return _PLAYBOOKS.listing("curated playbooks for this backend")
 
 
 def _inputs(body: dict[str, Any], capability: str) -> dict[str, Any]:
@@ -211,15 +252,9 @@ def _missing_required(required: list[dict], inputs: dict[str, Any]) -> list[str]
 @ROUTES.route("POST", "/query-playbooks/resolve")
 def resolve_playbook(ctx: ApiContext) -> Answer:
     """Bind a playbook's step parameters to the caller's inputs."""
-    capability = "query.playbooks"
+    capability = _PLAYBOOKS.capability
     body = body_object(ctx)
-    playbook_id = str_param(body, "playbook_id").strip()
-    if not playbook_id:
-        raise _catalog_error(400, "invalid_argument", "playbook_id is required", capability)
-    catalog = load_catalog("query_playbooks")
-    playbook = next((p for p in catalog["playbooks"] if p["id"] == playbook_id), None)
-    if playbook is None:
-        raise _catalog_error(404, "not_found", "query playbook not found", capability)
+    catalog, playbook = _PLAYBOOKS.requested(body)
     inputs = _inputs(body, capability)
     missing = _missing_required(playbook["required_inputs"], inputs)
     if missing:
@@ -261,17 +296,7 @@ def resolve_playbook(ctx: ApiContext) -> Answer:
 @ROUTES.route("GET", "/investigation-workflows")
 def investigation_workflows(ctx: ApiContext) -> Answer:
     """The curated guided investigation workflows."""
-    catalog = load_catalog("investigation_workflows")
-    workflows = catalog["workflows"]
-    data = {
-        "schema_version": catalog["schema_version"],
-        "workflows": workflows,
-        "versions": [{"id": w["id"], "version": w["version"]} for w in workflows],
-        "count": len(workflows),
-    }
-    return Answer(
-        data, _static_truth("query.investigation_workflows", "curated workflows for this backend")
-    )
+    return _WORKFLOWS.listing("curated workflows for this backend")
 
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -288,15 +313,9 @@ def _bind(value: str, inputs: dict[str, Any]) -> str | None:
 @ROUTES.route("POST", "/investigation-workflows/resolve")
 def resolve_workflow(ctx: ApiContext) -> Answer:
     """The calls that would gather the workflow's missing evidence, bound to the inputs."""
-    capability = "query.investigation_workflows"
+    capability = _WORKFLOWS.capability
     body = body_object(ctx)
-    workflow_id = str_param(body, "workflow_id").strip()
-    if not workflow_id:
-        raise _catalog_error(400, "invalid_argument", "workflow_id is required", capability)
-    catalog = load_catalog("investigation_workflows")
-    workflow = next((w for w in catalog["workflows"] if w["id"] == workflow_id), None)
-    if workflow is None:
-        raise _catalog_error(404, "not_found", "investigation workflow not found", capability)
+    catalog, workflow = _WORKFLOWS.requested(body)
     inputs = _inputs(body, capability)
     wanted = set(str_list_param(body, "missing_evidence"))
     calls, unbound = [], []
