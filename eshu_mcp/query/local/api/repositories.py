@@ -170,17 +170,21 @@ def _content_last_indexed(conn: sqlite3.Connection, repo_id: str) -> str:
     return row[0] or ""
 
 
+def _file_and_entity_counts(conn: sqlite3.Connection, repo_id: str) -> tuple[int, int]:
+    """How many files and entities the index holds for one repository."""
+    files = conn.execute("SELECT COUNT(*) FROM files WHERE repo_id = ?", (repo_id,)).fetchone()
+    entities = conn.execute(
+        "SELECT COUNT(*) FROM entities WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    return files[0], entities[0]
+
+
 @ROUTES.route("GET", "/repositories/{repo_id}/stats", deadline=STATS_DEADLINE)
 def repository_stats(ctx: ApiContext) -> Answer:
     """File and entity counts, languages and entity types of one repository."""
     repo = require_repository(ctx)
     repo_id = repo["repo_id"]
-    file_count = ctx.conn.execute(
-        "SELECT COUNT(*) FROM files WHERE repo_id = ?", (repo_id,)
-    ).fetchone()[0]
-    entity_count = ctx.conn.execute(
-        "SELECT COUNT(*) FROM entities WHERE repo_id = ?", (repo_id,)
-    ).fetchone()[0]
+    file_count, entity_count = _file_and_entity_counts(ctx.conn, repo_id)
     languages = [item["language"] for item in _language_counts(ctx.conn, repo_id)]
     types = [
         row[0]
@@ -238,12 +242,7 @@ def repository_coverage(ctx: ApiContext) -> Answer:
     """How complete the index is for one repository; graph and content share one store."""
     repo = require_repository(ctx)
     repo_id = repo["repo_id"]
-    file_count = ctx.conn.execute(
-        "SELECT COUNT(*) FROM files WHERE repo_id = ?", (repo_id,)
-    ).fetchone()[0]
-    entity_count = ctx.conn.execute(
-        "SELECT COUNT(*) FROM entities WHERE repo_id = ?", (repo_id,)
-    ).fetchone()[0]
+    file_count, entity_count = _file_and_entity_counts(ctx.conn, repo_id)
     failed = ctx.conn.execute(
         "SELECT failure_class, failure_message FROM generations"
         " WHERE repo_id = ? AND status = 'failed' ORDER BY seq DESC LIMIT 1",
