@@ -13,7 +13,7 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     entity_by_id,
-    in_clause,
+    in_clauses,
 )
 from eshu_mcp.query.local.api.code_graph import (
     MAX_EXPANSIONS,
@@ -48,8 +48,7 @@ def shortest_paths(
     while not reached and frontier and depth < max_depth and len(parents) < MAX_EXPANSIONS:
         depth += 1
         level: dict[str, list[str]] = {}
-        for chunk in range(0, len(frontier), 500):
-            clause, params = in_clause("source_id", frontier[chunk : chunk + 500])
+        for clause, params in in_clauses("source_id", frontier):
             for source, target in conn.execute(
                 f"SELECT source_id, target_id FROM edges WHERE {clause} AND type = 'CALLS'"
                 " ORDER BY source_id, target_id LIMIT ?",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from eshu_mcp.query.local.api.framework import ApiContext, ApiError, body_object
@@ -19,6 +19,8 @@ from eshu_mcp.query.local.api.framework import ApiContext, ApiError, body_object
 CONTENT_BACKEND = "sqlite_content_store"
 GRAPH_BACKEND = "sqlite_call_graph"
 MAX_OFFSET = 10000
+# Values bound in one IN (...) predicate, well inside SQLite's parameter limit.
+IN_BATCH = 500
 
 # snake_case type names accepted by filters -> Eshu labels (local-backend.md §3.2).
 ENTITY_TYPE_LABELS: dict[str, str] = {
@@ -209,6 +211,14 @@ def in_clause(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
     return f"{column} IN ({marks})", list(values)
 
 
+def in_clauses(
+    column: str, values: Sequence[Any], size: int = IN_BATCH
+) -> Iterator[tuple[str, list[Any]]]:
+    """``in_clause`` over ``values`` in batches of ``size``, within SQLite's parameter limit."""
+    for start in range(0, len(values), size):
+        yield in_clause(column, values[start : start + size])
+
+
 def like_pattern(text: str) -> str:
     """A ``LIKE ... ESCAPE '\\'`` substring pattern for literal text."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -252,9 +262,7 @@ def attach_sources(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None
     """
     rids = [row["rid"] for row in rows if "source_cache" not in row]
     sources: dict[int, str] = {}
-    for start in range(0, len(rids), 500):
-        chunk = rids[start : start + 500]
-        clause, params = in_clause("rid", chunk)
+    for clause, params in in_clauses("rid", rids):
         for rid, text in conn.execute(
             f"SELECT rid, source_cache FROM entity_source WHERE {clause}", params
         ):
@@ -270,9 +278,9 @@ def attach_sources(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None
         row["source_cache"] = text
 
 
-def entity_ref(row: dict[str, Any]) -> dict[str, Any]:
-    """The graph-style entity row: id, name, labels, location, metadata."""
-    ref: dict[str, Any] = {
+def entity_location(row: dict[str, Any]) -> dict[str, Any]:
+    """An entity's id, name, labels and location, the head of every graph-style row."""
+    return {
         "entity_id": row["entity_id"],
         "name": row["entity_name"],
         "labels": [row["entity_type"]],
@@ -283,6 +291,11 @@ def entity_ref(row: dict[str, Any]) -> dict[str, Any]:
         "start_line": row["start_line"],
         "end_line": row["end_line"],
     }
+
+
+def entity_ref(row: dict[str, Any]) -> dict[str, Any]:
+    """The graph-style entity row: id, name, labels, location, metadata."""
+    ref = entity_location(row)
     metadata = decode_metadata(row["metadata"])
     if metadata:
         ref["metadata"] = metadata

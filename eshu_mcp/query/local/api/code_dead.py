@@ -17,11 +17,14 @@ from attrs import define, field
 
 from eshu_mcp.query.local.api.code_common import (
     ENTITY_COLUMNS,
+    IN_BATCH,
     RequestFields,
     attach_sources,
     clamp_limit,
     decode_metadata,
+    entity_location,
     in_clause,
+    in_clauses,
     language_values,
 )
 from eshu_mcp.query.local.api.code_dead_roots import (
@@ -59,17 +62,7 @@ class Candidate:
     def render(self, bucket_reasons: list[str] | None = None) -> dict[str, Any]:
         """Eshu's candidate row."""
         row = self.row
-        item: dict[str, Any] = {
-            "entity_id": row["entity_id"],
-            "name": row["entity_name"],
-            "labels": [row["entity_type"]],
-            "file_path": row["relative_path"],
-            "repo_id": row["repo_id"],
-            "repo_name": row["repo_name"],
-            "language": row["language"] or "",
-            "start_line": row["start_line"],
-            "end_line": row["end_line"],
-        }
+        item = entity_location(row)
         if self.metadata:
             item["metadata"] = self.metadata
         item["classification"] = "excluded" if self.roots else self.classification
@@ -178,8 +171,8 @@ def _classify_page(
     ids = [row["entity_id"] for row in batch]
     incoming: dict[str, set[str]] = {}
     overriding: set[str] = set()
-    for start in range(0, len(ids), 500):
-        clause, params = in_clause("target_id", ids[start : start + 500])
+    for start in range(0, len(ids), IN_BATCH):
+        clause, params = in_clause("target_id", ids[start : start + IN_BATCH])
         types, type_params = in_clause("type", REACHING_EDGE_TYPES)
         for target, method in conn.execute(
             f"SELECT target_id, COALESCE(resolution_method, '') FROM edges WHERE {clause}"
@@ -187,7 +180,7 @@ def _classify_page(
             [*params, *type_params],
         ):
             incoming.setdefault(target, set()).add(method or "unspecified")
-        clause, params = in_clause("source_id", ids[start : start + 500])
+        clause, params = in_clause("source_id", ids[start : start + IN_BATCH])
         overriding.update(
             source
             for (source,) in conn.execute(
@@ -221,8 +214,7 @@ def _generated_files(conn: sqlite3.Connection, file_ids: set[int]) -> set[int]:
     """Files whose header carries a generated-code marker."""
     found: set[int] = set()
     ordered = sorted(file_ids)
-    for start in range(0, len(ordered), 500):
-        clause, params = in_clause("file_id", ordered[start : start + 500])
+    for clause, params in in_clauses("file_id", ordered):
         found.update(
             file_id
             for file_id, head in conn.execute(

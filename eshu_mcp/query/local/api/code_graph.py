@@ -17,8 +17,10 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     decode_metadata,
     entity_handle,
+    entity_location,
     fetch_entities,
     in_clause,
+    in_clauses,
 )
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
@@ -40,8 +42,7 @@ def describe_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, di
     file_ids = [int(i[5:]) for i in wanted if i.startswith("file:") and i[5:].isdigit()]
     module_keys = [i for i in wanted if "|" in i]
     nodes: dict[str, dict[str, Any]] = {}
-    for start in range(0, len(entity_ids), 500):
-        clause, params = in_clause("e.entity_id", entity_ids[start : start + 500])
+    for clause, params in in_clauses("e.entity_id", entity_ids):
         for row in fetch_entities(conn, clause, params, "e.rid", 500):
             nodes[row["entity_id"]] = {
                 "id": row["entity_id"],
@@ -57,8 +58,7 @@ def describe_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, di
                 "is_test": row["is_test"],
                 "class_context": row["class_context"] or "",
             }
-    for start in range(0, len(file_ids), 500):
-        clause, params = in_clause("f.file_id", file_ids[start : start + 500])
+    for clause, params in in_clauses("f.file_id", file_ids):
         for row in conn.execute(
             "SELECT f.file_id, f.repo_id, f.relative_path, f.language, f.line_count,"
             f" COALESCE(r.name, '') AS repo_name FROM files f LEFT JOIN repositories r"
@@ -77,8 +77,7 @@ def describe_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, di
                 "start_line": 1,
                 "end_line": row["line_count"],
             }
-    for start in range(0, len(module_keys), 500):
-        clause, params = in_clause("m.module_key", module_keys[start : start + 500])
+    for clause, params in in_clauses("m.module_key", module_keys):
         for row in conn.execute(
             "SELECT m.module_key, m.repo_id, m.name, m.language, f.relative_path,"
             " COALESCE(r.name, '') AS repo_name FROM modules m"
@@ -271,18 +270,7 @@ def _test_path(path: str) -> bool:
 
 def candidate_summary(row: dict[str, Any]) -> dict[str, Any]:
     """A target-resolution candidate row."""
-    return {
-        "entity_id": row["entity_id"],
-        "name": row["entity_name"],
-        "labels": [row["entity_type"]],
-        "file_path": row["relative_path"],
-        "repo_id": row["repo_id"],
-        "repo_name": row["repo_name"],
-        "language": row["language"] or "",
-        "start_line": row["start_line"],
-        "end_line": row["end_line"],
-        "entity_handle": entity_handle(row["entity_id"]),
-    }
+    return {**entity_location(row), "entity_handle": entity_handle(row["entity_id"])}
 
 
 def walk(
@@ -307,8 +295,7 @@ def walk(
     found: list[tuple[sqlite3.Row, int]] = []
     for depth in range(1, max_depth + 1):
         following: list[str] = []
-        for start in range(0, len(frontier), 500):
-            anchor_clause, params = in_clause(column, frontier[start : start + 500])
+        for anchor_clause, params in in_clauses(column, frontier):
             type_clause, type_params = in_clause("type", types)
             for edge in conn.execute(
                 f"SELECT * FROM edges WHERE {anchor_clause} AND {type_clause}"

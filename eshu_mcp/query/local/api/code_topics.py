@@ -20,13 +20,12 @@ from eshu_mcp.query.local.api.code_common import (
     clamp_limit,
     entity_handle,
     file_handle,
-    in_clause,
-    language_values,
+    in_clauses,
     like_pattern,
     next_offset,
 )
 from eshu_mcp.query.local.api.code_scope import (
-    repo_clause,
+    scope_predicate,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -77,25 +76,14 @@ def search_terms(topic: str, intent: str, explicit: list[str]) -> list[str]:
     return sorted(terms)[:MAX_TERMS]
 
 
-def _scope(alias: str, repo_id: str, language: str) -> tuple[str, list[Any]]:
-    clause, params = repo_clause(f"{alias}.repo_id", repo_id)
-    clauses = [clause]
-    languages = language_values(language)
-    if languages:
-        clause, values = in_clause(f"{alias}.language", languages)
-        clauses.append(clause)
-        params += values
-    return " AND ".join(clauses), params
-
-
 def topic_hits(
     conn: sqlite3.Connection, terms: list[str], repo_id: str, language: str
 ) -> list[dict[str, Any]]:
     """Entity and file hits with their matched terms, in Eshu's evidence order."""
     entity_terms: dict[int, set[str]] = {}
     file_terms: dict[int, set[str]] = {}
-    entity_scope, entity_params = _scope("e", repo_id, language)
-    file_scope, file_params = _scope("f", repo_id, language)
+    entity_scope, entity_params = scope_predicate(repo_id, language, "e")
+    file_scope, file_params = scope_predicate(repo_id, language, "f")
     for term in terms:
         pattern = like_pattern(term)
         entity_index, key = (
@@ -118,8 +106,7 @@ def topic_hits(
             file_terms.setdefault(file_id, set()).add(term)
     hits: list[dict[str, Any]] = []
     rids = sorted(entity_terms)
-    for start in range(0, len(rids), 500):
-        clause, params = in_clause("rid", rids[start : start + 500])
+    for clause, params in in_clauses("rid", rids):
         for row in conn.execute(
             "SELECT rid, entity_id, repo_id, relative_path, language, entity_type, entity_name,"
             f" start_line, end_line FROM entities WHERE {clause}",
@@ -128,8 +115,7 @@ def topic_hits(
             matched = sorted(entity_terms[row["rid"]])
             hits.append({"source_kind": "entity", **dict(row), "matched_terms": matched})
     file_ids = sorted(file_terms)
-    for start in range(0, len(file_ids), 500):
-        clause, params = in_clause("file_id", file_ids[start : start + 500])
+    for clause, params in in_clauses("file_id", file_ids):
         for row in conn.execute(
             "SELECT file_id, repo_id, relative_path, language, line_count FROM files"
             f" WHERE {clause}",
