@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.code_common import (
     IN_BATCH,
     RequestFields,
     attach_sources,
+    check_offset,
     clamp_limit,
     decode_metadata,
     entity_location,
@@ -39,7 +40,7 @@ from eshu_mcp.query.local.api.code_dead_roots import (
     root_reasons,
 )
 from eshu_mcp.query.local.api.code_scope import (
-    repo_clause,
+    scope_predicate,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -95,6 +96,16 @@ class Scan:
         """Raw candidate rows the scan may read (``candidate_scan_limit``)."""
         return self.page_size * SCAN_PAGES
 
+    @property
+    def active(self) -> list[Candidate]:
+        """Candidates no root reason suppresses, in scan order."""
+        return [c for c in self.candidates if not c.roots]
+
+    @property
+    def suppressed(self) -> list[Candidate]:
+        """Candidates a root reason (entry point, decorator, ...) keeps alive."""
+        return [c for c in self.candidates if c.roots]
+
 
 def candidate_labels(language: str, candidate_kind: str = "") -> list[str]:
     """Labels to scan for a language filter (Eshu: SQL only SqlFunction, HCL nothing)."""
@@ -119,22 +130,18 @@ def scan(
     *,
     repo: str,
     language: str,
-    labels: list[str],
     page_size: int,
     excluded_decorators: list[str],
+    candidate_kind: str = "",
 ) -> Scan:
-    """Read up to ``SCAN_PAGES`` pages of candidates and classify each one."""
+    """Read up to ``SCAN_PAGES`` pages of one kind's (or every kind's) candidates."""
+    labels = candidate_labels(language, candidate_kind)
     if not labels:
         return Scan([], page_size, 0, 0, False)
     where, params = in_clause("e.entity_type", labels)
-    clause, values = repo_clause("e.repo_id", repo)
-    where += " AND " + clause
+    scope, values = scope_predicate(repo, language, "e")
+    where += " AND " + scope
     params += values
-    languages = language_values(language)
-    if languages:
-        clause, values = in_clause("e.language", languages)
-        where += " AND " + clause
-        params += values
     sql = (
         f"SELECT {ENTITY_COLUMNS}, f.is_test AS file_is_test,"
         " f.is_generated AS file_is_generated, p.entity_type AS parent_type"
@@ -258,11 +265,11 @@ def dead_code(ctx: ApiContext) -> Answer:
         ctx.conn,
         repo=repo_id,
         language=language,
-        labels=candidate_labels(language, candidate_kind),
         page_size=page_size,
         excluded_decorators=excluded,
+        candidate_kind=candidate_kind,
     )
-    active = [c for c in result.candidates if not c.roots]
+    active = result.active
     rows = [c.render() for c in active[:limit]]
     languages = {c.row["language"] or "" for c in result.candidates}
     data = {
@@ -291,24 +298,14 @@ def _truth(ctx: ApiContext, reason: str) -> dict[str, Any]:
 def investigate_dead_code(ctx: ApiContext) -> Answer:
     """MCP ``investigate_dead_code``: cleanup-ready, ambiguous and suppressed buckets."""
     fields, language, selector, excluded = _request(ctx)
-    offset = fields.integer("offset")
-    if offset < 0:
-        raise ApiError(400, "offset must be >= 0")
-    if offset > MAX_INVESTIGATE_OFFSET:
-        raise ApiError(400, f"offset must be <= {MAX_INVESTIGATE_OFFSET}")
+    offset = check_offset(fields.integer("offset"), MAX_INVESTIGATE_OFFSET)
     limit = clamp_limit(fields.integer("limit", 100), default=100, maximum=500)
     repo_id = scope_repository(ctx, selector)
     page_size = min(max(10 * (offset + limit) + 1, 100), 250)
     result = scan(
-        ctx.conn,
-        repo=repo_id,
-        language=language,
-        labels=candidate_labels(language),
-        page_size=page_size,
-        excluded_decorators=excluded,
+        ctx.conn, repo=repo_id, language=language, page_size=page_size, excluded_decorators=excluded
     )
-    active = [c for c in result.candidates if not c.roots]
-    suppressed = [c for c in result.candidates if c.roots]
+    active, suppressed = result.active, result.suppressed
     shown = active[offset : offset + limit]
     display_truncated = len(active) > offset + limit
     truncated = display_truncated or result.truncated

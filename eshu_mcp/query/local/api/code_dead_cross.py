@@ -21,7 +21,6 @@ from eshu_mcp.query.local.api.code_common import (
 from eshu_mcp.query.local.api.code_dead import (
     SUPPRESSED_CAP,
     Candidate,
-    candidate_labels,
     scan,
 )
 from eshu_mcp.query.local.api.code_dead_roots import analysis_block
@@ -142,15 +141,9 @@ def cross_repo_dead_code(ctx: ApiContext) -> Answer:
     consumers = [c for c in consumers if c != repo_id and may_read(ctx, c)]
     page_size = min(max(10 * limit + 1, 100), 250)
     result = scan(
-        ctx.conn,
-        repo=repo_id,
-        language=language,
-        labels=candidate_labels(language),
-        page_size=page_size,
-        excluded_decorators=excluded,
+        ctx.conn, repo=repo_id, language=language, page_size=page_size, excluded_decorators=excluded
     )
-    active = [c for c in result.candidates if not c.roots]
-    suppressed = [c for c in result.candidates if c.roots]
+    active, suppressed = result.active, result.suppressed
     shown = active[:limit]
     evidence = consumer_evidence(ctx.conn, sorted({c.row["entity_name"] for c in shown}), consumers)
     buckets: dict[str, list[dict[str, Any]]] = {
