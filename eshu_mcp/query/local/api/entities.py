@@ -92,6 +92,14 @@ ENTITY_COLUMNS = (
 )
 
 
+def _readable_page(ctx: ApiContext, rows: list, limit: int) -> tuple[list[dict[str, Any]], bool]:
+    """The caller's readable rows, one page of them resolved, and whether more were left."""
+    rows = [row for row in rows if readable(ctx.principal, row["repo_id"])]
+    rows, truncated = page(rows, limit)
+    names = _repo_names(ctx.conn)
+    return [resolved_entity(row, names) for row in rows], truncated
+
+
 @ROUTES.route("POST", "/entities/resolve")
 def resolve_entities(ctx: ApiContext) -> Answer:
     """Canonical entity ids for a name: exact matches, else substring matches."""
@@ -128,10 +136,7 @@ def resolve_entities(ctx: ApiContext) -> Answer:
                 ENTITY_COLUMNS + " WHERE entity_name LIKE ? ESCAPE '\\'" + scope + order,
                 [like_pattern(name), *args, limit + 1],
             ).fetchall()
-    rows = [row for row in rows if readable(ctx.principal, row["repo_id"])]
-    rows, truncated = page(rows, limit)
-    names = _repo_names(ctx.conn)
-    entities = [resolved_entity(row, names) for row in rows]
+    entities, truncated = _readable_page(ctx, rows, limit)
     data = {
         "entities": entities,
         "matches": entities,
@@ -291,10 +296,7 @@ def graph_entities(ctx: ApiContext) -> Answer:
         ENTITY_COLUMNS + clause + " ORDER BY repo_id, relative_path, start_line LIMIT ? OFFSET ?",
         [*args, limit + 1, offset],
     ).fetchall()
-    rows = [r for r in rows if readable(ctx.principal, r["repo_id"])]
-    rows, truncated = page(rows, limit)
-    names = _repo_names(ctx.conn)
-    entities = [resolved_entity(row, names) for row in rows]
+    entities, truncated = _readable_page(ctx, rows, limit)
     data = {
         "entities": entities,
         "count": len(entities),
