@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from eshu_mcp.query.local.api.framework import ApiContext, ApiError, body_object
+from eshu_mcp.query.local.api.framework import ApiContext, ApiError, body_object, go_type_name
 
 CONTENT_BACKEND = "sqlite_content_store"
 GRAPH_BACKEND = "sqlite_call_graph"
@@ -74,18 +74,6 @@ _LANGUAGE_VARIANTS = {
 _GO_TYPES = {int: "int", bool: "bool", str: "string", float: "float64", list: "[]string"}
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 class RequestFields:
     """Typed access to a decoded JSON request body with Go decoder semantics."""
 
@@ -98,7 +86,8 @@ class RequestFields:
         return cls(body_object(ctx))
 
     def _mismatch(self, name: str, value: Any, go_type: str) -> ApiError:
-        kind = _json_kind(value)
+        # Only a null list element reaches here as None; it has always read "object".
+        kind = "object" if value is None else go_type_name(value)
         shown = f"number {value}" if kind == "number" else kind
         return ApiError(
             400,
@@ -340,6 +329,31 @@ def span_handle(repo_id: str, file_path: str, start_line: int, end_line: int) ->
         "start_line": start_line,
         "end_line": end_line,
     }
+
+
+def ranked_entities(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], offset: int, **match: Any
+) -> list[dict[str, Any]]:
+    """
+    Content-entity rows ranked from ``offset + 1``, with their source and a span handle.
+
+    ``match`` (how the row matched) comes before the rank; the labels are left out.
+    """
+    attach_sources(conn, rows)
+    results = []
+    for rank, row in enumerate(rows, start=offset + 1):
+        item = content_entity(row)
+        item.pop("labels")
+        item.update(match)
+        item.update(
+            rank=rank,
+            source_backend=CONTENT_BACKEND,
+            source_handle=span_handle(
+                row["repo_id"], row["relative_path"], row["start_line"], row["end_line"]
+            ),
+        )
+        results.append(item)
+    return results
 
 
 def entity_handle(entity_id: str) -> str:

@@ -14,14 +14,12 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     CONTENT_BACKEND,
     RequestFields,
-    attach_sources,
     check_offset,
-    content_entity,
     entity_label,
     fetch_entities,
     file_handle,
     next_offset,
-    span_handle,
+    ranked_entities,
 )
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
@@ -74,23 +72,17 @@ _PREDICATES: dict[str, tuple[str, list[Any]]] = {
 }
 
 
+# The structural predicates a request may narrow the inventory by, echoed in the answer.
+_NARROWING_FIELDS = ("entity_kind", "file_path", "symbol", "decorator", "method_name", "class_name")
+
+
 def _request(fields: RequestFields) -> dict[str, Any]:
     limit = fields.integer("limit", 25)
     if limit > 200:
         raise ApiError(400, "limit must be <= 200")
     req: dict[str, Any] = {
         key: fields.string(key).strip()
-        for key in (
-            "repo_id",
-            "language",
-            "inventory_kind",
-            "entity_kind",
-            "file_path",
-            "symbol",
-            "decorator",
-            "method_name",
-            "class_name",
-        )
+        for key in ("repo_id", "language", "inventory_kind", *_NARROWING_FIELDS)
     }
     req["limit"] = limit if limit > 0 else 25
     req["offset"] = check_offset(fields.integer("offset"))
@@ -178,22 +170,10 @@ def inventory(
         limit + 1,
         offset,
     )
-    attach_sources(conn, rows[:limit])
-    results = []
-    for rank, row in enumerate(rows[:limit], start=offset + 1):
-        item = content_entity(row)
-        item.pop("labels")
-        item.update(
-            match_kind=kind,
-            rank=rank,
-            source_backend=CONTENT_BACKEND,
-            source_handle=span_handle(
-                row["repo_id"], row["relative_path"], row["start_line"], row["end_line"]
-            ),
-        )
+    results = ranked_entities(conn, rows[:limit], offset, match_kind=kind)
+    for item, row in zip(results, rows, strict=False):
         if row["class_context"]:
             item["class_name"] = row["class_context"]
-        results.append(item)
     return results, len(rows) > limit
 
 
@@ -204,19 +184,7 @@ def structure_inventory(ctx: ApiContext) -> Answer:
     repo_id = scope_repository(ctx, req["repo_id"])
     results, truncated = inventory(ctx.conn, req, repo_id)
     data = {
-        **{
-            k: req[k]
-            for k in (
-                "inventory_kind",
-                "language",
-                "entity_kind",
-                "file_path",
-                "symbol",
-                "decorator",
-                "method_name",
-                "class_name",
-            )
-        },
+        **{k: req[k] for k in ("inventory_kind", "language", *_NARROWING_FIELDS)},
         "repo_id": repo_id,
         "results": results,
         "matches": results,

@@ -23,7 +23,7 @@ from eshu_mcp.query.local.api.code_common import (
     fetch_entities,
     in_clause,
     like_pattern,
-    span_handle,
+    ranked_entities,
 )
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
@@ -186,22 +186,11 @@ def find_symbols(
         where += " AND e.entity_name LIKE ? ESCAPE '\\'"
         params.append(like_pattern(symbol))
     rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
-    attach_sources(conn, rows[:limit])
-    results = []
-    for rank, row in enumerate(rows[:limit], start=offset + 1):
-        result = content_entity(row)
-        result.pop("labels")
-        result.update(
-            classification="definition",
-            match_kind=match_mode,
-            rank=rank,
-            source_backend=CONTENT_BACKEND,
-            source_handle=span_handle(
-                row["repo_id"], row["relative_path"], row["start_line"], row["end_line"]
-            ),
-            definition_kind=row["entity_type"],
-        )
-        results.append(result)
+    results = ranked_entities(
+        conn, rows[:limit], offset, classification="definition", match_kind=match_mode
+    )
+    for result, row in zip(results, rows, strict=False):
+        result["definition_kind"] = row["entity_type"]
     return results, len(rows) > limit
 
 
