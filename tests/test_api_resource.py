@@ -478,17 +478,8 @@ class ReadDeadlineTests(SynchronousTestCase):
 
         @routes.route("GET", "/slow")
         def slow(ctx):
-            steps = [0]
-
-            def progress():
-                # The deadline passes while the statement runs (inline pool: same thread).
-                steps[0] += 1
-                if steps[0] == 10:
-                    client.reactor.advance(client.resource._deadline + 1)
-                return int(steps[0] > 1_000_000)
-
-            ctx.conn.set_progress_handler(progress, 1000)
-            return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
+            # The deadline passes while the statement runs (inline pool: same thread).
+            return endless_query(ctx, lambda: client.reactor.advance(client.resource._deadline + 1))
 
         response = client.get("/slow", envelope=True)
         self.assertEqual(response.status, 504)
@@ -501,16 +492,7 @@ class ReadDeadlineTests(SynchronousTestCase):
 
         @routes.route("GET", "/budgeted", deadline=2.0)
         def budgeted(ctx):
-            steps = [0]
-
-            def progress():
-                steps[0] += 1
-                if steps[0] == 10:
-                    client.reactor.advance(2.5)
-                return int(steps[0] > 1_000_000)
-
-            ctx.conn.set_progress_handler(progress, 1000)
-            return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
+            return endless_query(ctx, lambda: client.reactor.advance(2.5))
 
         response = client.get("/budgeted", envelope=True)
         self.assertEqual(response.status, 504)
@@ -521,6 +503,30 @@ ENDLESS = (
     "WITH RECURSIVE counter(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM counter)"
     " SELECT count(*) FROM counter"
 )
+
+
+def endless_query(ctx, once_running, outcome: dict[str, Any] | None = None) -> Answer:
+    """
+    Run a statement that never ends by itself, calling ``once_running`` while it runs.
+
+    The statement stops only when interrupted (or after a million progress steps); the
+    SQLite error text is kept in ``outcome["error"]`` before it propagates.
+    """
+    steps = [0]
+
+    def progress():
+        steps[0] += 1
+        if steps[0] == 10:
+            once_running()
+        return int(steps[0] > 1_000_000)
+
+    ctx.conn.set_progress_handler(progress, 1000)
+    try:
+        return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
+    except sqlite3.OperationalError as error:
+        if outcome is not None:
+            outcome["error"] = str(error)
+        raise
 
 
 class QueueReactor(Clock):
@@ -547,20 +553,7 @@ class CancellationTests(SynchronousTestCase):
 
         @routes.route("GET", "/endless")
         def endless(ctx):
-            steps = [0]
-
-            def progress():
-                steps[0] += 1
-                if steps[0] == 10:
-                    started.set()
-                return int(steps[0] > 1_000_000)
-
-            ctx.conn.set_progress_handler(progress, 1000)
-            try:
-                return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
-            except sqlite3.OperationalError as error:
-                outcome["error"] = str(error)
-                raise
+            return endless_query(ctx, started.set, outcome)
 
         reactor = QueueReactor()
         pool = ThreadPool(minthreads=1, maxthreads=1, name="api-test")
