@@ -5,17 +5,16 @@ interrupted, through every layer in between (transport, protocol, dispatch, the
 synthesized request, the local query Resource).
 """
 
-import sqlite3
 import threading
 from typing import Any
 
 from twisted.python.threadpool import ThreadPool
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.framework import Answer, RouteTable
+from eshu_mcp.query.local.api.framework import RouteTable
 from eshu_mcp.query.local.api.resource import LocalQueryResource
 from tests.support import HttpExchange, post_json, web_site
-from tests.test_api_resource import ENDLESS, QueueReactor, small_index
+from tests.test_api_resource import QueueReactor, endless_query, small_index
 
 ACCEPT = b"application/json, text/event-stream"
 
@@ -27,22 +26,7 @@ class HangUpTests(SynchronousTestCase):
         outcome: dict[str, Any] = {}
         routes = RouteTable()
 
-        @routes.route("GET", "/repositories")
-        def endless(ctx):
-            steps = [0]
-
-            def progress():
-                steps[0] += 1
-                if steps[0] == 10:
-                    started.set()
-                return int(steps[0] > 1_000_000)
-
-            ctx.conn.set_progress_handler(progress, 1000)
-            try:
-                return Answer(ctx.conn.execute(ENDLESS).fetchone()[0])
-            except sqlite3.OperationalError as error:
-                outcome["error"] = str(error)
-                raise
+        routes.add("GET", "/repositories", lambda ctx: endless_query(ctx, started.set, outcome))
 
         pool = ThreadPool(minthreads=1, maxthreads=1, name="hang-up-test")
         pool.start()
