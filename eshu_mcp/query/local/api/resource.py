@@ -98,7 +98,10 @@ def open_index_reader(db_path: str) -> sqlite3.Connection:
         return open_reader(db_path)
     except IndexUnavailable as error:
         raise ApiError(
-            503, f"local index is unavailable: {error}", code="backend_unavailable"
+            503,
+            f"local index is unavailable: {error}; build it with `eshu-mcp index PATH`"
+            " or start the server with --repo PATH",
+            code="backend_unavailable",
         ) from error
 
 
