@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from . import writer
+from .bulk import BulkLoad, worth_bulk_loading
 from .generations import (
     FactLedger,
     PendingGeneration,
@@ -82,6 +83,8 @@ class GenerationWrite:
         self.deleted_ids: set[int] = set()
         self.touched_names: set[str] = set()
         self.hierarchy_changed = False
+        self.bulk: BulkLoad | None = None
+        self.next_rid = conn.execute("SELECT COALESCE(MAX(rid), 0) + 1 FROM entities").fetchone()[0]
 
     def delete(self, paths: list[str]) -> None:
         """Retire deleted files: their rows, their entity facts and their file fact."""
@@ -98,6 +101,8 @@ class GenerationWrite:
     def write_parsed(self, to_parse: list[WalkedFile], workers) -> None:
         """Parse in the pool and write each result as it arrives (parsing overlaps writing)."""
         started = time.monotonic()
+        if worth_bulk_loading(self.conn, len(to_parse), len(self.existing)):
+            self.bulk = BulkLoad(self.conn, self.repo_id)
         items = [(w.relative_path, w.absolute_path, self.repo_id) for w in to_parse]
         results = parse_many(items, workers)
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
@@ -147,7 +152,9 @@ class GenerationWrite:
             walked.mtime_ns,
             file_id,
         )
-        writer.write_extraction(self.conn, self.repo_id, file_id, prepared)
+        self.next_rid = writer.write_extraction(
+            self.conn, self.repo_id, file_id, prepared, self.next_rid
+        )
         payloads = prepared.payloads
         before = {(eid, name) for eid, name in old}
         self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
@@ -186,6 +193,8 @@ class GenerationWrite:
                 frozenset(self.touched_names),
             )
         edges = resolve_repository(conn, repo_id, change)
+        if self.bulk is not None:
+            self.bulk.finish()
         conn.execute(
             "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?,"
             " dirty = ?, remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",

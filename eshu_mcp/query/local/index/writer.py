@@ -157,24 +157,30 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
 
 
 def write_extraction(
-    conn: sqlite3.Connection, repo_id: str, file_id: int, prepared: PreparedFile
-) -> None:
-    """Insert a prepared file's entities (and their FTS rows), calls, imports, bases, secrets."""
+    conn: sqlite3.Connection, repo_id: str, file_id: int, prepared: PreparedFile, first_rid: int
+) -> int:
+    """
+    Insert a prepared file's entities (and their FTS rows), calls, imports, bases, secrets.
+
+    Entity rowids are assigned from ``first_rid`` (the caller tracks the next free one, so no
+    query is needed to learn them); returns the next free rowid.
+    """
+    next_rid = first_rid + len(prepared.entity_rows)
     if prepared.entity_rows:
         conn.executemany(
             "INSERT INTO entities (repo_id, file_id, relative_path, entity_type,"
             " entity_name, qualified_name, start_line, end_line, start_byte, end_byte, language,"
             " parent_entity_id, class_context, cyclomatic_complexity, arg_count, line_span,"
-            " is_test, is_generated, signature, docstring, metadata, generation_id, entity_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, *row) for row in prepared.entity_rows],
-        )
-        rids = dict(
-            conn.execute("SELECT entity_id, rid FROM entities WHERE file_id = ?", (file_id,))
+            " is_test, is_generated, signature, docstring, metadata, generation_id, entity_id,"
+            " rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (repo_id, file_id, *row, rid)
+                for rid, row in enumerate(prepared.entity_rows, first_rid)
+            ],
         )
         conn.executemany(
             "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
-            [(rids[eid], name, body) for eid, name, body in prepared.fts_rows],
+            [(rid, name, body) for rid, (_, name, body) in enumerate(prepared.fts_rows, first_rid)],
         )
     if prepared.call_rows:
         conn.executemany(
@@ -202,6 +208,7 @@ def write_extraction(
             " suppression_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(repo_id, file_id, *row) for row in prepared.secret_rows],
         )
+    return next_rid
 
 
 def record_entity_facts(

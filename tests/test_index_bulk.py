@@ -1,0 +1,98 @@
+"""Tests for eshu_mcp.query.local.index.bulk: a bulk-loaded first build equals a row-by-row one."""
+
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index import bulk, generation_write
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+
+from .test_index_indexer import fixture_repository
+
+TABLE_QUERIES = {
+    "files": "SELECT file_id, relative_path, language, content_hash, parse_status FROM files",
+    "entities": "SELECT rid, entity_id, file_id, start_byte, end_byte, metadata FROM entities",
+    "edges": "SELECT type, source_id, target_id, resolution_method, line_number FROM edges",
+    "calls": "SELECT call_id, caller_entity_id, callee_name, line_number FROM call_sites",
+    "unresolved": "SELECT call_id, reason FROM unresolved_calls",
+    "imports": "SELECT import_id, module, resolved_file_id FROM imports",
+    "facts": "SELECT stable_fact_key, payload_hash, valid_from, valid_to FROM fact_versions",
+    "schema": "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger')",
+    "file_search": "SELECT rowid FROM files_fts WHERE content LIKE '%def %'",
+    "entity_search": "SELECT rowid FROM entities_fts WHERE source_cache LIKE '%return%'",
+}
+
+
+def snapshot(db: Path) -> dict[str, list]:
+    """The rows a bulk load must reproduce exactly (ids included), sorted."""
+    conn = open_reader(db)
+    try:
+        return {
+            name: sorted((tuple(row) for row in conn.execute(sql)), key=repr)
+            for name, sql in TABLE_QUERIES.items()
+        }
+    finally:
+        conn.close()
+
+
+class BulkLoadTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-bulk-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+
+    def build(self, name: str, minimum: int, *, ok: bool = True) -> Path:
+        self.patch(bulk, "BULK_MIN_FILES", minimum)
+        db = self.tmp / name
+        report = index_repositories(db, [self.repo], workers=1)
+        self.assertEqual(report.ok, ok, report)
+        return db
+
+    def test_bulk_loaded_first_build_matches_row_by_row_build(self) -> None:
+        loads: list[str] = []
+
+        class CountedBulkLoad(bulk.BulkLoad):
+            def finish(self) -> None:
+                loads.append(self.repo_id)
+                super().finish()
+
+        self.patch(generation_write, "BulkLoad", CountedBulkLoad)
+        row_by_row = snapshot(self.build("rows.sqlite", 10**9))
+        self.assertEqual(loads, [])
+        bulk_loaded = snapshot(self.build("bulk.sqlite", 1))
+        self.assertEqual(len(loads), 1)
+        self.assertTrue(row_by_row["file_search"] and row_by_row["entity_search"])
+        self.assertEqual(bulk_loaded, row_by_row)
+
+    def test_file_search_follows_edits_after_a_bulk_load(self) -> None:
+        db = self.build("bulk.sqlite", 1)
+        (self.repo / "app" / "fees.py").write_text("def renamed_fee_marker():\n    return 1\n")
+        report = index_repositories(db, [self.repo], workers=1)
+        self.assertEqual(report.repositories[0].modified, ("app/fees.py",))
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        found = conn.execute(
+            "SELECT f.relative_path FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
+            " WHERE files_fts.content LIKE '%renamed_fee_marker%'"
+        ).fetchall()
+        self.assertEqual([r[0] for r in found], ["app/fees.py"])
+        checker = sqlite3.connect(db)
+        self.addCleanup(checker.close)
+        checker.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
+        checker.execute("INSERT INTO entities_fts (entities_fts) VALUES ('integrity-check')")
+
+    def test_a_failed_bulk_load_keeps_the_indexes_and_trigger(self) -> None:
+        def explode(*args, **kwargs):
+            raise RuntimeError("resolver crashed")
+
+        self.patch(generation_write, "resolve_repository", explode)
+        db = self.build("failed.sqlite", 1, ok=False)
+        conn = sqlite3.connect(db)
+        self.addCleanup(conn.close)
+        names = {r[1] for r in conn.execute(TABLE_QUERIES["schema"])}
+        self.assertTrue({"files_ai", "edges_in", "edges_out", "entities_name"} <= names)
+        self.assertEqual(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0], 0)
