@@ -32,9 +32,10 @@ def worth_bulk_loading(conn: sqlite3.Connection, new_files: int, repository_file
 class BulkLoad:
     """Inside a write transaction: drop, then re-create, indexes and the file FTS trigger."""
 
-    def __init__(self, conn: sqlite3.Connection, repo_id: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, repo_id: str, *, fill_file_fts: bool) -> None:
         self.conn = conn
         self.repo_id = repo_id
+        self.fill_file_fts = fill_file_fts  # False when an FtsBuilder indexes the files
         marks = ",".join("?" * len(BULK_TABLES))
         self.indexes = conn.execute(
             f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
@@ -53,12 +54,13 @@ class BulkLoad:
     def finish(self) -> None:
         """Index the repository's files in the file FTS and re-create what was dropped."""
         conn = self.conn
-        if self.trigger is not None:
+        if self.trigger is not None and self.fill_file_fts:
             conn.execute(
                 "INSERT INTO files_fts (rowid, relative_path, content)"
                 " SELECT file_id, relative_path, content FROM files WHERE repo_id = ?",
                 (self.repo_id,),
             )
+        if self.trigger is not None:
             conn.execute(self.trigger[0])
         for _, sql in self.indexes:
             conn.execute(sql)

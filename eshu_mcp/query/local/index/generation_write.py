@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from . import writer
 from .bulk import BulkLoad, worth_bulk_loading
+from .fts_build import FtsBuilder, fts_is_empty
 from .generations import (
     FactLedger,
     PendingGeneration,
@@ -84,6 +85,7 @@ class GenerationWrite:
         self.touched_names: set[str] = set()
         self.hierarchy_changed = False
         self.bulk: BulkLoad | None = None
+        self.fts: FtsBuilder | None = None
         self.next_rid = conn.execute("SELECT COALESCE(MAX(rid), 0) + 1 FROM entities").fetchone()[0]
 
     def delete(self, paths: list[str]) -> None:
@@ -102,7 +104,9 @@ class GenerationWrite:
         """Parse in the pool and write each result as it arrives (parsing overlaps writing)."""
         started = time.monotonic()
         if worth_bulk_loading(self.conn, len(to_parse), len(self.existing)):
-            self.bulk = BulkLoad(self.conn, self.repo_id)
+            if fts_is_empty(self.conn):
+                self.fts = FtsBuilder(self.conn)
+            self.bulk = BulkLoad(self.conn, self.repo_id, fill_file_fts=self.fts is None)
         items = [(w.relative_path, w.absolute_path, self.repo_id) for w in to_parse]
         results = parse_many(items, workers)
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
@@ -152,8 +156,10 @@ class GenerationWrite:
             walked.mtime_ns,
             file_id,
         )
+        if self.fts is not None:
+            self.fts.add_file(file_id, walked.relative_path, result.content)
         self.next_rid = writer.write_extraction(
-            self.conn, self.repo_id, file_id, prepared, self.next_rid
+            self.conn, self.repo_id, file_id, prepared, self.next_rid, self.fts
         )
         payloads = prepared.payloads
         before = {(eid, name) for eid, name in old}
@@ -170,6 +176,12 @@ class GenerationWrite:
             )
         )
         (self.added if row is None else self.modified).append(walked.relative_path)
+
+    def close(self) -> None:
+        """Release the FTS thread of a run that failed before :meth:`finish`."""
+        if self.fts is not None:
+            self.fts.close()
+            self.fts = None
 
     def finish(self) -> dict[str, int]:
         """Facts, edges, repository row and refs; returns edge counts."""
@@ -195,6 +207,9 @@ class GenerationWrite:
         edges = resolve_repository(conn, repo_id, change)
         if self.bulk is not None:
             self.bulk.finish()
+        if self.fts is not None:
+            self.fts.finish(conn)
+            self.fts = None
         conn.execute(
             "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?,"
             " dirty = ?, remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",

@@ -93,7 +93,10 @@ def index_repositories(
             conn.execute("COMMIT")
             if orphans:
                 emit({"phase": "recovered", "interrupted_generations": orphans})
-            for path in paths:
+            for number, path in enumerate(paths):
+                if number:  # a fresh connection: no FTS state cached from the last repository
+                    conn.close()
+                    conn = open_writer(db)
                 reports.append(_index_one(conn, str(path), emit, workers))
         finally:
             conn.close()
@@ -195,6 +198,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             "deleted": len(deleted),
         }
     )
+    run = None
     try:
         conn.execute("BEGIN IMMEDIATE")
         run = GenerationWrite(conn, tree, pending, existing, emit)
@@ -218,6 +222,8 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         _hold_if_requested(emit, repo_id)
         conn.execute("COMMIT")
     except Exception as e:
+        if run is not None:
+            run.close()
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.execute("BEGIN IMMEDIATE")

@@ -10,6 +10,7 @@ import sqlite3
 
 from attrs import Factory, evolve, frozen
 
+from .fts_build import FtsBuilder
 from .generations import FactLedger, entity_key, payload_hash
 from .identity import entity_id
 from .parse import ParsedFile
@@ -157,13 +158,19 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
 
 
 def write_extraction(
-    conn: sqlite3.Connection, repo_id: str, file_id: int, prepared: PreparedFile, first_rid: int
+    conn: sqlite3.Connection,
+    repo_id: str,
+    file_id: int,
+    prepared: PreparedFile,
+    first_rid: int,
+    fts: FtsBuilder | None = None,
 ) -> int:
     """
     Insert a prepared file's entities (and their FTS rows), calls, imports, bases, secrets.
 
     Entity rowids are assigned from ``first_rid`` (the caller tracks the next free one, so no
-    query is needed to learn them); returns the next free rowid.
+    query is needed to learn them); returns the next free rowid. With ``fts`` the entity FTS
+    rows go to that builder instead of ``entities_fts``.
     """
     next_rid = first_rid + len(prepared.entity_rows)
     if prepared.entity_rows:
@@ -178,10 +185,16 @@ def write_extraction(
                 for rid, row in enumerate(prepared.entity_rows, first_rid)
             ],
         )
-        conn.executemany(
-            "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
-            [(rid, name, body) for rid, (_, name, body) in enumerate(prepared.fts_rows, first_rid)],
-        )
+        fts_rows = [
+            (rid, name, body) for rid, (_, name, body) in enumerate(prepared.fts_rows, first_rid)
+        ]
+        if fts is not None:
+            fts.add_entities(fts_rows)
+        else:
+            conn.executemany(
+                "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
+                fts_rows,
+            )
     if prepared.call_rows:
         conn.executemany(
             "INSERT INTO call_sites (repo_id, file_id, caller_entity_id, callee_name, full_name,"
