@@ -85,6 +85,30 @@ class BulkLoadTests(SynchronousTestCase):
         checker.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
         checker.execute("INSERT INTO entities_fts (entities_fts) VALUES ('integrity-check')")
 
+    def test_a_second_repository_after_a_bulk_load_is_searchable(self) -> None:
+        other = self.tmp / "other"
+        other.mkdir()
+        (other / "lonely.py").write_text("def lonely_marker():\n    return 2\n")
+        self.patch(bulk, "BULK_MIN_FILES", 1)
+        db = self.tmp / "two.sqlite"
+        report = index_repositories(db, [self.repo, other], workers=1)
+        self.assertTrue(report.ok, report)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        for marker, table, column in (
+            ("lonely_marker", "files_fts", "content"),
+            ("lonely_marker", "entities_fts", "source_cache"),
+            ("compute_fee(amount)", "files_fts", "content"),
+        ):
+            found = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {column} LIKE ?", (f"%{marker}%",)
+            ).fetchone()[0]
+            self.assertGreater(found, 0, (marker, table))
+        checker = sqlite3.connect(db)
+        self.addCleanup(checker.close)
+        checker.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
+        checker.execute("INSERT INTO entities_fts (entities_fts) VALUES ('integrity-check')")
+
     def test_a_failed_bulk_load_keeps_the_indexes_and_trigger(self) -> None:
         def explode(*args, **kwargs):
             raise RuntimeError("resolver crashed")
