@@ -109,6 +109,37 @@ class BulkLoadTests(SynchronousTestCase):
         checker.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
         checker.execute("INSERT INTO entities_fts (entities_fts) VALUES ('integrity-check')")
 
+    def test_bulk_load_beside_a_smaller_repository_fills_the_file_search(self) -> None:
+        other = self.tmp / "other"
+        other.mkdir()
+        (other / "lonely.py").write_text("def lonely_marker():\n    return 2\n")
+        loads: list[bool] = []
+
+        class CountedBulkLoad(bulk.BulkLoad):
+            def finish(self) -> None:
+                loads.append(self.fill_file_fts)
+                super().finish()
+
+        self.patch(generation_write, "BulkLoad", CountedBulkLoad)
+        self.patch(bulk, "BULK_MIN_FILES", 2)
+        db = self.tmp / "two.sqlite"
+        report = index_repositories(db, [other, self.repo], workers=1)
+        self.assertTrue(report.ok, report)
+        self.assertEqual(loads, [True])  # the second repository, with the SQL file FTS fill
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        found = conn.execute(
+            "SELECT f.relative_path FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
+            " WHERE files_fts.content LIKE '%compute_fee(amount)%'"
+            " OR files_fts.content LIKE '%lonely_marker%'"
+        ).fetchall()
+        self.assertEqual(
+            sorted(r[0] for r in found), ["app/fees.py", "app/service.py", "lonely.py"]
+        )
+        checker = sqlite3.connect(db)
+        self.addCleanup(checker.close)
+        checker.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
+
     def test_a_failed_bulk_load_keeps_the_indexes_and_trigger(self) -> None:
         def explode(*args, **kwargs):
             raise RuntimeError("resolver crashed")
