@@ -11,6 +11,7 @@ incremental time. Usage: ``python scripts/bench_index.py [--runs 3] [--workers N
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -77,6 +78,15 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def read_and_hash(repo: Path) -> float:
+    """Seconds to read and SHA-256 every file of the work tree (the baseline)."""
+    started = time.perf_counter()
+    for path in sorted(repo.rglob("*")):
+        if path.is_file() and ".git" not in path.parts:
+            hashlib.sha256(path.read_bytes()).hexdigest()
+    return time.perf_counter() - started
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--runs", type=int, default=3)
@@ -88,10 +98,12 @@ def main(argv: list[str]) -> int:
         repo = make_repository(root)
         full: list[float] = []
         full_cpu: list[float] = []
+        baseline: list[float] = []
         db = root / "full.sqlite"
         for run in range(options.runs):
             for stale in root.glob("full.sqlite*"):
                 stale.unlink()
+            baseline.append(read_and_hash(repo))
             started, cpu_started = time.perf_counter(), cpu_seconds()
             report = index_repositories(db, [repo], workers=options.workers)
             full.append(time.perf_counter() - started)
@@ -120,6 +132,8 @@ def main(argv: list[str]) -> int:
             "full_index_median_seconds": round(median, 2),
             "full_index_cpu_seconds": [round(x, 2) for x in full_cpu],
             "files_per_second": round(files / median, 1),
+            "baseline_read_hash_median_seconds": round(statistics.median(baseline), 3),
+            "full_index_to_baseline_ratio": round(median / statistics.median(baseline), 1),
             "lines_per_second": round(lines / median),
             "index_bytes": index_bytes,
             "index_bytes_per_source_byte": round(index_bytes / size, 2),

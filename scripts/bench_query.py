@@ -56,6 +56,7 @@ def twisted_sources(into: Path) -> Path:
     import twisted
 
     repo = into / "twisted-sources"
+    shutil.rmtree(repo, ignore_errors=True)
     shutil.copytree(
         Path(twisted.__file__).parent,
         repo / "twisted",

@@ -11,6 +11,7 @@ a disconnect.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -139,6 +140,9 @@ class LocalQueryResource(Resource):
         self._connect = connect
         self._deadline = deadline
         self._active: set[QueryCall] = set()
+        # Each pool thread keeps its read connection: opening one parses the schema
+        # (most of a small query's cost). It is reopened when the file is replaced.
+        self._readers = threading.local()
 
     def abandon_all(self) -> int:
         """Interrupt every running query (shutdown); returns how many were running."""
@@ -238,7 +242,7 @@ class LocalQueryResource(Resource):
         if call.abandoned or call.expired:
             raise _Abandoned()
         try:
-            conn = self._connect(self._db_path)
+            conn = self._reader()
         except sqlite3.Error as error:
             raise ApiError(
                 503, f"local index is unavailable: {error}", code="backend_unavailable"
@@ -257,9 +261,32 @@ class LocalQueryResource(Resource):
                     code="backend_unavailable",
                 ) from error
             raise
+        except sqlite3.DatabaseError:
+            self._drop_reader()
+            raise
         finally:
             call.detach()
-            conn.close()
+            conn.set_progress_handler(None, 0)
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's connection, opened again when the index file was replaced."""
+        try:
+            identity = os.stat(self._db_path).st_ino
+        except OSError:
+            identity = None
+        cached = getattr(self._readers, "conn", None)
+        if cached is not None and self._readers.identity == identity:
+            return cached
+        self._drop_reader()
+        conn = self._connect(self._db_path)
+        self._readers.conn, self._readers.identity = conn, identity
+        return conn
+
+    def _drop_reader(self) -> None:
+        cached = getattr(self._readers, "conn", None)
+        self._readers.conn = None
+        if cached is not None:
+            cached.close()
 
     def _finish(
         self,
