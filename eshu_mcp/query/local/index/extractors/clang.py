@@ -6,7 +6,16 @@ import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
-from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
+from .core import (
+    Call,
+    ComplexityTable,
+    Definition,
+    ImportRow,
+    LanguageSpec,
+    argument_count,
+    line_of,
+    text,
+)
 
 C_COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -116,8 +125,7 @@ def define(node: Node) -> Definition | None:
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
-    arguments = node.child_by_field_name("arguments")
-    count = arguments.named_child_count if arguments is not None else None
+    count = argument_count(node)
     if function is None:
         return None
     if function.type == "identifier":

@@ -107,6 +107,12 @@ def text(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace")
 
 
+def argument_count(node: Node) -> int | None:
+    """How many arguments a call node passes; None when it has no argument list."""
+    arguments = node.child_by_field_name("arguments")
+    return arguments.named_child_count if arguments is not None else None
+
+
 def line_of(node: Node) -> int:
     """1-based line of the node's first byte."""
     return node.start_point[0] + 1

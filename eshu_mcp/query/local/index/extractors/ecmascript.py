@@ -6,7 +6,7 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Node
 
-from .core import Call, Definition, ImportRow, LanguageSpec, line_of, text
+from .core import Call, Definition, ImportRow, LanguageSpec, argument_count, line_of, text
 
 FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -118,15 +118,13 @@ def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     if node.type == "new_expression":
         constructor = node.child_by_field_name("constructor")
-        arguments = node.child_by_field_name("arguments")
-        count = arguments.named_child_count if arguments is not None else None
+        count = argument_count(node)
         if constructor is None:
             return None
         full = text(constructor)
         return Call(full.rsplit(".", 1)[-1], full, None, "new_expression", count)
     function = node.child_by_field_name("function")
-    arguments = node.child_by_field_name("arguments")
-    count = arguments.named_child_count if arguments is not None else None
+    count = argument_count(node)
     if function is None:
         return None
     if function.type == "identifier":

@@ -5,7 +5,16 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Node
 
-from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
+from .core import (
+    Call,
+    ComplexityTable,
+    Definition,
+    ImportRow,
+    LanguageSpec,
+    argument_count,
+    line_of,
+    text,
+)
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -100,8 +109,7 @@ def define(node: Node) -> Definition | None:
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
-    arguments = node.child_by_field_name("arguments")
-    count = arguments.named_child_count if arguments is not None else None
+    count = argument_count(node)
     if function is None:
         return None
     if function.type == "identifier":
