@@ -12,8 +12,10 @@ from .core import (
     Definition,
     ImportRow,
     LanguageSpec,
+    MemberAccess,
     argument_count,
     line_of,
+    plain_or_method_call,
     text,
 )
 
@@ -122,19 +124,18 @@ def define(node: Node) -> Definition | None:
     )
 
 
+FIELD_ACCESS = MemberAccess("field_expression", "field", "argument")
+
+
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
     count = argument_count(node)
     if function is None:
         return None
-    if function.type == "identifier":
-        name = text(function)
-        return Call(name, name, None, "call", count)
-    if function.type == "field_expression":
-        field = function.child_by_field_name("field")
-        receiver = function.child_by_field_name("argument")
-        return Call(text(field), text(function), text(receiver), "method_call", count)
+    plain = plain_or_method_call(function, count, FIELD_ACCESS)
+    if plain is not None:
+        return plain
     if function.type == "qualified_identifier":
         full = text(function)
         scope, _, name = full.rpartition("::")

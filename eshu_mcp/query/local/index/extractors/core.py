@@ -113,6 +113,30 @@ def argument_count(node: Node) -> int | None:
     return arguments.named_child_count if arguments is not None else None
 
 
+@frozen
+class MemberAccess:
+    """A grammar's ``receiver.name`` node kind and the fields holding its two halves."""
+
+    kind: str
+    name_field: str
+    receiver_field: str
+
+
+def plain_or_method_call(function: Node, count: int | None, member: MemberAccess) -> Call | None:
+    """Read a bare identifier callee as a call and a member access as a method call.
+
+    None for any other callee, so a language can go on to its own forms.
+    """
+    if function.type == "identifier":
+        name = text(function)
+        return Call(name, name, None, "call", count)
+    if function.type == member.kind:
+        field = function.child_by_field_name(member.name_field)
+        receiver = function.child_by_field_name(member.receiver_field)
+        return Call(text(field), text(function), text(receiver), "method_call", count)
+    return None
+
+
 def line_of(node: Node) -> int:
     """1-based line of the node's first byte."""
     return node.start_point[0] + 1

@@ -11,8 +11,10 @@ from .core import (
     Definition,
     ImportRow,
     LanguageSpec,
+    MemberAccess,
     argument_count,
     line_of,
+    plain_or_method_call,
     text,
 )
 
@@ -106,20 +108,16 @@ def define(node: Node) -> Definition | None:
     )
 
 
+SELECTOR = MemberAccess("selector_expression", "field", "operand")
+
+
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
     count = argument_count(node)
     if function is None:
         return None
-    if function.type == "identifier":
-        name = text(function)
-        return Call(name, name, None, "call", count)
-    if function.type == "selector_expression":
-        field = function.child_by_field_name("field")
-        operand = function.child_by_field_name("operand")
-        return Call(text(field), text(function), text(operand), "method_call", count)
-    return None
+    return plain_or_method_call(function, count, SELECTOR)
 
 
 def import_rows(node: Node) -> list[ImportRow]:

@@ -11,8 +11,10 @@ from .core import (
     Definition,
     ImportRow,
     LanguageSpec,
+    MemberAccess,
     argument_count,
     line_of,
+    plain_or_method_call,
     text,
 )
 
@@ -120,6 +122,9 @@ def define(node: Node) -> Definition | None:
     )
 
 
+FIELD_ACCESS = MemberAccess("field_expression", "field", "value")
+
+
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     if node.type == "macro_invocation":
@@ -132,13 +137,9 @@ def call(node: Node) -> Call | None:
         return None
     if function.type == "generic_function":
         function = function.child_by_field_name("function") or function
-    if function.type == "identifier":
-        name = text(function)
-        return Call(name, name, None, "call", count)
-    if function.type == "field_expression":
-        field = function.child_by_field_name("field")
-        value = function.child_by_field_name("value")
-        return Call(text(field), text(function), text(value), "method_call", count)
+    plain = plain_or_method_call(function, count, FIELD_ACCESS)
+    if plain is not None:
+        return plain
     if function.type == "scoped_identifier":
         name = function.child_by_field_name("name")
         path = function.child_by_field_name("path")
