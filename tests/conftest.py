@@ -31,3 +31,17 @@ def isolated_eshu_home():
     else:
         os.environ["ESHU_HOME"] = previous_home
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, request):
+    """A scratch folder shared by one test module's daemons and repositories."""
+    return tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
+
+
+@pytest.fixture(scope="module")
+def repository(workdir):
+    """The small sample git repository of ``tests.daemon`` (a module may override it)."""
+    from tests.daemon import make_fixture_repository
+
+    return make_fixture_repository(workdir)

@@ -1,9 +1,10 @@
 """Running the real daemon (``twistd -n eshu-mcp``) as a child process for end-to-end tests."""
 
 import contextlib
+import itertools
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -50,10 +51,8 @@ def make_fixture_repository(root: Path) -> Path:
     return repo
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+_DAEMON_NUMBERS = itertools.count(1)
+_LISTENING = re.compile(r"Site starting on (\d+)")
 
 
 def child_environment(home: Path, **extra: str) -> dict[str, str]:
@@ -73,8 +72,8 @@ class Daemon:
     """``twistd -n eshu-mcp`` on a loopback port, stopped with SIGTERM."""
 
     def __init__(self, workdir: Path, args: list[str], **env: str) -> None:
-        self.port = free_port()
-        self.log_path = workdir / f"daemon-{self.port}.log"
+        self.port = 0
+        self.log_path = workdir / f"daemon-{next(_DAEMON_NUMBERS)}.log"
         command = [
             sys.executable,
             "-c",
@@ -84,7 +83,7 @@ class Daemon:
             "--logfile=-",
             "eshu-mcp",
             "--listen",
-            f"tcp:{self.port}:interface=127.0.0.1",
+            "tcp:0:interface=127.0.0.1",
             *args,
         ]
         self._log = self.log_path.open("wb")
@@ -127,6 +126,13 @@ class Daemon:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"daemon exited {self.process.returncode}:\n{self.log()}")
+            if not self.port:
+                # The kernel picks the port (no race with other tests); twistd logs it.
+                bound = _LISTENING.search(self.log())
+                if bound is None:
+                    time.sleep(0.05)
+                    continue
+                self.port = int(bound.group(1))
             try:
                 status, _ = self.get("/readyz")
             except OSError:

@@ -5,21 +5,9 @@ import signal
 import subprocess
 import sys
 
-import pytest
-
-from tests.daemon import child_environment, make_fixture_repository
+from tests.daemon import child_environment
 
 PYTHON = [sys.executable, "-m", "eshu_mcp.cli"]
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("cli")
-
-
-@pytest.fixture(scope="module")
-def repository(workdir):
-    return make_fixture_repository(workdir)
 
 
 def run(workdir, *args, stdin=b"", timeout=120):

@@ -23,21 +23,10 @@ from eshu_mcp.catalog import load_contract
 from tests.daemon import (
     child_environment,
     indexed_daemon_args,
-    make_fixture_repository,
     serving,
 )
 
 CONTRACT_NAMES = [tool["name"] for tool in load_contract()]
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("e2e")
-
-
-@pytest.fixture(scope="module")
-def repository(workdir):
-    return make_fixture_repository(workdir)
 
 
 @pytest.fixture(scope="module")

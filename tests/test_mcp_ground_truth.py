@@ -24,11 +24,6 @@ GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("ground-truth")
-
-
-@pytest.fixture(scope="module")
 def repository(workdir):
     repo = workdir / "polyglot"
     shutil.copytree(FIXTURE, repo)

@@ -17,7 +17,6 @@ from tests.daemon import (
     PROJECT_ROOT,
     child_environment,
     indexed_daemon_args,
-    make_fixture_repository,
     serving,
 )
 
@@ -39,16 +38,6 @@ def run_tool(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["bash", str(TOOLS), *args], capture_output=True, text=True, timeout=timeout
     )
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return tmp_path_factory.mktemp("official")
-
-
-@pytest.fixture(scope="module")
-def repository(workdir):
-    return make_fixture_repository(workdir)
 
 
 @pytest.fixture(scope="module")
