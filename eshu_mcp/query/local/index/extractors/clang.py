@@ -6,18 +6,8 @@ import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
-from .core import (
-    Call,
-    ComplexityTable,
-    Definition,
-    ImportRow,
-    LanguageSpec,
-    MemberAccess,
-    argument_count,
-    line_of,
-    plain_or_method_call,
-    text,
-)
+from . import core
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
 
 C_COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -124,16 +114,16 @@ def define(node: Node) -> Definition | None:
     )
 
 
-FIELD_ACCESS = MemberAccess("field_expression", "field", "argument")
+FIELD_ACCESS = core.MemberAccess("field_expression", "field", "argument")
 
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
-    count = argument_count(node)
+    count = core.argument_count(node)
     if function is None:
         return None
-    plain = plain_or_method_call(function, count, FIELD_ACCESS)
+    plain = core.plain_or_method_call(function, count, FIELD_ACCESS)
     if plain is not None:
         return plain
     if function.type == "qualified_identifier":

@@ -6,7 +6,8 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Node
 
-from .core import Call, Definition, ImportRow, LanguageSpec, argument_count, line_of, text
+from . import core
+from .core import Call, Definition, ImportRow, LanguageSpec, line_of, text
 
 FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -118,13 +119,13 @@ def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     if node.type == "new_expression":
         constructor = node.child_by_field_name("constructor")
-        count = argument_count(node)
+        count = core.argument_count(node)
         if constructor is None:
             return None
         full = text(constructor)
         return Call(full.rsplit(".", 1)[-1], full, None, "new_expression", count)
     function = node.child_by_field_name("function")
-    count = argument_count(node)
+    count = core.argument_count(node)
     if function is None:
         return None
     if function.type == "identifier":

@@ -5,18 +5,8 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Node
 
-from .core import (
-    Call,
-    ComplexityTable,
-    Definition,
-    ImportRow,
-    LanguageSpec,
-    MemberAccess,
-    argument_count,
-    line_of,
-    plain_or_method_call,
-    text,
-)
+from . import core
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -108,16 +98,16 @@ def define(node: Node) -> Definition | None:
     )
 
 
-SELECTOR = MemberAccess("selector_expression", "field", "operand")
+SELECTOR = core.MemberAccess("selector_expression", "field", "operand")
 
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
-    count = argument_count(node)
+    count = core.argument_count(node)
     if function is None:
         return None
-    return plain_or_method_call(function, count, SELECTOR)
+    return core.plain_or_method_call(function, count, SELECTOR)
 
 
 def import_rows(node: Node) -> list[ImportRow]:

@@ -6,16 +6,8 @@ import tree_sitter_c_sharp
 import tree_sitter_java
 from tree_sitter import Node
 
-from .core import (
-    Call,
-    ComplexityTable,
-    Definition,
-    ImportRow,
-    LanguageSpec,
-    argument_count,
-    line_of,
-    text,
-)
+from . import core
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
 
 JAVA_COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -180,7 +172,7 @@ def _define(labels: dict[str, str], bases_of, language: str):
 
 def java_call(node: Node) -> Call | None:
     """Read a Java invocation or ``new`` expression's callee."""
-    count = argument_count(node)
+    count = core.argument_count(node)
     if node.type == "object_creation_expression":
         type_node = node.child_by_field_name("type")
         full = text(type_node)
@@ -197,7 +189,7 @@ def java_call(node: Node) -> Call | None:
 
 def csharp_call(node: Node) -> Call | None:
     """Read a C# invocation or ``new`` expression's callee."""
-    count = argument_count(node)
+    count = core.argument_count(node)
     if node.type == "object_creation_expression":
         full = text(node.child_by_field_name("type"))
         return Call(_simple(full), full, None, "constructor_call", count)

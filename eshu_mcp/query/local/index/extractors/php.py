@@ -5,16 +5,8 @@ from __future__ import annotations
 import tree_sitter_php
 from tree_sitter import Node
 
-from .core import (
-    Call,
-    ComplexityTable,
-    Definition,
-    ImportRow,
-    LanguageSpec,
-    argument_count,
-    line_of,
-    text,
-)
+from . import core
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -112,7 +104,7 @@ def define(node: Node) -> Definition | None:
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
-    count = argument_count(node)
+    count = core.argument_count(node)
     kind = node.type
     if kind == "function_call_expression":
         function = node.child_by_field_name("function")

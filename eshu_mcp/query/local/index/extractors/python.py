@@ -5,6 +5,7 @@ from __future__ import annotations
 import tree_sitter_python
 from tree_sitter import Node
 
+from . import core
 from .core import (
     DOCSTRING_CAP,
     Call,
@@ -12,7 +13,6 @@ from .core import (
     Definition,
     ImportRow,
     LanguageSpec,
-    argument_count,
     line_of,
     text,
 )
@@ -143,7 +143,7 @@ def define(node: Node) -> Definition | None:
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
-    count = argument_count(node)
+    count = core.argument_count(node)
     if function is None:
         return None
     if function.type == "identifier":

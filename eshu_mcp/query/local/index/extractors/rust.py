@@ -5,18 +5,8 @@ from __future__ import annotations
 import tree_sitter_rust
 from tree_sitter import Node
 
-from .core import (
-    Call,
-    ComplexityTable,
-    Definition,
-    ImportRow,
-    LanguageSpec,
-    MemberAccess,
-    argument_count,
-    line_of,
-    plain_or_method_call,
-    text,
-)
+from . import core
+from .core import Call, ComplexityTable, Definition, ImportRow, LanguageSpec, line_of, text
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -122,7 +112,7 @@ def define(node: Node) -> Definition | None:
     )
 
 
-FIELD_ACCESS = MemberAccess("field_expression", "field", "value")
+FIELD_ACCESS = core.MemberAccess("field_expression", "field", "value")
 
 
 def call(node: Node) -> Call | None:
@@ -132,12 +122,12 @@ def call(node: Node) -> Call | None:
         full = text(macro)
         return Call(full.rsplit("::", 1)[-1], full, None, "macro", None)
     function = node.child_by_field_name("function")
-    count = argument_count(node)
+    count = core.argument_count(node)
     if function is None:
         return None
     if function.type == "generic_function":
         function = function.child_by_field_name("function") or function
-    plain = plain_or_method_call(function, count, FIELD_ACCESS)
+    plain = core.plain_or_method_call(function, count, FIELD_ACCESS)
     if plain is not None:
         return plain
     if function.type == "scoped_identifier":
