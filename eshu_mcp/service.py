@@ -6,7 +6,6 @@ the two entry points cannot drift apart. Nothing in this module imports Klein
 or the reactor at import time.
 """
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,14 +20,7 @@ from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispa
 from eshu_mcp.metrics import Metrics
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
 from eshu_mcp.query.interfaces import IQueryBackend
-
-
-def default_db_path(environ=os.environ) -> str:
-    """Where the embedded index lives unless told otherwise."""
-    configured = environ.get("ESHU_MCP_DB")
-    if configured:
-        return configured
-    return str(Path(environ.get("ESHU_HOME") or Path.home() / ".eshu") / "eshu-mcp.sqlite")
+from eshu_mcp.query.local.index.store import default_db_path
 
 
 @frozen
@@ -100,7 +92,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
         return backend
     from eshu_mcp.query.local.backend import LocalQueryBackend
 
-    db_path = settings.db_path or default_db_path()
+    db_path = settings.db_path or str(default_db_path())
     Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     index_service = None
     if settings.repos:

@@ -18,7 +18,8 @@ from eshu_mcp.catalog.toolsets import ALL, AVAILABLE, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
-from eshu_mcp.service import BackendSettings, ServerSettings, default_db_path
+from eshu_mcp.query.local.index.store import default_db_path
+from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.http import is_loopback_host
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
 
@@ -126,7 +127,7 @@ class QueryOptions(usage.Options):
                     f"--toolsets {self['toolsets']!r} is not a list of toolsets; choose from "
                     + ", ".join(sorted(known))
                 )
-        self["db"] = self["db"] or default_db_path()
+        self["db"] = self["db"] or str(default_db_path())
 
     def server_settings(self) -> ServerSettings:
         """The protocol-side settings these options describe."""

@@ -34,11 +34,15 @@ def schema_sql() -> str:
 
 
 def default_db_path() -> Path:
-    """Where the index lives unless told otherwise: ``$ESHU_MCP_DB`` or ~/.eshu/eshu-mcp.sqlite."""
+    """
+    Where the index lives unless told otherwise: ``$ESHU_MCP_DB``, else
+    ``eshu-mcp.sqlite`` in ``$ESHU_HOME`` (default ``~/.eshu``).
+    """
     configured = os.environ.get("ESHU_MCP_DB")
     if configured:
         return Path(configured).expanduser()
-    return Path("~/.eshu/eshu-mcp.sqlite").expanduser()
+    home = os.environ.get("ESHU_HOME") or "~/.eshu"
+    return Path(home).expanduser() / "eshu-mcp.sqlite"
 
 
 def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
