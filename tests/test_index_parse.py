@@ -93,6 +93,23 @@ class LanguageExtractionTests(SynchronousTestCase):
         self.assertEqual((cpp.language, names(cpp, "Class")), ("cpp", ["S"]))
         self.assertEqual(cpp.entities[1]["class_context"], "S")
 
+    def test_go_cpp_and_rust_member_calls_keep_receiver_and_argument_count(self) -> None:
+        sources = {
+            "a.go": b"package a\nfunc f() { s.Run(1, 2); g() }\n",
+            "a.cpp": b"void f() { s.Run(1, 2); g(); }\n",
+            "a.rs": b"fn f() { s.Run(1, 2); g(); }\n",
+        }
+        for path, source in sources.items():
+            calls = [c[1:7] for c in parse_file(path, source).calls]
+            self.assertEqual(
+                calls,
+                [
+                    ("Run", "s.Run", "s", None, "method_call", 2),
+                    ("g", "g", None, None, "call", 0),
+                ],
+                path,
+            )
+
     def test_csharp_rust_ruby_php(self) -> None:
         cs = parse_file("a.cs", b"using System;\nclass A : IFoo { void M() { N(); } }\n")
         self.assertEqual(cs.bases, [(0, "IFoo", "implements")])
