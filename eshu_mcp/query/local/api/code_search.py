@@ -7,6 +7,7 @@ none of them touches the call graph.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -25,6 +26,7 @@ from eshu_mcp.query.local.api.code_common import (
     like_pattern,
     ranked_entities,
 )
+from eshu_mcp.query.local.api.code_names import names_containing
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
     scope_repository,
@@ -60,15 +62,25 @@ def search_code(
             conn, f"{where} AND e.entity_name = ?", [*params, query], _ENTITY_ORDER, probe
         )
     else:
-        # Scan the name index (covering: name + rowid) rather than the wide entity rows.
-        rows = fetch_entities(
-            conn,
-            f"{where} AND e.rid IN (SELECT rid FROM entities INDEXED BY entities_name"
-            " WHERE instr(entity_name, ?) > 0)",
-            [*params, query],
-            _ENTITY_ORDER,
-            probe,
-        )
+        hits = names_containing(conn, query)
+        if hits is not None:
+            rows = fetch_entities(
+                conn,
+                f"{where} AND e.rid IN (SELECT value FROM json_each(?))",
+                [*params, json.dumps(hits)],
+                _ENTITY_ORDER,
+                probe,
+            )
+        else:
+            # Scan the name index (covering: name + rowid) rather than the wide entity rows.
+            rows = fetch_entities(
+                conn,
+                f"{where} AND e.rid IN (SELECT rid FROM entities INDEXED BY entities_name"
+                " WHERE instr(entity_name, ?) > 0)",
+                [*params, query],
+                _ENTITY_ORDER,
+                probe,
+            )
     if not rows and repo_id:
         rows = _content_fallback(conn, where, params, query, exact, probe)
     kept = rows[:limit]
