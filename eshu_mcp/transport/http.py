@@ -12,7 +12,7 @@ from twisted.web.iweb import IRequest
 from twisted.web.server import NOT_DONE_YET
 
 from eshu_mcp.encoding import dumpb
-from eshu_mcp.protocol.jsonrpc import ProtocolError, error_response
+from eshu_mcp.protocol.jsonrpc import PARSE_ERROR, ProtocolError, decode_frame, error_response
 
 log = Logger()
 
@@ -105,6 +105,20 @@ def read_body(request: IRequest, limit: int = MAX_BODY_BYTES) -> bytes | None:
         return None
     content.seek(0)
     return content.read()
+
+
+def read_frame(request: IRequest) -> tuple[Any, bytes | None]:
+    """
+    The request body decoded as one JSON frame, or the refusal to answer with
+    (413 over the size limit, 400 with a JSON-RPC parse error).
+    """
+    body = read_body(request)
+    if body is None:
+        return None, http_error(request, 413, "the message is larger than 4 MiB")
+    try:
+        return decode_frame(body), None
+    except ProtocolError:
+        return None, rpc_error(request, 400, ProtocolError(PARSE_ERROR, "parse error"))
 
 
 def header(request: IRequest, name: bytes) -> str | None:

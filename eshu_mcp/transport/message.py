@@ -5,18 +5,15 @@ from twisted.web.resource import IResource, Resource
 
 from eshu_mcp.auth import principal_key, principal_of
 from eshu_mcp.protocol.jsonrpc import (
-    PARSE_ERROR,
     SESSION_OWNER_MISMATCH,
     ProtocolError,
-    decode_frame,
 )
 from eshu_mcp.protocol.server import CallContext, McpServer
 from eshu_mcp.transport.http import (
     answer_later,
     finish_empty,
     finish_json,
-    http_error,
-    read_body,
+    read_frame,
     rpc_error,
 )
 from eshu_mcp.transport.sse import SseSessionRegistry
@@ -57,13 +54,9 @@ class MessageResource(Resource):
                 SESSION_OWNER_MISMATCH, "credential does not match the session owner"
             )
             return rpc_error(request, 403, error)
-        body = read_body(request)
-        if body is None:
-            return http_error(request, 413, "the message is larger than 4 MiB")
-        try:
-            decoded = decode_frame(body)
-        except ProtocolError:
-            return rpc_error(request, 400, ProtocolError(PARSE_ERROR, "parse error"))
+        decoded, refusal = read_frame(request)
+        if refusal is not None:
+            return refusal
         connection = (
             session.connection
             if session is not None

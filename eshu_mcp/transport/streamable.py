@@ -25,9 +25,7 @@ from eshu_mcp.protocol import versions
 from eshu_mcp.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
-    PARSE_ERROR,
     ProtocolError,
-    decode_frame,
     message_id,
 )
 from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
@@ -37,7 +35,7 @@ from eshu_mcp.transport.http import (
     finish_json,
     header,
     http_error,
-    read_body,
+    read_frame,
     rpc_error,
 )
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream
@@ -195,13 +193,9 @@ class StreamableResource(Resource):
             return rpc_error(request, 400, error)
         if not _accepts(request, b"application/json"):
             return http_error(request, 406, "this endpoint answers with application/json")
-        body = read_body(request)
-        if body is None:
-            return http_error(request, 413, "the message is larger than 4 MiB")
-        try:
-            decoded = decode_frame(body)
-        except ProtocolError:
-            return rpc_error(request, 400, ProtocolError(PARSE_ERROR, "parse error"))
+        decoded, refusal = read_frame(request)
+        if refusal is not None:
+            return refusal
         if version is not None and versions.is_modern(version):
             return self._modern_post(request, version, decoded)
         return self._handshake_post(request, version, decoded)
