@@ -124,7 +124,7 @@ class CodeIndex:
         end_byte = sum(len(line) + 1 for line in lines[:end_line]) - 1
         key = f"{repo_id}\n{path}\n{entity_type.lower()}\n{name}\n{start_line}"
         entity_id = "content-entity:e_" + hashlib.blake2s(key.encode()).hexdigest()[:12]
-        cursor = self.writer.execute(
+        self.writer.execute(
             "INSERT INTO entities (entity_id, repo_id, file_id, relative_path, entity_type,"
             " entity_name, start_line, end_line, start_byte, end_byte, language,"
             " parent_entity_id, class_context, cyclomatic_complexity, arg_count, line_span,"
@@ -151,11 +151,6 @@ class CodeIndex:
                 docstring,
                 json.dumps(metadata or {}),
             ),
-        )
-        source = text[start_byte:end_byte].decode()
-        self.writer.execute(
-            "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
-            (cursor.lastrowid, name, source),
         )
         self.entities[name] = entity_id
         return entity_id

@@ -43,7 +43,7 @@ def inventory_index(case: SynchronousTestCase):
         12,
         parent=special,
         class_context="Special",
-        docstring="Persist the order.",
+        metadata={"docstring": "Persist the order."},
     )
     index.entity(
         file_id,

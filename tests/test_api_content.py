@@ -146,3 +146,30 @@ class SearchTests(ContentCase):
         data = self.post("/entities/search", {"query": "return amount"}).json()
         self.assertEqual([r["entity_name"] for r in data["results"]], ["PaymentService", "charge"])
         self.assertIn("return amount", data["results"][1]["source_cache"])
+
+    def names(self, route, query):
+        data = self.post(route, {"query": query, "repo_id": "payments"}).json()
+        key = "entity_name" if route == "/entities/search" else "relative_path"
+        return [r[key] for r in data["results"]]
+
+    def test_entity_search_needs_the_whole_match_inside_an_entity(self):
+        # app/api.py holds the text on its import line, outside create_charge (lines 4-5).
+        self.assertEqual(self.names("/files/search", "import PaymentService"), ["app/api.py"])
+        self.assertEqual(self.names("/entities/search", "import PaymentService"), [])
+        # app/service.py ends "pass\n"; old_refund's span stops before that newline.
+        self.assertEqual(self.names("/files/search", "pass\n"), ["app/service.py"])
+        self.assertEqual(self.names("/entities/search", "pass\n"), [])
+        self.assertEqual(self.names("/entities/search", "pass"), ["old_refund"])
+
+    def test_entity_search_matches_across_two_lines(self):
+        query = "CHARGE(self, amount):\n        RETURN amount"
+        data = self.post("/entities/search", {"query": query, "repo_id": "payments"}).json()
+        self.assertEqual([r["entity_name"] for r in data["results"]], ["PaymentService", "charge"])
+        self.assertEqual(
+            data["results"][1]["source_cache"],
+            "    def charge(self, amount):\n        return amount",
+        )
+        # A match straddling the end of one entity and the start of the next is in none.
+        across = "amount\n\n\ndef old_refund"
+        self.assertEqual(self.names("/files/search", across), ["app/service.py"])
+        self.assertEqual(self.names("/entities/search", across), [])

@@ -171,11 +171,6 @@ class ApiIndex:
                 json.dumps(metadata or {}),
             ),
         )
-        self.writer.execute(
-            "INSERT INTO entities_fts (rowid, entity_name, source_cache)"
-            " SELECT rid, entity_name, source_cache FROM entity_source WHERE entity_id = ?",
-            (entity_id,),
-        )
         return entity_id
 
     def edge(self, repo_id: str, kind: str, source: str, target: str, line: int = 1) -> None:

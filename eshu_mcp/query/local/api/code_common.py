@@ -244,27 +244,36 @@ VARIABLE_SOURCE_CAP_BYTES = 4096
 
 def attach_sources(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> None:
     """
-    Fill ``source_cache`` on entity rows from the ``entity_source`` view.
+    Fill ``source_cache`` on entity rows: the entity's byte span of its file body.
 
-    The index keeps no per-entity copy of the source; the text is sliced from the
-    file body, capped as Eshu caps it (64 KiB, Variables 4 KiB).
+    The index keeps no per-entity copy of the source; each file body is read once and
+    sliced as the ``entity_source`` view slices it, capped as Eshu caps it (64 KiB,
+    Variables 4 KiB).
     """
     rids = [row["rid"] for row in rows if "source_cache" not in row]
-    sources: dict[int, str] = {}
+    spans: dict[int, tuple[int, int | None, int | None]] = {}
     for clause, params in in_clauses("rid", rids):
-        for rid, text in conn.execute(
-            f"SELECT rid, source_cache FROM entity_source WHERE {clause}", params
+        for rid, file_id, start, end in conn.execute(
+            f"SELECT rid, file_id, start_byte, end_byte FROM entities WHERE {clause}", params
         ):
-            sources[rid] = text or ""
+            spans[rid] = (file_id, start, end)
+    bodies: dict[int, bytes] = {}
+    for clause, params in in_clauses("file_id", sorted({span[0] for span in spans.values()})):
+        for file_id, content in conn.execute(
+            f"SELECT file_id, content FROM files WHERE {clause}", params
+        ):
+            bodies[file_id] = (content or "").encode("utf-8")
     for row in rows:
         if "source_cache" in row:
             continue
-        text = sources.get(row["rid"], "")
+        file_id, start, end = spans.get(row["rid"], (0, None, None))
+        body = bodies.get(file_id, b"")
+        raw = body[max(start, 0) : max(end, 0)] if start is not None and end is not None else b""
         cap = VARIABLE_SOURCE_CAP_BYTES if row["entity_type"] == "Variable" else SOURCE_CAP_BYTES
-        encoded = text.encode("utf-8")
-        if len(encoded) > cap:
-            text = encoded[:cap].decode("utf-8", "ignore")
-        row["source_cache"] = text
+        if len(raw) > cap:
+            row["source_cache"] = raw[:cap].decode("utf-8", "ignore")
+        else:
+            row["source_cache"] = raw.decode("utf-8", "replace")
 
 
 def entity_location(row: dict[str, Any]) -> dict[str, Any]:

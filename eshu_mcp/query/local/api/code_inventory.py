@@ -2,12 +2,14 @@
 ``POST /code/structure/inventory``: structural inventories of the indexed code.
 
 Each inventory kind is a predicate over ``entities`` and its metadata JSON (decorators,
-docstrings, class context, dead-code root kinds) or, for ``function_count_by_file``, a
+docstrings, class context, dead-code root kinds), over entity source for ``super_call``
+(a scan of the file bodies, see ``source_scan``) or, for ``function_count_by_file``, a
 grouping of Functions by file.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -22,10 +24,12 @@ from eshu_mcp.query.local.api.code_common import (
     ranked_entities,
 )
 from eshu_mcp.query.local.api.code_scope import (
+    repo_clause,
     scope_predicate,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.source_scan import fold, plain_rows, scan_files
 
 INVENTORY_KINDS = (
     "entity",
@@ -63,13 +67,9 @@ _PREDICATES: dict[str, tuple[str, list[Any]]] = {
     "documented_function": (f"e.entity_type = 'Function' AND {_HAS_DOCSTRING}", []),
     "decorated": (f"EXISTS ({_DECORATORS})", []),
     "class_with_method": (f"e.entity_type = 'Function' AND {_CLASS_CONTEXT} <> ''", []),
-    "super_call": (
-        "e.rid IN (SELECT rid FROM entity_source WHERE source_cache LIKE '%super(%'"
-        " OR source_cache LIKE '%super.%' OR source_cache LIKE '%super::%'"
-        " OR source_cache LIKE '%super %')",
-        [],
-    ),
 }
+# An entity calls its superclass when its source holds one of these (LIKE's case rule).
+_SUPER_CALLS = ("super(", "super.", "super::", "super ")
 
 
 # The structural predicates a request may narrow the inventory by, echoed in the answer.
@@ -102,9 +102,29 @@ def _request(fields: RequestFields) -> dict[str, Any]:
     return req
 
 
-def _where(req: dict[str, Any], repo_id: str) -> tuple[str, list[Any]]:
+def _super_call_rids(conn: sqlite3.Connection, repo_id: str) -> list[int]:
+    """Entities of the scope whose source holds a superclass call, by one body scan."""
+    where, params = repo_clause("f.repo_id", repo_id)
+    needles = [fold(call) for call in _SUPER_CALLS]
+    rids: set[int] = set()
+    for scanned in scan_files(conn, _SUPER_CALLS, where, params, order="f.file_id"):
+        spans = plain_rows(
+            conn,
+            "SELECT e.rid, e.start_byte, e.end_byte FROM entities e WHERE e.file_id = ?",
+            [scanned.file_id],
+        )
+        for needle in needles:
+            rids.update(row[0] for row in scanned.rows_holding(needle, spans))
+    return sorted(rids)
+
+
+def _where(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str) -> tuple[str, list[Any]]:
     where, params = scope_predicate(repo_id, req["language"])
-    predicate, values = _PREDICATES.get(req["inventory_kind"], ("1 = 1", []))
+    if req["inventory_kind"] == "super_call":
+        rids = json.dumps(_super_call_rids(conn, repo_id))
+        predicate, values = "e.rid IN (SELECT value FROM json_each(?))", [rids]
+    else:
+        predicate, values = _PREDICATES.get(req["inventory_kind"], ("1 = 1", []))
     where += f" AND ({predicate})"
     params += values
     filters = (
@@ -133,6 +153,7 @@ def inventory(
     """The inventory rows of one kind (``limit+1`` probe)."""
     limit, offset = req["limit"], req["offset"]
     where, params = _where(
+        conn,
         {**req, "inventory_kind": "entity"}
         if req["inventory_kind"] == "function_count_by_file"
         else req,

@@ -1,12 +1,13 @@
 """
 Symbol and code search: ``/code/search``, ``/code/symbols/search``, ``/code/language-query``.
 
-All three read the ``entities`` table (and its trigram FTS index for source text);
-none of them touches the call graph.
+All three read the ``entities`` table (source text through a scan of the file bodies,
+see ``source_scan``); none of them touches the call graph.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from typing import Any
@@ -28,10 +29,12 @@ from eshu_mcp.query.local.api.code_common import (
 )
 from eshu_mcp.query.local.api.code_names import names_containing
 from eshu_mcp.query.local.api.code_scope import (
+    repo_clause,
     scope_predicate,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.source_scan import entities_containing
 
 _ENTITY_ORDER = "e.repo_id, e.relative_path, e.start_line, e.entity_name"
 
@@ -82,7 +85,7 @@ def search_code(
                 probe,
             )
     if not rows and repo_id:
-        rows = _content_fallback(conn, where, params, query, exact, probe)
+        rows = _content_fallback(conn, repo_id, where, params, query, exact, probe)
     kept = rows[:limit]
     attach_sources(conn, kept)
     return [content_entity(row) for row in kept], len(rows) > limit
@@ -90,6 +93,7 @@ def search_code(
 
 def _content_fallback(
     conn: sqlite3.Connection,
+    repo_id: str,
     where: str,
     params: list[Any],
     query: str,
@@ -108,7 +112,7 @@ def _content_fallback(
     if len(rows) < probe:
         rows.extend(
             row
-            for row in _source_matches(conn, where, params, query, probe)
+            for row in _source_matches(conn, repo_id, where, params, query, probe)
             if row["entity_id"] not in seen
         )
     if exact:
@@ -117,16 +121,32 @@ def _content_fallback(
 
 
 def _source_matches(
-    conn: sqlite3.Connection, where: str, params: list[Any], query: str, probe: int
+    conn: sqlite3.Connection,
+    repo_id: str,
+    where: str,
+    params: list[Any],
+    query: str,
+    probe: int,
 ) -> list[dict[str, Any]]:
-    # The trigram index answers LIKE for 3+ characters; shorter needles scan the view.
-    source, key = ("entities_fts", "rowid") if len(query) >= 3 else ("entity_source", "rid")
-    sql = (
-        f"SELECT {ENTITY_COLUMNS} FROM {ENTITY_FROM}"
-        f" WHERE e.rid IN (SELECT {key} FROM {source} WHERE source_cache LIKE ? ESCAPE '\\')"
-        f" AND {where} ORDER BY {_ENTITY_ORDER} LIMIT ?"
+    """The first ``probe`` entities in scope whose source contains ``query`` (any case)."""
+    file_where, file_params = repo_clause("f.repo_id", repo_id)
+    found = entities_containing(
+        conn,
+        query,
+        file_where=file_where,
+        file_params=file_params,
+        entity_sql=(
+            f"SELECT {ENTITY_COLUMNS}, e.start_byte, e.end_byte FROM {ENTITY_FROM}"
+            f" WHERE e.file_id = ? AND {where} ORDER BY e.start_line, e.entity_name, e.rid"
+        ),
+        entity_params=params,
     )
-    return [dict(row) for row in conn.execute(sql, [like_pattern(query), *params, probe])]
+    rows = []
+    for row, _ in itertools.islice(found, probe):
+        item = dict(row)
+        del item["start_byte"], item["end_byte"]
+        rows.append(item)
+    return rows
 
 
 @ROUTES.route("POST", "/code/search")

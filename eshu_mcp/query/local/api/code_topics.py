@@ -2,9 +2,9 @@
 ``POST /code/topics/investigate``: where a topic lives in the code.
 
 The topic and intent become search terms (Eshu's tokenizer, stop words and synonyms);
-each term is matched case-insensitively against entity names and source and against file
-paths and bodies through the trigram indexes; a hit's score is the number of distinct
-terms it matched.
+each term is matched case-insensitively (LIKE's rule) against entity names and source and
+against file paths and bodies, by one scan of the file bodies (see ``source_scan``); a
+hit's score is the number of distinct terms it matched.
 """
 
 from __future__ import annotations
@@ -21,14 +21,17 @@ from eshu_mcp.query.local.api.code_common import (
     entity_handle,
     file_handle,
     in_clauses,
+    language_values,
     like_pattern,
     next_offset,
 )
 from eshu_mcp.query.local.api.code_scope import (
+    repo_clause,
     scope_predicate,
     scope_repository,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.source_scan import fold, plain_rows, scan_files
 
 STOP_WORDS = frozenset(
     (
@@ -76,34 +79,72 @@ def search_terms(topic: str, intent: str, explicit: list[str]) -> list[str]:
     return sorted(terms)[:MAX_TERMS]
 
 
+def _capped(matches: dict[str, set[int]]) -> dict[int, set[str]]:
+    """Each term's first ``HITS_PER_TERM`` ids, inverted to id -> matched terms."""
+    by_id: dict[int, set[str]] = {}
+    for term, ids in matches.items():
+        for key in sorted(ids)[:HITS_PER_TERM]:
+            by_id.setdefault(key, set()).add(term)
+    return by_id
+
+
+def term_matches(
+    conn: sqlite3.Connection, terms: list[str], repo_id: str, language: str
+) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    """
+    Entity rids and file ids with the terms each one matched (LIKE's case rule).
+
+    An entity matches a term through its name or its source, a file through its path or
+    its body; every term keeps its first ``HITS_PER_TERM`` entities and files (by id).
+    One LIKE scan of the file bodies serves every term, for files and entities alike.
+    """
+    needles = {term: fold(term) for term in terms}
+    patterns = [like_pattern(term) for term in terms]
+    entity_scope, entity_params = scope_predicate(repo_id, language, "e")
+    file_scope, file_params = scope_predicate(repo_id, language, "f")
+    entity_hits: dict[str, set[int]] = {term: set() for term in terms}
+    file_hits: dict[str, set[int]] = {term: set() for term in terms}
+    names = " OR ".join("e.entity_name LIKE ? ESCAPE '\\'" for _ in terms)
+    for rid, name in conn.execute(
+        f"SELECT e.rid, e.entity_name FROM entities e WHERE {entity_scope} AND ({names})",
+        [*entity_params, *patterns],
+    ):
+        _add(entity_hits, needles, fold(name), rid)
+    paths = " OR ".join("f.relative_path LIKE ? ESCAPE '\\'" for _ in terms)
+    for file_id, path in conn.execute(
+        f"SELECT f.file_id, f.relative_path FROM files f WHERE {file_scope} AND ({paths})",
+        [*file_params, *patterns],
+    ):
+        _add(file_hits, needles, fold(path), file_id)
+    languages = language_values(language)
+    repo_where, repo_params = repo_clause("f.repo_id", repo_id)
+    for scanned in scan_files(conn, terms, repo_where, repo_params, order="f.file_id"):
+        present = [(term, needle) for term, needle in needles.items() if scanned.contains(needle)]
+        if not languages or scanned.row["language"] in languages:
+            for term, _ in present:
+                file_hits[term].add(scanned.file_id)
+        spans = plain_rows(
+            conn,
+            "SELECT e.rid, e.start_byte, e.end_byte FROM entities e"
+            f" WHERE e.file_id = ? AND {entity_scope}",
+            [scanned.file_id, *entity_params],
+        )
+        for term, needle in present:
+            entity_hits[term].update(rid for rid, _, _ in scanned.rows_holding(needle, spans))
+    return _capped(entity_hits), _capped(file_hits)
+
+
+def _add(hits: dict[str, set[int]], needles: dict[str, bytes], text: bytes, key: int) -> None:
+    for term, needle in needles.items():
+        if needle in text:
+            hits[term].add(key)
+
+
 def topic_hits(
     conn: sqlite3.Connection, terms: list[str], repo_id: str, language: str
 ) -> list[dict[str, Any]]:
     """Entity and file hits with their matched terms, in Eshu's evidence order."""
-    entity_terms: dict[int, set[str]] = {}
-    file_terms: dict[int, set[str]] = {}
-    entity_scope, entity_params = scope_predicate(repo_id, language, "e")
-    file_scope, file_params = scope_predicate(repo_id, language, "f")
-    for term in terms:
-        pattern = like_pattern(term)
-        entity_index, key = (
-            ("entities_fts", "rowid") if len(term) >= 3 else ("entity_source", "rid")
-        )
-        for (rid,) in conn.execute(
-            f"SELECT e.rid FROM entities e WHERE e.rid IN (SELECT {key} FROM {entity_index}"
-            " WHERE entity_name LIKE ?1 ESCAPE '\\' OR source_cache LIKE ?1 ESCAPE '\\')"
-            f" AND {entity_scope} ORDER BY e.rid LIMIT {HITS_PER_TERM}",
-            [pattern, *entity_params],
-        ):
-            entity_terms.setdefault(rid, set()).add(term)
-        file_index = "files_fts" if len(term) >= 3 else "files"
-        for (file_id,) in conn.execute(
-            f"SELECT f.file_id FROM files f WHERE f.file_id IN (SELECT rowid FROM {file_index}"
-            " WHERE relative_path LIKE ?1 ESCAPE '\\' OR content LIKE ?1 ESCAPE '\\')"
-            f" AND {file_scope} ORDER BY f.file_id LIMIT {HITS_PER_TERM}",
-            [pattern, *file_params],
-        ):
-            file_terms.setdefault(file_id, set()).add(term)
+    entity_terms, file_terms = term_matches(conn, terms, repo_id, language)
     hits: list[dict[str, Any]] = []
     rids = sorted(entity_terms)
     for clause, params in in_clauses("rid", rids):

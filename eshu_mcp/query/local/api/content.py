@@ -7,6 +7,7 @@ from disk, so a path argument can only name rows the indexer wrote.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from typing import Any
@@ -25,6 +26,7 @@ from eshu_mcp.query.local.api.framework import (
     str_param,
 )
 from eshu_mcp.query.local.api.repository_rows import readable_repositories
+from eshu_mcp.query.local.api.source_scan import entities_containing
 
 CAPABILITY = "code_search.content_search"
 SEARCH_BACKEND = "sqlite_content_store"
@@ -41,7 +43,7 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-def metadata_of(row: sqlite3.Row) -> dict[str, Any]:
+def metadata_of(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
     """An entity's metadata JSON as an object (``{}`` when unreadable)."""
     try:
         value = json.loads(row["metadata"] or "{}")
@@ -80,7 +82,7 @@ def file_row(repo_id: str, row: sqlite3.Row, content: str) -> dict[str, Any]:
     return item
 
 
-def entity_row(row: sqlite3.Row) -> dict[str, Any]:
+def entity_row(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
     """The content-store entity shape (with its capped source)."""
     source, extra = cap_source(row["entity_type"], row["source_cache"])
     metadata = metadata_of(row)
@@ -234,33 +236,42 @@ def search_files(ctx: ApiContext) -> Answer:
     """Files whose text contains the query (case-insensitive), by repository and path."""
     query, scope, limit, offset = _search_inputs(ctx)
     where, args = _scope_sql("f.repo_id", scope)
-    if len(query) >= 3:
-        sql = (
-            "SELECT f.* FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
-            " WHERE files_fts.content LIKE ? ESCAPE '\\'"
-        )
-    else:
-        sql = "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
-    sql += where + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+    # A scan of files.content: SQLite's LIKE over a large repository takes milliseconds.
+    sql = (
+        "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
+        + where
+        + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+    )
     rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
     rows, truncated = page(rows, limit)
     results = [file_row(row["repo_id"], row, "") for row in rows]
     return _search_answer(ctx, results, limit, offset, truncated)
 
 
+# One file's entities in the route's order, with the byte spans the match must fall in.
+_FILE_ENTITIES = (
+    "SELECT e.entity_id, e.repo_id, e.relative_path, e.entity_type, e.entity_name,"
+    " e.start_line, e.end_line, e.language, e.metadata, e.start_byte, e.end_byte"
+    " FROM entities e WHERE e.file_id = ? ORDER BY e.start_line, e.rid"
+)
+
+
 @ROUTES.route("POST", "/content/entities/search")
 def search_entities(ctx: ApiContext) -> Answer:
     """Entities whose source contains the query (case-insensitive)."""
     query, scope, limit, offset = _search_inputs(ctx)
-    where, args = _scope_sql("e.repo_id", scope)
-    if len(query) >= 3:
-        sql = (
-            ENTITY_SELECT + " JOIN entities_fts ON entities_fts.rowid = e.rid"
-            " WHERE entities_fts.source_cache LIKE ? ESCAPE '\\'"
-        )
-    else:
-        sql = ENTITY_SELECT + " WHERE s.source_cache LIKE ? ESCAPE '\\'"
-    sql += where + " ORDER BY e.repo_id, e.relative_path, e.start_line LIMIT ? OFFSET ?"
-    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    where, args = _scope_sql("f.repo_id", scope)
+    found = entities_containing(
+        ctx.conn,
+        query,
+        file_where="1 = 1" + where,
+        file_params=args,
+        entity_sql=_FILE_ENTITIES,
+    )
+    rows = []
+    for row, scanned in itertools.islice(found, offset, offset + limit + 1):
+        item = dict(row)
+        item["source_cache"] = scanned.source(row["start_byte"], row["end_byte"])
+        rows.append(item)
     rows, truncated = page(rows, limit)
     return _search_answer(ctx, [entity_row(row) for row in rows], limit, offset, truncated)

@@ -2,9 +2,9 @@
 ``POST /search/semantic`` in keyword mode (§2.7): ranked retrieval over entity and file
 documents with no embedding model.
 
-Candidates come from the trigram indexes (substring LIKE, first matches in index order,
-no sort, so the corpus cap also caps the work); they are ranked in Python with
-BM25 over term occurrences. ``semantic`` mode needs an embedder the embedded backend does
+Candidates are the entities and files holding a term as a substring (one LIKE scan of the
+file bodies, see ``source_scan``), capped per kind; they are ranked in Python with BM25
+over term occurrences. ``semantic`` mode needs an embedder the embedded backend does
 not have, so it answers 503 ``backend_unavailable``; ``hybrid`` degrades to keyword.
 """
 
@@ -14,7 +14,7 @@ import math
 import sqlite3
 from typing import Any
 
-from eshu_mcp.query.local.api.content import like_pattern
+from eshu_mcp.query.local.api.code_common import in_clauses
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -26,6 +26,7 @@ from eshu_mcp.query.local.api.framework import (
     str_list_param,
     str_param,
 )
+from eshu_mcp.query.local.api.source_scan import fold, plain_rows, scan_files
 
 CAPABILITY = "semantic_search.curated_retrieval"
 MODES = ("keyword", "semantic", "hybrid")
@@ -93,27 +94,61 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
-def _entity_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
-    clause = " OR ".join("entities_fts.source_cache LIKE ? ESCAPE '\\'" for _ in terms)
-    rows = conn.execute(
-        "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.language,"
-        " e.file_id, e.start_byte, e.end_byte FROM entities_fts"
-        " JOIN entities e ON e.rid = entities_fts.rowid"
-        f" WHERE e.repo_id = ? AND ({clause}) LIMIT ?",
-        [repo_id, *(like_pattern(t) for t in terms), cap],
-    ).fetchall()
-    # Slice sources in Python from each file once: the entity_source view would copy the
-    # whole file body for every entity.
+def _corpus_documents(
+    conn: sqlite3.Connection, repo_id: str, terms: list[str], kinds: list[str], cap: int
+) -> list[dict[str, Any]]:
+    """
+    Entity then file documents holding any term: at most ``cap`` of each.
+
+    One LIKE scan of the repository's file bodies finds both. Entities are taken in
+    (type, rid) order and files in (language, file id) order, the order of the
+    repository/type and repository/language indexes this corpus has always been read in,
+    so the capped corpus (and ranking ties) stay the same.
+    """
+    if "code_entity" not in kinds and "repository_file" not in kinds:
+        return []
+    needles = [fold(term) for term in terms]
+    files: list[dict[str, Any]] = []
+    hits: set[tuple[str, int]] = set()
+    for scanned in scan_files(conn, terms, "f.repo_id = ?", [repo_id], "f.language, f.file_id"):
+        if "repository_file" in kinds and len(files) < cap:
+            files.append(_file_document(repo_id, scanned.row))
+        if "code_entity" not in kinds:
+            if len(files) >= cap:
+                break
+            continue
+        spans = plain_rows(
+            conn,
+            "SELECT e.entity_type, e.rid, e.start_byte, e.end_byte FROM entities e"
+            " WHERE e.file_id = ?",
+            [scanned.file_id],
+        )
+        for needle in needles:
+            hits.update(row[:2] for row in scanned.rows_holding(needle, spans))
+    chosen = [rid for _, rid in sorted(hits)[:cap]]
+    return _entity_documents(conn, chosen) + files
+
+
+def _entity_documents(conn: sqlite3.Connection, rids: list[int]) -> list[dict[str, Any]]:
+    """Entity documents in the order of ``rids``, sources sliced from each file once."""
+    rows: dict[int, sqlite3.Row] = {}
+    for clause, params in in_clauses("e.rid", rids):
+        for row in conn.execute(
+            "SELECT e.rid, e.entity_id, e.entity_type, e.entity_name, e.relative_path,"
+            f" e.language, e.file_id, e.start_byte, e.end_byte FROM entities e WHERE {clause}",
+            params,
+        ):
+            rows[row["rid"]] = row
     bodies: dict[int, bytes] = {}
-    for row in rows:
-        if row["file_id"] not in bodies:
-            found = conn.execute(
-                "SELECT content FROM files WHERE file_id = ?", (row["file_id"],)
-            ).fetchone()
-            bodies[row["file_id"]] = (found[0] if found else "").encode("utf-8")
+    for clause, params in in_clauses("file_id", sorted({row["file_id"] for row in rows.values()})):
+        for file_id, content in conn.execute(
+            f"SELECT file_id, content FROM files WHERE {clause}", params
+        ):
+            bodies[file_id] = content.encode("utf-8")
     documents = []
-    for row in rows:
-        body = bodies[row["file_id"]]
+    for rid in rids:
+        row = rows[rid]
+        body = bodies.get(row["file_id"], b"")
         start, end = row["start_byte"] or 0, row["end_byte"] or 0
         text = body[start:end].decode("utf-8", "replace")
         documents.append(
@@ -132,28 +167,18 @@ def _entity_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[di
     return documents
 
 
-def _file_documents(conn, repo_id: str, terms: list[str], cap: int) -> list[dict[str, Any]]:
-    clause = " OR ".join("files_fts.content LIKE ? ESCAPE '\\'" for _ in terms)
-    rows = conn.execute(
-        "SELECT f.file_id, f.relative_path, f.language, f.content FROM files_fts"
-        " JOIN files f ON f.file_id = files_fts.rowid"
-        f" WHERE f.repo_id = ? AND ({clause}) LIMIT ?",
-        [repo_id, *(like_pattern(t) for t in terms), cap],
-    ).fetchall()
-    return [
-        {
-            "id": f"file:{repo_id}:{row['relative_path']}",
-            "source_kind": "repository_file",
-            "title": row["relative_path"],
-            "path": row["relative_path"],
-            "text": row["content"],
-            "language": row["language"] or "",
-            "labels": [f"language:{row['language'] or ''}", "kind:file"],
-            "entity_refs": [],
-            "graph_handles": [],
-        }
-        for row in rows
-    ]
+def _file_document(repo_id: str, row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": f"file:{repo_id}:{row['relative_path']}",
+        "source_kind": "repository_file",
+        "title": row["relative_path"],
+        "path": row["relative_path"],
+        "text": row["content"],
+        "language": row["language"] or "",
+        "labels": [f"language:{row['language'] or ''}", "kind:file"],
+        "entity_refs": [],
+        "graph_handles": [],
+    }
 
 
 def rank(documents: list[dict[str, Any]], terms: list[str]) -> list[tuple[float, dict]]:
@@ -209,11 +234,7 @@ def search_semantic(ctx: ApiContext) -> Answer:
     repo_id = repo["repo_id"]
     kinds = fields["source_kinds"] or ["code_entity", "repository_file"]
     terms = query_terms(fields["query"])
-    documents: list[dict[str, Any]] = []
-    if terms and "code_entity" in kinds:
-        documents += _entity_documents(ctx.conn, repo_id, terms, CORPUS_LIMIT)
-    if terms and "repository_file" in kinds:
-        documents += _file_documents(ctx.conn, repo_id, terms, CORPUS_LIMIT)
+    documents = _corpus_documents(ctx.conn, repo_id, terms, kinds, CORPUS_LIMIT)
     may_truncate = len(documents) >= CORPUS_LIMIT
     if fields["languages"]:
         documents = [d for d in documents if d["language"] in fields["languages"]]
