@@ -229,7 +229,7 @@ class IncrementalIndexTests(SynchronousTestCase):
         ).fetchone()[0]
         self.assertEqual(stale, 0)
         hits = conn.execute(
-            "SELECT COUNT(*) FROM entities_fts WHERE source_cache LIKE '%compute_fee%'"
+            "SELECT COUNT(*) FROM entity_source WHERE source_cache LIKE '%compute_fee%'"
         ).fetchone()[0]
         self.assertEqual(hits, 3)  # compute_fee, PaymentService and charge: no stale rows
 

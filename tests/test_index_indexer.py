@@ -242,17 +242,21 @@ class PolyglotIndexTests(SynchronousTestCase):
         self.assertEqual(row["value_hash"], hashlib.sha256(PLANTED_KEY.encode()).hexdigest())
         self.assertEqual(json.loads(row["suppression_notes"]), [])
 
-    def test_trigram_search_finds_file_and_entity_sources(self) -> None:
+    def test_word_search_finds_files_and_entity_sources(self) -> None:
         files = self.conn.execute(
             "SELECT f.relative_path FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
-            " WHERE files_fts.content LIKE '%compute_fee(amount)%'"
+            " WHERE files_fts MATCH 'compute_fee AND amount'"
         ).fetchall()
         self.assertEqual(
             sorted(r[0] for r in files), ["app/fees.py", "app/service.py", "fees_link.py"]
         )
+        prefix = self.conn.execute(
+            "SELECT f.relative_path FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
+            " WHERE files_fts MATCH 'compute_f*'"
+        ).fetchall()
+        self.assertEqual(len(prefix), 3)
         entities = self.conn.execute(
-            "SELECT e.entity_name FROM entities_fts JOIN entities e ON e.rid = entities_fts.rowid"
-            " WHERE entities_fts.source_cache LIKE '%woof%'"
+            "SELECT entity_name FROM entity_source WHERE source_cache LIKE '%woof%'"
         ).fetchall()
         self.assertEqual(sorted(r[0] for r in entities), ["Dog", "bark"])
 

@@ -1,6 +1,6 @@
 """
-Bulk loading a repository's first generation: secondary indexes and the file FTS trigger
-are dropped inside the write transaction and rebuilt once at its end.
+Bulk loading a repository's first generation: secondary indexes are dropped inside the write
+transaction and rebuilt once at its end.
 
 Building an index from sorted rows is several times cheaper than maintaining it row by row,
 and packs its pages. Everything happens inside the generation's one write transaction, so a
@@ -13,9 +13,8 @@ import sqlite3
 
 BULK_MIN_FILES = 200
 """Below this many new files row-by-row maintenance is cheap enough."""
-BULK_TABLES = ("files", "entities", "call_sites", "imports", "edges", "modules")
+BULK_TABLES = ("entity_rows", "call_rows", "imports", "edge_rows", "modules")
 """Tables whose secondary indexes are rebuilt after a bulk load."""
-FILE_FTS_TRIGGER = "files_ai"
 
 
 def worth_bulk_loading(conn: sqlite3.Connection, new_files: int, repository_files: int) -> bool:
@@ -30,37 +29,20 @@ def worth_bulk_loading(conn: sqlite3.Connection, new_files: int, repository_file
 
 
 class BulkLoad:
-    """Inside a write transaction: drop, then re-create, indexes and the file FTS trigger."""
+    """Inside a write transaction: drop, then re-create, the bulk tables' indexes."""
 
-    def __init__(self, conn: sqlite3.Connection, repo_id: str, *, fill_file_fts: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.repo_id = repo_id
-        self.fill_file_fts = fill_file_fts  # False when an FtsBuilder indexes the files
         marks = ",".join("?" * len(BULK_TABLES))
         self.indexes = conn.execute(
             f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
             f" AND tbl_name IN ({marks})",
             BULK_TABLES,
         ).fetchall()
-        self.trigger = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-            (FILE_FTS_TRIGGER,),
-        ).fetchone()
         for name, _ in self.indexes:
             conn.execute(f'DROP INDEX "{name}"')
-        if self.trigger is not None:
-            conn.execute(f'DROP TRIGGER "{FILE_FTS_TRIGGER}"')
 
     def finish(self) -> None:
-        """Index the repository's files in the file FTS and re-create what was dropped."""
-        conn = self.conn
-        if self.trigger is not None and self.fill_file_fts:
-            conn.execute(
-                "INSERT INTO files_fts (rowid, relative_path, content)"
-                " SELECT file_id, relative_path, content FROM files WHERE repo_id = ?",
-                (self.repo_id,),
-            )
-        if self.trigger is not None:
-            conn.execute(self.trigger[0])
+        """Re-create what was dropped."""
         for _, sql in self.indexes:
-            conn.execute(sql)
+            self.conn.execute(sql)

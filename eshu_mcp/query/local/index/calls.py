@@ -12,6 +12,7 @@ from attrs import define
 
 from .bindings import FileBindings
 from .builtins import is_builtin
+from .codes import CALL_KINDS
 
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -19,18 +20,22 @@ TYPE_LABELS = frozenset(
 CALLABLE_TYPES = frozenset({"Class", "Struct", "Record"})
 SELF_RECEIVERS = frozenset({"self", "this", "cls", "$this", "static", "Self", "@"})
 SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
+CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expression"]})
+"""Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
 
 
 @define
 class Entity:
-    entity_id: str
+    """What resolution needs of one entity; ``nid`` and ``parent`` are node numbers."""
+
+    nid: int
     file_id: int
     entity_type: str
     name: str
     class_context: str | None
-    parent: str | None
+    parent: int | None
     language: str | None
     line: int
 
@@ -85,17 +90,17 @@ class Catalog:
         for class_name, base_name in bases:
             if base_name != class_name:
                 self.bases_of[class_name].append(base_name)
-        self.by_id: dict[str, Entity] = {}
+        self.by_id: dict[int, Entity] = {}
         self.callables = Pool(dirs)  # functions outside types, and constructible types
         self.methods = Pool(dirs)  # functions with a class context
         self.constructible = Pool(dirs)  # Class / Struct / Record
         self.by_class: dict[tuple[str, str], list[Entity]] = defaultdict(list)
         self.types: dict[str, list[Entity]] = defaultdict(list)
-        self.children: dict[str, list[Entity]] = defaultdict(list)
+        self.children: dict[int, list[Entity]] = defaultdict(list)
         self.dirs = dirs
         for row in rows:
             entity = Entity(*row)
-            self.by_id[entity.entity_id] = entity
+            self.by_id[entity.nid] = entity
             if entity.parent:
                 self.children[entity.parent].append(entity)
             if entity.entity_type == "Function":
@@ -202,7 +207,7 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         if methods:
             local = [e for e in methods if e.file_id == file_id]
             return (local or methods)[0], "type_inferred"
-    if kind in ("constructor_call", "new_expression"):
+    if kind in CONSTRUCTIONS:
         found, method, reason = pick(catalog.constructible, name, file_id)
     elif receiver is None:
         extra = catalog.by_class.get((context, name), ()) if implicit_this else ()

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from . import writer
 from .bulk import BulkLoad, worth_bulk_loading
-from .fts_build import FtsBuilder, fts_is_empty
+from .declared import declared_edges
 from .generations import (
     FactLedger,
     PendingGeneration,
@@ -23,12 +23,14 @@ from .generations import (
 )
 from .identity import repository_slug
 from .parse import parse_file
-from .resolve import ChangeSet, resolve_repository
+from .resolve import ChangeSet, KeptRows, module_nodes, resolve_repository, retire_edges
 from .walk import WalkedFile, WorkTree
 from .writer import PreparedFile
 
 IN_PROCESS_BELOW = 48
 """Batches smaller than this are parsed in-process: a pool costs more than it saves."""
+FLUSH_EVERY = 64
+"""Files whose rows are inserted together."""
 INCREMENTAL_RESOLVE_FRACTION = 0.25
 """Above this share of changed files the whole graph is rebuilt (cheaper than scoping)."""
 
@@ -85,18 +87,31 @@ class GenerationWrite:
         self.touched_names: set[str] = set()
         self.hierarchy_changed = False
         self.bulk: BulkLoad | None = None
-        self.fts: FtsBuilder | None = None
-        self.next_rid = conn.execute("SELECT COALESCE(MAX(rid), 0) + 1 FROM entities").fetchone()[0]
+        self.numbers = writer.NodeNumbers(conn)
+        self.batch = writer.RowBatch(
+            conn.execute("SELECT COALESCE(MAX(call_id), 0) + 1 FROM call_rows").fetchone()[0],
+            keep=not existing,
+        )
+        self.new_files: list[tuple] = []
+        self.next_file_id = conn.execute(
+            "SELECT COALESCE(MAX(file_id), 0) + 1 FROM files"
+        ).fetchone()[0]
+        self.repo_key = conn.execute(
+            "SELECT repo_key FROM repositories WHERE repo_id = ?", (self.repo_id,)
+        ).fetchone()[0]
+        self.modules = module_nodes(conn, self.repo_id)
 
     def delete(self, paths: list[str]) -> None:
         """Retire deleted files: their rows, their entity facts and their file fact."""
+        retire_edges(self.conn, [self.existing[path][1] for path in paths])
         for path in paths:
             file_id = self.existing[path][1]
             old = writer.delete_file(self.conn, file_id)
             self.deleted_ids.add(file_id)
-            self.touched_names.update(name for _, name in old)
-            old_ids = [eid for eid, _ in old]
-            writer.record_entity_facts(self.ledger, old_ids, {}, file_deleted=True)
+            self.touched_names.update(e.name for e in old)
+            writer.record_entity_facts(
+                self.ledger, [e.entity_id for e in old], {}, file_deleted=True
+            )
             self.ledger.close(file_key(self.repo_id, path), "retired")
             self.deleted.append(path)
 
@@ -104,9 +119,15 @@ class GenerationWrite:
         """Parse in the pool and write each result as it arrives (parsing overlaps writing)."""
         started = time.monotonic()
         if worth_bulk_loading(self.conn, len(to_parse), len(self.existing)):
-            if fts_is_empty(self.conn):
-                self.fts = FtsBuilder(self.conn)
-            self.bulk = BulkLoad(self.conn, self.repo_id, fill_file_fts=self.fts is None)
+            self.bulk = BulkLoad(self.conn)
+        retire_edges(
+            self.conn,
+            [
+                self.existing[w.relative_path][1]
+                for w in to_parse
+                if w.relative_path in self.existing
+            ],
+        )
         items = [(w.relative_path, w.absolute_path, self.repo_id) for w in to_parse]
         results = parse_many(items, workers)
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
@@ -115,6 +136,8 @@ class GenerationWrite:
                     self.delete([walked.relative_path])
             else:
                 self._write_one(walked, result)
+            if done % FLUSH_EVERY == 0:
+                self._flush()
             if done % 50 == 0 or done == len(to_parse):
                 elapsed = time.monotonic() - started
                 self.emit(
@@ -126,49 +149,62 @@ class GenerationWrite:
                         "rate": round(done / elapsed, 1) if elapsed > 0 else None,
                     }
                 )
+        self._flush()
+
+    def _flush(self) -> None:
+        if self.new_files:
+            self.conn.executemany(
+                f"INSERT INTO files (file_id, repo_id, relative_path, {writer.FILE_COLUMNS})"
+                f" VALUES ({','.join('?' * 16)})",
+                self.new_files,
+            )
+            self.new_files.clear()
+        self.batch.flush(self.conn, self.numbers)
+        self.ledger.flush()
 
     def _write_one(self, walked: WalkedFile, prepared: PreparedFile) -> None:
         result = prepared.parsed
         row = self.existing.get(walked.relative_path)
-        file_id = None if row is None else row[1]
-        if file_id is not None:
-            old_bases = set(
-                self.conn.execute(
-                    "SELECT e.entity_name, b.base_name, b.kind FROM bases b"
-                    " JOIN entities e ON e.entity_id = b.entity_id WHERE b.file_id = ?",
-                    (file_id,),
-                ).fetchall()
-            )
-            new_bases = {
-                (prepared.names[eid], base, kind) for eid, base, kind in prepared.base_rows
-            }
-            # A surviving class with other bases changes inherited-method resolution in files
-            # this change set cannot name: rebuild the whole graph then.
-            self.hierarchy_changed |= old_bases != new_bases
-        old = writer.clear_file(self.conn, file_id) if file_id is not None else []
-        old_ids = [eid for eid, _ in old]
-        file_id = writer.write_file(
-            self.conn,
-            self.repo_id,
-            self.pending.generation_id,
-            self.tree.head_commit,
-            result,
-            walked.mtime_ns,
-            file_id,
+        values = writer.file_values(
+            result, self.pending.generation_id, self.tree.head_commit, walked.mtime_ns
         )
-        if self.fts is not None:
-            self.fts.add_file(file_id, walked.relative_path, result.content)
-        self.next_rid = writer.write_extraction(
-            self.conn, self.repo_id, file_id, prepared, self.next_rid, self.fts
+        old: list[writer.OldEntity] = []
+        if row is None:
+            file_id = self.next_file_id
+            self.next_file_id += 1
+            self.new_files.append((file_id, self.repo_id, walked.relative_path, *values))
+            file_nid = self.numbers.new(writer.file_node(file_id))
+        else:
+            file_id = row[1]
+            self._note_hierarchy(file_id, prepared)
+            old = writer.clear_file(self.conn, file_id)
+            writer.update_file(self.conn, file_id, values)
+            file_nid = self._file_nid(file_id)
+        reuse = {e.entity_id: e.nid for e in old}
+        nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]
+        writer.forget_nodes(self.conn, list(reuse.values()))
+        self.batch.add(self.repo_id, file_id, prepared, nids)
+        self.batch.edges.extend(
+            declared_edges(
+                self.repo_key,
+                file_id,
+                file_nid,
+                prepared.entity_rows,
+                nids,
+                prepared.import_rows,
+                self._module_nid,
+            )
         )
         payloads = prepared.payloads
-        before = {(eid, name) for eid, name in old}
+        before = {(e.entity_id, e.name) for e in old}
         self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"
         self.source_bytes += result.byte_size
-        writer.record_entity_facts(self.ledger, old_ids, payloads, file_deleted=False)
+        writer.record_entity_facts(
+            self.ledger, [e.entity_id for e in old], payloads, file_deleted=False
+        )
         self.file_facts.append(
             (
                 file_key(self.repo_id, walked.relative_path),
@@ -177,11 +213,34 @@ class GenerationWrite:
         )
         (self.added if row is None else self.modified).append(walked.relative_path)
 
-    def close(self) -> None:
-        """Release the FTS thread of a run that failed before :meth:`finish`."""
-        if self.fts is not None:
-            self.fts.close()
-            self.fts = None
+    def _file_nid(self, file_id: int) -> int:
+        row = self.conn.execute(
+            "SELECT nid FROM nodes WHERE node_id = ?", (writer.file_node(file_id),)
+        ).fetchone()
+        return row[0] if row is not None else self.numbers.new(writer.file_node(file_id))
+
+    def _module_nid(self, module: str) -> int:
+        key = f"{self.repo_id}|{module}"
+        nid = self.modules.get(key)
+        if nid is None:
+            nid = self.modules[key] = self.numbers.new(key)
+        return nid
+
+    def _note_hierarchy(self, file_id: int, prepared: PreparedFile) -> None:
+        """A surviving class with other bases changes inherited-method resolution in files
+        this change set cannot name: the whole graph is rebuilt then."""
+        old_bases = set(
+            self.conn.execute(
+                "SELECT r.entity_name, b.base_name, b.kind FROM bases b"
+                " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+                " WHERE b.file_id = ?",
+                (file_id,),
+            ).fetchall()
+        )
+        new_bases = {
+            (prepared.entity_rows[row][1], base, kind) for row, base, kind in prepared.base_rows
+        }
+        self.hierarchy_changed |= old_bases != new_bases
 
     def finish(self) -> dict[str, int]:
         """Facts, edges, repository row and refs; returns edge counts."""
@@ -204,12 +263,12 @@ class GenerationWrite:
                 frozenset(self.deleted_ids),
                 frozenset(self.touched_names),
             )
-        edges = resolve_repository(conn, repo_id, change)
+        kept = None
+        if self.batch.keep:
+            kept = KeptRows(self.batch.kept_entities, self.batch.kept_calls)
+        edges = resolve_repository(conn, repo_id, change, kept)
         if self.bulk is not None:
             self.bulk.finish()
-        if self.fts is not None:
-            self.fts.finish(conn)
-            self.fts = None
         conn.execute(
             "UPDATE repositories SET head_commit = ?, head_ref = ?, default_branch = ?,"
             " dirty = ?, remote_url = ?, repo_slug = ?, has_remote = ? WHERE repo_id = ?",

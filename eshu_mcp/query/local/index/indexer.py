@@ -93,10 +93,7 @@ def index_repositories(
             conn.execute("COMMIT")
             if orphans:
                 emit({"phase": "recovered", "interrupted_generations": orphans})
-            for number, path in enumerate(paths):
-                if number:  # a fresh connection: no FTS state cached from the last repository
-                    conn.close()
-                    conn = open_writer(db)
+            for path in paths:
                 reports.append(_index_one(conn, str(path), emit, workers))
         finally:
             conn.close()
@@ -198,7 +195,6 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             "deleted": len(deleted),
         }
     )
-    run = None
     try:
         conn.execute("BEGIN IMMEDIATE")
         run = GenerationWrite(conn, tree, pending, existing, emit)
@@ -222,8 +218,6 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         _hold_if_requested(emit, repo_id)
         conn.execute("COMMIT")
     except Exception as e:
-        if run is not None:
-            run.close()
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.execute("BEGIN IMMEDIATE")
@@ -300,7 +294,15 @@ def forget_repository(conn: sqlite3.Connection, repo_id: str) -> None:
         "SELECT file_id FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall():
         writer.delete_file(conn, file_id)
-    for table in ("edges", "modules", "fact_versions"):
+    conn.execute(
+        "DELETE FROM edge_rows WHERE repo = (SELECT repo_key FROM repositories WHERE repo_id = ?)",
+        (repo_id,),
+    )
+    conn.execute(
+        "DELETE FROM nodes WHERE node_id IN (SELECT module_key FROM modules WHERE repo_id = ?)",
+        (repo_id,),
+    )
+    for table in ("modules", "fact_versions"):
         conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
     conn.execute("DELETE FROM repositories WHERE repo_id = ?", (repo_id,))
 

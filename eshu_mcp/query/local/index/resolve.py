@@ -6,24 +6,50 @@ repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, CONTAINS and IMPORT
 
 from __future__ import annotations
 
-import json
 import posixpath
 import sqlite3
-from collections import defaultdict
 
 from attrs import frozen
 
 from .bindings import FileBindings, resolve_imports
-from .calls import CALLABLE_TYPES, Catalog, Entity, resolve_call
+from .call_edges import resolve_calls_split
+from .calls import Catalog, Entity
+from .codes import CONFIDENCE, EDGE_TYPES, METHODS
+from .writer import INSERT_EDGES
 
-CONFIDENCE = {
-    "declared": 0.95,
-    "same_file": 0.95,
-    "import_binding": 0.90,
-    "type_inferred": 0.80,
-    "scope_unique_name": 0.70,
-    "repo_unique_name": 0.50,
-}
+REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
+RESOLVED_BY_FILE = (
+    f"(type = {EDGE_TYPES['CALLS']}"
+    f" OR (type = {EDGE_TYPES['IMPORTS']} AND method = {METHODS['import_binding']}))"
+)
+"""The per-file edges this module owns (declared.py writes CONTAINS and module IMPORTS)."""
+
+
+@frozen
+class KeptRows:
+    """A first build's entity and call rows, kept in memory by the writer (RowBatch.keep)."""
+
+    entities: list[tuple]  # (nid, file_id, type, name, class_context, parent, language, line)
+    calls: list[tuple]  # (call_id, file_id, caller, name, full_name, receiver, inferred,
+    #                      call_kind, line)
+
+
+def retire_edges(conn: sqlite3.Connection, file_ids: list[int]) -> None:
+    """Delete every edge whose evidence is in one of these files (about to be rewritten)."""
+    for chunk in _chunks(sorted(file_ids)):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM edge_rows WHERE evidence_file_id IN ({marks})", chunk)
+
+
+def module_nodes(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
+    """Node numbers of the repository's module keys ('<repo_id>|<module>')."""
+    prefix = f"{repo_id}|"
+    return dict(
+        conn.execute(
+            "SELECT node_id, nid FROM nodes WHERE node_id >= ? AND node_id < ?",
+            (prefix, prefix[:-1] + chr(ord("|") + 1)),
+        ).fetchall()
+    )
 
 
 @frozen
@@ -54,8 +80,8 @@ def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[i
         affected.update(
             r[0]
             for r in conn.execute(
-                f"SELECT DISTINCT file_id FROM call_sites WHERE repo_id = ?"
-                f" AND callee_name IN ({marks})",
+                f"SELECT DISTINCT c.file_id FROM call_rows c JOIN files f"
+                f" ON f.file_id = c.file_id WHERE f.repo_id = ? AND c.callee_name IN ({marks})",
                 (repo_id, *chunk),
             )
         )
@@ -68,7 +94,10 @@ def _chunks(items: list, size: int = 500):
 
 
 def resolve_repository(
-    conn: sqlite3.Connection, repo_id: str, change: ChangeSet | None = None
+    conn: sqlite3.Connection,
+    repo_id: str,
+    change: ChangeSet | None = None,
+    kept: KeptRows | None = None,
 ) -> dict[str, int]:
     """
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
@@ -78,122 +107,149 @@ def resolve_repository(
     differently, files importing a touched name from them, and files calling a touched name.
     (A name is touched when an entity id with that name appeared or vanished: candidate pools
     of every other name are unchanged, so calls to them resolve as before.)
-    Inheritance and overrides are always rebuilt (they are few).
+    Inheritance and overrides are always rebuilt (they are few). CONTAINS and file -> module
+    IMPORTS edges are the writer's (see declared.py). ``kept`` spares a first build reading
+    back the rows it just wrote.
     """
+    (repo_key,) = conn.execute(
+        "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
     records, bindings, import_changed = resolve_imports(conn, repo_id)
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
     dirs = {r[0]: posixpath.dirname(r[1]) for r in files}
     language_of = {r[0]: r[2] for r in files}
-    catalog = Catalog(
-        conn.execute(
-            "SELECT entity_id, file_id, entity_type, entity_name, class_context,"
-            " parent_entity_id, language, start_line FROM entities WHERE repo_id = ?",
+    if kept is not None:
+        entity_rows = kept.entities
+    else:
+        entity_rows = conn.execute(
+            "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
+            " f.language, r.start_line FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
+            " WHERE f.repo_id = ?",
             (repo_id,),
-        ).fetchall(),
+        ).fetchall()
+    catalog = Catalog(
+        entity_rows,
         dirs,
         conn.execute(
-            "SELECT e.entity_name, b.base_name FROM bases b"
-            " JOIN entities e ON e.entity_id = b.entity_id WHERE b.repo_id = ?",
+            "SELECT r.entity_name, b.base_name FROM bases b JOIN nodes n ON n.node_id = b.entity_id"
+            " JOIN entity_rows r ON r.rid = n.nid WHERE b.repo_id = ?",
             (repo_id,),
         ).fetchall(),
     )
+    file_nids = _file_nodes(conn, repo_id)
     if change is None:
         scope = None
-        conn.execute("DELETE FROM edges WHERE repo_id = ?", (repo_id,))
         conn.execute(
-            "DELETE FROM unresolved_calls WHERE call_id IN"
-            " (SELECT call_id FROM call_sites WHERE repo_id = ?)",
+            f"DELETE FROM edge_rows WHERE repo = ? AND (type IN ({_marks(REBUILT_ALWAYS)})"
+            f" OR {RESOLVED_BY_FILE})",
+            (repo_key, *REBUILT_ALWAYS),
+        )
+        conn.execute(
+            "DELETE FROM unresolved_calls WHERE call_id IN (SELECT c.call_id FROM call_rows c"
+            " JOIN files f ON f.file_id = c.file_id WHERE f.repo_id = ?)",
             (repo_id,),
         )
     else:
         scope = _affected_files(conn, repo_id, change, import_changed)
         gone = sorted(scope | set(change.deleted_files))
         conn.execute(
-            "DELETE FROM edges WHERE repo_id = ?"
-            " AND type IN ('INHERITS', 'IMPLEMENTS', 'OVERRIDES')",
-            (repo_id,),
+            f"DELETE FROM edge_rows WHERE repo = ? AND type IN ({_marks(REBUILT_ALWAYS)})",
+            (repo_key, *REBUILT_ALWAYS),
         )
         for chunk in _chunks(gone):
             marks = ",".join("?" * len(chunk))
             conn.execute(
-                f"DELETE FROM edges WHERE repo_id = ? AND type IN ('CALLS', 'IMPORTS', 'CONTAINS')"
+                f"DELETE FROM edge_rows WHERE repo = ? AND {RESOLVED_BY_FILE}"
                 f" AND evidence_file_id IN ({marks})",
-                (repo_id, *chunk),
+                (repo_key, *chunk),
             )
             conn.execute(
                 f"DELETE FROM unresolved_calls WHERE call_id IN"
-                f" (SELECT call_id FROM call_sites WHERE file_id IN ({marks}))",
+                f" (SELECT call_id FROM call_rows WHERE file_id IN ({marks}))",
                 chunk,
             )
     edges: list[tuple] = []
-    unresolved: list[tuple[int, str]] = []
     seen: set[tuple] = set()
 
     def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
         """Queue one edge row, once per (type, source, target, line)."""
-        identity = (kind, source, target, line)
+        identity = (EDGE_TYPES[kind], source, target, line)
         if identity in seen:
             return
         seen.add(identity)
         edges.append(
             (
-                repo_id,
-                kind,
+                repo_key,
+                EDGE_TYPES[kind],
                 source,
                 target,
                 call_kind,
                 reason,
-                method,
+                METHODS[method],
                 CONFIDENCE[method],
                 line,
                 file_id,
-                "",
             )
         )
 
-    for entity in catalog.by_id.values():
-        if scope is None or entity.file_id in scope:
-            source = entity.parent or f"file:{entity.file_id}"
-            edge("CONTAINS", source, entity.entity_id, "declared", None, entity.file_id)
-    for call in _calls(conn, repo_id, scope):
-        target, how = resolve_call(call, catalog, bindings, language_of)
-        if target is None:
-            unresolved.append((call[0], how))
-            continue
-        kind = "constructor_call" if target.entity_type in CALLABLE_TYPES else call[7]
-        source = call[2] or f"file:{call[1]}"
-        edge("CALLS", source, target.entity_id, how, call[8], call[1], kind)
+    calls = kept.calls if kept is not None else _calls(conn, repo_id, scope)
+    call_edges, unresolved = resolve_calls_split(calls, catalog, bindings, language_of, file_nids)
+    for row in call_edges:
+        seen.add((row[0], row[1], row[2], row[7]))
+    edges.extend((repo_key, *row) for row in call_edges)
     _inheritance(conn, repo_id, catalog, bindings, edge)
-    _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope)
-    conn.executemany(
-        "INSERT INTO edges (repo_id, type, source_id, target_id, call_kind, reason,"
-        " resolution_method, confidence, line_number, evidence_file_id, generation_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        edges,
-    )
+    _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
+    conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
-    counts = dict(
-        conn.execute(
-            "SELECT type, COUNT(*) FROM edges WHERE repo_id = ? GROUP BY type", (repo_id,)
-        ).fetchall()
-    )
+    names = {code: name for name, code in EDGE_TYPES.items()}
+    counts = {
+        names.get(code, str(code)): count
+        for code, count in conn.execute(
+            "SELECT type, COUNT(*) FROM edge_rows WHERE repo = ? GROUP BY type", (repo_key,)
+        )
+    }
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)
     return counts
 
 
+def _marks(values: tuple) -> str:
+    return ",".join("?" * len(values))
+
+
+def _file_nodes(conn, repo_id: str) -> dict[int, int]:
+    """Node numbers of the repository's files (numbering any file that has none yet)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO nodes (node_id) SELECT 'file:' || file_id FROM files"
+        " WHERE repo_id = ?",
+        (repo_id,),
+    )
+    return {
+        int(node_id[5:]): nid
+        for node_id, nid in conn.execute(
+            "SELECT n.node_id, n.nid FROM files f JOIN nodes n ON n.node_id = 'file:' || f.file_id"
+            " WHERE f.repo_id = ?",
+            (repo_id,),
+        )
+    }
+
+
 def _calls(conn, repo_id: str, scope: set[int] | None):
     columns = (
-        "SELECT call_id, file_id, caller_entity_id, callee_name, full_name, receiver,"
-        " inferred_type, call_kind, line_number FROM call_sites"
+        "SELECT call_id, file_id, caller, callee_name, full_name, receiver,"
+        " inferred_type, call_kind, line_number FROM call_rows"
     )
     if scope is None:
-        yield from conn.execute(columns + " WHERE repo_id = ?", (repo_id,))
-        return
+        return conn.execute(
+            columns + " WHERE file_id IN (SELECT file_id FROM files WHERE repo_id = ?)",
+            (repo_id,),
+        ).fetchall()
+    found: list = []
     for chunk in _chunks(sorted(scope)):
         marks = ",".join("?" * len(chunk))
-        yield from conn.execute(columns + f" WHERE file_id IN ({marks})", chunk).fetchall()
+        found.extend(conn.execute(columns + f" WHERE file_id IN ({marks})", chunk).fetchall())
+    return found
 
 
 def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
@@ -209,13 +265,15 @@ def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
 
 def _inheritance(conn, repo_id, catalog: Catalog, bindings: FileBindings, edge) -> None:
     resolved: list[tuple[Entity, Entity, str]] = []
-    for entity_id, base_name, kind, file_id in conn.execute(
-        "SELECT entity_id, base_name, kind, file_id FROM bases WHERE repo_id = ?", (repo_id,)
+    for nid, base_name, kind, file_id in conn.execute(
+        "SELECT n.nid, b.base_name, b.kind, b.file_id FROM bases b"
+        " JOIN nodes n ON n.node_id = b.entity_id WHERE b.repo_id = ?",
+        (repo_id,),
     ):
-        child = catalog.by_id.get(entity_id)
+        child = catalog.by_id.get(nid)
         if child is None:
             continue
-        pool = [e for e in catalog.types.get(base_name, []) if e.entity_id != entity_id]
+        pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None
         binding = bindings.lookup(file_id, base_name)
         if any(e.file_id == file_id for e in pool):
@@ -231,26 +289,31 @@ def _inheritance(conn, repo_id, catalog: Catalog, bindings: FileBindings, edge) 
         if target is None:
             continue
         edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
-        edge(edge_type, child.entity_id, target.entity_id, method, child.line, file_id)
+        edge(edge_type, child.nid, target.nid, method, child.line, file_id)
         resolved.append((child, target, method))
     for child, base, method in resolved:
-        base_methods = {m.name: m for m in catalog.children.get(base.entity_id, [])}
-        for member in catalog.children.get(child.entity_id, []):
+        base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+        for member in catalog.children.get(child.nid, []):
             overridden = base_methods.get(member.name)
             if overridden is not None and member.entity_type == "Function":
                 edge(
                     "OVERRIDES",
-                    member.entity_id,
-                    overridden.entity_id,
+                    member.nid,
+                    overridden.nid,
                     method,
                     None,
                     member.file_id,
                 )
 
 
-def _imports(conn, repo_id, records, catalog: Catalog, bindings, language_of, edge, scope) -> None:
+def _imports(
+    conn, repo_id, records, catalog: Catalog, bindings, language_of, edge, scope, file_nids
+) -> None:
+    old_keys = {
+        key
+        for (key,) in conn.execute("SELECT module_key FROM modules WHERE repo_id = ?", (repo_id,))
+    }
     conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
-    folded: dict[tuple[int, str], list] = defaultdict(list)
     modules: dict[str, tuple] = {}
     for record in records:
         key = f"{repo_id}|{record.module}"
@@ -264,7 +327,6 @@ def _imports(conn, repo_id, records, catalog: Catalog, bindings, language_of, ed
             )
         if scope is not None and record.file_id not in scope:
             continue
-        folded[(record.file_id, record.module)].append(record)
         if record.imported_name and record.imported_name not in ("*", "default"):
             binding = bindings.lookup(record.file_id, record.alias or record.imported_name)
             if binding is not None and binding.symbol and binding.file_ids:
@@ -275,8 +337,8 @@ def _imports(conn, repo_id, records, catalog: Catalog, bindings, language_of, ed
                 if targets:
                     edge(
                         "IMPORTS",
-                        f"file:{record.file_id}",
-                        targets[0].entity_id,
+                        file_nids[record.file_id],
+                        targets[0].nid,
                         "import_binding",
                         record.line,
                         record.file_id,
@@ -286,20 +348,6 @@ def _imports(conn, repo_id, records, catalog: Catalog, bindings, language_of, ed
         " VALUES (?, ?, ?, ?, ?)",
         list(modules.values()),
     )
-    for (file_id, module), group in folded.items():
-        names = {(r.imported_name, r.alias) for r in group}
-        reason = None
-        if len(names) == 1:
-            imported_name, alias = next(iter(names))
-            reason = json.dumps({"imported_name": imported_name, "alias": alias})
-        line = min(r.line for r in group)
-        edge(
-            "IMPORTS",
-            f"file:{file_id}",
-            f"{repo_id}|{module}",
-            "declared",
-            line,
-            file_id,
-            None,
-            reason,
-        )
+    vanished = old_keys - set(modules)
+    conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])
+    conn.executemany("INSERT OR IGNORE INTO nodes (node_id) VALUES (?)", [(k,) for k in modules])

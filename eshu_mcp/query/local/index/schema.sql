@@ -1,11 +1,12 @@
--- eshu-mcp embedded index: SQLite schema (schema_version 1).
+-- eshu-mcp embedded index: SQLite schema (schema_version 2).
 --
 -- Written by the indexer (eshu_mcp.query.local.index), read by the local /api/v0 Resource
--- through eshu_mcp.query.local.index.store.open_reader(). Requires SQLite >= 3.34 (FTS5
--- trigram tokenizer) with JSON1.
+-- through eshu_mcp.query.local.index.store.open_reader(). Requires SQLite >= 3.34 with FTS5
+-- and JSON1.
 --
--- Stability: after schema_version 1 tables and columns are only ever ADDED, never renamed or
--- dropped. meta.schema_version says which additions a file has.
+-- Stability: within a schema version tables, views and columns are only ever ADDED.
+-- Version 2 changed the storage of entities, edges and call sites (see "Compact storage");
+-- the writer rebuilds an index written by an older version, readers refuse it.
 --
 -- Concurrency and visibility:
 --   * journal_mode=WAL, one writer at a time (advisory lock file "<db>.lock"), any number of
@@ -20,21 +21,19 @@
 --   * The database holds only the CURRENT state of each repository's content (one row per
 --     file); history lives in generations + fact_versions.
 --
--- Differences from the design proposal (research/local-backend/schema.sql), for index size
--- (target <= 4 bytes of index per byte of source): no secondary indexes that the indexer
--- does not need (scans over one repository's rows are milliseconds), no UNIQUE index on edges,
--- short payload hashes, no repeated generation ids on edges, and:
---   * file bodies are stored once, in files.content; FTS5 indexes are external-content with
---     tokenize='trigram' and detail='none' (about 0.2 bytes per source byte instead of ~2.2
---     for detail='full'). With detail='none', FTS5 phrase MATCH queries are NOT available:
---     search substrings with LIKE (case-insensitive, index-assisted for >= 3 characters, exact:
---     FTS5 re-checks the row), e.g.
---         SELECT f.* FROM files_fts JOIN files f ON f.file_id = files_fts.rowid
---          WHERE files_fts.content LIKE '%' || :q || '%' ESCAPE '\'
---     and post-filter case-sensitively in Python (or use instr() on the joined row).
---     bm25(files_fts) works for keyword ranking with MATCH of bare tokens/AND.
---   * entities have no stored source text: the view entity_source computes source_cache from
---     files.content and the entity's byte span (start_byte/end_byte are UTF-8 byte offsets).
+-- Compact storage (target <= 4 bytes of index per byte of source):
+--   * file bodies are stored once, in files.content; entity source is sliced from it by byte
+--     span (view entity_source), never stored again.
+--   * files_fts is a word index (unicode61, '_' inside words, detail='none'): MATCH whole
+--     tokens or prefixes ("charge_fee", "charge"*), rank with bm25(files_fts). Substring search
+--     scans files.content with LIKE/instr (milliseconds for tens of MB).
+--   * graph node ids (entity ids, 'file:<id>', module keys) are stored once, in nodes; the
+--     storage tables entity_rows, edge_rows and call_rows refer to them by integer nid, and
+--     small vocabularies (edge type, resolution method, call kind) by integer code.
+--   * the views entities, edges and call_sites give every reader the documented text columns;
+--     they are what queries should read (the planner turns a filter on a text id into an
+--     index lookup in nodes). INSTEAD OF INSERT triggers make the views writable for tools and
+--     tests; the indexer writes the storage tables directly.
 
 PRAGMA foreign_keys = ON;
 
@@ -53,8 +52,10 @@ CREATE TABLE IF NOT EXISTS meta (
 --            local path when the work tree has no origin remote (or is not a git work tree).
 --   has_remote: 1 when repo_id came from a remote URL.
 --   is_git: 1 for a git work tree, 0 for a plain directory (no HEAD, refs or dirty flag).
+--   repo_key: small integer alias of repo_id used by edge_rows.
 CREATE TABLE IF NOT EXISTS repositories (
-    repo_id              TEXT PRIMARY KEY,
+    repo_key             INTEGER PRIMARY KEY,
+    repo_id              TEXT NOT NULL UNIQUE,
     name                 TEXT NOT NULL,         -- basename of the work tree
     local_path           TEXT NOT NULL UNIQUE,  -- absolute path of the work tree
     remote_url           TEXT,                  -- normalized https://host/owner/repo
@@ -162,11 +163,11 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE INDEX IF NOT EXISTS files_repo_lang ON files (repo_id, language);
 CREATE INDEX IF NOT EXISTS files_lang ON files (language);
 
--- Trigram index over path and body. detail='none': use LIKE, not phrase MATCH (see header).
+-- Word index over path and body (see the header): MATCH tokens or prefixes, never LIKE.
 CREATE VIRTUAL TABLE IF NOT EXISTS files_fts USING fts5(
     relative_path, content,
     content='files', content_rowid='file_id',
-    tokenize='trigram', detail='none'
+    tokenize="unicode61 tokenchars '_'", detail='none'
 );
 CREATE TRIGGER IF NOT EXISTS files_ai AFTER INSERT ON files BEGIN
     INSERT INTO files_fts(rowid, relative_path, content) VALUES (new.file_id, new.relative_path, new.content);
@@ -179,94 +180,164 @@ CREATE TRIGGER IF NOT EXISTS files_au AFTER UPDATE OF relative_path, content ON 
     INSERT INTO files_fts(rowid, relative_path, content) VALUES (new.file_id, new.relative_path, new.content);
 END;
 
--- Code entities (Eshu content entities).
+-- Graph node ids: every entity id, file node ('file:' || file_id) and module node
+-- (modules.module_key) that a stored row refers to, numbered once.
+CREATE TABLE IF NOT EXISTS nodes (
+    nid      INTEGER PRIMARY KEY,
+    node_id  TEXT NOT NULL UNIQUE
+);
+
+-- Code entities (Eshu content entities), stored by node number; read them through the
+-- entities view below.
+--   rid: the entity's nodes.nid (its entity_id lives in nodes.node_id).
+--   parent: nodes.nid of the enclosing entity, NULL for top-level entities.
+CREATE TABLE IF NOT EXISTS entity_rows (
+    rid                    INTEGER PRIMARY KEY,
+    file_id                INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    entity_type            TEXT NOT NULL,
+    entity_name            TEXT NOT NULL,
+    start_line             INTEGER NOT NULL,
+    end_line               INTEGER NOT NULL,
+    start_byte             INTEGER,
+    end_byte               INTEGER,
+    parent                 INTEGER,
+    class_context          TEXT,
+    cyclomatic_complexity  INTEGER,
+    arg_count              INTEGER,
+    signature              TEXT,
+    metadata               TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS entity_rows_name ON entity_rows (entity_name);
+CREATE INDEX IF NOT EXISTS entity_rows_file_line ON entity_rows (file_id, start_line);
+CREATE INDEX IF NOT EXISTS entity_rows_parent ON entity_rows (parent) WHERE parent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entity_rows_complexity ON entity_rows (cyclomatic_complexity DESC) WHERE cyclomatic_complexity > 0;
+
+-- Code entities as every reader sees them.
 --   entity_id: 'content-entity:e_' || blake2s_256(repo_id \n relative_path \n lower(entity_type)
 --              \n entity_name \n start_line).hex[:12]   (Eshu's formula; graph handle 'entity:' || entity_id)
 --   entity_type: Eshu label. Written today: Function (functions AND methods: there is no
 --                Method label; a method has class_context / parent_entity_id), Class, Struct,
 --                Interface, Trait, Enum, Union, Module, TypeAlias, ImplBlock, Macro, Record.
 --                Python: a Module row only when the module has a docstring (Eshu's rule).
+--   qualified_name: class_context || '.' || entity_name for members, else entity_name.
 --   start_line: line of the NAME node (Eshu convention), 1-based; end_line: end of the definition.
 --   start_byte/end_byte: UTF-8 byte span of the whole definition (decorators included for
 --                Python) inside files.content; entity_source slices the source with them.
+--   repo_id, relative_path, language, is_test, is_generated: the file's.
 --   parent_entity_id: enclosing class/struct/impl/interface for methods, enclosing function for
 --                nested functions, NULL for top-level entities.
 --   class_context: name of the enclosing type for methods (Python class, Java/C#/PHP/Ruby class,
 --                Go receiver type, Rust impl type), else NULL.
 --   cyclomatic_complexity: McCabe per Eshu's tables (local-backend §3.6); NULL for JavaScript/
 --                TypeScript/TSX (Eshu emits none) and for non-function entities.
+--   signature: the definition's header, e.g. 'def charge(self, amount)'.
+--   docstring: always NULL: the docstring is metadata.docstring.
 --   metadata: JSON object with Eshu's keys where known: args, decorators, docstring, async,
 --                bases, class_context, impl_context, visibility, exported, semantic_kind,
 --                dead_code_root_kinds[], enclosing_function, exactness_blockers[].
-CREATE TABLE IF NOT EXISTS entities (
-    rid                    INTEGER PRIMARY KEY,  -- rowid; also the entities_fts rowid
-    entity_id              TEXT NOT NULL UNIQUE,
-    repo_id                TEXT NOT NULL,
-    file_id                INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
-    relative_path          TEXT NOT NULL,
-    entity_type            TEXT NOT NULL,
-    entity_name            TEXT NOT NULL,
-    qualified_name         TEXT,                 -- e.g. PaymentService.charge, Server.Start
-    start_line             INTEGER NOT NULL,
-    end_line               INTEGER NOT NULL,
-    start_byte             INTEGER,
-    end_byte               INTEGER,
-    language               TEXT,
-    parent_entity_id       TEXT,
-    class_context          TEXT,
-    cyclomatic_complexity  INTEGER,
-    arg_count              INTEGER,
-    line_span              INTEGER,              -- end_line - start_line + 1
-    is_test                INTEGER NOT NULL DEFAULT 0,
-    is_generated           INTEGER NOT NULL DEFAULT 0,
-    signature              TEXT,                 -- the definition's header, e.g. 'def charge(self, amount)'
-    docstring              TEXT,                 -- always NULL (size): the docstring is metadata.docstring
-    metadata               TEXT NOT NULL DEFAULT '{}',
-    generation_id          TEXT NOT NULL         -- always '' (size): see files.generation_id of file_id
-);
-CREATE INDEX IF NOT EXISTS entities_name ON entities (entity_name);
-CREATE INDEX IF NOT EXISTS entities_repo_type ON entities (repo_id, entity_type);
-CREATE INDEX IF NOT EXISTS entities_file_line ON entities (file_id, start_line);
-CREATE INDEX IF NOT EXISTS entities_parent ON entities (parent_entity_id);
-CREATE INDEX IF NOT EXISTS entities_complexity ON entities (repo_id, cyclomatic_complexity DESC) WHERE cyclomatic_complexity > 0;
+--   generation_id: always '': see files.generation_id of file_id.
+CREATE VIEW IF NOT EXISTS entities (
+    rid, entity_id, repo_id, file_id, relative_path, entity_type, entity_name, qualified_name,
+    start_line, end_line, start_byte, end_byte, language, parent_entity_id, class_context,
+    cyclomatic_complexity, arg_count, line_span, is_test, is_generated, signature, docstring,
+    metadata, generation_id
+) AS
+    SELECT r.rid, n.node_id, f.repo_id, r.file_id, f.relative_path, r.entity_type,
+           r.entity_name,
+           CASE WHEN r.class_context IS NULL THEN r.entity_name
+                ELSE r.class_context || '.' || r.entity_name END,
+           r.start_line, r.end_line, r.start_byte, r.end_byte, f.language, p.node_id,
+           r.class_context, r.cyclomatic_complexity, r.arg_count, r.end_line - r.start_line + 1,
+           f.is_test, f.is_generated, r.signature, NULL, r.metadata, ''
+      FROM entity_rows r
+      JOIN nodes n ON n.nid = r.rid
+      JOIN files f ON f.file_id = r.file_id
+      LEFT JOIN nodes p ON p.nid = r.parent;
+
+CREATE TRIGGER IF NOT EXISTS entities_insert INSTEAD OF INSERT ON entities BEGIN
+    INSERT OR IGNORE INTO nodes (node_id) VALUES (NEW.entity_id);
+    INSERT OR IGNORE INTO nodes (node_id)
+        SELECT NEW.parent_entity_id WHERE NEW.parent_entity_id IS NOT NULL;
+    INSERT INTO entity_rows (rid, file_id, entity_type, entity_name, start_line, end_line,
+                             start_byte, end_byte, parent, class_context, cyclomatic_complexity,
+                             arg_count, signature, metadata)
+    VALUES ((SELECT nid FROM nodes WHERE node_id = NEW.entity_id), NEW.file_id,
+            NEW.entity_type, NEW.entity_name, NEW.start_line, NEW.end_line, NEW.start_byte,
+            NEW.end_byte, (SELECT nid FROM nodes WHERE node_id = NEW.parent_entity_id),
+            NEW.class_context, NEW.cyclomatic_complexity, NEW.arg_count, NEW.signature,
+            COALESCE(NEW.metadata, '{}'));
+END;
 
 -- Entity source text, computed (not stored): the definition's bytes from files.content.
 -- Cap it in the reader where a route needs a cap (Eshu: 64 KiB, Variables 4 KiB).
 CREATE VIEW IF NOT EXISTS entity_source (rid, entity_id, file_id, entity_name, source_cache) AS
-    SELECT e.rid, e.entity_id, e.file_id, e.entity_name,
-           CAST(substr(CAST(f.content AS BLOB), e.start_byte + 1, e.end_byte - e.start_byte) AS TEXT)
-      FROM entities e JOIN files f ON f.file_id = e.file_id;
-
--- Trigram index over entity names and source (external content = the view above), detail
--- 'none': query with LIKE, e.g.
---     SELECT rowid FROM entities_fts WHERE source_cache LIKE '%' || :q || '%'
--- Maintained by the indexer (not triggers) because the source lives in files.
-CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5(
-    entity_name, source_cache,
-    content='entity_source', content_rowid='rid',
-    tokenize='trigram', detail='none', columnsize=0
-);
+    SELECT r.rid, n.node_id, r.file_id, r.entity_name,
+           CAST(substr(CAST(f.content AS BLOB), r.start_byte + 1, r.end_byte - r.start_byte) AS TEXT)
+      FROM entity_rows r
+      JOIN nodes n ON n.nid = r.rid
+      JOIN files f ON f.file_id = r.file_id;
 
 -- ---------------------------------------------------------------- raw parser evidence
 
--- Every call expression found by the extractors (resolved or not).
---   caller_entity_id: innermost enclosing Function (or Class body for class-level calls);
---                     NULL = module/file level.
---   call_kind: call | method_call | constructor_call | new_expression | macro
-CREATE TABLE IF NOT EXISTS call_sites (
+-- Every call expression found by the extractors (resolved or not), stored compactly; read
+-- them through the call_sites view below.
+--   caller: nodes.nid of the innermost enclosing entity, NULL at module/file level.
+--   full_name: NULL when it is callee_name (no receiver) or receiver || '.' || callee_name.
+--   call_kind: code (1 call, 2 method_call, 3 constructor_call, 4 new_expression, 5 macro) or
+--              the text of any other kind.
+CREATE TABLE IF NOT EXISTS call_rows (
     call_id           INTEGER PRIMARY KEY,
-    repo_id           TEXT NOT NULL,
     file_id           INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
-    caller_entity_id  TEXT,
-    callee_name       TEXT NOT NULL,             -- last segment: 'join' for os.path.join
-    full_name         TEXT,                      -- 'os.path.join', 'self.fmt', 's.Start'
-    receiver          TEXT,                      -- 'self', 'os.path', 's'; NULL for bare calls
-    inferred_type     TEXT,                      -- receiver type when locally provable
-    call_kind         TEXT,
+    caller            INTEGER,
+    callee_name       TEXT NOT NULL,
+    full_name         TEXT,
+    receiver          TEXT,
+    inferred_type     TEXT,
+    call_kind,                                 -- no type: an integer code or text
     arg_count         INTEGER,
     line_number       INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS call_sites_file ON call_sites (file_id);
+CREATE INDEX IF NOT EXISTS call_rows_file ON call_rows (file_id);
+
+-- Call sites as every reader sees them.
+--   caller_entity_id: innermost enclosing Function (or Class body for class-level calls);
+--                     NULL = module/file level.
+--   callee_name: last segment ('join' for os.path.join); full_name as written ('os.path.join',
+--   'self.fmt', 's.Start'); receiver ('self', 'os.path', 's'; NULL for bare calls);
+--   inferred_type: receiver type when locally provable.
+--   call_kind: call | method_call | constructor_call | new_expression | macro
+CREATE VIEW IF NOT EXISTS call_sites (
+    call_id, repo_id, file_id, caller_entity_id, callee_name, full_name, receiver,
+    inferred_type, call_kind, arg_count, line_number
+) AS
+    SELECT c.call_id, f.repo_id, c.file_id, n.node_id, c.callee_name,
+           COALESCE(c.full_name, CASE WHEN c.receiver IS NULL THEN c.callee_name
+                                      ELSE c.receiver || '.' || c.callee_name END),
+           c.receiver, c.inferred_type,
+           CASE c.call_kind WHEN 1 THEN 'call' WHEN 2 THEN 'method_call'
+                WHEN 3 THEN 'constructor_call' WHEN 4 THEN 'new_expression' WHEN 5 THEN 'macro'
+                ELSE c.call_kind END,
+           c.arg_count, c.line_number
+      FROM call_rows c
+      JOIN files f ON f.file_id = c.file_id
+      LEFT JOIN nodes n ON n.nid = c.caller;
+
+CREATE TRIGGER IF NOT EXISTS call_sites_insert INSTEAD OF INSERT ON call_sites BEGIN
+    INSERT OR IGNORE INTO nodes (node_id)
+        SELECT NEW.caller_entity_id WHERE NEW.caller_entity_id IS NOT NULL;
+    INSERT INTO call_rows (call_id, file_id, caller, callee_name, full_name, receiver,
+                           inferred_type, call_kind, arg_count, line_number)
+    VALUES (NEW.call_id, NEW.file_id,
+            (SELECT nid FROM nodes WHERE node_id = NEW.caller_entity_id), NEW.callee_name,
+            CASE WHEN NEW.full_name IS (CASE WHEN NEW.receiver IS NULL THEN NEW.callee_name
+                                             ELSE NEW.receiver || '.' || NEW.callee_name END)
+                 THEN NULL ELSE NEW.full_name END,
+            NEW.receiver, NEW.inferred_type,
+            CASE NEW.call_kind WHEN 'call' THEN 1 WHEN 'method_call' THEN 2
+                 WHEN 'constructor_call' THEN 3 WHEN 'new_expression' THEN 4 WHEN 'macro' THEN 5
+                 ELSE NEW.call_kind END,
+            NEW.arg_count, NEW.line_number);
+END;
 
 -- One row per imported name (Python 'from a import b, c' is two rows; 'import a' one row).
 --   module: as written, normalized per language: Python dotted ('pkg.sub', '.sibling' for
@@ -315,7 +386,31 @@ CREATE TABLE IF NOT EXISTS bases (
 
 -- ---------------------------------------------------------------- resolved code graph
 
--- Resolved relationships of the active generation; one row per (type, source_id, target_id,
+-- Resolved relationships of the active generation, stored compactly; read them through the
+-- edges view below.
+--   repo: repositories.repo_key.   src, dst: nodes.nid of the two endpoints.
+--   type: code (1 CALLS, 2 IMPORTS, 3 INHERITS, 4 IMPLEMENTS, 5 OVERRIDES, 6 REFERENCES,
+--         7 CONTAINS, 8 INSTANTIATES).
+--   method: code (1 declared, 2 same_file, 3 import_binding, 4 type_inferred,
+--           5 scope_unique_name, 6 repo_unique_name) or the text of any other method.
+--   call_kind: coded as in call_rows.   confidence: hundredths (95 = 0.95).
+CREATE TABLE IF NOT EXISTS edge_rows (
+    edge_id            INTEGER PRIMARY KEY,
+    repo               INTEGER NOT NULL,
+    type               INTEGER NOT NULL,
+    src                INTEGER NOT NULL,
+    dst                INTEGER NOT NULL,
+    call_kind,                                 -- no type: an integer code or text
+    reason             TEXT,
+    method,                                    -- no type: an integer code or text
+    confidence         INTEGER,
+    line_number        INTEGER,
+    evidence_file_id   INTEGER
+);
+CREATE INDEX IF NOT EXISTS edge_rows_out ON edge_rows (src);
+CREATE INDEX IF NOT EXISTS edge_rows_in ON edge_rows (dst);
+
+-- Resolved relationships as every reader sees them; one row per (type, source_id, target_id,
 -- line_number) (deduplicated by the indexer). Each generation rebuilds the rows whose
 -- resolution can have changed (evidence_file_id = the file holding the call/import/definition)
 -- or, after large changes, the whole repository.
@@ -340,29 +435,59 @@ CREATE TABLE IF NOT EXISTS bases (
 --   packet treats reachability through only these as ambiguous).
 --   call_kind (CALLS): call | method_call | constructor_call | new_expression | macro
 --   reason: JSON object or NULL (IMPORTS: {"imported_name":..,"alias":..})
-CREATE TABLE IF NOT EXISTS edges (
-    edge_id            INTEGER PRIMARY KEY,
-    repo_id            TEXT NOT NULL,
-    type               TEXT NOT NULL CHECK (type IN
-                         ('CALLS','IMPORTS','INHERITS','IMPLEMENTS','OVERRIDES','REFERENCES','CONTAINS','INSTANTIATES')),
-    source_id          TEXT NOT NULL,
-    target_id          TEXT NOT NULL,
-    call_kind          TEXT,
-    reason             TEXT,
-    resolution_method  TEXT,
-    confidence         REAL,
-    line_number        INTEGER,                  -- evidence line (call site, import, class header)
-    evidence_file_id   INTEGER,
-    generation_id      TEXT NOT NULL             -- always '' (size): edges belong to repositories.active_generation_id
-);
-CREATE INDEX IF NOT EXISTS edges_out ON edges (source_id, type);
-CREATE INDEX IF NOT EXISTS edges_in ON edges (target_id, type);
+--   generation_id: always '': edges belong to repositories.active_generation_id.
+CREATE VIEW IF NOT EXISTS edges (
+    edge_id, repo_id, type, source_id, target_id, call_kind, reason, resolution_method,
+    confidence, line_number, evidence_file_id, generation_id
+) AS
+    SELECT r.edge_id, p.repo_id,
+           CASE r.type WHEN 1 THEN 'CALLS' WHEN 2 THEN 'IMPORTS' WHEN 3 THEN 'INHERITS'
+                WHEN 4 THEN 'IMPLEMENTS' WHEN 5 THEN 'OVERRIDES' WHEN 6 THEN 'REFERENCES'
+                WHEN 7 THEN 'CONTAINS' WHEN 8 THEN 'INSTANTIATES' END,
+           s.node_id, t.node_id,
+           CASE r.call_kind WHEN 1 THEN 'call' WHEN 2 THEN 'method_call'
+                WHEN 3 THEN 'constructor_call' WHEN 4 THEN 'new_expression' WHEN 5 THEN 'macro'
+                ELSE r.call_kind END,
+           r.reason,
+           CASE r.method WHEN 1 THEN 'declared' WHEN 2 THEN 'same_file'
+                WHEN 3 THEN 'import_binding' WHEN 4 THEN 'type_inferred'
+                WHEN 5 THEN 'scope_unique_name' WHEN 6 THEN 'repo_unique_name'
+                ELSE r.method END,
+           r.confidence / 100.0, r.line_number, r.evidence_file_id, ''
+      FROM edge_rows r
+      JOIN nodes s ON s.nid = r.src
+      JOIN nodes t ON t.nid = r.dst
+      JOIN repositories p ON p.repo_key = r.repo;
+
+CREATE TRIGGER IF NOT EXISTS edges_insert INSTEAD OF INSERT ON edges BEGIN
+    INSERT OR IGNORE INTO nodes (node_id) VALUES (NEW.source_id);
+    INSERT OR IGNORE INTO nodes (node_id) VALUES (NEW.target_id);
+    INSERT INTO edge_rows (repo, type, src, dst, call_kind, reason, method, confidence,
+                           line_number, evidence_file_id)
+    VALUES ((SELECT repo_key FROM repositories WHERE repo_id = NEW.repo_id),
+            CASE NEW.type WHEN 'CALLS' THEN 1 WHEN 'IMPORTS' THEN 2 WHEN 'INHERITS' THEN 3
+                 WHEN 'IMPLEMENTS' THEN 4 WHEN 'OVERRIDES' THEN 5 WHEN 'REFERENCES' THEN 6
+                 WHEN 'CONTAINS' THEN 7 WHEN 'INSTANTIATES' THEN 8
+                 ELSE RAISE(ABORT, 'unknown edge type') END,
+            (SELECT nid FROM nodes WHERE node_id = NEW.source_id),
+            (SELECT nid FROM nodes WHERE node_id = NEW.target_id),
+            CASE NEW.call_kind WHEN 'call' THEN 1 WHEN 'method_call' THEN 2
+                 WHEN 'constructor_call' THEN 3 WHEN 'new_expression' THEN 4 WHEN 'macro' THEN 5
+                 ELSE NEW.call_kind END,
+            NEW.reason,
+            CASE NEW.resolution_method WHEN 'declared' THEN 1 WHEN 'same_file' THEN 2
+                 WHEN 'import_binding' THEN 3 WHEN 'type_inferred' THEN 4
+                 WHEN 'scope_unique_name' THEN 5 WHEN 'repo_unique_name' THEN 6
+                 ELSE NEW.resolution_method END,
+            CAST(round(NEW.confidence * 100) AS INTEGER), NEW.line_number,
+            NEW.evidence_file_id);
+END;
 
 -- Why a call site produced no CALLS edge:
 --   external (bound by an import of a non-repository module) | builtin (language builtin) |
 --   ambiguous:<n> (n equally good candidates) | no_definition
 CREATE TABLE IF NOT EXISTS unresolved_calls (
-    call_id   INTEGER PRIMARY KEY REFERENCES call_sites(call_id) ON DELETE CASCADE,
+    call_id   INTEGER PRIMARY KEY REFERENCES call_rows(call_id) ON DELETE CASCADE,
     reason    TEXT NOT NULL
 );
 

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-SCHEMA_VERSION = 1
-"""Bumped when tables or columns are added; existing names never change."""
+SCHEMA_VERSION = 2
+"""Bumped when the storage changes; readers refuse another version, the writer rebuilds an
+older one (the index is derived from the repositories, so nothing is lost but history)."""
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
 
@@ -76,6 +77,12 @@ def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     if row is None:
         conn.close()
         raise IndexUnavailable(f"index database {str(path)!r} has no schema version")
+    if int(row[0]) != SCHEMA_VERSION:
+        conn.close()
+        raise IndexUnavailable(
+            f"index database {str(path)!r} has schema version {row[0]}, this eshu-mcp reads"
+            f" version {SCHEMA_VERSION}: run `eshu-mcp index` on its repositories to rebuild it"
+        )
     return conn
 
 
@@ -107,6 +114,8 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         raise IndexUnavailable(
             f"index schema version {found} is newer than this eshu-mcp ({SCHEMA_VERSION})"
         )
+    if found is not None and int(found) < SCHEMA_VERSION:
+        _drop_everything(conn)
     conn.executescript(schema_sql())
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
@@ -114,6 +123,32 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         (str(SCHEMA_VERSION),),
     )
     conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
+
+
+def _drop_everything(conn: sqlite3.Connection) -> None:
+    """Empty an index written by an older schema, so it is rebuilt from the repositories."""
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for kind in ("view", "trigger", "table"):
+            names = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'"
+                " AND sql IS NOT NULL",
+                (kind,),
+            ).fetchall()
+            for (name,) in names:
+                if kind != "table" or _still_exists(conn, name):
+                    conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("VACUUM")
+
+
+def _still_exists(conn: sqlite3.Connection, name: str) -> bool:
+    """False for an FTS5 shadow table that dropping its virtual table already removed."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    return found is not None
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -1,6 +1,10 @@
 """
-Writing one file's rows (files, entities, call sites, imports, bases, secrets, FTS) inside
-the generation's write transaction.
+Writing one file's rows (files, entities, call sites, imports, bases, secrets) inside the
+generation's write transaction, into the compact storage tables of ``schema.sql``.
+
+Workers turn a parsed file into row tuples (:func:`prepare_rows`); the writer numbers the
+file's graph nodes (:class:`NodeNumbers`) and queues the rows in a :class:`RowBatch`, which
+inserts many files' rows per statement.
 """
 
 from __future__ import annotations
@@ -8,52 +12,83 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from attrs import Factory, evolve, frozen
+from attrs import Factory, define, evolve, frozen
 
-from .fts_build import FtsBuilder
+from .codes import call_kind_code, compact_full_name
 from .generations import FactLedger, entity_key, payload_hash
 from .identity import entity_id
 from .parse import ParsedFile
 from .store import utc_now
 
-CHILD_TABLES = ("call_sites", "imports", "bases", "secret_candidates")
+CHILD_TABLES = ("call_rows", "imports", "bases", "secret_candidates")
 
 
-def clear_file(conn: sqlite3.Connection, file_id: int) -> list[tuple[str, str]]:
-    """Remove a file's derived rows (keeping the files row); return its old (id, name) pairs."""
-    old = conn.execute(
-        "SELECT entity_id, entity_name FROM entities WHERE file_id = ?", (file_id,)
-    ).fetchall()
-    if old:
-        conn.execute(
-            "INSERT INTO entities_fts (entities_fts, rowid, entity_name, source_cache)"
-            " SELECT 'delete', rid, entity_name, source_cache FROM entity_source WHERE file_id = ?",
+def file_node(file_id: int) -> str:
+    """The graph node id of a file."""
+    return f"file:{file_id}"
+
+
+@frozen
+class OldEntity:
+    """An entity a re-written or deleted file had."""
+
+    entity_id: str
+    name: str
+    nid: int
+
+
+def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
+    """Remove a file's derived rows (keeping the files row and all nodes); return its entities."""
+    old = [
+        OldEntity(*row)
+        for row in conn.execute(
+            "SELECT n.node_id, r.entity_name, r.rid FROM entity_rows r"
+            " JOIN nodes n ON n.nid = r.rid WHERE r.file_id = ?",
             (file_id,),
         )
-        conn.execute("DELETE FROM entities WHERE file_id = ?", (file_id,))
+    ]
+    if old:
+        conn.execute("DELETE FROM entity_rows WHERE file_id = ?", (file_id,))
     for table in CHILD_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))
     return old
 
 
-def delete_file(conn: sqlite3.Connection, file_id: int) -> list[tuple[str, str]]:
-    """Remove a file and everything derived from it; return its old (id, name) pairs."""
+def delete_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
+    """Remove a file, its nodes and everything derived from it; return its old entities."""
     old = clear_file(conn, file_id)
+    forget_nodes(conn, [e.nid for e in old])
+    conn.execute("DELETE FROM nodes WHERE node_id = ?", (file_node(file_id),))
     conn.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
     return old
 
 
-def write_file(
-    conn: sqlite3.Connection,
-    repo_id: str,
-    generation_id: str,
-    commit_sha: str | None,
-    parsed: ParsedFile,
-    mtime_ns: int,
-    file_id: int | None,
-) -> int:
-    """Insert or update the files row; return its file_id."""
-    values = (
+def forget_nodes(conn: sqlite3.Connection, nids: list[int]) -> None:
+    """Delete node numbers nothing stores any more."""
+    if nids:
+        conn.executemany("DELETE FROM nodes WHERE nid = ?", [(nid,) for nid in nids])
+
+
+class NodeNumbers:
+    """Hands out ``nodes.nid`` for new node ids within one write transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.next = conn.execute("SELECT COALESCE(MAX(nid), 0) + 1 FROM nodes").fetchone()[0]
+        self.pending: list[tuple[int, str]] = []
+
+    def new(self, node_id: str) -> int:
+        """A fresh number for a node id that has none."""
+        nid = self.next
+        self.next += 1
+        self.pending.append((nid, node_id))
+        return nid
+
+
+def file_values(
+    parsed: ParsedFile, generation_id: str, commit_sha: str | None, mtime_ns: int
+) -> tuple:
+    """The files columns after repo_id/relative_path, in :data:`FILE_COLUMNS` order."""
+    return (
         parsed.language,
         parsed.content,
         parsed.content_hash,
@@ -68,88 +103,93 @@ def write_file(
         utc_now(),
         generation_id,
     )
-    if file_id is not None:
-        conn.execute(
-            "UPDATE files SET language = ?, content = ?, content_hash = ?, byte_size = ?,"
-            " line_count = ?, mtime_ns = ?, commit_sha = ?, parse_status = ?, parse_errors = ?,"
-            " is_test = ?, is_generated = ?, indexed_at = ?, generation_id = ? WHERE file_id = ?",
-            (*values, file_id),
-        )
-        return file_id
-    cursor = conn.execute(
-        "INSERT INTO files (repo_id, relative_path, language, content, content_hash, byte_size,"
-        " line_count, mtime_ns, commit_sha, parse_status, parse_errors, is_test, is_generated,"
-        " indexed_at, generation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (repo_id, parsed.relative_path, *values),
-    )
-    return cursor.lastrowid
+
+
+FILE_COLUMNS = (
+    "language, content, content_hash, byte_size, line_count, mtime_ns, commit_sha,"
+    " parse_status, parse_errors, is_test, is_generated, indexed_at, generation_id"
+)
+
+
+def update_file(conn: sqlite3.Connection, file_id: int, values: tuple) -> None:
+    """Re-write an existing files row with :func:`file_values`."""
+    assignments = ", ".join(f"{c.strip()} = ?" for c in FILE_COLUMNS.split(","))
+    conn.execute(f"UPDATE files SET {assignments} WHERE file_id = ?", (*values, file_id))
 
 
 @frozen
 class PreparedFile:
-    """A parsed file's rows, built in the worker process so the writer only inserts them."""
+    """A parsed file's rows, built in the worker process so the writer only numbers them."""
 
     parsed: ParsedFile  # without its extraction lists (they live in the rows below)
-    entity_rows: list[tuple] = Factory(list)  # entities columns after file_id
-    fts_rows: list[tuple[str, str, str]] = Factory(list)  # entity id, name, source
+    entity_ids: list[str] = Factory(list)  # one per entity row
+    entity_rows: list[tuple] = Factory(list)  # entity_rows columns after rid/file_id; parent
     payloads: dict[str, str] = Factory(dict)  # entity id -> fact payload hash
     names: dict[str, str] = Factory(dict)  # entity id -> name
-    call_rows: list[tuple] = Factory(list)
+    call_rows: list[tuple] = Factory(list)  # call_rows columns after file_id; caller
     import_rows: list[tuple] = Factory(list)
-    base_rows: list[tuple] = Factory(list)
+    base_rows: list[tuple] = Factory(list)  # (entity row, base name, kind)
     secret_rows: list[tuple] = Factory(list)
+
+
+PARENT = 6
+"""Index of the parent (an entity row number until the writer numbers it) in entity rows."""
 
 
 def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     """Entity ids, metadata JSON, fact payloads and row tuples for one parsed file (pure)."""
     path = parsed.relative_path
-    ids: list[str] = []
-    seen: set[str] = set()
+    row_of: list[int] = []  # extractor entity index -> entity row (duplicates share one)
+    first: dict[str, int] = {}
     prepared = PreparedFile(evolve(parsed, entities=[], calls=[], imports=[], bases=[], secrets=[]))
     source = parsed.content.encode("utf-8") if parsed.entities else b""
-    is_test, is_generated = int(parsed.is_test), int(parsed.is_generated)
     for entity in parsed.entities:
         eid = entity_id(
             repo_id, path, entity["entity_type"], entity["entity_name"], entity["start_line"]
         )
-        ids.append(eid)
-        if eid in seen:
+        row = first.get(eid)
+        if row is not None:
+            row_of.append(row)
             continue
-        seen.add(eid)
+        row = first[eid] = len(prepared.entity_rows)
+        row_of.append(row)
         parent = entity["parent"]
         metadata = json.dumps(entity["metadata"], sort_keys=True)
+        prepared.entity_ids.append(eid)
         prepared.entity_rows.append(
             (
-                path,
                 entity["entity_type"],
                 entity["entity_name"],
-                entity["qualified_name"],
                 entity["start_line"],
                 entity["end_line"],
                 entity["start_byte"],
                 entity["end_byte"],
-                parsed.language,
-                None if parent is None else ids[parent],
+                None if parent is None else row_of[parent],
                 entity["class_context"],
                 entity["cyclomatic_complexity"],
                 entity["arg_count"],
-                entity["end_line"] - entity["start_line"] + 1,
-                is_test,
-                is_generated,
                 entity["signature"],
-                None,  # docstring lives in metadata only (index size)
                 metadata,
-                "",  # the file row carries the generation (index size)
-                eid,
             )
         )
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
         prepared.payloads[eid] = payload_hash(body, metadata)
         prepared.names[eid] = entity["entity_name"]
-        prepared.fts_rows.append((eid, entity["entity_name"], body))
-    prepared.call_rows.extend((None if c[0] is None else ids[c[0]], *c[1:]) for c in parsed.calls)
+    prepared.call_rows.extend(
+        (
+            None if caller is None else row_of[caller],
+            name,
+            compact_full_name(name, full_name, receiver),
+            receiver,
+            inferred,
+            call_kind_code(kind),
+            arg_count,
+            line,
+        )
+        for caller, name, full_name, receiver, inferred, kind, arg_count, line in parsed.calls
+    )
     prepared.import_rows.extend(parsed.imports)
-    prepared.base_rows.extend((ids[index], name, kind) for index, name, kind in parsed.bases)
+    prepared.base_rows.extend((row_of[index], name, kind) for index, name, kind in parsed.bases)
     prepared.secret_rows.extend(
         (path, parsed.language, line, kind, severity, excerpt, value_hash, json.dumps(notes))
         for line, kind, severity, excerpt, value_hash, notes in parsed.secrets
@@ -157,77 +197,111 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     return prepared
 
 
-def write_extraction(
-    conn: sqlite3.Connection,
-    repo_id: str,
-    file_id: int,
-    prepared: PreparedFile,
-    first_rid: int,
-    fts: FtsBuilder | None = None,
-) -> int:
+@define
+class RowBatch:
     """
-    Insert a prepared file's entities (and their FTS rows), calls, imports, bases, secrets.
+    Rows of many files, inserted together (one statement per table per flush).
 
-    Entity rowids are assigned from ``first_rid`` (the caller tracks the next free one, so no
-    query is needed to learn them); returns the next free rowid. With ``fts`` the entity FTS
-    rows go to that builder instead of ``entities_fts``.
+    Call ids are numbered here so that, with ``keep``, the rows call resolution needs stay
+    in memory too (a first build resolves from them instead of reading them back).
     """
-    next_rid = first_rid + len(prepared.entity_rows)
-    if prepared.entity_rows:
-        conn.executemany(
-            "INSERT INTO entities (repo_id, file_id, relative_path, entity_type,"
-            " entity_name, qualified_name, start_line, end_line, start_byte, end_byte, language,"
-            " parent_entity_id, class_context, cyclomatic_complexity, arg_count, line_span,"
-            " is_test, is_generated, signature, docstring, metadata, generation_id, entity_id,"
-            " rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (repo_id, file_id, *row, rid)
-                for rid, row in enumerate(prepared.entity_rows, first_rid)
-            ],
+
+    next_call_id: int
+    keep: bool = False
+    nodes: list[tuple[int, str]] = Factory(list)
+    entities: list[tuple] = Factory(list)
+    calls: list[tuple] = Factory(list)
+    imports: list[tuple] = Factory(list)
+    bases: list[tuple] = Factory(list)
+    secrets: list[tuple] = Factory(list)
+    edges: list[tuple] = Factory(list)
+    kept_entities: list[tuple] = Factory(list)
+    kept_calls: list[tuple] = Factory(list)
+
+    def add(self, repo_id: str, file_id: int, prepared: PreparedFile, nids: list[int]) -> None:
+        """Queue a prepared file's rows; ``nids[i]`` numbers its entity row ``i``."""
+        language = prepared.parsed.language
+        for nid, row in zip(nids, prepared.entity_rows, strict=True):
+            parent = row[PARENT]
+            parent_nid = None if parent is None else nids[parent]
+            self.entities.append((nid, file_id, *row[:PARENT], parent_nid, *row[7:]))
+            if self.keep:
+                self.kept_entities.append(
+                    (nid, file_id, row[0], row[1], row[7], parent_nid, language, row[2])
+                )
+        first = self.next_call_id
+        self.next_call_id += len(prepared.call_rows)
+        for call_id, row in enumerate(prepared.call_rows, first):
+            caller = None if row[0] is None else nids[row[0]]
+            self.calls.append((call_id, file_id, caller, *row[1:]))
+            if self.keep:
+                name, full_name, receiver, inferred, kind, _, line = row[1:]
+                self.kept_calls.append(
+                    (call_id, file_id, caller, name, full_name, receiver, inferred, kind, line)
+                )
+        self.imports.extend((repo_id, file_id, *row) for row in prepared.import_rows)
+        self.bases.extend(
+            (prepared.entity_ids[row], name, kind, repo_id, file_id)
+            for row, name, kind in prepared.base_rows
         )
-        fts_rows = [
-            (rid, name, body) for rid, (_, name, body) in enumerate(prepared.fts_rows, first_rid)
-        ]
-        if fts is not None:
-            fts.add_entities(fts_rows)
-        else:
-            conn.executemany(
-                "INSERT INTO entities_fts (rowid, entity_name, source_cache) VALUES (?, ?, ?)",
-                fts_rows,
-            )
-    if prepared.call_rows:
-        conn.executemany(
-            "INSERT INTO call_sites (repo_id, file_id, caller_entity_id, callee_name, full_name,"
-            " receiver, inferred_type, call_kind, arg_count, line_number)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, *row) for row in prepared.call_rows],
-        )
-    if prepared.import_rows:
-        conn.executemany(
-            "INSERT INTO imports (repo_id, file_id, module, imported_name, alias, import_type,"
-            " line_number) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, *row) for row in prepared.import_rows],
-        )
-    if prepared.base_rows:
-        conn.executemany(
-            "INSERT OR IGNORE INTO bases (entity_id, base_name, kind, repo_id, file_id)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [(*row, repo_id, file_id) for row in prepared.base_rows],
-        )
-    if prepared.secret_rows:
-        conn.executemany(
-            "INSERT OR IGNORE INTO secret_candidates (repo_id, file_id, relative_path, language,"
-            " line_number, finding_kind, severity, redacted_excerpt, value_hash,"
-            " suppression_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(repo_id, file_id, *row) for row in prepared.secret_rows],
-        )
-    return next_rid
+        self.secrets.extend((repo_id, file_id, *row) for row in prepared.secret_rows)
+
+    def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
+        """Insert everything queued (new node numbers first)."""
+        if numbers.pending:
+            conn.executemany("INSERT INTO nodes (nid, node_id) VALUES (?, ?)", numbers.pending)
+            numbers.pending.clear()
+        for sql, rows in (
+            (
+                "INSERT INTO entity_rows (rid, file_id, entity_type, entity_name, start_line,"
+                " end_line, start_byte, end_byte, parent, class_context, cyclomatic_complexity,"
+                " arg_count, signature, metadata)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.entities,
+            ),
+            (
+                "INSERT INTO call_rows (call_id, file_id, caller, callee_name, full_name,"
+                " receiver, inferred_type, call_kind, arg_count, line_number)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.calls,
+            ),
+            (
+                "INSERT INTO imports (repo_id, file_id, module, imported_name, alias, import_type,"
+                " line_number) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self.imports,
+            ),
+            (
+                "INSERT OR IGNORE INTO bases (entity_id, base_name, kind, repo_id, file_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                self.bases,
+            ),
+            (
+                "INSERT OR IGNORE INTO secret_candidates (repo_id, file_id, relative_path,"
+                " language, line_number, finding_kind, severity, redacted_excerpt, value_hash,"
+                " suppression_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self.secrets,
+            ),
+            (INSERT_EDGES, self.edges),
+        ):
+            if rows:
+                conn.executemany(sql, rows)
+                rows.clear()
+
+
+INSERT_EDGES = (
+    "INSERT INTO edge_rows (repo, type, src, dst, call_kind, reason, method, confidence,"
+    " line_number, evidence_file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def record_entity_facts(
     ledger: FactLedger, old_ids: list[str], payloads: dict[str, str], file_deleted: bool
 ) -> None:
     """Fact versions for a re-written or deleted file's entities."""
+    if not old_ids:  # a new file: nothing can be live yet
+        for eid, payload in payloads.items():
+            ledger.observe_known(entity_key(eid), "content_entity", payload, None)
+        return
     live = ledger.live_payloads([entity_key(e) for e in set(old_ids) | set(payloads)])
     for old in old_ids:
         if old not in payloads:

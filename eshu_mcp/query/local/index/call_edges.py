@@ -1,0 +1,99 @@
+"""
+CALLS edges from call sites, through the tiers of ``calls.resolve_call``: memoised (calls
+that look alike resolve alike) and, for large repositories, split by file between this
+process and one forked child so both cores work on the indexer's serial tail.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+from .bindings import FileBindings
+from .calls import CALLABLE_TYPES, Catalog, resolve_call
+from .codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
+
+CALLS = EDGE_TYPES["CALLS"]
+CONSTRUCTOR_CALL = CALL_KINDS["constructor_call"]
+SPLIT_ABOVE = 20_000
+"""Calls below this are resolved in-process: a fork costs more than half of them."""
+
+
+def resolve_calls(
+    calls: list[tuple],
+    catalog: Catalog,
+    bindings: FileBindings,
+    language_of: dict[int, str | None],
+    file_nids: dict[int, int],
+) -> tuple[list[tuple], list[tuple[int, str]]]:
+    """
+    Resolve call rows (call_id, file_id, caller, name, full_name, receiver, inferred,
+    call_kind, line) to CALLS edge_rows tuples without ``repo`` (type first) and
+    (call_id, reason) pairs for the calls that resolve to nothing. One edge per
+    (source, target, line).
+    """
+    edges: list[tuple] = []
+    unresolved: list[tuple[int, str]] = []
+    seen: set[tuple] = set()
+    memo: dict[tuple, tuple] = {}
+    by_id = catalog.by_id
+    for call in calls:
+        caller = by_id.get(call[2]) if call[2] else None
+        # Everything resolve_call reads of a call: equal keys resolve equally.
+        key = (call[1], caller.class_context if caller else None, *call[3:8])
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = resolve_call(call, catalog, bindings, language_of)
+        target, how = found
+        if target is None:
+            unresolved.append((call[0], how))
+            continue
+        source = call[2] or file_nids[call[1]]
+        identity = (source, target.nid, call[8])
+        if identity in seen:
+            continue
+        seen.add(identity)
+        kind = CONSTRUCTOR_CALL if target.entity_type in CALLABLE_TYPES else call[7]
+        edges.append(
+            (CALLS, source, target.nid, kind, None, METHODS[how], CONFIDENCE[how], call[8], call[1])
+        )
+    return edges, unresolved
+
+
+def resolve_calls_split(
+    calls: list[tuple],
+    catalog: Catalog,
+    bindings: FileBindings,
+    language_of: dict[int, str | None],
+    file_nids: dict[int, int],
+) -> tuple[list[tuple], list[tuple[int, str]]]:
+    """:func:`resolve_calls`, the later half of the files in a forked child when it pays."""
+    if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        return resolve_calls(calls, catalog, bindings, language_of, file_nids)
+    files = sorted({call[1] for call in calls})
+    boundary = files[len(files) // 2]
+    mine = [call for call in calls if call[1] < boundary]
+    theirs = [call for call in calls if call[1] >= boundary]
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: resolve, send, and leave without running any cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            result = resolve_calls(theirs, catalog, bindings, language_of, file_nids)
+            with os.fdopen(write_end, "wb") as pipe:
+                pickle.dump(result, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        edges, unresolved = resolve_calls(mine, catalog, bindings, language_of, file_nids)
+        with os.fdopen(read_end, "rb") as pipe:
+            payload = pipe.read()
+    finally:
+        _, status = os.waitpid(child, 0)
+    if status != 0 or not payload:
+        raise RuntimeError(f"call resolution child failed (wait status {status})")
+    their_edges, their_unresolved = pickle.loads(payload)
+    return edges + their_edges, unresolved + their_unresolved

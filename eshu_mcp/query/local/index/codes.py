@@ -1,0 +1,53 @@
+"""
+The integer codes the compact storage tables use for small vocabularies (edge type,
+resolution method, call kind) and confidence in hundredths; ``schema.sql``'s views decode
+them with the same numbers. A value outside a vocabulary is stored as its text.
+"""
+
+from __future__ import annotations
+
+EDGE_TYPES = {
+    "CALLS": 1,
+    "IMPORTS": 2,
+    "INHERITS": 3,
+    "IMPLEMENTS": 4,
+    "OVERRIDES": 5,
+    "REFERENCES": 6,
+    "CONTAINS": 7,
+    "INSTANTIATES": 8,
+}
+METHODS = {
+    "declared": 1,
+    "same_file": 2,
+    "import_binding": 3,
+    "type_inferred": 4,
+    "scope_unique_name": 5,
+    "repo_unique_name": 6,
+}
+CALL_KINDS = {
+    "call": 1,
+    "method_call": 2,
+    "constructor_call": 3,
+    "new_expression": 4,
+    "macro": 5,
+}
+CONFIDENCE = {
+    "declared": 95,
+    "same_file": 95,
+    "import_binding": 90,
+    "type_inferred": 80,
+    "scope_unique_name": 70,
+    "repo_unique_name": 50,
+}
+"""Eshu's fixed confidence tiers (local-backend §3.3/§5.5), in hundredths."""
+
+
+def call_kind_code(kind: str | None) -> int | str | None:
+    """A call kind as stored: its code, or itself when it has none."""
+    return CALL_KINDS.get(kind, kind) if kind is not None else None
+
+
+def compact_full_name(name: str, full_name: str | None, receiver: str | None) -> str | None:
+    """NULL when the full name is what the call_sites view rebuilds from its parts."""
+    implied = name if receiver is None else f"{receiver}.{name}"
+    return None if full_name == implied else full_name
