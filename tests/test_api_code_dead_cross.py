@@ -15,13 +15,14 @@ def cross_index(case: SynchronousTestCase):
     consumer = index.repository("storefront")
     file_id = index.file(consumer, "app.py", CONSUMER)
     index.import_row(consumer, file_id, "shop.service", 1, imported_name="old_refund")
-    cursor = index.writer.execute(
+    index.writer.execute(
         "INSERT INTO call_sites (repo_id, file_id, callee_name, full_name, line_number)"
         " VALUES (?, ?, 'old_refund', 'old_refund', 3)",
         (consumer, file_id),
     )
     index.writer.execute(
-        "INSERT INTO unresolved_calls (call_id, reason) VALUES (?, 'external')", (cursor.lastrowid,)
+        "INSERT INTO unresolved_calls (call_id, reason)"
+        " SELECT MAX(call_id), 'external' FROM call_sites"
     )
     index.writer.commit()
     return index, repo, consumer

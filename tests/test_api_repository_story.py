@@ -38,6 +38,6 @@ class StoryTests(SynchronousTestCase):
 
     def test_malformed_metadata_does_not_break_entry_points(self):
         writer = self.ids["index"].writer
-        writer.execute("UPDATE entities SET metadata = '{bad' WHERE entity_name = 'charge'")
+        writer.execute("UPDATE entity_rows SET metadata = '{bad' WHERE entity_name = 'charge'")
         writer.commit()
         self.assertEqual(self.client.get("/repositories/payments/context").status, 200)
