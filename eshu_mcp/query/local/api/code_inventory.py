@@ -114,7 +114,8 @@ def _super_call_rids(conn: sqlite3.Connection, repo_id: str) -> list[int]:
             [scanned.file_id],
         )
         for needle in needles:
-            rids.update(row[0] for row in scanned.rows_holding(needle, spans))
+            if scanned.contains(needle):
+                rids.update(row[0] for row in scanned.rows_holding(needle, spans))
     return sorted(rids)
 
 

@@ -128,7 +128,7 @@ def _source_matches(
     query: str,
     probe: int,
 ) -> list[dict[str, Any]]:
-    """The first ``probe`` entities in scope whose source contains ``query`` (any case)."""
+    """The first ``probe`` entities in scope whose source contains ``query`` (LIKE case rule)."""
     file_where, file_params = repo_clause("f.repo_id", repo_id)
     found = entities_containing(
         conn,

@@ -85,7 +85,7 @@ def _validate(fields: dict[str, Any]) -> None:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct lower-cased terms of three or more characters (the trigram floor)."""
+    """Distinct lower-cased terms of three or more characters (shorter ones match too much)."""
     seen: dict[str, None] = {}
     for raw in query.lower().replace(",", " ").split():
         term = raw.strip("\"'()[]{}.;:!?")
@@ -124,7 +124,8 @@ def _corpus_documents(
             [scanned.file_id],
         )
         for needle in needles:
-            hits.update(row[:2] for row in scanned.rows_holding(needle, spans))
+            if scanned.contains(needle):
+                hits.update(row[:2] for row in scanned.rows_holding(needle, spans))
     chosen = [rid for _, rid in sorted(hits)[:cap]]
     return _entity_documents(conn, chosen) + files
 

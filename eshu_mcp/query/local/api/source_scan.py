@@ -49,10 +49,9 @@ class ScannedFile:
     def rows_holding(self, needle: bytes, rows: Iterable[Sequence[Any]]) -> list[Any]:
         """
         The rows whose span holds a folded needle wholly; a row's last two items are its
-        ``start_byte`` and ``end_byte`` (a missing or negative span holds nothing).
+        ``start_byte`` and ``end_byte`` (a missing or negative span holds nothing). Check
+        :meth:`contains` first when the needle may be absent from the whole file.
         """
-        if needle not in self.folded:
-            return []
         find = self.folded.find
         held = []
         for row in rows:
