@@ -51,9 +51,39 @@ _WHOLE_VALUES = (
 _FIXTURE_PARTS = ("_test.", "/testdata/", "/fixtures/", "/examples/")
 _PLACEHOLDERS = ("example", "dummy", "placeholder", "changeme")
 EXCERPT_CAP = 240
-_PREFILTER = re.compile(
-    r"password|passwd|pwd|api|token|secret|authorization|private|akia|sk_live_|xox|-----begin"
+_HINTS = (
+    "password",
+    "passwd",
+    "pwd",
+    "api",
+    "token",
+    "secret",
+    "authorization",
+    "private",
+    "akia",
+    "sk_live_",
+    "xox",
+    "-----begin",
 )
+"""Lowercase words one of which every candidate line contains (a cheap gate before regexes)."""
+
+
+def _hinted_lines(lowered: str) -> list[int]:
+    """Start offsets, ascending, of the lines containing any hint word.
+
+    ``str.find`` per word is several times faster than one alternation regex over the text.
+    """
+    starts = set()
+    for hint in _HINTS:
+        at = lowered.find(hint)
+        while at >= 0:
+            line_start = lowered.rfind("\n", 0, at) + 1
+            starts.add(line_start)
+            line_end = lowered.find("\n", at)
+            if line_end < 0:
+                break
+            at = lowered.find(hint, line_end)
+    return sorted(starts)
 
 
 @frozen
@@ -99,14 +129,9 @@ def find_secrets(relative_path: str, text: str) -> list[SecretFinding]:
     findings = []
     line_number = 1
     scanned_to = 0
-    next_line_start = 0
-    for hint in _PREFILTER.finditer(lowered):
-        if hint.start() < next_line_start:
-            continue
-        line_start = text.rfind("\n", 0, hint.start()) + 1
-        line_end = text.find("\n", hint.end())
+    for line_start in _hinted_lines(lowered):
+        line_end = text.find("\n", line_start)
         line_end = len(text) if line_end < 0 else line_end
-        next_line_start = line_end + 1
         line_number += text.count("\n", scanned_to, line_start)
         scanned_to = line_start
         line = text[line_start:line_end]

@@ -10,10 +10,11 @@ functions that read one node: a definition's name, a call's callee, an import's 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from attrs import Factory, define, frozen
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 EXTRACTOR_VERSION = "1"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
@@ -40,9 +41,8 @@ class Definition:
     metadata: Mapping[str, Any] = Factory(dict)
 
 
-@frozen
-class Call:
-    """A call expression's callee as written."""
+class Call(NamedTuple):
+    """A call expression's callee as written (a tuple: one is built per call in the file)."""
 
     name: str
     full_name: str
@@ -98,12 +98,30 @@ class LanguageSpec:
     docstring: Callable[[Definition], str | None] | None = None
     type_context_labels: frozenset[str] = TYPE_LABELS
     module_docstring: Callable[[Node], str | None] | None = None
+    query_patterns: Mapping[str, str] = Factory(dict)
+    """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
+    must return None for every node the narrowed pattern leaves out."""
+
+
+class _Source:
+    """The bytes being extracted (and their str when pure ASCII), so node text is a slice.
+
+    ``Node.text`` costs twice a slice of the source; readers run only inside
+    :meth:`LanguageEngine.extract`, which sets this for its tree and clears it after.
+    """
+
+    data: bytes | None = None
+    ascii: str | None = None
 
 
 def text(node: Node | None) -> str:
     """The node's source text, decoded leniently."""
     if node is None:
         return ""
+    if _Source.ascii is not None:
+        return _Source.ascii[node.start_byte : node.end_byte]
+    if _Source.data is not None:
+        return _Source.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
     return node.text.decode("utf-8", "replace")
 
 
@@ -167,15 +185,6 @@ def leading_comment(node: Node) -> str | None:
 
 
 @define
-class _Frame:
-    end: int
-    entity: int | None
-    is_function: bool
-    counts_complexity: bool
-    locals: dict[str, str] = Factory(dict)
-
-
-@define
 class Extraction:
     """Everything extracted from one file, as plain picklable values."""
 
@@ -187,6 +196,39 @@ class Extraction:
     module_doc: tuple[str, int, int, int] | None = None  # text, end line, start byte, end byte
 
 
+# What the sweep does with a captured kind, as bits of one int (one dict lookup per capture).
+_DEFINES, _NESTS, _CALLS, _IMPORTS, _ASSIGNS, _BRANCHES, _BOOLEAN, _CATCH_ALL = (
+    1 << bit for bit in range(8)
+)
+_AFTER_DEFINE = _CALLS | _IMPORTS | _ASSIGNS | _BRANCHES | _BOOLEAN
+
+# A sweep frame is a tuple: (end byte, entity index or None, complexity counted here,
+# innermost function as (entity index, locals) or None, innermost entity index or None).
+_END, _ENTITY, _COUNTS, _FUNCTION, _OWNER = range(5)
+
+
+def _roles(spec: LanguageSpec) -> dict[str, int]:
+    table = spec.complexity
+    groups = [
+        (spec.definitions, _DEFINES),
+        (spec.calls, _CALLS),
+        (spec.imports, _IMPORTS),
+        (spec.assignments, _ASSIGNS),
+    ]
+    if table is not None:
+        groups += [
+            (table.nested, _NESTS),
+            (table.branches, _BRANCHES),
+            (table.boolean_ops, _BOOLEAN),
+            (table.catch_all_kinds, _CATCH_ALL),
+        ]
+    roles: dict[str, int] = {}
+    for kinds, bit in groups:
+        for kind in kinds:
+            roles[kind] = roles.get(kind, 0) | bit
+    return roles
+
+
 class LanguageEngine:
     """A loaded grammar plus its compiled capture query; one per language per process."""
 
@@ -194,29 +236,44 @@ class LanguageEngine:
         self.spec = spec
         self.language = Language(spec.load())
         self.parser = Parser(self.language)
-        table = spec.complexity
-        kinds = set(spec.definitions) | spec.calls | spec.imports | spec.assignments
-        if table is not None:
-            kinds |= table.branches | table.nested | set(table.boolean_ops)
-        self.query = Query(self.language, " ".join(f"({k}) @{k}" for k in sorted(kinds)))
+        self.roles = _roles(spec)
+        patterns = spec.query_patterns
+        self.query = Query(
+            self.language,
+            " ".join(
+                patterns.get(kind, f"({kind}) @{kind}")
+                for kind, role in sorted(self.roles.items())
+                if role != _CATCH_ALL
+            ),
+        )
 
     def extract(self, source: bytes, entity_cap: int) -> Extraction:
         """Parse ``source`` and extract entities, calls, imports and bases."""
         tree = self.parser.parse(source)
+        _Source.data = source
+        _Source.ascii = source.decode("ascii") if source.isascii() else None
+        try:
+            return self._extract(tree, source, entity_cap)
+        finally:
+            _Source.data = _Source.ascii = None
+
+    def _extract(self, tree: Tree, source: bytes, entity_cap: int) -> Extraction:
         result = Extraction()
         root = tree.root_node
         if root.has_error:
             result.parse_errors = _count_errors(root)
         items = []
+        append = items.append
         for kind, nodes in QueryCursor(self.query).captures(root).items():
             for node in nodes:
-                items.append((node.start_byte, -node.end_byte, kind, node))
-        items.sort(key=lambda item: (item[0], item[1]))
-        self._sweep(items, result)
+                # one int orders by start, then outermost first (offsets < 2**32)
+                append(((node.start_byte << 32) | (_LOW - node.end_byte), kind, node))
+        items.sort(key=_first)
+        self._sweep(items, result, source)
         if self.spec.module_docstring is not None and root.named_child_count:
             doc = self.spec.module_docstring(root)
             if doc:
-                first = root.named_children[0]
+                first = root.named_child(0)
                 result.module_doc = (doc, first.end_point[0] + 1, first.start_byte, first.end_byte)
         if len(result.entities) > entity_cap:
             result.entities = []
@@ -224,74 +281,107 @@ class LanguageEngine:
             result.calls = [(None, *call[1:]) for call in result.calls]
         return result
 
-    def _sweep(self, items: list, result: Extraction) -> None:
+    def _sweep(self, items: list, result: Extraction, source: bytes) -> None:
         spec = self.spec
+        roles = self.roles
         table = spec.complexity
-        branches = table.branches if table else frozenset()
-        nested = table.nested if table else frozenset()
+        counted = table is not None
         bool_ops = table.boolean_ops if table else {}
-        catch_all = table.catch_all_kinds if table else frozenset()
-        stack: list[_Frame] = []
+        define, read_call, assign = spec.define, spec.call, spec.assign
+        import_rows = spec.import_rows
+        calls = result.calls
+        imports = result.imports
+        stack: list[tuple] = []
+        top: tuple | None = None
         counts: dict[int, int] = {}
-        for start, neg_end, kind, node in items:
-            while stack and stack[-1].end <= start:
+        for key, kind, node in items:
+            if top is not None and top[0] <= key >> 32:
+                start = key >> 32
                 stack.pop()
-            if kind in spec.definitions:
-                found = spec.define(node)
+                while stack and stack[-1][0] <= start:
+                    stack.pop()
+                top = stack[-1] if stack else None
+            role = roles[kind]
+            if role & _DEFINES:
+                found = define(node)
                 if found is not None:
-                    index = self._add_entity(found, stack, result)
-                    is_fn = found.label == "Function"
-                    stack.append(_Frame(-neg_end, index, is_fn, is_fn and table is not None))
-                    if is_fn:
+                    index = self._add_entity(found, top, result, source)
+                    end = _LOW - (key & _LOW)
+                    if found.label == "Function":
                         counts[index] = 0
+                        top = (end, index, counted, (index, {}), index)
+                    else:
+                        function = None if top is None else top[_FUNCTION]
+                        top = (end, index, False, function, index)
+                    stack.append(top)
                     continue
-            if kind in nested:
-                stack.append(_Frame(-neg_end, None, False, False))
+            if role & _NESTS:
+                end = _LOW - (key & _LOW)
+                if top is None:
+                    top = (end, None, False, None, None)
+                else:
+                    top = (end, None, False, top[_FUNCTION], top[_OWNER])
+                stack.append(top)
                 continue
-            if kind in spec.calls:
-                call = spec.call(node)
+            if not role & _AFTER_DEFINE:
+                continue
+            function = None if top is None else top[_FUNCTION]
+            if role & _CALLS:
+                call = read_call(node)
                 if call is not None:
-                    caller = _innermost_function(stack)
-                    inferred = None
-                    if caller is not None and call.receiver:
-                        inferred = caller.locals.get(call.receiver)
-                    result.calls.append(
-                        (
-                            None if caller is None else caller.entity,
-                            call.name,
-                            call.full_name,
-                            call.receiver,
-                            inferred,
-                            call.kind,
-                            call.arg_count,
-                            line_of(node),
+                    receiver = call[2]
+                    if function is None:
+                        calls.append(
+                            (
+                                None,
+                                call[0],
+                                call[1],
+                                receiver,
+                                None,
+                                call[3],
+                                call[4],
+                                node.start_point[0] + 1,
+                            )
                         )
-                    )
-            if kind in spec.imports:
-                result.imports.extend(
+                    else:
+                        calls.append(
+                            (
+                                function[0],
+                                call[0],
+                                call[1],
+                                receiver,
+                                function[1].get(receiver) if receiver else None,
+                                call[3],
+                                call[4],
+                                node.start_point[0] + 1,
+                            )
+                        )
+            if role & _IMPORTS:
+                imports.extend(
                     (r.module, r.imported_name, r.alias, r.import_type, r.line)
-                    for r in spec.import_rows(node)
+                    for r in import_rows(node)
                 )
-            if kind in spec.assignments:
-                caller = _innermost_function(stack)
-                bound = spec.assign(node)
-                if bound is not None and caller is not None:
-                    caller.locals[bound[0]] = bound[1]
-            if stack and stack[-1].counts_complexity:
-                frame = stack[-1]
-                if kind in branches and not (kind in catch_all and _is_catch_all(node)):
-                    counts[frame.entity] += 1
-                elif kind in bool_ops:
+            if role & _ASSIGNS:
+                bound = assign(node)
+                if bound is not None and function is not None:
+                    function[1][bound[0]] = bound[1]
+            if top is not None and top[_COUNTS]:
+                if role & _BRANCHES:
+                    if not (role & _CATCH_ALL and _is_catch_all(node)):
+                        counts[top[_ENTITY]] += 1
+                elif role & _BOOLEAN:
                     operator = node.child_by_field_name("operator")
                     if operator is not None and text(operator) in bool_ops[kind]:
-                        counts[frame.entity] += 1
-        if table is not None:
+                        counts[top[_ENTITY]] += 1
+        if counted:
+            entities = result.entities
             for index, count in counts.items():
-                result.entities[index]["cyclomatic_complexity"] = 1 + count
+                entities[index]["cyclomatic_complexity"] = 1 + count
 
-    def _add_entity(self, found: Definition, stack: list[_Frame], result: Extraction) -> int:
-        parent_frame = next((f for f in reversed(stack) if f.entity is not None), None)
-        parent = None if parent_frame is None else parent_frame.entity
+    def _add_entity(
+        self, found: Definition, top: tuple | None, result: Extraction, source: bytes
+    ) -> int:
+        parent = None if top is None else top[_OWNER]
         class_context = found.class_context
         metadata = dict(found.metadata)
         if parent is not None and class_context is None:
@@ -301,9 +391,10 @@ class LanguageEngine:
             elif parent_row["entity_type"] == "Function" and found.label == "Function":
                 metadata.setdefault("enclosing_function", parent_row["entity_name"])
         span = found.span
-        start_line = line_of(found.name_node)
-        end_line = span.end_point[0] + 1
-        if span.end_point[1] == 0 and end_line > start_line:
+        start_line = found.name_node.start_point[0] + 1
+        end_row, end_column = span.end_point
+        end_line = end_row + 1
+        if end_column == 0 and end_line > start_line:
             end_line -= 1
         docstring = self.spec.docstring(found) if self.spec.docstring else leading_comment(span)
         if class_context:
@@ -329,20 +420,18 @@ class LanguageEngine:
                 "class_context": class_context,
                 "cyclomatic_complexity": None,
                 "arg_count": len(found.args) if found.label == "Function" else None,
-                "signature": _signature(span, found.body),
+                "signature": _signature(source, span, found.body),
                 "docstring": docstring,
                 "metadata": metadata,
             }
         )
-        result.bases.extend((index, name, kind) for name, kind in found.bases)
+        if found.bases:
+            result.bases.extend((index, name, kind) for name, kind in found.bases)
         return index
 
 
-def _innermost_function(stack: list[_Frame]) -> _Frame | None:
-    for frame in reversed(stack):
-        if frame.is_function:
-            return frame
-    return None
+_first = itemgetter(0)
+_LOW = (1 << 32) - 1
 
 
 def _is_catch_all(node: Node) -> bool:
@@ -357,12 +446,14 @@ def _is_catch_all(node: Node) -> bool:
     return False
 
 
-def _signature(span: Node, body: Node | None) -> str:
-    raw = span.text
-    if body is not None and body.start_byte > span.start_byte:
-        raw = raw[: body.start_byte - span.start_byte]
+def _signature(source: bytes, span: Node, body: Node | None) -> str:
+    start = span.start_byte
+    if body is not None and body.start_byte > start:
+        raw = source[start : body.start_byte]
     else:
-        raw = raw.split(b"\n", 1)[0]
+        end = span.end_byte
+        newline = source.find(b"\n", start, end)
+        raw = source[start : end if newline < 0 else newline]
     signature = " ".join(raw.decode("utf-8", "replace").split())
     return signature.rstrip("{:").rstrip()[:SIGNATURE_CAP]
 

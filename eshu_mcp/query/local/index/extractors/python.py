@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import tree_sitter_python
-from tree_sitter import Node
+import re
 
-from . import core
+import tree_sitter_python
+from tree_sitter import Language, Node
+
 from .core import (
     DOCSTRING_CAP,
     Call,
@@ -51,6 +52,34 @@ ROOT_DECORATORS = {
 }
 
 
+_LANGUAGE = Language(tree_sitter_python.language())
+_FIELD = {
+    name: _LANGUAGE.field_id_for_name(name)
+    for name in (
+        "name",
+        "body",
+        "superclasses",
+        "parameters",
+        "function",
+        "arguments",
+        "attribute",
+        "object",
+        "left",
+        "right",
+    )
+}
+_NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
+    _FIELD[f] for f in ("name", "body", "superclasses", "parameters")
+)
+_FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
+    _FIELD[f] for f in ("function", "arguments", "attribute", "object")
+)
+_LEFT, _RIGHT = _FIELD["left"], _FIELD["right"]
+_HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
+"""Whether an attribute's text may hold something besides object, ``.`` and attribute
+(the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
+
+
 def _decorators(span: Node) -> list[str]:
     if span.type != "decorated_definition":
         return []
@@ -62,12 +91,12 @@ def _decorators(span: Node) -> list[str]:
 
 
 def _docstring(body: Node | None) -> str | None:
-    if body is None or body.named_child_count == 0:
+    if body is None or not body.named_child_count:
         return None
-    first = body.named_children[0]
+    first = body.named_child(0)
     if first.type != "expression_statement" or first.named_child_count != 1:
         return None
-    literal = first.named_children[0]
+    literal = first.named_child(0)
     if literal.type != "string":
         return None
     content = "".join(
@@ -84,7 +113,7 @@ def _args(params: Node | None) -> tuple[str, ...]:
         if param.type == "identifier":
             names.append(text(param))
             continue
-        name = param.child_by_field_name("name")
+        name = param.child_by_field_id(_NAME)
         if name is None:
             name = next((c for c in param.named_children if c.type == "identifier"), None)
         if name is not None:
@@ -108,14 +137,14 @@ def _root_kinds(name: str, decorators: list[str]) -> list[str]:
 
 def define(node: Node) -> Definition | None:
     """Read a definition node (name, span, args, bases, metadata); None to skip it."""
-    name_node = node.child_by_field_name("name")
+    name_node = node.child_by_field_id(_NAME)
     if name_node is None:
         return None
     parent = node.parent
     span = parent if parent is not None and parent.type == "decorated_definition" else node
-    body = node.child_by_field_name("body")
+    body = node.child_by_field_id(_BODY)
     name = text(name_node)
-    decorators = _decorators(span)
+    decorators = _decorators(span) if span is parent else []
     metadata: dict = {}
     if decorators:
         metadata["decorators"] = decorators
@@ -127,35 +156,41 @@ def define(node: Node) -> Definition | None:
         metadata["docstring"] = docstring
     if node.type == "class_definition":
         bases = []
-        superclasses = node.child_by_field_name("superclasses")
+        superclasses = node.child_by_field_id(_SUPERCLASSES)
         for base in superclasses.named_children if superclasses is not None else ():
             if base.type in ("identifier", "attribute"):
                 bases.append((text(base).rsplit(".", 1)[-1], "extends"))
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
-    if node.children and node.children[0].type == "async":
+    if node.child_count and node.child(0).type == "async":
         metadata["async"] = True
-    args = _args(node.child_by_field_name("parameters"))
+    args = _args(node.child_by_field_id(_PARAMETERS))
     return Definition("Function", name, name_node, span, body, args=args, metadata=metadata)
 
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
-    function = node.child_by_field_name("function")
-    count = core.argument_count(node)
+    function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
-    if function.type == "identifier":
+    arguments = node.child_by_field_id(_ARGUMENTS)
+    count = arguments.named_child_count if arguments is not None else None
+    kind = function.type
+    if kind == "identifier":
         name = text(function)
-        kind = "constructor_call" if name[:1].isupper() else "call"
-        return Call(name, name, None, kind, count)
-    if function.type == "attribute":
-        attribute = function.child_by_field_name("attribute")
-        receiver = function.child_by_field_name("object")
-        name = text(attribute)
+        return Call(name, name, None, "constructor_call" if name[:1].isupper() else "call", count)
+    if kind == "attribute":
+        full = text(function)
+        if _HAS_GAP(full) is None:
+            # no space, comment or continuation between object, dot and attribute (the
+            # common case): the attribute is the identifier after the last dot
+            receiver, name = full.rsplit(".", 1)
+        else:
+            name = text(function.child_by_field_id(_ATTRIBUTE))
+            receiver = text(function.child_by_field_id(_OBJECT))
         kind = "constructor_call" if name[:1].isupper() else "method_call"
-        return Call(name, text(function), text(receiver), kind, count)
+        return Call(name, full, receiver, kind, count)
     return None
 
 
@@ -190,17 +225,23 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 def assign(node: Node) -> tuple[str, str] | None:
     """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
-    left = node.child_by_field_name("left")
-    right = node.child_by_field_name("right")
+    left = node.child_by_field_id(_LEFT)
+    right = node.child_by_field_id(_RIGHT)
     if left is None or right is None or left.type != "identifier" or right.type != "call":
         return None
-    function = right.child_by_field_name("function")
+    function = right.child_by_field_id(_FUNCTION)
     if function is None or function.type not in ("identifier", "attribute"):
         return None
     type_name = text(function).rsplit(".", 1)[-1]
     if not type_name[:1].isupper():
         return None
     return text(left), type_name
+
+
+ASSIGNMENT_PATTERN = (
+    "(assignment left: (identifier) right: (call function: [(identifier) (attribute)])) @assignment"
+)
+"""Only ``name = callee(...)`` assignments can bind a local type, so only those are captured."""
 
 
 SPEC = LanguageSpec(
@@ -217,4 +258,5 @@ SPEC = LanguageSpec(
     complexity=COMPLEXITY,
     docstring=lambda found: found.metadata.get("docstring"),
     module_docstring=_docstring,
+    query_patterns={"assignment": ASSIGNMENT_PATTERN},
 )
