@@ -10,6 +10,7 @@ not have, so it answers 503 ``backend_unavailable``; ``hybrid`` degrades to keyw
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from typing import Any
@@ -26,7 +27,7 @@ from eshu_mcp.query.local.api.framework import (
     str_list_param,
     str_param,
 )
-from eshu_mcp.query.local.api.source_scan import fold, plain_rows, scan_files
+from eshu_mcp.query.local.api.source_scan import FileBodies, file_ids_containing, fold
 
 CAPABILITY = "semantic_search.curated_retrieval"
 MODES = ("keyword", "semantic", "hybrid")
@@ -100,38 +101,72 @@ def _corpus_documents(
     """
     Entity then file documents holding any term: at most ``cap`` of each.
 
-    One LIKE scan of the repository's file bodies finds both. Entities are taken in
-    (type, rid) order and files in (language, file id) order, the order of the
-    repository/type and repository/language indexes this corpus has always been read in,
-    so the capped corpus (and ranking ties) stay the same.
+    A LIKE scan of the repository's file bodies finds the files holding a term. Entities
+    are taken in (type, rid) order and files in (language, file id) order, the order of
+    the repository/type and repository/language indexes this corpus has always been read
+    in, so the capped corpus (and ranking ties) stay the same.
     """
-    if "code_entity" not in kinds and "repository_file" not in kinds:
+    if not terms or ("code_entity" not in kinds and "repository_file" not in kinds):
         return []
-    needles = [fold(term) for term in terms]
-    files: list[dict[str, Any]] = []
-    hits: set[tuple[str, int]] = set()
-    for scanned in scan_files(conn, terms, "f.repo_id = ?", [repo_id], "f.language, f.file_id"):
-        if "repository_file" in kinds and len(files) < cap:
-            files.append(_file_document(repo_id, scanned.row))
-        if "code_entity" not in kinds:
-            if len(files) >= cap:
+    file_ids = file_ids_containing(conn, terms, "f.repo_id = ?", [repo_id])
+    documents: list[dict[str, Any]] = []
+    if "code_entity" in kinds and file_ids:
+        bodies = FileBodies(conn)
+        rids = _entities_holding(conn, bodies, file_ids, [fold(term) for term in terms], cap)
+        documents += _entity_documents(conn, bodies, rids)
+    if "repository_file" in kinds and file_ids:
+        documents += [
+            _file_document(repo_id, row)
+            # Ranking and context read only the first SCORED_CHARS characters of a body.
+            for row in conn.execute(
+                "SELECT f.relative_path, f.language, substr(f.content, 1, ?) AS content"
+                " FROM files f WHERE f.file_id IN (SELECT value FROM json_each(?))"
+                " ORDER BY f.language, f.file_id LIMIT ?",
+                [SCORED_CHARS, json.dumps(file_ids), cap],
+            )
+        ]
+    return documents
+
+
+def _entities_holding(
+    conn: sqlite3.Connection,
+    bodies: FileBodies,
+    file_ids: list[int],
+    needles: list[bytes],
+    cap: int,
+) -> list[int]:
+    """The first ``cap`` entities of those files, in (type, rid) order, holding a needle."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(
+        "SELECT e.rid, e.file_id, e.start_byte, e.end_byte FROM entities e"
+        " WHERE e.file_id IN (SELECT value FROM json_each(?)) ORDER BY e.entity_type, e.rid",
+        [json.dumps(file_ids)],
+    )
+    rids: list[int] = []
+    current, find = None, b"".find
+    try:
+        # The hot loop of a common term: no per-entity calls beyond bytes.find.
+        for rid, file_id, start, end in cursor:
+            if start is None or end is None or start < 0:
+                continue
+            if file_id != current:
+                current, find = file_id, bodies.get(file_id).folded.find
+            for needle in needles:
+                if find(needle, start, end) >= 0:
+                    rids.append(rid)
+                    break
+            if len(rids) >= cap:
                 break
-            continue
-        spans = plain_rows(
-            conn,
-            "SELECT e.entity_type, e.rid, e.start_byte, e.end_byte FROM entities e"
-            " WHERE e.file_id = ?",
-            [scanned.file_id],
-        )
-        for needle in needles:
-            if scanned.contains(needle):
-                hits.update(row[:2] for row in scanned.rows_holding(needle, spans))
-    chosen = [rid for _, rid in sorted(hits)[:cap]]
-    return _entity_documents(conn, chosen) + files
+    finally:
+        cursor.close()
+    return rids
 
 
-def _entity_documents(conn: sqlite3.Connection, rids: list[int]) -> list[dict[str, Any]]:
-    """Entity documents in the order of ``rids``, sources sliced from each file once."""
+def _entity_documents(
+    conn: sqlite3.Connection, bodies: FileBodies, rids: list[int]
+) -> list[dict[str, Any]]:
+    """Entity documents in the order of ``rids``, sources sliced from the read bodies."""
     rows: dict[int, sqlite3.Row] = {}
     for clause, params in in_clauses("e.rid", rids):
         for row in conn.execute(
@@ -140,18 +175,10 @@ def _entity_documents(conn: sqlite3.Connection, rids: list[int]) -> list[dict[st
             params,
         ):
             rows[row["rid"]] = row
-    bodies: dict[int, bytes] = {}
-    for clause, params in in_clauses("file_id", sorted({row["file_id"] for row in rows.values()})):
-        for file_id, content in conn.execute(
-            f"SELECT file_id, content FROM files WHERE {clause}", params
-        ):
-            bodies[file_id] = content.encode("utf-8")
     documents = []
     for rid in rids:
         row = rows[rid]
-        body = bodies.get(row["file_id"], b"")
-        start, end = row["start_byte"] or 0, row["end_byte"] or 0
-        text = body[start:end].decode("utf-8", "replace")
+        text = bodies.get(row["file_id"]).source(row["start_byte"], row["end_byte"])
         documents.append(
             {
                 "id": row["entity_id"],

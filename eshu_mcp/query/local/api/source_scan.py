@@ -33,18 +33,25 @@ def fold(text: str) -> bytes:
 class ScannedFile:
     """One file whose body contains a needle: its row, its UTF-8 body and the folded body."""
 
-    row: sqlite3.Row
+    row: sqlite3.Row | None
     body: bytes
     folded: bytes
 
     @property
     def file_id(self) -> int:
         """The file's id (``entities.file_id``)."""
+        assert self.row is not None
         return int(self.row["file_id"])
 
     def contains(self, needle: bytes) -> bool:
         """Whether a folded needle occurs anywhere in the body."""
         return needle in self.folded
+
+    def holds(self, needle: bytes, start: int | None, end: int | None) -> bool:
+        """Whether a folded needle occurs wholly inside the byte span ``[start, end)``."""
+        if start is None or end is None or start < 0:
+            return False
+        return self.folded.find(needle, start, end) >= 0
 
     def rows_holding(self, needle: bytes, rows: Iterable[Sequence[Any]]) -> list[Any]:
         """
@@ -77,6 +84,36 @@ def plain_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> lis
         return cursor.execute(sql, params).fetchall()
     finally:
         cursor.close()
+
+
+def file_ids_containing(
+    conn: sqlite3.Connection, needles: Sequence[str], where: str, params: Sequence[Any]
+) -> list[int]:
+    """Ids of the files matching ``where`` (alias ``f``) whose content contains a needle."""
+    if not needles:
+        return []
+    likes = " OR ".join("f.content LIKE ? ESCAPE '\\'" for _ in needles)
+    sql = f"SELECT f.file_id FROM files f WHERE {where} AND ({likes}) ORDER BY f.file_id"
+    return [row[0] for row in conn.execute(sql, [*params, *(like_pattern(n) for n in needles)])]
+
+
+class FileBodies:
+    """File bodies read on demand, each once: for walking entities in an order across files."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._files: dict[int, ScannedFile] = {}
+
+    def get(self, file_id: int) -> ScannedFile:
+        """The file's body (empty when the file is gone)."""
+        scanned = self._files.get(file_id)
+        if scanned is None:
+            row = self._conn.execute(
+                "SELECT file_id, content FROM files WHERE file_id = ?", (file_id,)
+            ).fetchone()
+            body = (row[1] or "").encode("utf-8") if row is not None else b""
+            scanned = self._files[file_id] = ScannedFile(row=row, body=body, folded=body.lower())
+        return scanned
 
 
 def scan_files(
