@@ -47,12 +47,6 @@ class ScannedFile:
         """Whether a folded needle occurs anywhere in the body."""
         return needle in self.folded
 
-    def holds(self, needle: bytes, start: int | None, end: int | None) -> bool:
-        """Whether a folded needle occurs wholly inside the byte span ``[start, end)``."""
-        if start is None or end is None or start < 0:
-            return False
-        return self.folded.find(needle, start, end) >= 0
-
     def rows_holding(self, needle: bytes, rows: Iterable[Sequence[Any]]) -> list[Any]:
         """
         The rows whose span holds a folded needle wholly; a row's last two items are its
