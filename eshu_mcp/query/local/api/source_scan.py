@@ -149,8 +149,7 @@ def entities_containing(
 
     ``entity_sql`` selects one file's entities (its first parameter is the file id, then
     ``entity_params``) in the order wanted within a file, ``start_byte`` and ``end_byte``
-    last. Lazy: a caller that needs ``n`` rows reads only the
-    files that hold them.
+    last. Lazy: a caller that needs ``n`` rows reads only the files that hold them.
     """
     folded = fold(needle)
     for scanned in scan_files(conn, [needle], file_where, file_params):
