@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from operator import itemgetter
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from attrs import Factory, define, frozen
@@ -26,9 +27,8 @@ TYPE_LABELS = frozenset(
 )
 
 
-@frozen
-class Definition:
-    """What a language module read from one definition node."""
+class Definition(NamedTuple):
+    """What a language module read from one definition node (a tuple: cheap to build)."""
 
     label: str
     name: str
@@ -38,7 +38,7 @@ class Definition:
     args: tuple[str, ...] = ()
     class_context: str | None = None
     bases: tuple[tuple[str, str], ...] = ()
-    metadata: Mapping[str, Any] = Factory(dict)
+    metadata: Mapping[str, Any] = MappingProxyType({})
 
 
 class Call(NamedTuple):
@@ -103,7 +103,7 @@ class LanguageSpec:
     must return None for every node the narrowed pattern leaves out."""
 
 
-class _Source:
+class CurrentSource:
     """The bytes being extracted (and their str when pure ASCII), so node text is a slice.
 
     ``Node.text`` costs twice a slice of the source; readers run only inside
@@ -118,11 +118,18 @@ def text(node: Node | None) -> str:
     """The node's source text, decoded leniently."""
     if node is None:
         return ""
-    if _Source.ascii is not None:
-        return _Source.ascii[node.start_byte : node.end_byte]
-    if _Source.data is not None:
-        return _Source.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    if CurrentSource.ascii is not None:
+        return CurrentSource.ascii[node.start_byte : node.end_byte]
+    if CurrentSource.data is not None:
+        return CurrentSource.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
     return node.text.decode("utf-8", "replace")
+
+
+def starts_with(node: Node, prefix: bytes) -> bool:
+    """Whether the node's source begins with ``prefix`` (a keyword, without reading children)."""
+    if CurrentSource.data is not None:
+        return CurrentSource.data.startswith(prefix, node.start_byte, node.end_byte)
+    return node.text.startswith(prefix)
 
 
 def argument_count(node: Node) -> int | None:
@@ -250,12 +257,12 @@ class LanguageEngine:
     def extract(self, source: bytes, entity_cap: int) -> Extraction:
         """Parse ``source`` and extract entities, calls, imports and bases."""
         tree = self.parser.parse(source)
-        _Source.data = source
-        _Source.ascii = source.decode("ascii") if source.isascii() else None
+        CurrentSource.data = source
+        CurrentSource.ascii = source.decode("ascii") if source.isascii() else None
         try:
             return self._extract(tree, source, entity_cap)
         finally:
-            _Source.data = _Source.ascii = None
+            CurrentSource.data = CurrentSource.ascii = None
 
     def _extract(self, tree: Tree, source: bytes, entity_cap: int) -> Extraction:
         result = Extraction()
@@ -302,6 +309,38 @@ class LanguageEngine:
                     stack.pop()
                 top = stack[-1] if stack else None
             role = roles[kind]
+            if role == _CALLS:  # most captures: a kind that is nothing but a call
+                call = read_call(node)
+                if call is not None:
+                    function = None if top is None else top[_FUNCTION]
+                    name, full, receiver, call_kind, count = call
+                    if function is None:
+                        calls.append(
+                            (
+                                None,
+                                name,
+                                full,
+                                receiver,
+                                None,
+                                call_kind,
+                                count,
+                                node.start_point[0] + 1,
+                            )
+                        )
+                    else:
+                        calls.append(
+                            (
+                                function[0],
+                                name,
+                                full,
+                                receiver,
+                                function[1].get(receiver) if receiver else None,
+                                call_kind,
+                                count,
+                                node.start_point[0] + 1,
+                            )
+                        )
+                continue
             if role & _DEFINES:
                 found = define(node)
                 if found is not None:

@@ -7,10 +7,11 @@ import re
 import tree_sitter_python
 from tree_sitter import Language, Node
 
+from . import core
 from .core import (
     DOCSTRING_CAP,
-    Call,
     ComplexityTable,
+    CurrentSource,
     Definition,
     ImportRow,
     LanguageSpec,
@@ -140,17 +141,21 @@ def define(node: Node) -> Definition | None:
     name_node = node.child_by_field_id(_NAME)
     if name_node is None:
         return None
-    parent = node.parent
-    span = parent if parent is not None and parent.type == "decorated_definition" else node
-    body = node.child_by_field_id(_BODY)
     name = text(name_node)
-    decorators = _decorators(span) if span is parent else []
     metadata: dict = {}
-    if decorators:
-        metadata["decorators"] = decorators
-    roots = _root_kinds(name, decorators)
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        span = parent
+        decorators = _decorators(span)
+        if decorators:
+            metadata["decorators"] = decorators
+        roots = _root_kinds(name, decorators)
+    else:
+        span = node
+        roots = ["python.dunder_method"] if name[:2] == "__" and name[-2:] == "__" else None
     if roots:
         metadata["dead_code_root_kinds"] = roots
+    body = node.child_by_field_id(_BODY)
     docstring = _docstring(body)
     if docstring:
         metadata["docstring"] = docstring
@@ -163,35 +168,38 @@ def define(node: Node) -> Definition | None:
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
-    if node.child_count and node.child(0).type == "async":
+    if core.starts_with(node, b"async"):
         metadata["async"] = True
     args = _args(node.child_by_field_id(_PARAMETERS))
     return Definition("Function", name, name_node, span, body, args=args, metadata=metadata)
 
 
-def call(node: Node) -> Call | None:
-    """Read a call node's callee as written; None when it is not a named call."""
+def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
+    """Read a call node's callee as written; None when it is not a named call.
+
+    Returns a bare tuple of :class:`Call`'s fields: one is built for every call in the file.
+    """
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
     arguments = node.child_by_field_id(_ARGUMENTS)
     count = arguments.named_child_count if arguments is not None else None
     kind = function.type
+    if kind != "identifier" and kind != "attribute":
+        return None
+    source = CurrentSource.ascii  # text() inlined: this runs once per call in the file
+    full = text(function) if source is None else source[function.start_byte : function.end_byte]
     if kind == "identifier":
-        name = text(function)
-        return Call(name, name, None, "constructor_call" if name[:1].isupper() else "call", count)
-    if kind == "attribute":
-        full = text(function)
-        if _HAS_GAP(full) is None:
-            # no space, comment or continuation between object, dot and attribute (the
-            # common case): the attribute is the identifier after the last dot
-            receiver, name = full.rsplit(".", 1)
-        else:
-            name = text(function.child_by_field_id(_ATTRIBUTE))
-            receiver = text(function.child_by_field_id(_OBJECT))
-        kind = "constructor_call" if name[:1].isupper() else "method_call"
-        return Call(name, full, receiver, kind, count)
-    return None
+        return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
+    if _HAS_GAP(full) is None:
+        # no space, comment or continuation between object, dot and attribute (the
+        # common case): the attribute is the identifier after the last dot
+        receiver, name = full.rsplit(".", 1)
+    else:
+        name = text(function.child_by_field_id(_ATTRIBUTE))
+        receiver = text(function.child_by_field_id(_OBJECT))
+    kind = "constructor_call" if name[:1].isupper() else "method_call"
+    return (name, full, receiver, kind, count)
 
 
 def import_rows(node: Node) -> list[ImportRow]:
