@@ -99,7 +99,7 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
             content=text, line_count=line_count, parse_status="no_parser", secrets=secrets, **common
         )
     source = text.encode("utf-8") if "\ufffd" in text else data
-    extraction = engine.extract(source, ENTITY_CAP)
+    extraction = engine.extract(source, ENTITY_CAP, text if text.isascii() else None)
     entities = extraction.entities
     if extraction.module_doc is not None:
         doc, end_line, start_byte, end_byte = extraction.module_doc

@@ -244,6 +244,7 @@ class LanguageEngine:
         self.language = Language(spec.load())
         self.parser = Parser(self.language)
         self.roles = _roles(spec)
+        self.type_context_labels = spec.type_context_labels
         patterns = spec.query_patterns
         self.query = Query(
             self.language,
@@ -254,11 +255,16 @@ class LanguageEngine:
             ),
         )
 
-    def extract(self, source: bytes, entity_cap: int) -> Extraction:
-        """Parse ``source`` and extract entities, calls, imports and bases."""
+    def extract(self, source: bytes, entity_cap: int, ascii_text: str | None = None) -> Extraction:
+        """Parse ``source`` and extract entities, calls, imports and bases.
+
+        ``ascii_text`` is ``source`` already decoded, when the caller has it and it is ASCII.
+        """
         tree = self.parser.parse(source)
         CurrentSource.data = source
-        CurrentSource.ascii = source.decode("ascii") if source.isascii() else None
+        if ascii_text is None and source.isascii():
+            ascii_text = source.decode("ascii")
+        CurrentSource.ascii = ascii_text
         try:
             return self._extract(tree, source, entity_cap)
         finally:
@@ -269,12 +275,12 @@ class LanguageEngine:
         root = tree.root_node
         if root.has_error:
             result.parse_errors = _count_errors(root)
-        items = []
-        append = items.append
+        items: list[tuple[int, str, Node]] = []
         for kind, nodes in QueryCursor(self.query).captures(root).items():
-            for node in nodes:
-                # one int orders by start, then outermost first (offsets < 2**32)
-                append(((node.start_byte << 32) | (_LOW - node.end_byte), kind, node))
+            # one int orders by start, then outermost first (offsets < 2**32)
+            items += [
+                ((node.start_byte << 32) | (_LOW - node.end_byte), kind, node) for node in nodes
+            ]
         items.sort(key=_first)
         self._sweep(items, result, source)
         if self.spec.module_docstring is not None and root.named_child_count:
@@ -420,37 +426,37 @@ class LanguageEngine:
     def _add_entity(
         self, found: Definition, top: tuple | None, result: Extraction, source: bytes
     ) -> int:
+        label, name, name_node, span, body, args, class_context, bases, metadata = found
         parent = None if top is None else top[_OWNER]
-        class_context = found.class_context
-        metadata = dict(found.metadata)
+        metadata = dict(metadata)
+        entities = result.entities
         if parent is not None and class_context is None:
-            parent_row = result.entities[parent]
-            if parent_row["entity_type"] in self.spec.type_context_labels:
+            parent_row = entities[parent]
+            if parent_row["entity_type"] in self.type_context_labels:
                 class_context = parent_row["entity_name"]
-            elif parent_row["entity_type"] == "Function" and found.label == "Function":
+            elif parent_row["entity_type"] == "Function" and label == "Function":
                 metadata.setdefault("enclosing_function", parent_row["entity_name"])
-        span = found.span
-        start_line = found.name_node.start_point[0] + 1
+        start_line = name_node.start_point[0] + 1
         end_row, end_column = span.end_point
         end_line = end_row + 1
         if end_column == 0 and end_line > start_line:
             end_line -= 1
-        docstring = self.spec.docstring(found) if self.spec.docstring else leading_comment(span)
+        read_docstring = self.spec.docstring
+        docstring = read_docstring(found) if read_docstring else leading_comment(span)
         if class_context:
             metadata["class_context"] = class_context
-        if found.args:
-            metadata["args"] = list(found.args)
+        if args:
+            metadata["args"] = list(args)
         if docstring:
             metadata["docstring"] = docstring
-        if found.bases:
-            metadata["bases"] = [name for name, _ in found.bases]
-        qualified = f"{class_context}.{found.name}" if class_context else found.name
-        index = len(result.entities)
-        result.entities.append(
+        if bases:
+            metadata["bases"] = [base for base, _ in bases]
+        index = len(entities)
+        entities.append(
             {
-                "entity_type": found.label,
-                "entity_name": found.name,
-                "qualified_name": qualified,
+                "entity_type": label,
+                "entity_name": name,
+                "qualified_name": f"{class_context}.{name}" if class_context else name,
                 "start_line": start_line,
                 "end_line": max(end_line, start_line),
                 "start_byte": span.start_byte,
@@ -458,14 +464,14 @@ class LanguageEngine:
                 "parent": parent,
                 "class_context": class_context,
                 "cyclomatic_complexity": None,
-                "arg_count": len(found.args) if found.label == "Function" else None,
-                "signature": _signature(source, span, found.body),
+                "arg_count": len(args) if label == "Function" else None,
+                "signature": _signature(source, span, body),
                 "docstring": docstring,
                 "metadata": metadata,
             }
         )
-        if found.bases:
-            result.bases.extend((index, name, kind) for name, kind in found.bases)
+        if bases:
+            result.bases.extend((index, base, kind) for base, kind in bases)
         return index
 
 
