@@ -8,8 +8,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import call_edges
+from eshu_mcp.query.local.index import bulk, call_edges
 from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve import resolve_repository
+from eshu_mcp.query.local.index.store import open_writer
 
 from .test_index_indexer import fixture_repository
 
@@ -44,6 +46,45 @@ class CallEdgesTests(SynchronousTestCase):
         edges, reasons = calls_and_reasons(one)
         self.assertTrue(edges and reasons)
         self.assertEqual(calls_and_reasons(split), (edges, reasons))
+
+    def test_forked_half_beside_the_index_building_thread_changes_nothing(self) -> None:
+        one = self.tmp / "one.sqlite"
+        self.assertTrue(index_repositories(one, [self.repo], workers=1).ok)
+        self.patch(call_edges, "SPLIT_ABOVE", 0)
+        self.patch(bulk, "BULK_MIN_FILES", 1)  # indexes are rebuilt on a thread meanwhile
+        both = self.tmp / "both.sqlite"
+        self.assertTrue(index_repositories(both, [self.repo], workers=1).ok)
+        self.assertEqual(calls_and_reasons(both), calls_and_reasons(one))
+        conn = sqlite3.connect(both)
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+
+    def test_a_first_build_resolves_like_a_rebuild_from_the_stored_rows(self) -> None:
+        db = self.tmp / "first.sqlite"
+        report = index_repositories(db, [self.repo], workers=1).repositories[0]
+        conn = open_writer(db)
+        self.addCleanup(conn.close)
+        conn.row_factory = None
+        everything = "SELECT * FROM edges ORDER BY type, source_id, target_id, line_number"
+        first = (
+            conn.execute(everything).fetchall(),
+            conn.execute("SELECT * FROM unresolved_calls ORDER BY call_id").fetchall(),
+            conn.execute("SELECT * FROM imports ORDER BY import_id").fetchall(),
+            conn.execute("SELECT * FROM modules ORDER BY module_key").fetchall(),
+        )
+        conn.execute("BEGIN")
+        counts = resolve_repository(conn, report.repo_id)
+        rebuilt = (
+            conn.execute(everything).fetchall(),
+            conn.execute("SELECT * FROM unresolved_calls ORDER BY call_id").fetchall(),
+            conn.execute("SELECT * FROM imports ORDER BY import_id").fetchall(),
+            conn.execute("SELECT * FROM modules ORDER BY module_key").fetchall(),
+        )
+        conn.execute("ROLLBACK")
+        strip = [[row[1:] for row in first[0]], *first[1:]]  # edge ids differ
+        self.assertEqual([[row[1:] for row in rebuilt[0]], *rebuilt[1:]], strip)
+        self.assertTrue(all(first))
+        self.assertEqual(counts, report.edges)
 
     def test_a_failing_child_fails_the_run_and_keeps_nothing(self) -> None:
         self.patch(call_edges, "SPLIT_ABOVE", 0)

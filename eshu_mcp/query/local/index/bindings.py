@@ -50,17 +50,43 @@ class FileBindings:
         return self.names.get(file_id, {}).get(name)
 
 
+class ImportResolver:
+    """Resolves imports to repository files and binds the names they bring in, file by file."""
+
+    def __init__(self, files: list[tuple[int, str, str | None]], go_mods: dict[str, str]) -> None:
+        self.index = ModuleIndex(files, go_mods)
+        self.path_of = {file_id: (path, language) for file_id, path, language in files}
+        self.bindings = FileBindings()
+        self.records: list[ImportRecord] = []
+
+    def resolved(self, file_id: int, module: str, imported_name: str | None) -> int | None:
+        """The repository file an import of one file resolves to, or None."""
+        path, language = self.path_of.get(file_id, ("", None))
+        return self.index.resolve(language, path, module, imported_name)
+
+    def add(self, record: ImportRecord) -> None:
+        """Keep a resolved import and bind the name it brings in."""
+        self.records.append(record)
+        language = self.path_of.get(record.file_id, ("", None))[1]
+        _bind(self.bindings, record, language, self.index, self.path_of)
+
+
+def repository_files(conn: sqlite3.Connection, repo_id: str) -> list[tuple[int, str, str | None]]:
+    """(file_id, relative_path, language) of every file of a repository."""
+    return conn.execute(
+        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall()
+
+
 def resolve_imports(
     conn: sqlite3.Connection, repo_id: str
 ) -> tuple[list[ImportRecord], FileBindings, set[int]]:
     """
     Resolve every import of the repository to a file, update the imports rows, bind names.
 
-    Returns the records, the bindings and the files whose imports now resolve differently.
+    Returns the records (in the order the files wrote them), the bindings and the files whose
+    imports now resolve differently.
     """
-    files = conn.execute(
-        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
-    ).fetchall()
     go_mods = go_module_paths(
         conn.execute(
             "SELECT relative_path, content FROM files WHERE repo_id = ?"
@@ -68,32 +94,26 @@ def resolve_imports(
             (repo_id,),
         ).fetchall()
     )
-    index = ModuleIndex(((r[0], r[1], r[2]) for r in files), go_mods)
-    path_of = {r[0]: (r[1], r[2]) for r in files}
+    resolver = ImportResolver(repository_files(conn, repo_id), go_mods)
     rows = conn.execute(
         "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
-        " resolved_file_id FROM imports WHERE repo_id = ?",
+        " resolved_file_id FROM imports WHERE repo_id = ? ORDER BY import_id",
         (repo_id,),
     ).fetchall()
-    records = []
     updates = []
     changed_files: set[int] = set()
-    bindings = FileBindings()
     for row in rows:
-        path, language = path_of.get(row[1], ("", None))
-        resolved = index.resolve(language, path, row[2], row[3])
+        resolved = resolver.resolved(row[1], row[2], row[3])
         if resolved != row[7]:
             updates.append((resolved, 0 if resolved else 1, row[0]))
             changed_files.add(row[1])
-        record = ImportRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], resolved)
-        records.append(record)
-        _bind(bindings, record, language, index, path_of)
+        resolver.add(ImportRecord(*row[:7], resolved))
     if updates:
         conn.executemany(
             "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
             updates,
         )
-    return records, bindings, changed_files
+    return resolver.records, resolver.bindings, changed_files
 
 
 def _bind(

@@ -35,14 +35,19 @@ class BulkLoad:
         self.conn = conn
         marks = ",".join("?" * len(BULK_TABLES))
         self.indexes = conn.execute(
-            f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
-            f" AND tbl_name IN ({marks})",
+            f"SELECT name, sql, tbl_name FROM sqlite_master WHERE type = 'index'"
+            f" AND sql IS NOT NULL AND tbl_name IN ({marks})",
             BULK_TABLES,
         ).fetchall()
-        for name, _ in self.indexes:
+        for name, _, _ in self.indexes:
             conn.execute(f'DROP INDEX "{name}"')
 
-    def finish(self) -> None:
-        """Re-create what was dropped."""
-        for _, sql in self.indexes:
-            self.conn.execute(sql)
+    def finish(self, tables: tuple[str, ...] | None = None) -> None:
+        """Re-create what was dropped (of ``tables`` only, when given); once each."""
+        remaining = []
+        for name, sql, table in self.indexes:
+            if tables is None or table in tables:
+                self.conn.execute(sql)
+            else:
+                remaining.append((name, sql, table))
+        self.indexes = remaining

@@ -27,8 +27,8 @@ def resolve_calls(
     file_nids: dict[int, int],
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
-    Resolve call rows (call_id, file_id, caller, name, full_name, receiver, inferred,
-    call_kind, line) to CALLS edge_rows tuples without ``repo`` (type first) and
+    Resolve call_rows tuples (call_id, file_id, caller, name, full_name, receiver, inferred,
+    call_kind, arg_count, line) to CALLS edge_rows tuples without ``repo`` (type first) and
     (call_id, reason) pairs for the calls that resolve to nothing. One edge per
     (source, target, line).
     """
@@ -49,13 +49,13 @@ def resolve_calls(
             unresolved.append((call[0], how))
             continue
         source = call[2] or file_nids[call[1]]
-        identity = (source, target.nid, call[8])
+        identity = (source, target.nid, call[9])
         if identity in seen:
             continue
         seen.add(identity)
         kind = CONSTRUCTOR_CALL if target.entity_type in CALLABLE_TYPES else call[7]
         edges.append(
-            (CALLS, source, target.nid, kind, None, METHODS[how], CONFIDENCE[how], call[8], call[1])
+            (CALLS, source, target.nid, kind, None, METHODS[how], CONFIDENCE[how], call[9], call[1])
         )
     return edges, unresolved
 

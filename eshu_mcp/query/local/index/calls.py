@@ -83,13 +83,10 @@ class Pool:
 
 
 class Catalog:
-    """Name lookups over one repository's entities."""
+    """Name lookups over one repository's entities (added in (file_id, nid) order)."""
 
     def __init__(self, rows: list, dirs: dict[int, str], bases: list[tuple[str, str]] = ()) -> None:
         self.bases_of: dict[str, list[str]] = defaultdict(list)
-        for class_name, base_name in bases:
-            if base_name != class_name:
-                self.bases_of[class_name].append(base_name)
         self.by_id: dict[int, Entity] = {}
         self.callables = Pool(dirs)  # functions outside types, and constructible types
         self.methods = Pool(dirs)  # functions with a class context
@@ -98,22 +95,33 @@ class Catalog:
         self.types: dict[str, list[Entity]] = defaultdict(list)
         self.children: dict[int, list[Entity]] = defaultdict(list)
         self.dirs = dirs
+        for class_name, base_name in bases:
+            self.add_base(class_name, base_name)
         for row in rows:
-            entity = Entity(*row)
-            self.by_id[entity.nid] = entity
-            if entity.parent:
-                self.children[entity.parent].append(entity)
-            if entity.entity_type == "Function":
-                if entity.class_context:
-                    self.methods.add(entity)
-                    self.by_class[(entity.class_context, entity.name)].append(entity)
-                else:
-                    self.callables.add(entity)
-            elif entity.entity_type in TYPE_LABELS:
-                self.types[entity.name].append(entity)
-                if entity.entity_type in CALLABLE_TYPES:
-                    self.callables.add(entity)
-                    self.constructible.add(entity)
+            self.add(row)
+
+    def add_base(self, class_name: str, base_name: str) -> None:
+        """Record that a type named ``class_name`` names ``base_name`` as a base."""
+        if base_name != class_name:
+            self.bases_of[class_name].append(base_name)
+
+    def add(self, row: tuple) -> None:
+        """Add one entity: (nid, file_id, type, name, class_context, parent, language, line)."""
+        entity = Entity(*row)
+        self.by_id[entity.nid] = entity
+        if entity.parent:
+            self.children[entity.parent].append(entity)
+        if entity.entity_type == "Function":
+            if entity.class_context:
+                self.methods.add(entity)
+                self.by_class[(entity.class_context, entity.name)].append(entity)
+            else:
+                self.callables.add(entity)
+        elif entity.entity_type in TYPE_LABELS:
+            self.types[entity.name].append(entity)
+            if entity.entity_type in CALLABLE_TYPES:
+                self.callables.add(entity)
+                self.constructible.add(entity)
 
     def inherited(self, class_name: str, name: str) -> Entity | None:
         """The method ``name`` of the nearest ancestor (by base names, breadth first)."""
@@ -160,7 +168,7 @@ def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
 
 def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: dict):
     """Return (target entity, method) or (None, unresolved reason)."""
-    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _line = call
+    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _args, _line = call
     caller = catalog.by_id.get(caller_id) if caller_id else None
     context = caller.class_context if caller is not None else None
     language = language_of.get(file_id)

@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 from . import writer
 from .bulk import BulkLoad, worth_bulk_loading
@@ -21,14 +22,17 @@ from .generations import (
     payload_hash,
     repository_key,
 )
+from .graph_inputs import FirstBuildInputs
 from .identity import repository_slug
 from .parse import parse_file
-from .resolve import ChangeSet, KeptRows, module_nodes, resolve_repository, retire_edges
+from .resolve import ChangeSet, module_nodes, resolve_repository, retire_edges
 from .walk import WalkedFile, WorkTree
 from .writer import PreparedFile
 
 IN_PROCESS_BELOW = 48
 """Batches smaller than this are parsed in-process: a pool costs more than it saves."""
+GRAPH_INPUT_TABLES = ("entity_rows", "call_rows", "imports", "modules")
+"""Bulk-loaded tables complete before call resolution: indexed while it runs."""
 FLUSH_EVERY = 64
 """Files whose rows are inserted together."""
 INCREMENTAL_RESOLVE_FRACTION = 0.25
@@ -90,7 +94,6 @@ class GenerationWrite:
         self.numbers = writer.NodeNumbers(conn)
         self.batch = writer.RowBatch(
             conn.execute("SELECT COALESCE(MAX(call_id), 0) + 1 FROM call_rows").fetchone()[0],
-            keep=not existing,
         )
         self.new_files: list[tuple] = []
         self.next_file_id = conn.execute(
@@ -100,6 +103,8 @@ class GenerationWrite:
             "SELECT repo_key FROM repositories WHERE repo_id = ?", (self.repo_id,)
         ).fetchone()[0]
         self.modules = module_nodes(conn, self.repo_id)
+        self.first: FirstBuildInputs | None = None  # graph inputs gathered by a first build
+        self.planned_ids: dict[str, int] = {}  # a first build's file ids, fixed before parsing
 
     def delete(self, paths: list[str]) -> None:
         """Retire deleted files: their rows, their entity facts and their file fact."""
@@ -132,6 +137,7 @@ class GenerationWrite:
         results = parse_many(items, workers)
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
             if result is None:
+                self.first = None  # its planned file id stays unused: read the graph back
                 if walked.relative_path in self.existing:
                     self.delete([walked.relative_path])
             else:
@@ -170,8 +176,7 @@ class GenerationWrite:
         )
         old: list[writer.OldEntity] = []
         if row is None:
-            file_id = self.next_file_id
-            self.next_file_id += 1
+            file_id = self._new_file_id(walked.relative_path)
             self.new_files.append((file_id, self.repo_id, walked.relative_path, *values))
             file_nid = self.numbers.new(writer.file_node(file_id))
         else:
@@ -183,18 +188,24 @@ class GenerationWrite:
         reuse = {e.entity_id: e.nid for e in old}
         nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]
         writer.forget_nodes(self.conn, list(reuse.values()))
-        self.batch.add(self.repo_id, file_id, prepared, nids)
-        self.batch.edges.extend(
-            declared_edges(
-                self.repo_key,
-                file_id,
-                file_nid,
-                prepared.entity_rows,
-                nids,
-                prepared.import_rows,
-                self._module_nid,
-            )
+        first = self.first
+        resolved = None if first is None else first.resolve_imports(file_id, prepared)
+        calls_from = len(self.batch.calls)
+        self.batch.add(self.repo_id, file_id, prepared, nids, resolved)
+        declared = declared_edges(
+            self.repo_key,
+            file_id,
+            file_nid,
+            prepared.entity_rows,
+            nids,
+            prepared.import_rows,
+            self._module_nid,
         )
+        self.batch.edges.extend(declared)
+        if first is not None:
+            first.add_file(file_id, file_nid, prepared, nids)
+            first.calls.extend(self.batch.calls[calls_from:])
+            first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
         before = {(e.entity_id, e.name) for e in old}
         self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
@@ -212,6 +223,14 @@ class GenerationWrite:
             )
         )
         (self.added if row is None else self.modified).append(walked.relative_path)
+
+    def _new_file_id(self, path: str) -> int:
+        planned = self.planned_ids.get(path)
+        if planned is not None:
+            return planned
+        file_id = self.next_file_id
+        self.next_file_id += 1
+        return file_id
 
     def _file_nid(self, file_id: int) -> int:
         row = self.conn.execute(
@@ -263,10 +282,11 @@ class GenerationWrite:
                 frozenset(self.deleted_ids),
                 frozenset(self.touched_names),
             )
-        kept = None
-        if self.batch.keep:
-            kept = KeptRows(self.batch.kept_entities, self.batch.kept_calls)
-        edges = resolve_repository(conn, repo_id, change, kept)
+        inputs = self.first.inputs() if self.first is not None else None
+        meanwhile = None
+        if self.bulk is not None:
+            meanwhile = partial(self.bulk.finish, GRAPH_INPUT_TABLES)
+        edges = resolve_repository(conn, repo_id, change, inputs, meanwhile)
         if self.bulk is not None:
             self.bulk.finish()
         conn.execute(

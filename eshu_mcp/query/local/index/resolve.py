@@ -6,15 +6,19 @@ repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, CONTAINS and IMPORT
 
 from __future__ import annotations
 
-import posixpath
 import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from attrs import frozen
 
-from .bindings import FileBindings, resolve_imports
+from .bindings import FileBindings
 from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
+from .graph_inputs import GraphInputs, read_graph_inputs
 from .writer import INSERT_EDGES
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
@@ -23,15 +27,6 @@ RESOLVED_BY_FILE = (
     f" OR (type = {EDGE_TYPES['IMPORTS']} AND method = {METHODS['import_binding']}))"
 )
 """The per-file edges this module owns (declared.py writes CONTAINS and module IMPORTS)."""
-
-
-@frozen
-class KeptRows:
-    """A first build's entity and call rows, kept in memory by the writer (RowBatch.keep)."""
-
-    entities: list[tuple]  # (nid, file_id, type, name, class_context, parent, language, line)
-    calls: list[tuple]  # (call_id, file_id, caller, name, full_name, receiver, inferred,
-    #                      call_kind, line)
 
 
 def retire_edges(conn: sqlite3.Connection, file_ids: list[int]) -> None:
@@ -97,7 +92,8 @@ def resolve_repository(
     conn: sqlite3.Connection,
     repo_id: str,
     change: ChangeSet | None = None,
-    kept: KeptRows | None = None,
+    inputs: GraphInputs | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, int]:
     """
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
@@ -108,39 +104,23 @@ def resolve_repository(
     (A name is touched when an entity id with that name appeared or vanished: candidate pools
     of every other name are unchanged, so calls to them resolve as before.)
     Inheritance and overrides are always rebuilt (they are few). CONTAINS and file -> module
-    IMPORTS edges are the writer's (see declared.py). ``kept`` spares a first build reading
-    back the rows it just wrote.
+    IMPORTS edges are the writer's (see declared.py). ``inputs`` gathered by a first build
+    spare reading back the rows it just wrote (and deleting what cannot exist yet).
+    ``meanwhile`` runs on a thread, using the connection, while call resolution runs without
+    it (pure Python).
     """
     (repo_key,) = conn.execute(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
     ).fetchone()
-    records, bindings, import_changed = resolve_imports(conn, repo_id)
-    files = conn.execute(
-        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
-    ).fetchall()
-    dirs = {r[0]: posixpath.dirname(r[1]) for r in files}
-    language_of = {r[0]: r[2] for r in files}
-    if kept is not None:
-        entity_rows = kept.entities
-    else:
-        entity_rows = conn.execute(
-            "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-            " f.language, r.start_line FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
-            " WHERE f.repo_id = ?",
-            (repo_id,),
-        ).fetchall()
-    catalog = Catalog(
-        entity_rows,
-        dirs,
-        conn.execute(
-            "SELECT r.entity_name, b.base_name FROM bases b JOIN nodes n ON n.node_id = b.entity_id"
-            " JOIN entity_rows r ON r.rid = n.nid WHERE b.repo_id = ?",
-            (repo_id,),
-        ).fetchall(),
-    )
-    file_nids = _file_nodes(conn, repo_id)
+    first_build = inputs is not None
+    if inputs is None:
+        inputs = read_graph_inputs(conn, repo_id)
+    records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
+    files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
+    language_of = inputs.language_of
     if change is None:
         scope = None
+    if change is None and not first_build:
         conn.execute(
             f"DELETE FROM edge_rows WHERE repo = ? AND (type IN ({_marks(REBUILT_ALWAYS)})"
             f" OR {RESOLVED_BY_FILE})",
@@ -151,7 +131,7 @@ def resolve_repository(
             " JOIN files f ON f.file_id = c.file_id WHERE f.repo_id = ?)",
             (repo_id,),
         )
-    else:
+    if change is not None:
         scope = _affected_files(conn, repo_id, change, import_changed)
         gone = sorted(scope | set(change.deleted_files))
         conn.execute(
@@ -194,51 +174,66 @@ def resolve_repository(
             )
         )
 
-    calls = kept.calls if kept is not None else _calls(conn, repo_id, scope)
-    call_edges, unresolved = resolve_calls_split(calls, catalog, bindings, language_of, file_nids)
-    for row in call_edges:
-        seen.add((row[0], row[1], row[2], row[7]))
-    edges.extend((repo_key, *row) for row in call_edges)
-    _inheritance(conn, repo_id, catalog, bindings, edge)
+    _inheritance(inputs.bases, catalog, bindings, edge)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
+    calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
+    with _alongside(meanwhile):
+        call_edges, unresolved = resolve_calls_split(
+            calls, catalog, bindings, language_of, file_nids
+        )
+    edges.extend((repo_key, *row) for row in call_edges)
     conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
-    names = {code: name for name, code in EDGE_TYPES.items()}
-    counts = {
-        names.get(code, str(code)): count
-        for code, count in conn.execute(
-            "SELECT type, COUNT(*) FROM edge_rows WHERE repo = ? GROUP BY type", (repo_key,)
+    if inputs.declared is not None:  # everything the repository has was counted on the way in
+        by_type = Counter(inputs.declared)
+        by_type.update(row[1] for row in edges)
+    else:
+        by_type = Counter(
+            dict(
+                conn.execute(
+                    "SELECT type, COUNT(*) FROM edge_rows WHERE repo = ? GROUP BY type",
+                    (repo_key,),
+                ).fetchall()
+            )
         )
-    }
+    names = {code: name for name, code in EDGE_TYPES.items()}
+    counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)
     return counts
+
+
+@contextmanager
+def _alongside(work: Callable[[], None] | None) -> Iterator[None]:
+    """Run ``work`` on a thread for the duration of the block; re-raise what it raised."""
+    if work is None:
+        yield
+        return
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as e:  # handed to the caller below
+            failure.append(e)
+
+    thread = threading.Thread(target=run, name="index-alongside")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]
 
 
 def _marks(values: tuple) -> str:
     return ",".join("?" * len(values))
 
 
-def _file_nodes(conn, repo_id: str) -> dict[int, int]:
-    """Node numbers of the repository's files (numbering any file that has none yet)."""
-    conn.execute(
-        "INSERT OR IGNORE INTO nodes (node_id) SELECT 'file:' || file_id FROM files"
-        " WHERE repo_id = ?",
-        (repo_id,),
-    )
-    return {
-        int(node_id[5:]): nid
-        for node_id, nid in conn.execute(
-            "SELECT n.node_id, n.nid FROM files f JOIN nodes n ON n.node_id = 'file:' || f.file_id"
-            " WHERE f.repo_id = ?",
-            (repo_id,),
-        )
-    }
-
-
 def _calls(conn, repo_id: str, scope: set[int] | None):
     columns = (
         "SELECT call_id, file_id, caller, callee_name, full_name, receiver,"
-        " inferred_type, call_kind, line_number FROM call_rows"
+        " inferred_type, call_kind, arg_count, line_number FROM call_rows"
     )
     if scope is None:
         return conn.execute(
@@ -263,13 +258,9 @@ def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
     return None, None
 
 
-def _inheritance(conn, repo_id, catalog: Catalog, bindings: FileBindings, edge) -> None:
+def _inheritance(bases, catalog: Catalog, bindings: FileBindings, edge) -> None:
     resolved: list[tuple[Entity, Entity, str]] = []
-    for nid, base_name, kind, file_id in conn.execute(
-        "SELECT n.nid, b.base_name, b.kind, b.file_id FROM bases b"
-        " JOIN nodes n ON n.node_id = b.entity_id WHERE b.repo_id = ?",
-        (repo_id,),
-    ):
+    for nid, base_name, kind, file_id in bases:
         child = catalog.by_id.get(nid)
         if child is None:
             continue

@@ -95,7 +95,12 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     """
     path = Path(db_path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
+    conn = sqlite3.connect(
+        str(path),
+        isolation_level=None,
+        timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+        check_same_thread=False,  # the indexer hands it to one helper thread at a time
+    )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

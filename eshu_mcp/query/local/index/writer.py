@@ -202,12 +202,11 @@ class RowBatch:
     """
     Rows of many files, inserted together (one statement per table per flush).
 
-    Call ids are numbered here so that, with ``keep``, the rows call resolution needs stay
-    in memory too (a first build resolves from them instead of reading them back).
+    Call ids are numbered here, so a first build can resolve from the rows it queued
+    instead of reading them back.
     """
 
     next_call_id: int
-    keep: bool = False
     nodes: list[tuple[int, str]] = Factory(list)
     entities: list[tuple] = Factory(list)
     calls: list[tuple] = Factory(list)
@@ -215,31 +214,34 @@ class RowBatch:
     bases: list[tuple] = Factory(list)
     secrets: list[tuple] = Factory(list)
     edges: list[tuple] = Factory(list)
-    kept_entities: list[tuple] = Factory(list)
-    kept_calls: list[tuple] = Factory(list)
 
-    def add(self, repo_id: str, file_id: int, prepared: PreparedFile, nids: list[int]) -> None:
-        """Queue a prepared file's rows; ``nids[i]`` numbers its entity row ``i``."""
-        language = prepared.parsed.language
+    def add(
+        self,
+        repo_id: str,
+        file_id: int,
+        prepared: PreparedFile,
+        nids: list[int],
+        resolved: list[int | None] | None = None,
+    ) -> None:
+        """
+        Queue a prepared file's rows; ``nids[i]`` numbers its entity row ``i`` and
+        ``resolved[i]`` is the file its import row ``i`` resolves to (when known already).
+        """
         for nid, row in zip(nids, prepared.entity_rows, strict=True):
             parent = row[PARENT]
             parent_nid = None if parent is None else nids[parent]
             self.entities.append((nid, file_id, *row[:PARENT], parent_nid, *row[7:]))
-            if self.keep:
-                self.kept_entities.append(
-                    (nid, file_id, row[0], row[1], row[7], parent_nid, language, row[2])
-                )
         first = self.next_call_id
         self.next_call_id += len(prepared.call_rows)
-        for call_id, row in enumerate(prepared.call_rows, first):
-            caller = None if row[0] is None else nids[row[0]]
-            self.calls.append((call_id, file_id, caller, *row[1:]))
-            if self.keep:
-                name, full_name, receiver, inferred, kind, _, line = row[1:]
-                self.kept_calls.append(
-                    (call_id, file_id, caller, name, full_name, receiver, inferred, kind, line)
-                )
-        self.imports.extend((repo_id, file_id, *row) for row in prepared.import_rows)
+        self.calls.extend(
+            (call_id, file_id, None if row[0] is None else nids[row[0]], *row[1:])
+            for call_id, row in enumerate(prepared.call_rows, first)
+        )
+        targets = resolved or [None] * len(prepared.import_rows)
+        self.imports.extend(
+            (repo_id, file_id, *row, target, int(target is None))
+            for row, target in zip(prepared.import_rows, targets, strict=True)
+        )
         self.bases.extend(
             (prepared.entity_ids[row], name, kind, repo_id, file_id)
             for row, name, kind in prepared.base_rows
@@ -267,7 +269,7 @@ class RowBatch:
             ),
             (
                 "INSERT INTO imports (repo_id, file_id, module, imported_name, alias, import_type,"
-                " line_number) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " line_number, resolved_file_id, is_external) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 self.imports,
             ),
             (

@@ -1,0 +1,168 @@
+"""
+What resolving a repository's graph reads: its files, an entity catalog, resolved imports
+and bindings, base-type evidence and file node numbers. Read back from the database
+(:func:`read_graph_inputs`), or gathered while a first build writes its files
+(:class:`FirstBuildInputs`), so the build's serial tail starts with them ready.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sqlite3
+from collections import Counter
+
+from attrs import define
+
+from .bindings import FileBindings, ImportRecord, ImportResolver, resolve_imports
+from .calls import Catalog
+from .languages import language_of
+from .modules import go_module_paths
+from .writer import PARENT, PreparedFile
+
+
+@define
+class GraphInputs:
+    """Everything call, import and inheritance resolution reads of one repository."""
+
+    files: list[tuple[int, str, str | None]]  # (file_id, relative_path, language)
+    catalog: Catalog
+    records: list[ImportRecord]
+    bindings: FileBindings
+    import_changed: set[int]  # files whose imports now resolve differently
+    bases: list[tuple[int, str, str, int]]  # (entity nid, base name, kind, file_id)
+    file_nids: dict[int, int]
+    calls: list[tuple] | None = None  # every call row, when already in memory
+    declared: Counter | None = None  # the writer's edges by type code, when all are new
+
+    @property
+    def language_of(self) -> dict[int, str | None]:
+        """Each file's language."""
+        return {file_id: language for file_id, _, language in self.files}
+
+
+def read_graph_inputs(conn: sqlite3.Connection, repo_id: str) -> GraphInputs:
+    """Read a repository's graph inputs back (resolving its imports again on the way)."""
+    records, bindings, import_changed = resolve_imports(conn, repo_id)
+    files = conn.execute(
+        "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall()
+    bases = conn.execute(
+        "SELECT n.nid, r.entity_name, b.base_name, b.kind, b.file_id FROM bases b"
+        " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+        " WHERE b.repo_id = ? ORDER BY b.entity_id, b.base_name, b.kind",
+        (repo_id,),
+    ).fetchall()
+    catalog = Catalog(
+        conn.execute(
+            "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
+            " f.language, r.start_line FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
+            " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid",
+            (repo_id,),
+        ).fetchall(),
+        {file_id: posixpath.dirname(path) for file_id, path, _ in files},
+        [(row[1], row[2]) for row in bases],
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO nodes (node_id) SELECT 'file:' || file_id FROM files"
+        " WHERE repo_id = ?",
+        (repo_id,),
+    )
+    file_nids = {
+        file_id: nid
+        for file_id, nid in conn.execute(
+            "SELECT f.file_id, n.nid FROM files f JOIN nodes n ON n.node_id = 'file:' || f.file_id"
+            " WHERE f.repo_id = ?",
+            (repo_id,),
+        )
+    }
+    return GraphInputs(
+        files,
+        catalog,
+        records,
+        bindings,
+        import_changed,
+        [(row[0], row[2], row[3], row[4]) for row in bases],
+        file_nids,
+    )
+
+
+class FirstBuildInputs:
+    """
+    Graph inputs of a repository's first build, gathered file by file as the writer stores
+    them. File ids are planned before parsing (the walk knows every path), so imports
+    resolve as each file arrives and the catalog grows in the order a read-back would give.
+    """
+
+    def __init__(self, planned: list[tuple[int, str]], go_mods: dict[str, str]) -> None:
+        self.files = [(file_id, path, language_of(path)) for file_id, path in planned]
+        self.imports = ImportResolver(self.files, go_mods)
+        self.catalog = Catalog([], {file_id: posixpath.dirname(path) for file_id, path in planned})
+        self.bases: list[tuple[str, int, str, str, str, int]] = []
+        self.calls: list[tuple] = []
+        self.file_nids: dict[int, int] = {}
+        self.declared: Counter = Counter()
+
+    def resolve_imports(self, file_id: int, prepared: PreparedFile) -> list[int | None]:
+        """Resolve a file's imports (in row order) and bind what they bring in."""
+        resolved = []
+        for module, imported_name, alias, import_type, line in prepared.import_rows:
+            target = self.imports.resolved(file_id, module, imported_name)
+            resolved.append(target)
+            self.imports.add(
+                ImportRecord(None, file_id, module, imported_name, alias, import_type, line, target)
+            )
+        return resolved
+
+    def add_file(
+        self, file_id: int, file_nid: int, prepared: PreparedFile, nids: list[int]
+    ) -> None:
+        """Catalog a written file's entities and keep its base-type evidence."""
+        self.file_nids[file_id] = file_nid
+        language = prepared.parsed.language
+        for nid, row in zip(nids, prepared.entity_rows, strict=True):
+            parent = row[PARENT]
+            self.catalog.add(
+                (
+                    nid,
+                    file_id,
+                    row[0],
+                    row[1],
+                    row[7],
+                    None if parent is None else nids[parent],
+                    language,
+                    row[2],
+                )
+            )
+        for row, base_name, kind in prepared.base_rows:
+            entity = prepared.entity_ids[row]
+            name = prepared.entity_rows[row][1]
+            self.bases.append((entity, nids[row], name, base_name, kind, file_id))
+
+    def inputs(self) -> GraphInputs:
+        """The gathered inputs, bases in the order a read-back gives them."""
+        bases = sorted(set(self.bases))  # (entity id, base name, kind) order; duplicates ignored
+        for _, _, class_name, base_name, _, _ in bases:
+            self.catalog.add_base(class_name, base_name)
+        return GraphInputs(
+            self.files,
+            self.catalog,
+            self.imports.records,
+            self.imports.bindings,
+            set(),
+            [(nid, base, kind, file_id) for _, nid, _, base, kind, file_id in bases],
+            self.file_nids,
+            self.calls,
+            self.declared,
+        )
+
+
+def go_mods_on_disk(root, paths: list[str]) -> dict[str, str]:
+    """go.mod path -> module path, read from the work tree (a first build's files)."""
+    rows = []
+    for path in paths:
+        if path == "go.mod" or path.endswith("/go.mod"):
+            try:
+                rows.append((path, (root / path).read_text("utf-8", "replace")))
+            except OSError:
+                continue
+    return go_module_paths(rows)
