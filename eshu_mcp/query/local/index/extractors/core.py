@@ -494,13 +494,18 @@ def _is_catch_all(node: Node) -> bool:
 def _signature(source: bytes, span: Node, body: Node | None) -> str:
     start = span.start_byte
     if body is not None and body.start_byte > start:
-        raw = source[start : body.start_byte]
+        end = body.start_byte
     else:
         end = span.end_byte
         newline = source.find(b"\n", start, end)
-        raw = source[start : end if newline < 0 else newline]
-    signature = " ".join(raw.decode("utf-8", "replace").split())
-    return signature.rstrip("{:").rstrip()[:SIGNATURE_CAP]
+        if newline >= 0:
+            end = newline
+    ascii_text = CurrentSource.ascii
+    if ascii_text is not None:
+        raw = ascii_text[start:end]
+    else:
+        raw = source[start:end].decode("utf-8", "replace")
+    return " ".join(raw.split()).rstrip("{:").rstrip()[:SIGNATURE_CAP]
 
 
 def _count_errors(root: Node) -> int:
