@@ -123,6 +123,44 @@ class LanguageExtractionTests(SynchronousTestCase):
         php = parse_file("U.php", b"<?php\nclass U extends M { function f() { $this->g(); } }\n")
         self.assertEqual([c[2] for c in php.calls], ["$this->g"])
 
+    def test_python_member_calls_read_the_same_with_spaces_comments_and_non_ascii(self) -> None:
+        """The fast text split and the node reads agree on receiver, name and full callee."""
+        parsed = parse_file(
+            "p.py",
+            "def f():\n    a.b.c(1)\n    x . y()\n    f(z  # note\n      .w(2, 3))\n"
+            "    q.\\\n  r()\n    (1).real()\n    caf\u00e9.na\u00efve()\n    g()()\n".encode(),
+        )
+        self.assertEqual(
+            [(*c[1:4], c[6], c[7]) for c in parsed.calls],
+            [
+                ("c", "a.b.c", "a.b", 1, 2),
+                ("y", "x . y", "x", 0, 3),
+                ("f", "f", None, 1, 4),
+                ("w", "z  # note\n      .w", "z", 2, 4),
+                ("r", "q.\\\n  r", "q", 0, 6),
+                ("real", "(1).real", "(1)", 0, 8),
+                ("na\u00efve", "caf\u00e9.na\u00efve", "caf\u00e9", 0, 9),
+                ("g", "g", None, 0, 10),
+            ],
+        )
+
+    def test_python_type_bound_locals_need_a_capitalised_constructor(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def f():\n    a = Widget()\n    b = make()\n    c: T = m.Part()\n"
+            b"    a.go()\n    b.go()\n    c.go()\n",
+        )
+        inferred = {c[3]: c[4] for c in parsed.calls if c[1] == "go"}
+        self.assertEqual(inferred, {"a": "Widget", "b": None, "c": "Part"})
+
+    def test_node_text_outside_extraction_reads_the_node(self) -> None:
+        from eshu_mcp.query.local.index.extractors import core, engine_for
+
+        engine = engine_for("python")
+        tree = engine.parser.parse(b"name_here = 1\n")
+        engine.extract(b"other = 2\n", 10)  # leaves no source behind for the next reader
+        self.assertEqual(core.text(tree.root_node.named_child(0)), "name_here = 1")
+
     def test_binary_and_oversized_files_keep_no_content(self) -> None:
         self.assertEqual(parse_file("x.py", b"a\x00b").parse_status, "binary")
         big = parse_file("x.py", b"#" * (1024 * 1024 + 1))

@@ -9,6 +9,7 @@ functions that read one node: a definition's name, a call's callee, an import's 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from operator import itemgetter
 from types import MappingProxyType
@@ -103,32 +104,37 @@ class LanguageSpec:
     must return None for every node the narrowed pattern leaves out."""
 
 
-class CurrentSource:
+class _SourceBeingExtracted(threading.local):
     """The bytes being extracted (and their str when pure ASCII), so node text is a slice.
 
     ``Node.text`` costs twice a slice of the source; readers run only inside
     :meth:`LanguageEngine.extract`, which sets this for its tree and clears it after.
+    Per thread, so engines used from two threads never read each other's source.
     """
 
     data: bytes | None = None
     ascii: str | None = None
 
 
+CURRENT_SOURCE = _SourceBeingExtracted()
+
+
 def text(node: Node | None) -> str:
     """The node's source text, decoded leniently."""
     if node is None:
         return ""
-    if CurrentSource.ascii is not None:
-        return CurrentSource.ascii[node.start_byte : node.end_byte]
-    if CurrentSource.data is not None:
-        return CurrentSource.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    current = CURRENT_SOURCE
+    if current.ascii is not None:
+        return current.ascii[node.start_byte : node.end_byte]
+    if current.data is not None:
+        return current.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
     return node.text.decode("utf-8", "replace")
 
 
 def starts_with(node: Node, prefix: bytes) -> bool:
     """Whether the node's source begins with ``prefix`` (a keyword, without reading children)."""
-    if CurrentSource.data is not None:
-        return CurrentSource.data.startswith(prefix, node.start_byte, node.end_byte)
+    if CURRENT_SOURCE.data is not None:
+        return CURRENT_SOURCE.data.startswith(prefix, node.start_byte, node.end_byte)
     return node.text.startswith(prefix)
 
 
@@ -261,14 +267,14 @@ class LanguageEngine:
         ``ascii_text`` is ``source`` already decoded, when the caller has it and it is ASCII.
         """
         tree = self.parser.parse(source)
-        CurrentSource.data = source
+        CURRENT_SOURCE.data = source
         if ascii_text is None and source.isascii():
             ascii_text = source.decode("ascii")
-        CurrentSource.ascii = ascii_text
+        CURRENT_SOURCE.ascii = ascii_text
         try:
             return self._extract(tree, source, entity_cap)
         finally:
-            CurrentSource.data = CurrentSource.ascii = None
+            CURRENT_SOURCE.data = CURRENT_SOURCE.ascii = None
 
     def _extract(self, tree: Tree, source: bytes, entity_cap: int) -> Extraction:
         result = Extraction()
@@ -500,7 +506,7 @@ def _signature(source: bytes, span: Node, body: Node | None) -> str:
         newline = source.find(b"\n", start, end)
         if newline >= 0:
             end = newline
-    ascii_text = CurrentSource.ascii
+    ascii_text = CURRENT_SOURCE.ascii
     if ascii_text is not None:
         raw = ascii_text[start:end]
     else:

@@ -9,9 +9,9 @@ from tree_sitter import Language, Node
 
 from . import core
 from .core import (
+    CURRENT_SOURCE,
     DOCSTRING_CAP,
     ComplexityTable,
-    CurrentSource,
     Definition,
     ImportRow,
     LanguageSpec,
@@ -187,7 +187,7 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     kind = function.type
     if kind != "identifier" and kind != "attribute":
         return None
-    source = CurrentSource.ascii  # text() inlined: this runs once per call in the file
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs once per call in the file
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
     if kind == "identifier":
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
