@@ -40,45 +40,36 @@ class Entity:
     line: int
 
 
+NOTHING: list[Entity] = []
+
+
 class Pool:
-    """
-    Candidates by name, with per-name (file, name) and (directory, name) views built on first
-    use: an incremental run asks about a few hundred names, not all of them.
-    """
+    """Candidates by name, and by (file, name) and (directory, name) for the scope tiers."""
 
     def __init__(self, dirs: dict[int, str]) -> None:
         self.dirs = dirs
         self.by_name: dict[str, list[Entity]] = defaultdict(list)
-        self._views: dict[str, tuple[dict[int, list[Entity]], dict[str | None, list[Entity]]]] = {}
+        self.by_file: dict[tuple[int, str], list[Entity]] = defaultdict(list)
+        self.by_dir: dict[tuple[str | None, str], list[Entity]] = defaultdict(list)
 
     def add(self, entity: Entity) -> None:
         self.by_name[entity.name].append(entity)
-
-    def _view(self, name: str):
-        view = self._views.get(name)
-        if view is None:
-            files: dict[int, list[Entity]] = defaultdict(list)
-            dirs: dict[str | None, list[Entity]] = defaultdict(list)
-            for entity in self.by_name.get(name, ()):
-                files[entity.file_id].append(entity)
-                dirs[self.dirs.get(entity.file_id)].append(entity)
-            view = self._views[name] = (files, dirs)
-        return view
+        self.by_file[(entity.file_id, entity.name)].append(entity)
+        self.by_dir[(self.dirs.get(entity.file_id), entity.name)].append(entity)
 
     def in_file(self, name: str, file_id: int) -> list[Entity]:
         """The candidates named ``name`` defined in one file."""
-        return self._view(name)[0].get(file_id, [])
+        return self.by_file.get((file_id, name), NOTHING)
 
     def in_dir(self, name: str, directory: str | None) -> list[Entity]:
         """The candidates named ``name`` defined directly in one directory."""
-        return self._view(name)[1].get(directory, [])
+        return self.by_dir.get((directory, name), NOTHING)
 
     def in_files(self, name: str, file_ids) -> list[Entity]:
         """The candidates named ``name`` defined in any of the given files."""
-        files = self._view(name)[0]
         found: list[Entity] = []
         for file_id in file_ids:
-            found.extend(files.get(file_id, ()))
+            found.extend(self.by_file.get((file_id, name), ()))
         return found
 
 

@@ -22,7 +22,7 @@ from .generations import (
     payload_hash,
     repository_key,
 )
-from .graph_inputs import FirstBuildInputs
+from .graph_inputs import FirstBuildInputs, go_mods_on_disk
 from .identity import repository_slug
 from .parse import parse_file
 from .resolve import ChangeSet, module_nodes, resolve_repository, retire_edges
@@ -125,6 +125,12 @@ class GenerationWrite:
         started = time.monotonic()
         if worth_bulk_loading(self.conn, len(to_parse), len(self.existing)):
             self.bulk = BulkLoad(self.conn)
+        if not self.existing:
+            paths = [w.relative_path for w in to_parse]
+            planned = list(enumerate(paths, self.next_file_id))
+            self.planned_ids = {path: file_id for file_id, path in planned}
+            self.next_file_id += len(planned)
+            self.first = FirstBuildInputs(planned, go_mods_on_disk(self.tree.root, paths))
         retire_edges(
             self.conn,
             [
