@@ -215,7 +215,7 @@ _DEFINES, _NESTS, _CALLS, _IMPORTS, _ASSIGNS, _BRANCHES, _BOOLEAN, _CATCH_ALL = 
 )
 _AFTER_DEFINE = _CALLS | _IMPORTS | _ASSIGNS | _BRANCHES | _BOOLEAN
 
-# A sweep frame is a tuple: (end byte, entity index or None, complexity counted here,
+# A sweep frame is a tuple: (end byte * key scale, entity index or None, complexity counted here,
 # innermost function as (entity index, locals) or None, innermost entity index or None).
 _END, _ENTITY, _COUNTS, _FUNCTION, _OWNER = range(5)
 
@@ -281,14 +281,17 @@ class LanguageEngine:
         root = tree.root_node
         if root.has_error:
             result.parse_errors = _count_errors(root)
-        items: list[tuple[int, str, Node]] = []
+        # One number orders captures by start, then outermost first: start * scale + (scale
+        # - 1 - end). A float while exact (2**26 * 2**26 < 2**53): floats sort fastest.
+        scale = 67108864.0 if len(source) < 67108864 else 4294967296
+        low = scale - 1
+        items: list[tuple[float, str, Node]] = []
         for kind, nodes in QueryCursor(self.query).captures(root).items():
-            # one int orders by start, then outermost first (offsets < 2**32)
             items += [
-                ((node.start_byte << 32) | (_LOW - node.end_byte), kind, node) for node in nodes
+                (node.start_byte * scale + (low - node.end_byte), kind, node) for node in nodes
             ]
         items.sort(key=_first)
-        self._sweep(items, result, source)
+        self._sweep(items, result, source, scale)
         if self.spec.module_docstring is not None and root.named_child_count:
             doc = self.spec.module_docstring(root)
             if doc:
@@ -300,7 +303,7 @@ class LanguageEngine:
             result.calls = [(None, *call[1:]) for call in result.calls]
         return result
 
-    def _sweep(self, items: list, result: Extraction, source: bytes) -> None:
+    def _sweep(self, items: list, result: Extraction, source: bytes, scale: float) -> None:
         spec = self.spec
         roles = self.roles
         table = spec.complexity
@@ -314,10 +317,10 @@ class LanguageEngine:
         top: tuple | None = None
         counts: dict[int, int] = {}
         for key, kind, node in items:
-            if top is not None and top[0] <= key >> 32:
-                start = key >> 32
+            # a frame holds end * scale: it ends at or before this start iff that is <= key
+            if top is not None and top[0] <= key:
                 stack.pop()
-                while stack and stack[-1][0] <= start:
+                while stack and stack[-1][0] <= key:
                     stack.pop()
                 top = stack[-1] if stack else None
             role = roles[kind]
@@ -357,7 +360,7 @@ class LanguageEngine:
                 found = define(node)
                 if found is not None:
                     index = self._add_entity(found, top, result, source)
-                    end = _LOW - (key & _LOW)
+                    end = node.end_byte * scale
                     if found.label == "Function":
                         counts[index] = 0
                         top = (end, index, counted, (index, {}), index)
@@ -367,7 +370,7 @@ class LanguageEngine:
                     stack.append(top)
                     continue
             if role & _NESTS:
-                end = _LOW - (key & _LOW)
+                end = node.end_byte * scale
                 if top is None:
                     top = (end, None, False, None, None)
                 else:
@@ -482,7 +485,6 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
-_LOW = (1 << 32) - 1
 
 
 def _is_catch_all(node: Node) -> bool:

@@ -100,9 +100,13 @@ def _docstring(body: Node | None) -> str | None:
     literal = first.named_child(0)
     if literal.type != "string":
         return None
-    content = "".join(
-        text(part) for part in literal.named_children if part.type == "string_content"
-    )
+    if literal.named_child_count == 3:  # start, one part, end: the usual docstring
+        part = literal.named_child(1)
+        content = text(part) if part.type == "string_content" else ""
+    else:
+        content = "".join(
+            text(part) for part in literal.named_children if part.type == "string_content"
+        )
     return content.strip()[:DOCSTRING_CAP] or None
 
 
