@@ -42,11 +42,6 @@ CONFIDENCE = {
 """Eshu's fixed confidence tiers (local-backend §3.3/§5.5), in hundredths."""
 
 
-def call_kind_code(kind: str | None) -> int | str | None:
-    """A call kind as stored: its code, or itself when it has none."""
-    return CALL_KINDS.get(kind, kind) if kind is not None else None
-
-
 def compact_full_name(name: str, full_name: str | None, receiver: str | None) -> str | None:
     """NULL when the full name is what the call_sites view rebuilds from its parts."""
     implied = name if receiver is None else f"{receiver}.{name}"

@@ -63,7 +63,7 @@ def parse_many(
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
-    chunk = max(1, min(32, len(items) // (workers * 8)))
+    chunk = max(1, min(8, len(items) // (workers * 8)))  # small: no straggler at the end
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         yield from pool.map(_parse_walked, items, chunksize=chunk)
 

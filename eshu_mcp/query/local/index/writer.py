@@ -14,7 +14,7 @@ import sqlite3
 
 from attrs import Factory, define, evolve, frozen
 
-from .codes import call_kind_code, compact_full_name
+from .codes import CALL_KINDS, compact_full_name
 from .generations import FactLedger, entity_key, payload_hash
 from .identity import entity_id
 from .parse import ParsedFile
@@ -134,6 +134,8 @@ class PreparedFile:
 
 PARENT = 6
 """Index of the parent (an entity row number until the writer numbers it) in entity rows."""
+metadata_json = json.JSONEncoder(sort_keys=True).encode
+"""An entity's metadata as stored (one encoder for every entity: json.dumps builds one a call)."""
 
 
 def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
@@ -154,7 +156,7 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         row = first[eid] = len(prepared.entity_rows)
         row_of.append(row)
         parent = entity["parent"]
-        metadata = json.dumps(entity["metadata"], sort_keys=True)
+        metadata = metadata_json(entity["metadata"])
         prepared.entity_ids.append(eid)
         prepared.entity_rows.append(
             (
@@ -175,6 +177,7 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
         prepared.payloads[eid] = payload_hash(body, metadata)
         prepared.names[eid] = entity["entity_name"]
+    kinds = CALL_KINDS
     prepared.call_rows.extend(
         (
             None if caller is None else row_of[caller],
@@ -182,7 +185,7 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
             compact_full_name(name, full_name, receiver),
             receiver,
             inferred,
-            call_kind_code(kind),
+            kinds.get(kind, kind),
             arg_count,
             line,
         )
