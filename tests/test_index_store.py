@@ -6,7 +6,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import store
+from eshu_mcp.query.local.index import codes, store
 
 
 class StoreTests(SynchronousTestCase):
@@ -68,3 +68,86 @@ class StoreTests(SynchronousTestCase):
     def test_default_db_path_honours_environment(self) -> None:
         self.patch(store.os, "environ", {"ESHU_MCP_DB": str(self.db)})
         self.assertEqual(store.default_db_path(), self.db)
+
+    def test_an_older_schema_is_refused_by_readers_and_rebuilt_by_the_writer(self) -> None:
+        old = sqlite3.connect(self.db)
+        old.executescript(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES ('schema_version', '1');"
+            "CREATE TABLE entities (rid INTEGER PRIMARY KEY, entity_name TEXT);"
+            "INSERT INTO entities VALUES (1, 'stale');"
+            "CREATE VIRTUAL TABLE entities_fts USING fts5(entity_name, tokenize='trigram');"
+        )
+        old.commit()
+        old.close()
+        with self.assertRaises(store.IndexUnavailable) as caught:
+            store.open_reader(self.db)
+        self.assertIn("rebuild", str(caught.exception))
+        conn = store.open_writer(self.db)
+        self.addCleanup(conn.close)
+        names = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
+        self.assertEqual(names["entities"], "view")
+        self.assertNotIn("entities_fts", names)
+        self.assertEqual(conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0], 0)
+        store.open_reader(self.db).close()
+
+    def test_views_decode_every_code_the_writer_stores(self) -> None:
+        conn = store.open_writer(self.db)
+        self.addCleanup(conn.close)
+        conn.row_factory = None
+        conn.execute(
+            "INSERT INTO repositories(repo_id, name, local_path, created_at)"
+            " VALUES ('repository:r_1', 'r', '/r', 'now')"
+        )
+        conn.execute(
+            "INSERT INTO files(repo_id, relative_path, content, content_hash, byte_size,"
+            " line_count, parse_status, indexed_at, generation_id)"
+            " VALUES ('repository:r_1', 'a.py', '', 'h', 0, 0, 'parsed', 'now', 'g')"
+        )
+        for name in (*codes.EDGE_TYPES, *codes.METHODS, *codes.CALL_KINDS, "other"):
+            conn.execute(
+                "INSERT INTO edges (repo_id, type, source_id, target_id, call_kind,"
+                " resolution_method, confidence, line_number, evidence_file_id, generation_id)"
+                " VALUES ('repository:r_1', ?, 'file:1', ?, ?, ?, 0.7, 3, 1, '')",
+                (
+                    name if name in codes.EDGE_TYPES else "CALLS",
+                    "target:" + name,
+                    name if name in codes.CALL_KINDS or name == "other" else None,
+                    name if name in codes.METHODS or name == "other" else "declared",
+                ),
+            )
+        stored = conn.execute(
+            "SELECT t.node_id, r.type, r.call_kind, r.method, r.confidence FROM edge_rows r"
+            " JOIN nodes t ON t.nid = r.dst"
+        ).fetchall()
+        for node_id, type_code, kind, method, confidence in stored:
+            name = node_id.removeprefix("target:")
+            self.assertEqual(type_code, codes.EDGE_TYPES.get(name, codes.EDGE_TYPES["CALLS"]))
+            self.assertEqual(kind, codes.CALL_KINDS.get(name, "other" if name == "other" else None))
+            self.assertEqual(method, codes.METHODS.get(name, "other" if name == "other" else 1))
+            self.assertEqual(confidence, 70)
+        shown = conn.execute(
+            "SELECT target_id, type, call_kind, resolution_method, confidence FROM edges"
+        ).fetchall()
+        for target, edge_type, kind, method, confidence in shown:
+            name = target.removeprefix("target:")
+            self.assertEqual(edge_type, name if name in codes.EDGE_TYPES else "CALLS")
+            self.assertEqual(kind, name if name in codes.CALL_KINDS or name == "other" else None)
+            self.assertEqual(
+                method, name if name in codes.METHODS or name == "other" else "declared"
+            )
+            self.assertEqual(confidence, 0.7)
+        conn.execute(
+            "INSERT INTO call_sites (repo_id, file_id, caller_entity_id, callee_name, full_name,"
+            " receiver, call_kind, line_number) VALUES"
+            " ('repository:r_1', 1, NULL, 'join', 'os.path.join', 'os.path', 'method_call', 2),"
+            " ('repository:r_1', 1, NULL, 'f', 'Type::f', 'Type', 'macro', 3)"
+        )
+        self.assertEqual(
+            conn.execute("SELECT full_name FROM call_rows ORDER BY call_id").fetchall(),
+            [(None,), ("Type::f",)],
+        )
+        self.assertEqual(
+            conn.execute("SELECT full_name, call_kind FROM call_sites ORDER BY call_id").fetchall(),
+            [("os.path.join", "method_call"), ("Type::f", "macro")],
+        )
