@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .core import EXTRACTOR_VERSION, Extraction, LanguageEngine, LanguageSpec
+from .core import EXTRACTOR_VERSION, LanguageSpec
+from .engine import Extraction, LanguageEngine
 
 __all__ = ["EXTRACTOR_VERSION", "Extraction", "LanguageEngine", "LanguageSpec", "engine_for"]
 
