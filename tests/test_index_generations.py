@@ -214,6 +214,18 @@ class IncrementalIndexTests(SynchronousTestCase):
         ).fetchall()
         self.assertEqual([tuple(r) for r in target], [("app/audit.py", "type_inferred")])
 
+    def test_editing_a_subclass_without_touching_its_bases_rebuilds_only_what_it_affects(
+        self,
+    ) -> None:
+        service = self.repo / "app" / "service.py"
+        service.write_text(service.read_text() + "\n\ndef audit_marker():\n    return 1\n")
+        again = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertEqual(again.modified, ("app/service.py",))
+        self.assertLess(again.edges["rebuilt_files"], again.files_seen)
+        service.write_text(service.read_text().replace("(BaseService)", "(object)"))
+        rebased = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+        self.assertEqual(rebased.edges["rebuilt_files"], rebased.files_seen)
+
     def test_adding_a_remote_moves_the_tree_to_its_new_identity(self) -> None:
         git(self.repo, "remote", "add", "origin", "https://github.com/acme/polyglot.git")
         again = index_repositories(self.db, [self.repo], workers=1).repositories[0]

@@ -79,13 +79,14 @@ def repository_files(conn: sqlite3.Connection, repo_id: str) -> list[tuple[int, 
 
 
 def resolve_imports(
-    conn: sqlite3.Connection, repo_id: str
+    conn: sqlite3.Connection, repo_id: str, only: frozenset[int] | None = None
 ) -> tuple[list[ImportRecord], FileBindings, set[int]]:
     """
-    Resolve every import of the repository to a file, update the imports rows, bind names.
+    Resolve the repository's imports to files, update the imports rows, bind names.
 
-    Returns the records (in the order the files wrote them), the bindings and the files whose
-    imports now resolve differently.
+    With ``only``, imports of other files keep the file they resolved to (right when no
+    path was added or removed). Returns the records (in the order the files wrote them), the
+    bindings and the files whose imports now resolve differently.
     """
     go_mods = go_module_paths(
         conn.execute(
@@ -103,6 +104,9 @@ def resolve_imports(
     updates = []
     changed_files: set[int] = set()
     for row in rows:
+        if only is not None and row[1] not in only:
+            resolver.add(ImportRecord(*row))
+            continue
         resolved = resolver.resolved(row[1], row[2], row[3])
         if resolved != row[7]:
             updates.append((resolved, 0 if resolved else 1, row[0]))

@@ -41,14 +41,62 @@ class Entity:
 
 
 NOTHING: list[Entity] = []
+NO_VIEW: tuple[dict, dict] = ({}, {})
 
 
 class Pool:
-    """Candidates by name, and by (file, name) and (directory, name) for the scope tiers."""
+    """
+    Candidates by name, with (file, name) and (directory, name) views built on first use:
+    an incremental run asks about a few hundred names, not all of them.
+    """
 
     def __init__(self, dirs: dict[int, str]) -> None:
         self.dirs = dirs
         self.by_name: dict[str, list[Entity]] = defaultdict(list)
+        self._views: dict[str, tuple[dict[int, list[Entity]], dict[str | None, list[Entity]]]] = {}
+
+    def add(self, entity: Entity) -> None:
+        self.by_name[entity.name].append(entity)
+        self._views.pop(entity.name, None)
+
+    def _view(self, name: str) -> tuple[dict[int, list[Entity]], dict[str | None, list[Entity]]]:
+        view = self._views.get(name)
+        if view is None:
+            members = self.by_name.get(name)
+            if not members:
+                return NO_VIEW
+            files: dict[int, list[Entity]] = {}
+            dirs: dict[str | None, list[Entity]] = {}
+            for entity in members:
+                files.setdefault(entity.file_id, []).append(entity)
+                dirs.setdefault(self.dirs.get(entity.file_id), []).append(entity)
+            view = self._views[name] = (files, dirs)
+        return view
+
+    def in_file(self, name: str, file_id: int) -> list[Entity]:
+        """The candidates named ``name`` defined in one file."""
+        return self._view(name)[0].get(file_id, NOTHING)
+
+    def in_dir(self, name: str, directory: str | None) -> list[Entity]:
+        """The candidates named ``name`` defined directly in one directory."""
+        return self._view(name)[1].get(directory, NOTHING)
+
+    def in_files(self, name: str, file_ids) -> list[Entity]:
+        """The candidates named ``name`` defined in any of the given files."""
+        files = self._view(name)[0]
+        found: list[Entity] = []
+        for file_id in file_ids:
+            found.extend(files.get(file_id, ()))
+        return found
+
+
+class IndexedPool(Pool):
+    """A pool that indexes (file, name) and (directory, name) as entities are added: dearer
+    to fill, cheaper to ask. For a first build, which fills it while files are written and
+    then asks about every call."""
+
+    def __init__(self, dirs: dict[int, str]) -> None:
+        super().__init__(dirs)
         self.by_file: dict[tuple[int, str], list[Entity]] = defaultdict(list)
         self.by_dir: dict[tuple[str | None, str], list[Entity]] = defaultdict(list)
 
@@ -58,15 +106,12 @@ class Pool:
         self.by_dir[(self.dirs.get(entity.file_id), entity.name)].append(entity)
 
     def in_file(self, name: str, file_id: int) -> list[Entity]:
-        """The candidates named ``name`` defined in one file."""
         return self.by_file.get((file_id, name), NOTHING)
 
     def in_dir(self, name: str, directory: str | None) -> list[Entity]:
-        """The candidates named ``name`` defined directly in one directory."""
         return self.by_dir.get((directory, name), NOTHING)
 
     def in_files(self, name: str, file_ids) -> list[Entity]:
-        """The candidates named ``name`` defined in any of the given files."""
         found: list[Entity] = []
         for file_id in file_ids:
             found.extend(self.by_file.get((file_id, name), ()))
@@ -76,12 +121,20 @@ class Pool:
 class Catalog:
     """Name lookups over one repository's entities (added in (file_id, nid) order)."""
 
-    def __init__(self, rows: list, dirs: dict[int, str], bases: list[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self,
+        rows: list,
+        dirs: dict[int, str],
+        bases: list[tuple[str, str]] = (),
+        *,
+        indexed: bool = False,
+    ) -> None:
+        pool = IndexedPool if indexed else Pool
         self.bases_of: dict[str, list[str]] = defaultdict(list)
         self.by_id: dict[int, Entity] = {}
-        self.callables = Pool(dirs)  # functions outside types, and constructible types
-        self.methods = Pool(dirs)  # functions with a class context
-        self.constructible = Pool(dirs)  # Class / Struct / Record
+        self.callables = pool(dirs)  # functions outside types, and constructible types
+        self.methods = pool(dirs)  # functions with a class context
+        self.constructible = pool(dirs)  # Class / Struct / Record
         self.by_class: dict[tuple[str, str], list[Entity]] = defaultdict(list)
         self.types: dict[str, list[Entity]] = defaultdict(list)
         self.children: dict[int, list[Entity]] = defaultdict(list)

@@ -254,14 +254,15 @@ class GenerationWrite:
     def _note_hierarchy(self, file_id: int, prepared: PreparedFile) -> None:
         """A surviving class with other bases changes inherited-method resolution in files
         this change set cannot name: the whole graph is rebuilt then."""
-        old_bases = set(
-            self.conn.execute(
+        old_bases = {
+            tuple(row)  # a sqlite3.Row never equals a tuple
+            for row in self.conn.execute(
                 "SELECT r.entity_name, b.base_name, b.kind FROM bases b"
                 " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
                 " WHERE b.file_id = ?",
                 (file_id,),
-            ).fetchall()
-        )
+            )
+        }
         new_bases = {
             (prepared.entity_rows[row][1], base, kind) for row, base, kind in prepared.base_rows
         }
@@ -287,6 +288,9 @@ class GenerationWrite:
                 frozenset(self.changed_ids),
                 frozenset(self.deleted_ids),
                 frozenset(self.touched_names),
+                same_layout=not self.added
+                and not self.deleted
+                and not any(p == "go.mod" or p.endswith("/go.mod") for p in self.modified),
             )
         inputs = self.first.inputs() if self.first is not None else None
         meanwhile = None

@@ -40,9 +40,14 @@ class GraphInputs:
         return {file_id: language for file_id, _, language in self.files}
 
 
-def read_graph_inputs(conn: sqlite3.Connection, repo_id: str) -> GraphInputs:
-    """Read a repository's graph inputs back (resolving its imports again on the way)."""
-    records, bindings, import_changed = resolve_imports(conn, repo_id)
+def read_graph_inputs(
+    conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None = None
+) -> GraphInputs:
+    """
+    Read a repository's graph inputs back, resolving its imports again on the way (only
+    those of the ``reresolve`` files, when the repository's layout is unchanged).
+    """
+    records, bindings, import_changed = resolve_imports(conn, repo_id, reresolve)
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
@@ -96,7 +101,8 @@ class FirstBuildInputs:
     def __init__(self, planned: list[tuple[int, str]], go_mods: dict[str, str]) -> None:
         self.files = [(file_id, path, language_of(path)) for file_id, path in planned]
         self.imports = ImportResolver(self.files, go_mods)
-        self.catalog = Catalog([], {file_id: posixpath.dirname(path) for file_id, path in planned})
+        dirs = {file_id: posixpath.dirname(path) for file_id, path in planned}
+        self.catalog = Catalog([], dirs, indexed=True)
         self.bases: list[tuple[str, int, str, str, str, int]] = []
         self.calls: list[tuple] = []
         self.file_nids: dict[int, int] = {}

@@ -54,6 +54,8 @@ class ChangeSet:
     changed_files: frozenset[int]  # added or modified files (their current file ids)
     deleted_files: frozenset[int]  # file ids that no longer exist
     touched_names: frozenset[str]  # names whose definitions appeared, vanished or moved
+    same_layout: bool = False  # no path added or removed, no go.mod changed: imports of
+    #                            unchanged files resolve as they did
 
 
 def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[int]) -> set[int]:
@@ -114,7 +116,10 @@ def resolve_repository(
     ).fetchone()
     first_build = inputs is not None
     if inputs is None:
-        inputs = read_graph_inputs(conn, repo_id)
+        reresolve = None
+        if change is not None and change.same_layout:
+            reresolve = change.changed_files
+        inputs = read_graph_inputs(conn, repo_id, reresolve)
     records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
     files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
     language_of = inputs.language_of
