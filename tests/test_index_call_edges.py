@@ -104,6 +104,31 @@ class CallEdgesTests(SynchronousTestCase):
         self.addCleanup(conn.close)
         self.assertEqual(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0], 0)
 
+    def test_a_failing_parent_half_fails_the_run_and_reaps_the_child(self) -> None:
+        self.patch(call_edges, "SPLIT_ABOVE", 0)
+        parent, real = os.getpid(), call_edges.resolve_calls
+        children: list[int] = []
+        real_fork = os.fork
+
+        def explode_in_the_parent(*args, **kwargs):
+            if os.getpid() == parent:
+                raise RuntimeError("parent resolver bug")
+            return real(*args, **kwargs)
+
+        def recording_fork():
+            pid = real_fork()
+            if pid:
+                children.append(pid)
+            return pid
+
+        self.patch(call_edges, "resolve_calls", explode_in_the_parent)
+        self.patch(call_edges.os, "fork", recording_fork)
+        report = index_repositories(self.tmp / "failed.sqlite", [self.repo], workers=1)
+        self.assertIn("parent resolver bug", report.repositories[0].error)
+        self.assertEqual(len(children), 1)
+        with self.assertRaises(ChildProcessError):  # reaped: nothing is left to wait for
+            os.waitpid(children[0], os.WNOHANG)
+
     def test_calls_that_look_alike_share_one_resolution(self) -> None:
         resolved: list[int] = []
 

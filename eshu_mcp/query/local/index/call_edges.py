@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .bindings import FileBindings
 from .calls import CALLABLE_TYPES, Catalog, resolve_call
@@ -66,10 +69,15 @@ def resolve_calls_split(
     bindings: FileBindings,
     language_of: dict[int, str | None],
     file_nids: dict[int, int],
+    meanwhile: Callable[[], None] | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
-    """:func:`resolve_calls`, the later half of the files in a forked child when it pays."""
+    """
+    :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
+    ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
+    """
     if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-        return resolve_calls(calls, catalog, bindings, language_of, file_nids)
+        with alongside(meanwhile):
+            return resolve_calls(calls, catalog, bindings, language_of, file_nids)
     files = sorted({call[1] for call in calls})
     boundary = files[len(files) // 2]
     mine = [call for call in calls if call[1] < boundary]
@@ -87,13 +95,39 @@ def resolve_calls_split(
         finally:
             os._exit(status)
     os.close(write_end)
+    pipe = os.fdopen(read_end, "rb")
     try:
-        edges, unresolved = resolve_calls(mine, catalog, bindings, language_of, file_nids)
-        with os.fdopen(read_end, "rb") as pipe:
-            payload = pipe.read()
+        with alongside(meanwhile):
+            edges, unresolved = resolve_calls(mine, catalog, bindings, language_of, file_nids)
+        payload = pipe.read()
     finally:
+        pipe.close()  # before waiting: a child still writing gets EPIPE instead of blocking
         _, status = os.waitpid(child, 0)
     if status != 0 or not payload:
         raise RuntimeError(f"call resolution child failed (wait status {status})")
     their_edges, their_unresolved = pickle.loads(payload)
     return edges + their_edges, unresolved + their_unresolved
+
+
+@contextmanager
+def alongside(work: Callable[[], None] | None) -> Iterator[None]:
+    """Run ``work`` on a thread for the duration of the block; re-raise what it raised."""
+    if work is None:
+        yield
+        return
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as e:  # handed to the caller below
+            failure.append(e)
+
+    thread = threading.Thread(target=run, name="index-alongside")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]

@@ -7,10 +7,8 @@ repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, CONTAINS and IMPORT
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from attrs import frozen
 
@@ -182,10 +180,9 @@ def resolve_repository(
     _inheritance(inputs.bases, catalog, bindings, edge)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
-    with _alongside(meanwhile):
-        call_edges, unresolved = resolve_calls_split(
-            calls, catalog, bindings, language_of, file_nids
-        )
+    call_edges, unresolved = resolve_calls_split(
+        calls, catalog, bindings, language_of, file_nids, meanwhile
+    )
     edges.extend((repo_key, *row) for row in call_edges)
     conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
@@ -205,30 +202,6 @@ def resolve_repository(
     counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)
     return counts
-
-
-@contextmanager
-def _alongside(work: Callable[[], None] | None) -> Iterator[None]:
-    """Run ``work`` on a thread for the duration of the block; re-raise what it raised."""
-    if work is None:
-        yield
-        return
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as e:  # handed to the caller below
-            failure.append(e)
-
-    thread = threading.Thread(target=run, name="index-alongside")
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-    if failure:
-        raise failure[0]
 
 
 def _marks(values: tuple) -> str:
