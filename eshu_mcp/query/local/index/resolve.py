@@ -1,7 +1,8 @@
 """
-Building the ``edges`` table of one repository from raw parser evidence (local-backend §5.5):
-CALLS through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
-repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, CONTAINS and IMPORTS.
+Resolving one repository's graph from raw parser evidence (local-backend §5.5): CALLS
+through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
+repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, IMPORTS file -> entity, and the
+modules table. The edges a file declares by itself are the writer's (``declared.py``).
 """
 
 from __future__ import annotations
@@ -98,8 +99,8 @@ def resolve_repository(
     """
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
 
-    With a :class:`ChangeSet`, CALLS/IMPORTS/CONTAINS are rebuilt only for files whose
-    resolution can have changed: the changed files, files whose imports now resolve
+    With a :class:`ChangeSet`, CALLS and file -> entity IMPORTS are rebuilt only for files
+    whose resolution can have changed: the changed files, files whose imports now resolve
     differently, files importing a touched name from them, and files calling a touched name.
     (A name is touched when an entity id with that name appeared or vanished: candidate pools
     of every other name are unchanged, so calls to them resolve as before.)
@@ -121,8 +122,7 @@ def resolve_repository(
     records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
     files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
     language_of = inputs.language_of
-    if change is None:
-        scope = None
+    scope = None
     if change is None and not first_build:
         conn.execute(
             f"DELETE FROM edge_rows WHERE repo = ? AND (type IN ({_marks(REBUILT_ALWAYS)})"
