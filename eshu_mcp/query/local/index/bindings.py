@@ -28,7 +28,7 @@ class Binding:
 class ImportRecord:
     """One imports row, with what it resolved to."""
 
-    import_id: int
+    import_id: int | None  # None while a first build has not stored the row yet
     file_id: int
     module: str
     imported_name: str | None

@@ -25,7 +25,7 @@ from .generations import (
 from .graph_inputs import FirstBuildInputs, go_mods_on_disk
 from .identity import repository_slug
 from .parse import parse_file
-from .resolve import ChangeSet, module_nodes, resolve_repository, retire_edges
+from .resolve import ChangeSet, resolve_repository, retire_edges
 from .walk import WalkedFile, WorkTree
 from .writer import PreparedFile
 
@@ -102,7 +102,7 @@ class GenerationWrite:
         self.repo_key = conn.execute(
             "SELECT repo_key FROM repositories WHERE repo_id = ?", (self.repo_id,)
         ).fetchone()[0]
-        self.modules = module_nodes(conn, self.repo_id)
+        self.modules = writer.module_nodes(conn, self.repo_id)
         self.first: FirstBuildInputs | None = None  # graph inputs gathered by a first build
         self.planned_ids: dict[str, int] = {}  # a first build's file ids, fixed before parsing
 

@@ -32,7 +32,7 @@ class GraphInputs:
     bases: list[tuple[int, str, str, int]]  # (entity nid, base name, kind, file_id)
     file_nids: dict[int, int]
     calls: list[tuple] | None = None  # every call row, when already in memory
-    declared: Counter | None = None  # the writer's edges by type code, when all are new
+    declared: Counter | None = None  # a first build's writer-made edges by type code
 
     @property
     def language_of(self) -> dict[int, str | None]:
@@ -67,12 +67,7 @@ def read_graph_inputs(
         {file_id: posixpath.dirname(path) for file_id, path, _ in files},
         [(row[1], row[2]) for row in bases],
     )
-    conn.execute(
-        "INSERT OR IGNORE INTO nodes (node_id) SELECT 'file:' || file_id FROM files"
-        " WHERE repo_id = ?",
-        (repo_id,),
-    )
-    file_nids = {
+    file_nids = {  # the writer numbers each file's node when it first stores the file
         file_id: nid
         for file_id, nid in conn.execute(
             "SELECT f.file_id, n.nid FROM files f JOIN nodes n ON n.node_id = 'file:' || f.file_id"

@@ -35,17 +35,6 @@ def retire_edges(conn: sqlite3.Connection, file_ids: list[int]) -> None:
         conn.execute(f"DELETE FROM edge_rows WHERE evidence_file_id IN ({marks})", chunk)
 
 
-def module_nodes(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
-    """Node numbers of the repository's module keys ('<repo_id>|<module>')."""
-    prefix = f"{repo_id}|"
-    return dict(
-        conn.execute(
-            "SELECT node_id, nid FROM nodes WHERE node_id >= ? AND node_id < ?",
-            (prefix, prefix[:-1] + chr(ord("|") + 1)),
-        ).fetchall()
-    )
-
-
 @frozen
 class ChangeSet:
     """What a generation changed, so only the affected part of the graph is rebuilt."""
@@ -113,7 +102,7 @@ def resolve_repository(
     (repo_key,) = conn.execute(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
     ).fetchone()
-    first_build = inputs is not None
+    first_build = inputs is not None  # every edge of the repository was written by this run
     if inputs is None:
         reresolve = None
         if change is not None and change.same_layout:
@@ -186,7 +175,7 @@ def resolve_repository(
     edges.extend((repo_key, *row) for row in call_edges)
     conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
-    if inputs.declared is not None:  # everything the repository has was counted on the way in
+    if first_build:  # everything the repository has was counted on the way in
         by_type = Counter(inputs.declared)
         by_type.update(row[1] for row in edges)
     else:
@@ -317,6 +306,5 @@ def _imports(
         " VALUES (?, ?, ?, ?, ?)",
         list(modules.values()),
     )
-    vanished = old_keys - set(modules)
+    vanished = old_keys - set(modules)  # the writer numbers module keys as files import them
     conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])
-    conn.executemany("INSERT OR IGNORE INTO nodes (node_id) VALUES (?)", [(k,) for k in modules])

@@ -28,6 +28,17 @@ def file_node(file_id: int) -> str:
     return f"file:{file_id}"
 
 
+def module_nodes(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
+    """Node numbers of the repository's module keys ('<repo_id>|<module>')."""
+    prefix = f"{repo_id}|"
+    return dict(
+        conn.execute(
+            "SELECT node_id, nid FROM nodes WHERE node_id >= ? AND node_id < ?",
+            (prefix, prefix[:-1] + chr(ord("|") + 1)),
+        ).fetchall()
+    )
+
+
 @frozen
 class OldEntity:
     """An entity a re-written or deleted file had."""
