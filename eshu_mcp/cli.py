@@ -52,6 +52,15 @@ class CallOptions:
 
         class Options(QueryOptions):
             synopsis = "[--db FILE] [options] TOOL [JSON-ARGS]"
+            longdesc = (
+                "Run one tool in process and print its MCP result. Any tool the backend "
+                "answers can be called ('available'), unless --toolsets narrows it."
+            )
+
+            def postOptions(self):
+                super().postOptions()
+                if self["toolsets"] is None:
+                    self["toolsets"] = "available"
 
             def parseArgs(self, tool, arguments="{}"):
                 self["tool"] = tool

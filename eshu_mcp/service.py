@@ -15,6 +15,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.web.resource import IResource
 
 from eshu_mcp.catalog import ToolCatalog, read_only_tools
+from eshu_mcp.catalog.toolsets import ALL, CORE
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
@@ -38,12 +39,12 @@ def select_catalog(
     toolsets: str | None, exclude: Iterable[str], backend: IQueryBackend | None
 ) -> ToolCatalog:
     """
-    The enabled tools: ``toolsets`` defaults to ``available`` for the embedded
-    backend and ``all`` otherwise. Raises ValueError with a readable sentence.
+    The enabled tools: ``toolsets`` defaults to ``core`` for the embedded backend
+    and ``all`` otherwise. Raises ValueError with a readable sentence.
     """
     catalog = ToolCatalog(read_only_tools())
     if toolsets is None:
-        toolsets = "available" if backend is not None and backend.name == "local" else "all"
+        toolsets = CORE if backend is not None and backend.name == "local" else ALL
     answers = backend.answers if backend is not None else None
     return catalog.select(toolsets, exclude=tuple(exclude), answers=answers)
 

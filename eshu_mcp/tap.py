@@ -14,7 +14,7 @@ from twisted.logger import Logger
 from twisted.python import usage
 
 from eshu_mcp import __version__
-from eshu_mcp.catalog.toolsets import ALL, AVAILABLE, available_toolsets
+from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
@@ -59,8 +59,9 @@ class QueryOptions(usage.Options):
             "toolsets",
             None,
             None,
-            "Comma list of toolsets to serve, 'all' or 'available' "
-            "[default: available for the local backend, all for upstream].",
+            "Comma list of toolsets to serve, or 'core' (the tools that answer every code "
+            "question), 'available' (every tool the backend answers) or 'all' "
+            "[default: core for the local backend, all for upstream].",
         ],
         ["exclude-tools", None, "", "Comma list of tools or toolsets to leave out."],
         [
@@ -120,7 +121,7 @@ class QueryOptions(usage.Options):
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
         if self["toolsets"] is not None:
-            known = {ALL, AVAILABLE, *available_toolsets()}
+            known = {*SELECTIONS, *available_toolsets()}
             unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
             if unknown or not _comma_list(self["toolsets"]):
                 raise usage.UsageError(

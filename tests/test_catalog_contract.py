@@ -122,7 +122,11 @@ f3b9134a1cc4 f7b63e039485 fb62dc2c6e8e fcb2afe3568b ff6c22533ac3 ffd1614647cd
 )
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-DESCRIPTION_BOUNDS = (200, 650)
+# Characters per description. Issue 10 shortened them to what each tool answers and
+# when to choose it, leaving defaults, maxima and enum lists to the input schema
+# (the floor was 200 before): short enough for a small default surface, long enough
+# to still tell a model which tool to pick.
+DESCRIPTION_BOUNDS = (80, 650)
 
 
 def _digest(value) -> str:

@@ -4,6 +4,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.catalog import read_only_tools
 from eshu_mcp.catalog.toolsets import (
+    CORE_TOOLS,
     TOOLSETS,
     ToolCatalog,
     available_toolsets,
@@ -31,6 +32,7 @@ class MembershipTests(SynchronousTestCase):
         self.assertEqual(available_toolsets(), tuple(TOOLSETS))
         self.assertNotIn("all", TOOLSETS)
         self.assertNotIn("available", TOOLSETS)
+        self.assertNotIn("core", TOOLSETS)
 
     def test_code_toolset_holds_search_and_entity_resolution(self):
         names = ToolCatalog.full().select("code").names
@@ -98,7 +100,7 @@ class SelectionTests(SynchronousTestCase):
             self.full.select("code,kubernets")
         message = str(caught.exception)
         self.assertIn("'kubernets'", message)
-        for choice in ("all", "available", "kubernetes", "supply_chain"):
+        for choice in ("all", "available", "core", "kubernetes", "supply_chain"):
             self.assertIn(choice, message)
 
     def test_empty_toolset_list_is_refused(self):
@@ -116,6 +118,79 @@ class SelectionTests(SynchronousTestCase):
         self.assertEqual(code.select("all"), code)
         self.assertEqual(code.select("content").names, self.full.select("content").names)
         self.assertRaises(ValueError, code.select, "all", exclude=["list_collectors"])
+
+
+# One question of each family an assistant asks about code, and the core tool (with
+# the argument value that picks the question, where one tool asks several) that
+# answers it.
+CORE_QUESTIONS = {
+    "where is a name defined": ("find_symbol", None, None),
+    "where does a behaviour live": ("investigate_code_topic", None, None),
+    "which files mention a text": ("search_file_content", None, None),
+    "which function contains a text": ("search_entity_content", None, None),
+    "who calls it": ("analyze_code_relationships", "query_type", "find_callers"),
+    "what does it call": ("analyze_code_relationships", "query_type", "find_callees"),
+    "everything that reaches it": ("analyze_code_relationships", "query_type", "find_all_callers"),
+    "how does a reach b": ("analyze_code_relationships", "query_type", "call_chain"),
+    "class hierarchy": ("analyze_code_relationships", "query_type", "class_hierarchy"),
+    "overrides": ("analyze_code_relationships", "query_type", "overrides"),
+    "what a file imports": ("investigate_import_dependencies", "query_type", "imports_by_file"),
+    "who imports a module": ("investigate_import_dependencies", "query_type", "importers"),
+    "import cycles": ("investigate_import_dependencies", "query_type", "file_import_cycles"),
+    "classes defining a method": ("inspect_code_inventory", "inventory_kind", "class_with_method"),
+    "decorated functions": ("inspect_code_inventory", "inventory_kind", "decorated"),
+    "unused code": ("find_dead_code", None, None),
+    "worst complexity": ("find_most_complex_functions", None, None),
+    "one function's complexity": ("calculate_cyclomatic_complexity", None, None),
+    "hard-coded secrets": ("investigate_hardcoded_secrets", None, None),
+    "which repositories": ("list_indexed_repositories", None, None),
+    "repository summary": ("get_repo_summary", None, None),
+    "repository story": ("get_repo_story", None, None),
+    "file tree": ("list_repository_files", None, None),
+    "whole file": ("get_file_content", None, None),
+    "file lines": ("get_file_lines", None, None),
+    "one symbol's source": ("get_entity_content", None, None),
+    "what changed since": ("get_changed_since", None, None),
+    "is the index current": ("get_repository_freshness", None, None),
+    "indexing status": ("get_index_status", None, None),
+}
+
+
+class CoreSelectionTests(SynchronousTestCase):
+    def setUp(self):
+        self.core = ToolCatalog.full().select("core")
+
+    def test_core_names_only_catalog_tools_and_keeps_contract_order(self):
+        self.assertEqual(set(self.core.names), set(CORE_TOOLS))
+        self.assertTrue(_in_contract_order(self.core.names))
+
+    def test_every_code_question_has_a_core_tool(self):
+        for question, (name, argument, value) in CORE_QUESTIONS.items():
+            tool = self.core.get(name)
+            self.assertIsNotNone(tool, question)
+            if argument is not None:
+                choices = tool.input_schema["properties"][argument]["enum"]
+                self.assertIn(value, choices, question)
+
+    def test_every_core_tool_is_answered_by_the_embedded_backend(self):
+        for tool in self.core:
+            self.assertTrue(
+                all(embedded_backend_answers(*route) for route in tool.routes), tool.name
+            )
+
+    def test_core_is_smaller_than_available(self):
+        available = ToolCatalog.full().select("available", answers=embedded_backend_answers)
+        self.assertLess(set(self.core.names), set(available.names))
+        self.assertLess(len(self.core), len(available) // 2)
+
+    def test_core_combines_with_toolsets_and_exclusions(self):
+        chosen = ToolCatalog.full().select("core,kubernetes", exclude=["get_repo_story"])
+        self.assertIn("list_kubernetes_correlations", chosen)
+        self.assertNotIn("get_repo_story", chosen)
+        self.assertEqual(len(chosen), len(self.core))
+
+    def test_core_needs_no_backend_answer_function(self):
+        self.assertEqual(ToolCatalog.full().select("core").names, self.core.names)
 
 
 class ListingTests(SynchronousTestCase):

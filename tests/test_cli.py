@@ -25,7 +25,7 @@ def test_stdio_answers_then_exits_cleanly_at_end_of_input(workdir, repository):
     lines = (
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
         b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
-        b'"params":{"name":"find_code","arguments":{"query":"forgotten_helper"}}}'
+        b'"params":{"name":"find_symbol","arguments":{"symbol":"forgotten_helper"}}}'
     )
     db = str(workdir / "stdio.sqlite")
     done = run(workdir, "stdio", "--repo", str(repository), "--db", db, stdin=lines)
@@ -53,6 +53,22 @@ def test_stdio_exits_cleanly_on_sigterm(workdir):
     process.stdin.close()
     process.stdout.close()
     process.stderr.close()
+
+
+def test_stdio_serves_the_core_tools_by_default(workdir):
+    lines = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call",'
+        b'"params":{"name":"find_code","arguments":{"query":"anything"}}}'
+    )
+    done = run(workdir, "stdio", "--db", str(workdir / "core.sqlite"), stdin=lines)
+    assert done.returncode == 0, done.stderr.decode()
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    listed = [tool["name"] for tool in replies[2]["result"]["tools"]]
+    assert "find_symbol" in listed and "analyze_code_relationships" in listed
+    assert "find_code" not in listed
+    assert replies[3]["result"]["isError"] is True
 
 
 def test_call_prints_one_tool_result(workdir, repository):

@@ -24,6 +24,16 @@ class OptionTests(SynchronousTestCase):
         self.assertEqual(options["backend"], "local")
         self.assertTrue(options.loopback_only)
 
+    def test_toolsets_accepts_the_named_selections_and_toolsets(self):
+        for value in ("core", "available", "all", "core,graph"):
+            self.assertEqual(parse("--toolsets", value).server_settings().toolsets, value)
+        self.assertIsNone(parse().server_settings().toolsets)
+
+    def test_help_names_core_as_the_local_default(self):
+        help_text = " ".join(Options().getUsage(width=80).split())
+        self.assertIn("'core'", help_text)
+        self.assertIn("default: core for the local backend", help_text)
+
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
         self.assertEqual(len(options["listen"]), 2)

@@ -1,12 +1,14 @@
 """
 Toolsets: named slices of the catalog, and the catalog a server actually serves.
 
-160 tool definitions cost tens of thousands of tokens in every client turn, so an
+162 tool definitions cost tens of thousands of tokens in every client turn, so an
 operator picks the slices a deployment needs (``--toolsets code,relationships``),
-drops single tools (``--exclude-tools``), or asks for ``available``: only the tools
-whose routes the configured query backend answers for real or from a static
-catalog. Every tool belongs to exactly one toolset (its record's ``toolset`` field
-in ``data/tools.json``); a tool outside the selection is neither listed nor callable.
+drops single tools (``--exclude-tools``), asks for ``available`` (the tools whose
+routes the configured query backend answers for real or from a static catalog), or
+keeps ``core``: the small set that answers every code question, the embedded
+backend's default. Every tool belongs to exactly one toolset (its record's
+``toolset`` field in ``data/tools.json``); a tool outside the selection is neither
+listed nor callable.
 """
 
 import difflib
@@ -61,13 +63,53 @@ TOOLSETS: dict[str, str] = {
 
 ALL = "all"
 AVAILABLE = "available"
+CORE = "core"
+
+#: The ``core`` selection: one tool per code question (search, definitions, callers,
+#: callees, chains, hierarchy, imports, structure, dead code, complexity, secrets,
+#: repositories, files, freshness, index status). Tools another core tool already
+#: answers are left out (``find_code`` is ``find_symbol`` fuzzy, ``find_function_call_chain``
+#: is ``analyze_code_relationships`` call_chain, ``get_repository_stats`` is
+#: ``get_repo_summary``...); ``available`` and the toolsets still offer them.
+CORE_TOOLS: frozenset[str] = frozenset(
+    {
+        "find_symbol",
+        "investigate_code_topic",
+        "search_file_content",
+        "search_entity_content",
+        "analyze_code_relationships",
+        "investigate_import_dependencies",
+        "inspect_code_inventory",
+        "find_dead_code",
+        "find_most_complex_functions",
+        "calculate_cyclomatic_complexity",
+        "investigate_hardcoded_secrets",
+        "list_indexed_repositories",
+        "get_repo_summary",
+        "get_repo_story",
+        "list_repository_files",
+        "get_file_content",
+        "get_file_lines",
+        "get_entity_content",
+        "get_changed_since",
+        "get_repository_freshness",
+        "get_index_status",
+    }
+)
+
+#: The named selections besides toolsets, with what each serves (for ``--help``).
+SELECTIONS: dict[str, str] = {
+    CORE: "the tools that answer every code question (default on the embedded backend)",
+    AVAILABLE: "every tool the query backend answers",
+    ALL: "the whole catalog",
+}
 
 #: ``answers(method, path_template)``: whether a query backend serves a route for real.
 RouteAnswers = Callable[[str, str], bool]
 
 
 def available_toolsets() -> tuple[str, ...]:
-    """The toolset names an operator may choose, besides ``all`` and ``available``."""
+    """The toolset names an operator may choose, besides the named ``SELECTIONS``."""
     return tuple(TOOLSETS)
 
 
@@ -78,7 +120,7 @@ def _names(spec: str | Iterable[str]) -> list[str]:
 
 
 def _choices() -> str:
-    return ", ".join((ALL, AVAILABLE, *TOOLSETS))
+    return ", ".join((*SELECTIONS, *TOOLSETS))
 
 
 @frozen
@@ -136,15 +178,16 @@ class ToolCatalog:
         """
         The sub-catalog an operator asked for, still in contract order.
 
-        ``toolsets`` is a comma list of toolset names, ``all``, or ``available``
-        (tools with at least one route that ``answers(method, path_template)``
-        accepts); the union is taken. ``exclude`` names tools or whole toolsets to
-        drop. Unknown names raise ValueError with a sentence naming the choices.
+        ``toolsets`` is a comma list of toolset names, ``all``, ``core`` (the
+        ``CORE_TOOLS``), or ``available`` (tools with at least one route that
+        ``answers(method, path_template)`` accepts); the union is taken.
+        ``exclude`` names tools or whole toolsets to drop. Unknown names raise
+        ValueError with a sentence naming the choices.
         """
         wanted = _names(toolsets)
         if not wanted:
             raise ValueError(f"no toolset named; choose one or more of: {_choices()}")
-        unknown = [name for name in wanted if name not in TOOLSETS and name not in (ALL, AVAILABLE)]
+        unknown = [name for name in wanted if name not in TOOLSETS and name not in SELECTIONS]
         if unknown:
             raise ValueError(
                 f"unknown toolset {', '.join(map(repr, unknown))}; choose one or more of: "
@@ -162,6 +205,7 @@ class ToolCatalog:
             if (
                 ALL in wanted
                 or tool.toolset in wanted
+                or (CORE in wanted and tool.name in CORE_TOOLS)
                 or (AVAILABLE in wanted and any(answers(*route) for route in tool.routes))
             ):
                 chosen.append(tool)
