@@ -126,7 +126,7 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 # when to choose it, leaving defaults, maxima and enum lists to the input schema
 # (the floor was 200 before): short enough for a small default surface, long enough
 # to still tell a model which tool to pick.
-DESCRIPTION_BOUNDS = (80, 650)
+DESCRIPTION_BOUNDS = (80, 480)
 
 
 def _digest(value) -> str:
