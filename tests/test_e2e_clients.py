@@ -217,10 +217,11 @@ def test_credentials_guard_every_http_transport(guarded_daemon):
         ):
             await session.initialize()
             listing = await session.list_tools()
-            found = await session.call_tool("find_code", {"query": "write_row"})
+            found = await session.call_tool("find_symbol", {"symbol": "write_row"})
             return listing, found
 
     listing, found = anyio.run(run)
     assert 0 < len(listing.tools) < 162
+    assert "find_code" not in [tool.name for tool in listing.tools]
     assert not found.is_error
     assert "write_row" in json.dumps(found.structured_content)
