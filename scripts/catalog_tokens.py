@@ -5,7 +5,10 @@ Prints the compact JSON size of ``{"tools": [...]}`` (as the server encodes it) 
 bytes/4 as a rough token estimate, per MCP revision, for the whole catalog, the
 named selections (``core``, the embedded backend's default, and ``available``) and
 optionally a chosen selection and every toolset. ``--rst`` writes the same table as
-reStructuredText for the README. Run from a checkout::
+reStructuredText for the README. A 2024-11-05 tool carries only name, description and
+inputSchema; 2025-03-26 adds annotations, 2025-06-18 a title and, on envelope tools,
+the outputSchema, which a client may or may not pass on to its model. Run from a
+checkout::
 
     PYTHONPATH=. python scripts/catalog_tokens.py
     PYTHONPATH=. python scripts/catalog_tokens.py --per-toolset --rst
