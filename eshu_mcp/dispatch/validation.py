@@ -100,6 +100,27 @@ def _hidden_schema(default: Any) -> dict:
     return {"type": "string"}
 
 
+def _alternatives(route: dict) -> dict[str, frozenset[str]]:
+    """
+    For each argument, the other names the route reads in its place.
+
+    A field read from ``["query", "pattern"]`` takes either; a fallback route
+    used when ``provider_incident_id`` is absent takes ``incident_id`` instead.
+    A required argument is given when any of its alternatives is.
+    """
+    found: dict[str, set[str]] = {}
+    for where in ("body_fields", "query_params", "path_params"):
+        for spec in (route.get(where) or {}).values():
+            names = spec.get("args", ()) if isinstance(spec, dict) else ()
+            for name in names:
+                found.setdefault(name, set()).update(n for n in names if n != name)
+    for fallback in route.get("fallback_args", ()):
+        absent, used = fallback.get("used_when_absent"), fallback.get("arg")
+        if absent and used:
+            found.setdefault(absent, set()).add(used)
+    return {name: frozenset(others) for name, others in found.items()}
+
+
 def _is_free_form(schema: dict) -> bool:
     return schema.get("type") == "object" and "properties" not in schema
 
@@ -205,6 +226,7 @@ class ToolArguments:
     required: tuple[str, ...]
     schemas: Mapping[str, dict]
     free_form: tuple[str, ...]
+    alternatives: Mapping[str, frozenset[str]]
     validator: Draft202012Validator
 
     @classmethod
@@ -224,6 +246,7 @@ class ToolArguments:
             required=tuple(schema.get("required") or ()),
             schemas=bounded["properties"],
             free_form=tuple(sorted(n for n, s in properties.items() if _is_free_form(s))),
+            alternatives=_alternatives(route),
             validator=Draft202012Validator(bounded),
         )
 
@@ -241,13 +264,13 @@ class ToolArguments:
             if name not in self.schemas:
                 suggestion = _near(name, self.names)
                 problems.append(ArgumentProblem(name, "unknown", value, self.names, suggestion))
-            elif value is not None or name in self.required:
+            elif value is not None:
                 accepted[name] = value
         for name in self.required:
-            if accepted.get(name) is None:
+            others = self.alternatives.get(name, ())
+            if name not in accepted and not any(n in accepted for n in others):
                 kind = "null" if name in args else "required"
                 problems.append(ArgumentProblem(name, kind, None, self.schemas.get(name)))
-                accepted.pop(name, None)
         value_problems = [
             _problem_from_error(error)
             for error in self.validator.iter_errors(accepted)
