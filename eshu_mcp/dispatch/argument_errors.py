@@ -68,7 +68,7 @@ def _type_text(allowed: Any) -> str:
 
 
 def _choices(values: Sequence[Any]) -> str:
-    return ", ".join(v if isinstance(v, str) else json.dumps(v) for v in values)
+    return ", ".join(v if isinstance(v, str) and v else json.dumps(v) for v in values)
 
 
 def _range(low: Any, high: Any) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
@@ -68,13 +68,16 @@ class ArgumentProblem:
 
     argument: str
     kind: str
-    given: Any = None
+    given: Any = field(default=None, repr=False)
     allowed: Any = None
     suggestion: str | None = None
 
 
 def _bounded(schema: Any) -> Any:
-    """A copy of ``schema`` where every string and list without a limit gets the default one."""
+    """
+    A copy of ``schema`` where every string and list without a limit gets the default
+    one, and an enum accepts its own documented default.
+    """
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
@@ -84,6 +87,9 @@ def _bounded(schema: Any) -> Any:
         out.setdefault("maxLength", MAX_STRING_CHARS)
     if "array" in kinds:
         out.setdefault("maxItems", MAX_LIST_ITEMS)
+    if "enum" in out and "default" in out and out["default"] not in out["enum"]:
+        # The documented default (``""``: no filter) is accepted like a listed value.
+        out["enum"] = [*out["enum"], out["default"]]
     if isinstance(out.get("items"), dict):
         out["items"] = _bounded(out["items"])
     if isinstance(out.get("properties"), dict):
