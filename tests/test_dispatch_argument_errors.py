@@ -103,3 +103,14 @@ def test_result_is_an_error_with_an_invalid_argument_envelope():
             "suggestion": "limit",
         }
     ]
+
+
+def test_a_flood_of_unknown_names_gives_a_bounded_answer():
+    args = {f"extra_{n}": n for n in range(2000)}
+    args["a" * 100_000] = 1
+    _, problems = check_arguments("find_code", {**args, "query": "x"})
+    result = argument_error_result("find_code", problems)
+    assert len(result["content"][0]["text"]) < 1000
+    details = result["structuredContent"]["error"]["details"]
+    assert (details["problem_count"], len(details["problems"])) == (2001, 50)
+    assert details["problems"][0]["argument"] == "a" * 64 + "..."

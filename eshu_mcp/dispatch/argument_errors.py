@@ -19,6 +19,8 @@ __all__ = ["INVALID_ARGUMENT_CODE", "argument_error_result", "argument_error_tex
 INVALID_ARGUMENT_CODE = "invalid_argument"
 #: Problems spelled out in one sentence; the rest are counted.
 MAX_PROBLEMS_STATED = 5
+#: Problems listed in ``structuredContent``.
+MAX_PROBLEMS_DETAILED = 50
 _QUOTED_CHARS = 60
 _SHOWN_PREFIX_CHARS = 40
 
@@ -180,7 +182,10 @@ def argument_error_result(tool: str, problems: Sequence[ArgumentProblem]) -> dic
         "error": {
             "code": INVALID_ARGUMENT_CODE,
             "details": {
-                "problems": [_problem_details(tool, problem) for problem in problems],
+                "problems": [
+                    _problem_details(tool, problem) for problem in problems[:MAX_PROBLEMS_DETAILED]
+                ],
+                "problem_count": len(problems),
                 "tool": tool,
             },
             "message": text,

@@ -15,6 +15,7 @@ The checks only refuse calls; they never change what a valid call sends, so
 
 import copy
 import difflib
+import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -24,7 +25,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from eshu_mcp.catalog.contract import load_contract
-from eshu_mcp.encoding import dumps
 
 __all__ = [
     "MAX_LIST_ITEMS",
@@ -42,6 +42,10 @@ MAX_STRING_CHARS = 4096
 MAX_LIST_ITEMS = 500
 #: Largest free-form object argument (a prior response, a truth block), serialized.
 MAX_OBJECT_BYTES = 512 * 1024
+#: Longest unknown argument name quoted back.
+MAX_NAME_CHARS = 64
+#: Unknown names given a "did you mean" suggestion, per call.
+MAX_SUGGESTIONS = 20
 
 # Names an assistant reaches for that mean one of the tool's own arguments.
 _SYNONYMS = (
@@ -268,8 +272,10 @@ class ToolArguments:
         for name in sorted(args):
             value = args[name]
             if name not in self.schemas:
-                suggestion = _near(name, self.names)
-                problems.append(ArgumentProblem(name, "unknown", value, self.names, suggestion))
+                shown = name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "..."
+                # Suggestions cost a fuzzy match each; a flood of names gets none past a few.
+                suggestion = _near(name, self.names) if len(problems) < MAX_SUGGESTIONS else None
+                problems.append(ArgumentProblem(shown, "unknown", value, self.names, suggestion))
             elif value is not None:
                 accepted[name] = value
         for name in self.required:
@@ -284,7 +290,7 @@ class ToolArguments:
         ]
         for name in self.free_form:
             if name in accepted and isinstance(accepted[name], dict):
-                size = len(dumps(accepted[name]).encode("utf-8"))
+                size = _json_size(accepted[name])
                 if size > MAX_OBJECT_BYTES:
                     value_problems.append(
                         ArgumentProblem(name, "too_large", size, MAX_OBJECT_BYTES)
@@ -296,6 +302,15 @@ class ToolArguments:
                 shown.add(problem.argument)
                 problems.append(problem)
         return accepted, problems
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact JSON; unmeasurable values count as too large."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return MAX_OBJECT_BYTES + 1
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @cache
