@@ -114,3 +114,10 @@ def test_a_flood_of_unknown_names_gives_a_bounded_answer():
     details = result["structuredContent"]["error"]["details"]
     assert (details["problem_count"], len(details["problems"])) == (2001, 50)
     assert details["problems"][0]["argument"] == "a" * 64 + "..."
+
+
+def test_an_argument_with_no_effect_says_to_leave_it_out():
+    assert text_for("find_code", {"query": "x", "edit_distance": 1}) == (
+        "edit_distance has no effect on find_code, but the number 1 was given"
+        " (leave it out or send 2)."
+    )

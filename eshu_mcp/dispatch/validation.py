@@ -6,7 +6,8 @@ Each tool's advertised ``input_schema`` is compiled once (on first use) into a
 limit and every list an item limit unless the contract already states one, so an
 oversized input is refused with a clear bound instead of reaching the query API.
 Names the schema does not list are refused too (with the nearest known name),
-except the route's documented hidden arguments. A JSON ``null`` given for an
+except the route's documented hidden arguments, and so is a value other than the
+default for an argument the route documents as having no effect. A JSON ``null`` given for an
 optional argument means "not given" and is dropped before dispatch.
 
 The checks only refuse calls; they never change what a valid call sends, so
@@ -64,7 +65,8 @@ class ArgumentProblem:
     One reason a call's arguments were refused.
 
     ``kind`` is one of ``unknown``, ``required``, ``null`` (a required one given
-    as null), ``type``, ``enum``, ``range``,
+    as null), ``no_effect`` (an argument the route ignores, given a value other
+    than its default), ``type``, ``enum``, ``range``,
     ``too_long``, ``too_short``, ``too_many``, ``too_large``, ``pattern`` or
     ``invalid``; ``given`` is the offending value (absent for ``required``),
     ``allowed`` what the schema accepts, ``suggestion`` a near name or value.
@@ -217,8 +219,20 @@ def _parses_as(text: str, allowed: Any) -> bool:
     return "boolean" in kinds and text in ("true", "false")
 
 
+_NO_DEFAULT = object()
+
 # When one value breaks several rules, the first of these is the one reported.
-_KIND_ORDER = ("type", "enum", "range", "too_long", "too_many", "too_large", "too_short", "pattern")
+_KIND_ORDER = (
+    "no_effect",
+    "type",
+    "enum",
+    "range",
+    "too_long",
+    "too_many",
+    "too_large",
+    "too_short",
+    "pattern",
+)
 
 
 def _problem_order(problem: ArgumentProblem) -> tuple[str, int]:
@@ -237,6 +251,7 @@ class ToolArguments:
     schemas: Mapping[str, dict]
     free_form: tuple[str, ...]
     alternatives: Mapping[str, frozenset[str]]
+    ignored: Mapping[str, Any]
     validator: Draft202012Validator
 
     @classmethod
@@ -257,6 +272,10 @@ class ToolArguments:
             schemas=bounded["properties"],
             free_form=tuple(sorted(n for n, s in properties.items() if _is_free_form(s))),
             alternatives=_alternatives(route),
+            ignored={
+                name: properties.get(name, {}).get("default", _NO_DEFAULT)
+                for name in route.get("ignored_args", ())
+            },
             validator=Draft202012Validator(bounded),
         )
 
@@ -288,6 +307,10 @@ class ToolArguments:
             for error in self.validator.iter_errors(accepted)
             if error.validator != "required"
         ]
+        for name, default in self.ignored.items():
+            if name in accepted and accepted[name] != default:
+                allowed = None if default is _NO_DEFAULT else default
+                value_problems.append(ArgumentProblem(name, "no_effect", accepted[name], allowed))
         for name in self.free_form:
             if name in accepted and isinstance(accepted[name], dict):
                 size = _json_size(accepted[name])
