@@ -2,19 +2,24 @@
 Argument and API errors as an assistant sees them: the real daemon, the official SDK client.
 
 One ``twistd -n eshu-mcp`` indexes the small sample repository; each test opens a
-Streamable HTTP session with the official MCP Python SDK, makes one call and
+Streamable HTTP session with the official MCP Python SDK (one test uses ``eshu-mcp
+stdio`` instead, as editors launch it), makes one call and
 checks the error is one sentence naming the argument, what was given and what is
 allowed, and that nothing the call held was silently dropped.
 """
 
 import json
+import sys
 
 import anyio
 import pytest
-from mcp import ClientSession
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.daemon import indexed_daemon_args, serving
+from tests.daemon import child_environment, indexed_daemon_args, serving
+
+STDIO = ["-m", "eshu_mcp.cli", "stdio", "--toolsets", "all"]
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +154,20 @@ def test_an_argument_with_no_effect_is_not_silently_ignored(daemon):
         'scope has no effect on find_dead_code, but the string "repo" was given'
         ' (leave it out or send "auto").'
     )
+
+
+def test_stdio_refuses_the_same_way(workdir, repository):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[*STDIO, "--repo", str(repository), "--db", str(workdir / "stdio.sqlite")],
+        env=child_environment(workdir),
+    )
+
+    async def run():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await session.call_tool("find_code", {"query": "parse", "limit": "ten"})
+
+    result = anyio.run(run)
+    assert result.is_error
+    assert result.content[0].text == 'limit must be an integer, but the string "ten" was given.'
