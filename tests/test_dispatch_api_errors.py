@@ -2,7 +2,7 @@
 
 import json
 
-from eshu_mcp.dispatch.api_errors import api_error_sentence
+from eshu_mcp.dispatch.api_errors import api_error_sentence, with_selectors_not_found
 from eshu_mcp.dispatch.results import result_from_response
 
 
@@ -85,3 +85,20 @@ def test_server_failures_say_so():
         "The query API failed (HTTP 503): reader not configured."
     )
     assert result["structuredContent"]["error"]["code"] == "backend_unavailable"
+
+
+def test_not_found_names_what_was_looked_for():
+    result = result_from_response("t", 404, plain(404, "entity not found"))
+    args = {"function_name": "nope", "limit": 5, "repo_id": "r" * 200, "language": ""}
+    named = with_selectors_not_found(result, args)
+    assert named["content"][0]["text"] == (
+        f'entity not found (looked for function_name "nope", repo_id "{"r" * 80}").'
+    )
+    assert named["structuredContent"] == result["structuredContent"]
+
+
+def test_other_results_are_not_annotated():
+    refused = result_from_response("t", 400, plain(400, "query is required"))
+    assert with_selectors_not_found(refused, {"query": "x"}) is refused
+    found = result_from_response("t", 200, b'{"data": [], "truth": null, "error": null}')
+    assert with_selectors_not_found(found, {"query": "x"}) is found

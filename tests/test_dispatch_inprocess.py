@@ -93,7 +93,8 @@ class ResultTests(SynchronousTestCase):
         resource = RecordingResource(status=404, body=b"404 page not found\n")
         result = self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
         self.assertEqual(
-            result["content"][0]["text"], "The query API answered HTTP 404: 404 page not found."
+            result["content"][0]["text"],
+            'The query API answered HTTP 404: 404 page not found (looked for query "x").',
         )
         self.assertEqual(result["structuredContent"]["error"]["code"], "not_found")
         self.assertTrue(result["isError"])

@@ -145,7 +145,7 @@ def test_an_api_refusal_reads_as_its_message(daemon):
 def test_an_api_not_found_reads_as_its_message(daemon):
     result = call(daemon, "get_entity_content", {"entity_id": "no-such-entity"})
     assert result.is_error
-    assert result.content[0].text == "entity not found."
+    assert result.content[0].text == 'entity not found (looked for entity_id "no-such-entity").'
     assert result.structured_content["error"]["code"] == "not_found"
 
 

@@ -9,17 +9,27 @@ internals rewritten, and ``structuredContent`` keeps the error: the envelope as
 answered, or an envelope built from the plain body with its HTTP status.
 """
 
+import json
 import re
 from typing import Any
 
 from eshu_mcp.dispatch.envelope import body_text
 
-__all__ = ["api_error_result", "api_error_sentence", "with_api_error_sentence"]
+__all__ = [
+    "api_error_result",
+    "api_error_sentence",
+    "with_api_error_sentence",
+    "with_selectors_not_found",
+]
 
 _NOT_IMPLEMENTED = 501
 
 #: Longest API message quoted in a result's text, in characters.
 MAX_MESSAGE_CHARS = 600
+#: String arguments named after a "not found" message, and the longest value quoted.
+MAX_SELECTORS_NAMED = 4
+MAX_SELECTOR_CHARS = 80
+_NOT_FOUND_CODES = frozenset({"not_found", "scope_not_found", "service_not_found"})
 
 # Error codes of the query layer's closed set, by the HTTP status that carries them.
 _CODES_BY_STATUS = {
@@ -148,3 +158,30 @@ def with_api_error_sentence(result: dict, envelope: dict, status: int) -> dict:
         message = str(error.get("code") or "")
     text = api_error_sentence(message, status)
     return {**result, "content": [{"type": "text", "text": text}, *content[1:]]}
+
+
+def with_selectors_not_found(result: dict, args: dict) -> dict:
+    """
+    A "not found" error result whose sentence also says what was looked for.
+
+    ``entity not found.`` becomes ``entity not found (looked for function_name
+    "nope").``: the call's string arguments, sorted and bounded. Any other
+    result is returned unchanged.
+    """
+    structured = result.get("structuredContent")
+    if not result.get("isError") or not isinstance(structured, dict):
+        return result
+    error = structured.get("error")
+    if not isinstance(error, dict) or error.get("code") not in _NOT_FOUND_CODES:
+        return result
+    named = [
+        f"{name} {json.dumps(value[:MAX_SELECTOR_CHARS], ensure_ascii=False)}"
+        for name, value in sorted(args.items())
+        if isinstance(value, str) and value
+    ][:MAX_SELECTORS_NAMED]
+    content = result.get("content") or []
+    if not named or not content or not isinstance(content[0].get("text"), str):
+        return result
+    text = content[0]["text"].rstrip(".")
+    text += " (looked for " + ", ".join(named) + ")."
+    return {**result, "content": [{**content[0], "text": text}, *content[1:]]}

@@ -24,6 +24,7 @@ from twisted.web.http_headers import Headers
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import Request, Site
 
+from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.results import (
@@ -195,7 +196,8 @@ class InProcessDispatcher:
                 tool_name, timed_out=timed_out, configured_timeout=self.timeout
             )
 
-        return outcome.addCallbacks(classify, ended)
+        outcome.addCallbacks(classify, ended)
+        return outcome.addCallback(with_selectors_not_found, args)
 
     def request(self, route: Route, authorization: bytes | None = None) -> defer.Deferred:
         """
