@@ -7,8 +7,8 @@ limit and every list an item limit unless the contract already states one, so an
 oversized input is refused with a clear bound instead of reaching the query API.
 Names the schema does not list are refused too (with the nearest known name),
 except the route's documented hidden arguments, and so is a value other than the
-default for an argument the route documents as having no effect. A JSON ``null`` given for an
-optional argument means "not given" and is dropped before dispatch.
+default for an argument the route documents as having no effect. A JSON ``null``
+given for an optional argument means "not given" and is dropped before dispatch.
 
 The checks only refuse calls; they never change what a valid call sends, so
 :func:`eshu_mcp.dispatch.resolve_route` and its coercions stay as they are.
@@ -66,10 +66,10 @@ class ArgumentProblem:
 
     ``kind`` is one of ``unknown``, ``required``, ``null`` (a required one given
     as null), ``no_effect`` (an argument the route ignores, given a value other
-    than its default), ``type``, ``enum``, ``range``,
-    ``too_long``, ``too_short``, ``too_many``, ``too_large``, ``pattern`` or
-    ``invalid``; ``given`` is the offending value (absent for ``required``),
-    ``allowed`` what the schema accepts, ``suggestion`` a near name or value.
+    than its default), ``type``, ``enum``, ``range``, ``too_long``, ``too_short``,
+    ``too_many``, ``too_large``, ``pattern`` or ``invalid``; ``given`` is the
+    offending value (absent for ``required``), ``allowed`` what the schema
+    accepts, ``suggestion`` a near name or value.
     """
 
     argument: str
