@@ -41,6 +41,7 @@ setup(
         "attrs>=24",
         "prometheus-client==0.26.0",
         "tree-sitter==0.26.1",
+        "jsonschema==4.26.0",
         *GRAMMARS,
     ],
     extras_require={

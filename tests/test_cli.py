@@ -93,3 +93,10 @@ def test_usage_errors_are_one_clear_line_and_exit_2(workdir):
 def test_version():
     done = subprocess.run([*PYTHON, "version"], capture_output=True, timeout=60)
     assert done.stdout.startswith(b"eshu-mcp-server ")
+
+
+def test_call_refuses_arguments_the_schema_refuses(workdir):
+    done = run(workdir, "call", "--db", str(workdir / "empty.sqlite"), "find_code", '{"query": 1}')
+    assert done.returncode == 1, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["content"][0]["text"] == "query must be a string, but the number 1 was given."

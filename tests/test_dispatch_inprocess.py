@@ -60,11 +60,28 @@ class ResultTests(SynchronousTestCase):
         self.assertNotIn("isError", result)
 
     def test_route_error_is_a_text_error_result(self):
-        result = self.successResultOf(
-            dispatcher(RecordingResource()).call("list_repository_files", {})
+        result = self.successResultOf(dispatcher(RecordingResource()).call("get_service_story", {}))
+        text = "get_service_story requires workload_id or service_name"
+        self.assertEqual(result, {"content": [{"type": "text", "text": text}], "isError": True})
+
+    def test_refused_arguments_never_reach_the_resource(self):
+        resource = RecordingResource()
+        result = self.successResultOf(dispatcher(resource).call("list_repository_files", {}))
+        self.assertEqual(
+            result["content"][0]["text"], "repo_id is required (a string) but was not given."
+        )
+        self.assertEqual(result["structuredContent"]["error"]["code"], "invalid_argument")
+        self.assertTrue(result["isError"])
+        self.assertEqual(resource.requests, [])
+
+    def test_null_for_an_optional_argument_is_not_sent(self):
+        resource = RecordingResource()
+        self.successResultOf(
+            dispatcher(resource).call("find_code", {"query": "x", "limit": None, "language": None})
         )
         self.assertEqual(
-            result, {"content": [{"type": "text", "text": "repo_id is required"}], "isError": True}
+            json.loads(resource.bodies[0]),
+            {"exact": False, "language": "", "limit": 10, "query": "x", "repo_id": ""},
         )
 
     def test_unknown_tool_is_a_text_error_result(self):
@@ -72,10 +89,14 @@ class ResultTests(SynchronousTestCase):
         self.assertEqual(result["content"][0]["text"], "unknown tool: nope")
         self.assertTrue(result["isError"])
 
-    def test_http_error_without_envelope_reports_status_and_body(self):
+    def test_http_error_without_envelope_reads_as_a_sentence(self):
         resource = RecordingResource(status=404, body=b"404 page not found\n")
         result = self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
-        self.assertEqual(result["content"][0]["text"], "HTTP 404: 404 page not found\n")
+        self.assertEqual(
+            result["content"][0]["text"],
+            'The query API answered HTTP 404: 404 page not found (looked for query "x").',
+        )
+        self.assertEqual(result["structuredContent"]["error"]["code"], "not_found")
         self.assertTrue(result["isError"])
 
     def test_over_budget_answer_is_replaced(self):

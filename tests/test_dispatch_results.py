@@ -69,9 +69,7 @@ class EnvelopePathTests(SynchronousTestCase):
         self.assertEqual(len(result["content"]), 2)
         self.assertIn('"unsupported_capability"', resource_of(result)["text"])
         self.assertIsInstance(result["structuredContent"]["error"], dict)
-        self.assertEqual(
-            result["content"][0]["text"], "error unsupported_capability: needs a graph backend"
-        )
+        self.assertEqual(result["content"][0]["text"], "needs a graph backend.")
 
     def test_error_envelope_with_http_200_is_not_an_error(self):
         error = {"code": "not_found", "message": "no such repo"}
@@ -127,22 +125,36 @@ class PlainPathTests(SynchronousTestCase):
             result["content"][0]["text"], "index status: degraded — queue backlog growing (+1 more)"
         )
 
-    def test_http_error_without_envelope_is_a_single_text_block(self):
+    def test_http_error_without_json_names_the_status_and_body(self):
         result = result_from_response("t", 404, b"404 page not found\n")
         self.assertEqual(
-            result,
+            result["content"],
+            [{"type": "text", "text": "The query API answered HTTP 404: 404 page not found."}],
+        )
+        self.assertIs(result["isError"], True)
+
+    def test_plain_error_body_becomes_its_message_as_a_sentence(self):
+        body = b'{"detail":"limit must be an integer in [1, 200]","error":"Bad Request"}'
+        result = result_from_response("t", 400, body)
+        self.assertEqual(
+            result["content"],
+            [{"type": "text", "text": "limit must be an integer between 1 and 200."}],
+        )
+        self.assertEqual(
+            result["structuredContent"]["error"],
             {
-                "content": [{"type": "text", "text": "HTTP 404: 404 page not found\n"}],
-                "isError": True,
+                "code": "invalid_argument",
+                "details": {"error": "Bad Request", "http_status": 400},
+                "message": "limit must be an integer in [1, 200]",
             },
         )
 
-    def test_http_error_with_plain_json_body_is_still_text(self):
+    def test_server_failure_says_the_api_failed(self):
         result = result_from_response("t", 500, b'{"detail":"boom"}')
         self.assertEqual(
-            result["content"], [{"type": "text", "text": 'HTTP 500: {"detail":"boom"}'}]
+            result["content"], [{"type": "text", "text": "The query API failed (HTTP 500): boom."}]
         )
-        self.assertNotIn("structuredContent", result)
+        self.assertEqual(result["structuredContent"]["error"]["code"], "internal_error")
 
     def test_successful_results_never_carry_is_error_false(self):
         for body in (b"hello", b"[]", envelope_body(1)):

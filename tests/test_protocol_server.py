@@ -200,7 +200,12 @@ class ToolsCallTests(SynchronousTestCase):
         server, _ = make_server(resource)
         client = Client(self, server)
         pending = client.connection.handle(
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "find_code"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "find_code", "arguments": {"query": "x"}},
+            },
             CallContext(),
         )
         client.connection.close()

@@ -21,7 +21,12 @@ class InProcessMessageHandlerTests(SynchronousTestCase):
     def test_any_path_answers_a_tool_call_inline(self):
         reply = self.post(
             b"/anything?sessionId=sess_1",
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "find_code"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "find_code", "arguments": {"query": "x"}},
+            },
         )
         self.assertEqual(reply.status, 200)
         self.assertEqual(reply.json()["result"]["structuredContent"]["data"], {"count": 7})

@@ -88,7 +88,12 @@ class SseSessionTests(SynchronousTestCase):
         post_json(
             poster,
             endpoint.encode(),
-            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "find_code"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "find_code", "arguments": {"query": "x"}},
+            },
         )
         self.assertEqual(poster.transport.value(), b"")
         stream.disconnect()

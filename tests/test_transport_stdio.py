@@ -55,7 +55,7 @@ class StdioTests(SynchronousTestCase):
     def test_end_of_input_waits_for_calls_in_flight(self):
         self.resource.hold = True
         self.protocol.dataReceived(
-            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_code"}}\n'
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_code","arguments":{"query":"x"}}}\n'
         )
         self.protocol.readConnectionLost()
         self.assertFalse(self.transport.disconnecting)
@@ -69,7 +69,7 @@ class StdioTests(SynchronousTestCase):
     def test_cancel_notification_reaches_the_call(self):
         self.resource.hold = True
         self.protocol.dataReceived(
-            b'{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"find_code"}}\n'
+            b'{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"find_code","arguments":{"query":"x"}}}\n'
             b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}\n'
         )
         self.assertEqual(len(self.resource.disconnected), 1)

@@ -48,7 +48,12 @@ class HandshakeEraTests(SynchronousTestCase):
         )
         self.assertEqual((ack.status, ack.body), (202, b""))
         reply = self.post(
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "find_code"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "find_code", "arguments": {"query": "x"}},
+            },
             mcp_session_id=session,
             mcp_protocol_version=b"2025-11-25",
         )
@@ -101,7 +106,12 @@ class HandshakeEraTests(SynchronousTestCase):
         post_json(
             call,
             b"/mcp",
-            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "find_code"}},
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "find_code", "arguments": {"query": "x"}},
+            },
             accept=ACCEPT,
             mcp_session_id=session,
         )

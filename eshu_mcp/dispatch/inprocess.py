@@ -24,6 +24,8 @@ from twisted.web.http_headers import Headers
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import Request, Site
 
+from eshu_mcp.dispatch.api_errors import with_selectors_not_found
+from eshu_mcp.dispatch.argument_errors import argument_error_result
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.results import (
     dispatch_context_error_result,
@@ -31,6 +33,7 @@ from eshu_mcp.dispatch.results import (
     result_from_response,
 )
 from eshu_mcp.dispatch.routes import Route, RouteError, resolve_route
+from eshu_mcp.dispatch.validation import check_arguments
 from eshu_mcp.encoding import dumpb
 
 log = Logger()
@@ -143,8 +146,22 @@ class InProcessDispatcher:
         self._site = Site(api_root(self.query_resource), parsePOSTFormSubmission=False)
 
     def call(self, tool_name: str, args: dict, authorization: bytes | None = None):
-        """Fire with the MCP tool result for one call; cancelling it cancels the request."""
+        """
+        Fire with the MCP tool result for one call; cancelling it cancels the request.
+
+        Arguments are checked against the tool's input schema first: a call the
+        schema refuses never reaches the query Resource.
+        """
         started = time.monotonic()
+        args, problems = check_arguments(tool_name, args)
+        if problems:
+            log.info(
+                "mcp tool arguments refused: {tool} ({count} problems)",
+                tool=tool_name,
+                count=len(problems),
+            )
+            self._count(tool_name, "invalid_arguments", started)
+            return defer.succeed(argument_error_result(tool_name, problems))
         try:
             route = resolve_route(tool_name, args)
         except RouteError as error:
@@ -179,7 +196,8 @@ class InProcessDispatcher:
                 tool_name, timed_out=timed_out, configured_timeout=self.timeout
             )
 
-        return outcome.addCallbacks(classify, ended)
+        outcome.addCallbacks(classify, ended)
+        return outcome.addCallback(with_selectors_not_found, args)
 
     def request(self, route: Route, authorization: bytes | None = None) -> defer.Deferred:
         """

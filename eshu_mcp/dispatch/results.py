@@ -12,6 +12,7 @@ from typing import Any
 
 from twisted.logger import Logger
 
+from eshu_mcp.dispatch.api_errors import api_error_result, with_api_error_sentence
 from eshu_mcp.dispatch.budget import (
     DEFAULT_RESPONSE_BUDGET,
     DISPATCH_CAPABILITY,
@@ -135,9 +136,10 @@ def result_from_response(
     """
     Classify what the query Resource answered and build the tool result (spec §7.3).
 
-    In order: a canonical envelope (``isError`` iff status >= 400); any other
-    status >= 400 as the text ``HTTP <status>: <body>``; a JSON body as a plain
-    value; anything else as the raw body string. Envelopes and plain values pass
+    In order: a canonical envelope (``isError`` iff status >= 400, its error
+    message as the text); any other status >= 400 as the API's message in a
+    sentence (:mod:`eshu_mcp.dispatch.api_errors`); a JSON body as a plain value;
+    anything else as the raw body string. Envelopes and plain values pass
     the response budget.
     """
     # A body nested deeper than this interpreter can walk is treated as non-JSON
@@ -147,11 +149,14 @@ def result_from_response(
         parsed = True
         envelope = envelope_from_value(value)
         if envelope is not None:
-            return envelope_result(tool, envelope, is_error=status >= 400, budget=budget)
+            result = envelope_result(tool, envelope, is_error=status >= 400, budget=budget)
+            if status >= 400:
+                return with_api_error_sentence(result, envelope, status)
+            return result
     except (ValueError, RecursionError):
         parsed = False
     if status >= 400:
-        return error_result(f"HTTP {status}: {body_text(body)}")
+        return api_error_result(status, body, value if parsed else None)
     if parsed:
         try:
             return plain_result(tool, value, budget=budget)

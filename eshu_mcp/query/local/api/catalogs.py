@@ -302,8 +302,10 @@ def investigation_workflows(ctx: ApiContext) -> Answer:
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
-def _bind(value: str, inputs: dict[str, Any]) -> str | None:
-    """Substitute ``{input}`` placeholders; None when an input is missing."""
+def _bind(value: Any, inputs: dict[str, Any]) -> Any:
+    """Substitute ``{input}`` placeholders; None when an input is missing; constants as given."""
+    if not isinstance(value, str):
+        return value
     missing = [name for name in _PLACEHOLDER.findall(value) if not str(inputs.get(name, ""))]
     if missing:
         return None
