@@ -1,5 +1,7 @@
 """The replay seam: a bare JSON-RPC message Resource over any query Resource."""
 
+import json
+
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.server import Site
@@ -24,7 +26,8 @@ class InProcessMessageHandlerTests(SynchronousTestCase):
             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "find_code"}},
         )
         self.assertEqual(reply.status, 200)
-        self.assertEqual(reply.json()["result"]["structuredContent"]["data"], {"count": 7})
+        _summary, embedded = reply.json()["result"]["content"]
+        self.assertEqual(json.loads(embedded["resource"]["text"])["data"], {"count": 7})
 
     def test_notification_is_204_and_parse_error_is_400(self):
         self.assertEqual(
