@@ -22,7 +22,11 @@ class OptionTests(SynchronousTestCase):
         self.assertEqual(options["dispatch-timeout"], 30.0)
         self.assertEqual(options["response-budget"], 262144)
         self.assertEqual(options["backend"], "local")
+        self.assertEqual(options.server_settings().answer_detail, "compact")
         self.assertTrue(options.loopback_only)
+
+    def test_answer_detail_full_reaches_the_server_settings(self):
+        self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
@@ -40,6 +44,7 @@ class OptionTests(SynchronousTestCase):
             ("--repo", "/definitely/not/here"): "is not a directory",
             ("--watch",): "--watch needs at least one --repo",
             ("--page-size", "0"): "--page-size must be between 1 and 1000",
+            ("--answer-detail", "lean"): "--answer-detail must be 'compact' or 'full'",
         }
         for argv, message in cases.items():
             with self.assertRaises(UsageError) as raised:
