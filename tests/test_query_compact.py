@@ -186,6 +186,13 @@ class FullDetailTests(CompactCase):
         self.assertNotIn("source_truncated", row)
         self.assertIn("audit_marker", row["source_cache"])
 
+    def test_the_local_resource_says_it_answered_compact_so_dispatch_does_not_redo_it(self):
+        route = resolve_route("find_symbol", {"symbol": "PaymentService"})
+        compact = self.successResultOf(self.dispatcher().request(route))
+        full = self.successResultOf(self.dispatcher("full").request(route))
+        self.assertEqual(compact.headers.getRawHeaders(b"eshu-answer-detail"), [b"compact"])
+        self.assertIsNone(full.headers.getRawHeaders(b"eshu-answer-detail"))
+
 
 class BudgetTests(CompactCase):
     def test_a_real_answer_over_the_budget_keeps_its_first_rows_and_the_next_offset(self):

@@ -32,7 +32,7 @@ from eshu_mcp.dispatch.results import (
 )
 from eshu_mcp.dispatch.routes import Route, RouteError, resolve_route
 from eshu_mcp.encoding import dumpb
-from eshu_mcp.query.compact import ANSWER_DETAIL_HEADER, ANSWER_DETAILS, COMPACT
+from eshu_mcp.query.compact import ANSWER_DETAIL_HEADER, ANSWER_DETAILS, COMPACT, wants_compact
 
 log = Logger()
 
@@ -175,6 +175,8 @@ class InProcessDispatcher:
                 budget=self.budget,
                 compact=self.answer_detail == COMPACT,
                 paging_offset=_paging_offset(route),
+                compact_here=self.answer_detail == COMPACT and not _confirmed_compact(response),
+                request_args=route.body if isinstance(route.body, dict) else route.query,
             )
             self._count(tool_name, "error" if result.get("isError") else "ok", started)
             return result
@@ -239,6 +241,12 @@ class InProcessDispatcher:
             return
         self.metrics.tool_calls.labels(tool_name, outcome).inc()
         self.metrics.tool_seconds.labels(tool_name).observe(time.monotonic() - started)
+
+
+def _confirmed_compact(response: InProcessResponse) -> bool:
+    """Whether the query Resource says it answered with the compact view."""
+    values = response.headers.getRawHeaders(ANSWER_DETAIL_HEADER) or []
+    return any(wants_compact(value) for value in values)
 
 
 def _paging_offset(route: Route) -> int | None:

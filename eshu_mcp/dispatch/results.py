@@ -28,6 +28,7 @@ from eshu_mcp.dispatch.envelope import body_text, decode_body, envelope_from_val
 from eshu_mcp.dispatch.summaries import summarize_envelope, summarize_plain
 from eshu_mcp.dispatch.trim import trim_rows
 from eshu_mcp.encoding import dumps, go_quote
+from eshu_mcp.query.compact import compact_answer
 
 __all__ = [
     "DISPATCH_ERROR_URI",
@@ -244,6 +245,8 @@ def result_from_response(
     budget: int = DEFAULT_RESPONSE_BUDGET,
     compact: bool = False,
     paging_offset: int | None = None,
+    compact_here: bool = False,
+    request_args: dict | None = None,
 ) -> dict:
     """
     Classify what the query Resource answered and build the tool result (spec §7.3).
@@ -253,6 +256,8 @@ def result_from_response(
     value; anything else as the raw body string. Envelopes and plain values pass
     the response budget. ``compact`` sends one copy and trims rows to the budget
     (``paging_offset`` is the offset the request sent, for the next page's offset).
+    ``compact_here`` applies the compact view to an answer whose Resource did not
+    (an upstream Eshu API); ``request_args`` are the arguments the request sent.
     """
     # A body nested deeper than this interpreter can walk is treated as non-JSON
     # text (Go accepts up to 10000 levels; real answers are far shallower).
@@ -260,6 +265,11 @@ def result_from_response(
         value = decode_body(body)
         parsed = True
         envelope = envelope_from_value(value)
+        if compact_here and status < 400:
+            if envelope is not None:
+                envelope["data"] = compact_answer(envelope["data"], request_args)
+            else:
+                value = compact_answer(value, request_args)
         if envelope is not None:
             return envelope_result(
                 tool,

@@ -168,6 +168,9 @@ class LocalQueryResource(Resource):
         call.budget = budget
         timer = self._reactor.callLater(budget, call.expire)
         compact = wants_compact(request.getHeader(ANSWER_DETAIL_HEADER))
+        if compact:
+            # Says the answer is already compact, so dispatch does not compact it again.
+            request.setHeader(ANSWER_DETAIL_HEADER, b"compact")
         result = deferToThreadPool(
             self._reactor, self._threadpool, self._execute, call, route, params, compact
         )
