@@ -13,7 +13,8 @@ takes out:
 * alias arrays (``matches`` repeating ``results``) and per-row copies of what the row or
   the answer already says (``entity_name`` = ``name``, ``relative_path`` = ``file_path``,
   handles spelling the row's own id and span, repository names, per-row backends);
-* long metadata strings (docstrings cut to their first paragraph) and empty strings;
+* long metadata strings (docstrings cut to their first paragraph), empty strings and
+  objects, and empty lists inside rows;
 * in relationship rows, the anchor entity's details (the answer's ``target_resolution``
   states them once) and the provenance block down to its ``truth_state``;
 * explicit content reads (``get_file_content``, ``get_file_lines``,
@@ -95,6 +96,11 @@ class _View:
             "repo": _text(stated.get("repo_id")),
             "language": _text(stated.get("language")),
         }
+        asked = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+        direction = asked.get("direction")
+        self.direction = direction if direction in ("incoming", "outgoing") else None
+        types = asked.get("relationship_types")
+        self.relationship_type = types[0] if isinstance(types, list) and len(types) == 1 else None
         searched = (
             source.get(key) for source in (data, request) for key in ("pattern", "query", "symbol")
         )
@@ -144,7 +150,8 @@ def _alias_of(obj: dict, key: str) -> bool:
 def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        if value == "" or value == {} or _redundant(obj, key, value, in_row, view):
+        empty = value == "" or value == {} or (in_row and value == [])
+        if empty or _redundant(obj, key, value, in_row, view):
             continue
         if key == "source_cache" and in_row and isinstance(value, str):
             _row_source(out, obj, value, view)
@@ -175,6 +182,10 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return stated is not None and value == stated
     if _ROW_DEFAULTS.get(key) == value:
         return True
+    if key == "direction" and "source_id" in obj:
+        return value == view.direction
+    if key == "type" and "source_id" in obj:
+        return value == view.relationship_type
     if key == "labels":
         return value == [obj.get("entity_type")]
     if key == "definition_kind":
