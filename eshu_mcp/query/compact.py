@@ -69,7 +69,7 @@ _SCOPE_KEYS = {
 # Row keys dropped when they hold the value every row has unless it says otherwise.
 _ROW_DEFAULTS = {"edge_origin": "direct_code_edge"}
 # Lines ending so close a declaration's header (Python, C-family, Go, Rust, Ruby...).
-_HEADER_ENDS = (":", "{", "=>", "do", ";")
+_HEADER_ENDS = (":", "{", "=>", " do")
 # Details of a relationship's anchor side that target_resolution states once.
 _SIDE_DETAILS = ("file_path", "start_line", "end_line", "language", "type", "repo_id")
 # Echoes of what the read returned that answer nothing.
