@@ -184,7 +184,7 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return True
     if key == "direction" and "source_id" in obj:
         return value == view.direction
-    if key == "type" and "source_id" in obj:
+    if (key == "type" and "source_id" in obj) or key == "relationship_type":
         return value == view.relationship_type
     if key == "labels":
         return value == [obj.get("entity_type")]
