@@ -134,9 +134,12 @@ class BudgetTrimTests(SynchronousTestCase):
 
     def test_a_route_without_offset_paging_says_to_narrow_instead(self):
         rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(200)]
-        result = self.call("find_code", {"query": "x", "limit": 200}, {"results": rows})
+        answer = {"results": rows, "count": 200}
+        result = self.call("find_code", {"query": "x", "limit": 200}, answer)
         data = result["structuredContent"]["data"]
         self.assertNotIn("next_offset", data)
+        self.assertEqual(data["count"], len(data["results"]))
+        self.assertIn(f"Returned {data['count']} result(s)", result["content"][0]["text"])
         self.assertTrue(data["truncated"])
         self.assertIn("lower limit", result["content"][0]["text"])
 

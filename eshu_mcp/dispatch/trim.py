@@ -43,8 +43,11 @@ def _row_lists(data: dict) -> list[tuple[tuple[str, ...], list]]:
     return found
 
 
-def _with_rows(data: dict, path: tuple[str, ...], rows: list) -> dict:
+def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dict:
+    """``data`` holding ``rows`` at ``path``, its ``count`` of returned rows kept true."""
     out = dict(data)
+    if out.get("count") == total:
+        out["count"] = len(rows)
     if len(path) == 1:
         out[path[0]] = rows
     else:
@@ -89,7 +92,7 @@ def trim_rows(
     )
 
     def build(kept: int) -> tuple[Any, str]:
-        cut = _with_rows(data, path, rows[:kept])
+        cut = _with_rows(data, path, rows[:kept], len(rows))
         cut["truncated"] = True
         next_offset = next_of(kept)
         if next_offset is not None:
