@@ -33,6 +33,7 @@ class ServerSettings:
     dispatch_timeout: float = DEFAULT_DISPATCH_TIMEOUT
     response_budget: int = DEFAULT_RESPONSE_BUDGET
     page_size: int = DEFAULT_PAGE_SIZE
+    answer_detail: str = "compact"
 
 
 def select_catalog(
@@ -64,6 +65,7 @@ def build_mcp_server(
         timeout=settings.dispatch_timeout,
         budget=settings.response_budget,
         metrics=metrics,
+        answer_detail=settings.answer_detail,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(catalog, dispatcher, page_size=settings.page_size)

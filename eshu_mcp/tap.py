@@ -75,8 +75,15 @@ class QueryOptions(usage.Options):
             "response-budget",
             None,
             DEFAULT_RESPONSE_BUDGET,
-            "Largest tool answer in bytes (counted as both wire copies).",
+            "Largest tool answer in bytes (one wire copy with compact answers, both with full).",
             int,
+        ],
+        [
+            "answer-detail",
+            None,
+            "compact",
+            "Tool answers: 'compact' (lean rows, sent once, trimmed to the budget) or "
+            "'full' (Eshu's HTTP shape, byte for byte).",
         ],
         ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
     ]
@@ -118,6 +125,10 @@ class QueryOptions(usage.Options):
             raise usage.UsageError("--dispatch-timeout must be a positive number of seconds")
         if self["response-budget"] < 1024:
             raise usage.UsageError("--response-budget must be at least 1024 bytes")
+        if self["answer-detail"] not in ("compact", "full"):
+            raise usage.UsageError(
+                f"--answer-detail must be 'compact' or 'full', not {self['answer-detail']!r}"
+            )
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
         if self["toolsets"] is not None:
@@ -138,6 +149,7 @@ class QueryOptions(usage.Options):
             dispatch_timeout=self["dispatch-timeout"],
             response_budget=self["response-budget"],
             page_size=self["page-size"],
+            answer_detail=self["answer-detail"],
         )
 
     def backend_settings(self) -> BackendSettings:

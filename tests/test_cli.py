@@ -79,6 +79,13 @@ def test_call_prints_one_tool_result(workdir, repository):
     assert done.returncode == 0, done.stderr.decode()
     result = json.loads(done.stdout)
     assert "write_row" in json.dumps(result["structuredContent"])
+    assert [block["type"] for block in result["content"]] == ["text"]
+    args = ("call", "--db", db, "--answer-detail", "full", "find_code", '{"query": "write_row"}')
+    full = json.loads(run(workdir, *args).stdout)
+    assert json.loads(full["content"][1]["resource"]["text"]) == full["structuredContent"]
+    assert (
+        full["structuredContent"]["data"]["matches"] == full["structuredContent"]["data"]["results"]
+    )
 
 
 def test_usage_errors_are_one_clear_line_and_exit_2(workdir):

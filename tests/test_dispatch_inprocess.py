@@ -32,6 +32,19 @@ class RequestShapeTests(SynchronousTestCase):
         self.assertEqual(body["query"], "parse_config")
         self.assertEqual(body["limit"], 10)
 
+    def test_every_call_asks_for_the_compact_view_unless_full_detail_is_chosen(self):
+        resource = RecordingResource(body=envelope({"count": 1}, FRESH_TRUTH))
+        self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
+        full = dispatcher(resource, answer_detail="full")
+        self.successResultOf(full.call("find_code", {"query": "x"}))
+        compact, plain = resource.requests
+        self.assertEqual(compact.requestHeaders.getRawHeaders(b"eshu-answer-detail"), [b"compact"])
+        self.assertIsNone(plain.requestHeaders.getRawHeaders(b"eshu-answer-detail"))
+
+    def test_an_unknown_answer_detail_is_refused(self):
+        with self.assertRaises(ValueError):
+            dispatcher(RecordingResource(), answer_detail="lean")
+
     def test_get_has_sorted_query_with_empty_values_and_no_content_type(self):
         resource = RecordingResource(body=b'{"repositories": []}')
         self.successResultOf(dispatcher(resource).call("list_indexed_repositories", {}))
@@ -50,14 +63,23 @@ class RequestShapeTests(SynchronousTestCase):
 
 
 class ResultTests(SynchronousTestCase):
-    def test_envelope_answer_becomes_summary_resource_and_structured_content(self):
+    def test_full_detail_envelope_becomes_summary_resource_and_structured_content(self):
         resource = RecordingResource(body=envelope({"count": 5}, FRESH_TRUTH))
-        result = self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
+        call = dispatcher(resource, answer_detail="full").call("find_code", {"query": "x"})
+        result = self.successResultOf(call)
         text, embedded = result["content"]
         self.assertEqual(text["text"], "exact/fresh — Returned 5 result(s).")
         self.assertEqual(embedded["resource"]["uri"], "eshu://tool-result/envelope")
         self.assertEqual(result["structuredContent"]["data"], {"count": 5})
         self.assertNotIn("isError", result)
+
+    def test_compact_envelope_is_sent_once_as_structured_content(self):
+        resource = RecordingResource(body=envelope({"count": 5}, FRESH_TRUTH))
+        result = self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
+        self.assertEqual(
+            result["content"], [{"type": "text", "text": "exact/fresh — Returned 5 result(s)."}]
+        )
+        self.assertEqual(result["structuredContent"]["data"], {"count": 5})
 
     def test_route_error_is_a_text_error_result(self):
         result = self.successResultOf(dispatcher(RecordingResource()).call("get_service_story", {}))
@@ -99,13 +121,59 @@ class ResultTests(SynchronousTestCase):
         self.assertEqual(result["structuredContent"]["error"]["code"], "not_found")
         self.assertTrue(result["isError"])
 
-    def test_over_budget_answer_is_replaced(self):
+    def test_full_detail_over_budget_answer_is_replaced(self):
         rows = [{"blob": "y" * 512} for _ in range(300)]
         resource = RecordingResource(body=envelope({"rows": rows}, FRESH_TRUTH))
-        result = self.successResultOf(dispatcher(resource).call("find_code", {"query": "x"}))
+        call = dispatcher(resource, answer_detail="full").call("find_code", {"query": "x"})
+        result = self.successResultOf(call)
         self.assertTrue(result["isError"])
         error = result["structuredContent"]["error"]
         self.assertEqual(error["code"], "mcp_response_over_budget")
+
+
+class BudgetTrimTests(SynchronousTestCase):
+    """A compact answer over the budget keeps the rows that fit and says how to get the rest."""
+
+    def call(self, tool, args, data, budget=20_000):
+        resource = RecordingResource(body=envelope(data, FRESH_TRUTH))
+        return self.successResultOf(dispatcher(resource, budget=budget).call(tool, args))
+
+    def test_rows_are_cut_from_the_end_with_the_next_offset(self):
+        rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(200)]
+        args = {"symbol": "x", "limit": 200, "offset": 40}
+        result = self.call("find_symbol", args, {"results": rows, "offset": 40})
+        self.assertNotIn("isError", result)
+        data = result["structuredContent"]["data"]
+        kept = len(data["results"])
+        self.assertTrue(20 < kept < 200)
+        self.assertEqual(data["results"], rows[:kept])
+        self.assertTrue(data["truncated"])
+        self.assertEqual(data["next_offset"], 40 + kept)
+        self.assertIn(f"offset={40 + kept}", data["truncation_note"])
+        self.assertIn(f"offset={40 + kept}", result["content"][0]["text"])
+        self.assertLessEqual(len(json.dumps(json.dumps(result["structuredContent"]))), 20_000)
+
+    def test_a_route_without_offset_paging_says_to_narrow_instead(self):
+        rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(200)]
+        answer = {"results": rows, "count": 200}
+        result = self.call("find_code", {"query": "x", "limit": 200}, answer)
+        data = result["structuredContent"]["data"]
+        self.assertNotIn("next_offset", data)
+        self.assertEqual(data["count"], len(data["results"]))
+        self.assertIn(f"Returned {data['count']} result(s)", result["content"][0]["text"])
+        self.assertTrue(data["truncated"])
+        self.assertIn("lower limit", result["content"][0]["text"])
+
+    def test_an_answer_with_no_rows_to_cut_still_fails_over_budget(self):
+        result = self.call("find_code", {"query": "x"}, {"blob": "y" * 30_000})
+        self.assertTrue(result["isError"])
+        self.assertEqual(result["structuredContent"]["error"]["code"], "mcp_response_over_budget")
+
+    def test_compact_budget_counts_the_one_copy_sent(self):
+        rows = [{"blob": "y" * 512} for _ in range(300)]
+        result = self.call("find_code", {"query": "x"}, {"rows": rows}, budget=262144)
+        self.assertNotIn("isError", result)
+        self.assertEqual(len(result["structuredContent"]["data"]["rows"]), 300)
 
 
 class DeadlineAndCancellationTests(SynchronousTestCase):
@@ -155,4 +223,4 @@ class RunReadOnlyToolTests(SynchronousTestCase):
             run_read_only_tool(resource, "list_indexed_repositories", {}, clock=Clock())
         )
         self.assertEqual(result["structuredContent"], {"repos": ["test/repo"]})
-        self.assertEqual(result["content"][1]["resource"]["uri"], "eshu://tool-result/payload")
+        self.assertEqual(len(result["content"]), 1)

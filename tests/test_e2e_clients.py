@@ -72,7 +72,9 @@ def check(observed: dict) -> None:
     found = observed["found"]
     assert not found.is_error
     assert "parse_config" in json.dumps(found.structured_content)
-    assert found.content[1].resource.uri == "eshu://tool-result/envelope"
+    # Compact answers go out once: the summary beside the structured envelope.
+    assert [block.type for block in found.content] == ["text"]
+    assert set(found.structured_content) == {"data", "truth", "error"}
     callers = observed["callers"]
     assert not callers.is_error, callers.content[0].text
     assert "main" in json.dumps(callers.structured_content)
@@ -150,7 +152,7 @@ def test_health_readiness_and_metrics(daemon):
 
 
 def test_http_api_and_tool_answer_are_the_same_bytes(daemon):
-    accept = {"accept": "application/eshu.envelope+json"}
+    accept = {"accept": "application/eshu.envelope+json", "eshu-answer-detail": "compact"}
     status, api_body = daemon.post(
         "/api/v0/code/search",
         {"query": "parse_config", "limit": 10, "exact": False, "language": "", "repo_id": ""},
@@ -169,6 +171,24 @@ def test_http_api_and_tool_answer_are_the_same_bytes(daemon):
     assert status == 200
     result = json.loads(reply)["result"]
     assert json.loads(result["content"][1]["resource"]["text"]) == json.loads(api_body)
+
+
+def test_plain_http_callers_keep_the_full_shape(daemon):
+    query = {"query": "parse_config", "limit": 10, "exact": False, "language": "", "repo_id": ""}
+    accept = {"accept": "application/eshu.envelope+json"}
+    status, full_body = daemon.post("/api/v0/code/search", query, accept)
+    assert status == 200
+    full = json.loads(full_body)["data"]
+    status, compact_body = daemon.post(
+        "/api/v0/code/search", query, {**accept, "eshu-answer-detail": "compact"}
+    )
+    compact = json.loads(compact_body)["data"]
+    assert full["matches"] == full["results"]
+    assert "relative_path" in full["results"][0]
+    assert "matches" not in compact
+    assert [row["entity_id"] for row in compact["results"]] == [
+        row["entity_id"] for row in full["results"]
+    ]
 
 
 def test_bad_http_requests_get_json_errors(daemon):

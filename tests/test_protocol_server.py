@@ -1,5 +1,7 @@
 """The MCP method table: negotiation, listing, calling, batches, cancellation, both eras."""
 
+import json
+
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -146,13 +148,40 @@ class ToolsListTests(SynchronousTestCase):
 
 
 class ToolsCallTests(SynchronousTestCase):
-    def test_call_returns_dispatched_result(self):
+    def test_call_returns_dispatched_result_once_as_structured_content(self):
         server, resource = make_server()
+        client = Client(self, server)
+        client.request("initialize", {"protocolVersion": "2025-06-18"})
+        reply = client.request("tools/call", {"name": "find_code", "arguments": {"query": "main"}})
+        self.assertEqual(reply["result"]["structuredContent"]["data"], {"count": 2})
+        self.assertEqual([block["type"] for block in reply["result"]["content"]], ["text"])
+        self.assertEqual(len(resource.requests), 1)
+
+    def test_before_structured_content_the_answer_is_sent_once_as_a_resource(self):
+        server, _ = make_server()
         reply = Client(self, server).request(
             "tools/call", {"name": "find_code", "arguments": {"query": "main"}}
         )
-        self.assertEqual(reply["result"]["structuredContent"]["data"], {"count": 2})
-        self.assertEqual(len(resource.requests), 1)
+        result = reply["result"]
+        self.assertNotIn("structuredContent", result)
+        _summary, embedded = result["content"]
+        self.assertEqual(embedded["resource"]["uri"], "eshu://tool-result/envelope")
+        self.assertEqual(json.loads(embedded["resource"]["text"])["data"], {"count": 2})
+
+    def test_full_detail_keeps_both_copies_in_every_revision(self):
+        resource = RecordingResource(body=envelope({"count": 2}, FRESH_TRUTH))
+        dispatcher = InProcessDispatcher(resource, Clock(), answer_detail="full")
+        server = McpServer(ToolCatalog.full(), dispatcher)
+        for version in ("2024-11-05", "2025-11-25"):
+            client = Client(self, server)
+            client.request("initialize", {"protocolVersion": version})
+            result = client.request(
+                "tools/call", {"name": "find_code", "arguments": {"query": "x"}}
+            )["result"]
+            self.assertEqual(result["structuredContent"]["data"], {"count": 2})
+            self.assertEqual(
+                json.loads(result["content"][1]["resource"]["text"])["data"], {"count": 2}
+            )
 
     def test_plain_array_payload_is_not_structured_content_before_2026(self):
         server, _ = make_server(RecordingResource(body=b"[1, 2, 3]"))

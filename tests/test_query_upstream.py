@@ -32,9 +32,26 @@ class RemoteEshu(Resource):
             request.notifyFinish().addErrback(lambda failure: self.hanging.append(failure))
             return NOT_DONE_YET
         request.setHeader(b"content-type", b"application/json")
+        if b"/code/symbols/" in request.path:
+            return json.dumps({"data": FULL_SYMBOL_ANSWER, "truth": None, "error": None}).encode()
         return json.dumps(
             {"data": {"path": request.path.decode()}, "truth": None, "error": None}
         ).encode()
+
+
+SYMBOL_ROW = {
+    "entity_id": "content-entity:e_1",
+    "name": "Deferred",
+    "entity_name": "Deferred",
+    "file_path": "twisted/internet/defer.py",
+    "relative_path": "twisted/internet/defer.py",
+    "start_line": 382,
+    "end_line": 1322,
+    "repo_id": "repository:r_1",
+    "repo_name": "twisted",
+    "source_cache": "class Deferred:\n" + "    x = 1\n" * 900,
+}
+FULL_SYMBOL_ANSWER = {"results": [SYMBOL_ROW], "matches": [SYMBOL_ROW], "offset": 0}
 
 
 @pytest_twisted.ensureDeferred
@@ -56,6 +73,30 @@ async def test_requests_are_forwarded_with_path_query_body_and_token():
         assert json.loads(body)["query"] == "main"
         result = await dispatcher.call("list_indexed_repositories", {"limit": 5})
         assert remote.seen[1][1] == b"/api/v0/repositories?limit=5&offset=0"
+    finally:
+        await port.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_upstream_answers_are_compacted_in_dispatch_and_the_ask_is_forwarded():
+    remote = RemoteEshu()
+    port = reactor.listenTCP(0, Site(remote), interface="127.0.0.1")
+    try:
+        base = f"http://127.0.0.1:{port.getHost().port}"
+        backend = UpstreamQueryBackend(base, reactor=reactor)
+        dispatcher = InProcessDispatcher(backend.resource, reactor)
+        result = await dispatcher.call("find_symbol", {"symbol": "Deferred"})
+        data = result["structuredContent"]["data"]
+        assert "matches" not in data
+        (row,) = data["results"]
+        assert row["source_cache"] == "class Deferred:"
+        assert row["source_truncated"] is True
+        assert row["entity_id"] == "content-entity:e_1"
+        assert remote.seen[0][2][b"Eshu-Answer-Detail"] == [b"compact"]
+        full = InProcessDispatcher(backend.resource, reactor, answer_detail="full")
+        result = await full.call("find_symbol", {"symbol": "Deferred"})
+        assert result["structuredContent"]["data"] == FULL_SYMBOL_ANSWER
+        assert b"Eshu-Answer-Detail" not in remote.seen[1][2]
     finally:
         await port.stopListening()
 

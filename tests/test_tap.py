@@ -22,6 +22,7 @@ class OptionTests(SynchronousTestCase):
         self.assertEqual(options["dispatch-timeout"], 30.0)
         self.assertEqual(options["response-budget"], 262144)
         self.assertEqual(options["backend"], "local")
+        self.assertEqual(options.server_settings().answer_detail, "compact")
         self.assertTrue(options.loopback_only)
 
     def test_toolsets_accepts_the_named_selections_and_toolsets(self):
@@ -33,6 +34,9 @@ class OptionTests(SynchronousTestCase):
         help_text = " ".join(Options().getUsage(width=80).split())
         self.assertIn("'core'", help_text)
         self.assertIn("default: core for the local backend", help_text)
+
+    def test_answer_detail_full_reaches_the_server_settings(self):
+        self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
@@ -50,6 +54,7 @@ class OptionTests(SynchronousTestCase):
             ("--repo", "/definitely/not/here"): "is not a directory",
             ("--watch",): "--watch needs at least one --repo",
             ("--page-size", "0"): "--page-size must be between 1 and 1000",
+            ("--answer-detail", "lean"): "--answer-detail must be 'compact' or 'full'",
         }
         for argv, message in cases.items():
             with self.assertRaises(UsageError) as raised:

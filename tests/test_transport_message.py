@@ -1,5 +1,7 @@
 """The replay seam: a bare JSON-RPC message Resource over any query Resource."""
 
+import json
+
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.server import Site
@@ -29,7 +31,8 @@ class InProcessMessageHandlerTests(SynchronousTestCase):
             },
         )
         self.assertEqual(reply.status, 200)
-        self.assertEqual(reply.json()["result"]["structuredContent"]["data"], {"count": 7})
+        _summary, embedded = reply.json()["result"]["content"]
+        self.assertEqual(json.loads(embedded["resource"]["text"])["data"], {"count": 7})
 
     def test_notification_is_204_and_parse_error_is_400(self):
         self.assertEqual(

@@ -19,6 +19,7 @@ __all__ = [
     "estimated_tokens",
     "exceeds_budget",
     "measure",
+    "measure_one_copy",
     "measure_serialized",
     "over_budget_envelope",
 ]
@@ -45,6 +46,11 @@ def _utf8_length(text: str) -> int:
 def measure_serialized(compact: str) -> int:
     """Size of a payload already serialized by ``dumps``: its bytes plus its quoted bytes."""
     return _utf8_length(compact) + _utf8_length(dumps(compact))
+
+
+def measure_one_copy(compact: str) -> int:
+    """Size of one wire copy of a serialized payload: its quoted bytes (the larger copy)."""
+    return _utf8_length(dumps(compact))
 
 
 def measure(payload: Any) -> int:

@@ -35,6 +35,7 @@ from eshu_mcp.dispatch.results import (
 from eshu_mcp.dispatch.routes import Route, RouteError, resolve_route
 from eshu_mcp.dispatch.validation import check_arguments
 from eshu_mcp.encoding import dumpb
+from eshu_mcp.query.compact import ANSWER_DETAIL_HEADER, ANSWER_DETAILS, COMPACT, wants_compact
 
 log = Logger()
 
@@ -133,6 +134,8 @@ class InProcessDispatcher:
 
     ``timeout`` bounds each call (the Resource sees the request lose its
     connection when it expires); ``budget`` bounds the size of each answer.
+    ``answer_detail`` is ``compact`` (lean rows, one copy, rows trimmed to the
+    budget) or ``full`` (Eshu's HTTP shape, byte for byte).
     """
 
     query_resource: IResource
@@ -140,7 +143,13 @@ class InProcessDispatcher:
     timeout: float = DEFAULT_DISPATCH_TIMEOUT
     budget: int = DEFAULT_RESPONSE_BUDGET
     metrics: object | None = None
+    answer_detail: str = field(default=COMPACT)
     _site: Site = field(init=False)
+
+    @answer_detail.validator
+    def _known_detail(self, attribute, value: str) -> None:
+        if value not in ANSWER_DETAILS:
+            raise ValueError(f"answer_detail must be one of {', '.join(ANSWER_DETAILS)}")
 
     def __attrs_post_init__(self) -> None:
         self._site = Site(api_root(self.query_resource), parsePOSTFormSubmission=False)
@@ -177,7 +186,14 @@ class InProcessDispatcher:
 
         def classify(response: InProcessResponse) -> dict:
             result = result_from_response(
-                tool_name, response.status, response.body, budget=self.budget
+                tool_name,
+                response.status,
+                response.body,
+                budget=self.budget,
+                compact=self.answer_detail == COMPACT,
+                paging_offset=_paging_offset(route),
+                compact_here=self.answer_detail == COMPACT and not _confirmed_compact(response),
+                request_args=route.body if isinstance(route.body, dict) else route.query,
             )
             self._count(tool_name, "error" if result.get("isError") else "ok", started)
             return result
@@ -214,6 +230,8 @@ class InProcessDispatcher:
         headers.setRawHeaders(b"host", [b"eshu-mcp.in-process"])
         if authorization:
             headers.setRawHeaders(b"authorization", [authorization])
+        if self.answer_detail == COMPACT:
+            headers.setRawHeaders(ANSWER_DETAIL_HEADER, [COMPACT.encode("ascii")])
         body = b""
         if route.body is not None:
             body = dumpb(route.body)
@@ -243,6 +261,23 @@ class InProcessDispatcher:
         self.metrics.tool_seconds.labels(tool_name).observe(time.monotonic() - started)
 
 
+def _confirmed_compact(response: InProcessResponse) -> bool:
+    """Whether the query Resource says it answered with the compact view."""
+    values = response.headers.getRawHeaders(ANSWER_DETAIL_HEADER) or []
+    return any(wants_compact(value) for value in values)
+
+
+def _paging_offset(route: Route) -> int | None:
+    """The offset a route sent (it pages by offset), or None when it sent none."""
+    sent = route.body.get("offset") if isinstance(route.body, dict) else None
+    if sent is None:
+        sent = route.query.get("offset")
+    try:
+        return int(sent) if sent is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _lose_connection_on_failure(failure: Failure, abandon) -> Failure:
     abandon(ConnectionLost("the tool call deadline passed"))
     return failure
@@ -257,11 +292,14 @@ def run_read_only_tool(
     clock: IReactorTime | None = None,
     timeout: float = DEFAULT_DISPATCH_TIMEOUT,
     budget: int = DEFAULT_RESPONSE_BUDGET,
+    answer_detail: str = COMPACT,
 ) -> defer.Deferred:
     """Run one tool against ``resource`` in process; fires with the MCP tool result."""
     if clock is None:
         from twisted.internet import reactor as clock
     if isinstance(auth_header, str):
         auth_header = auth_header.encode("latin-1")
-    dispatcher = InProcessDispatcher(resource, clock, timeout=timeout, budget=budget)
+    dispatcher = InProcessDispatcher(
+        resource, clock, timeout=timeout, budget=budget, answer_detail=answer_detail
+    )
     return dispatcher.call(tool_name, args, auth_header)

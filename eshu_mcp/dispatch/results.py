@@ -6,6 +6,10 @@ summary, an embedded resource holding the exact JSON, and the same JSON as
 structured content (spec §3). ``resource.text`` is always ``dumps`` of
 ``structuredContent``, so the two copies cannot drift. Every answer passes the
 response budget (§9) before it is returned.
+
+That is the full detail (Eshu's bytes). The compact detail sends the JSON once, as
+``structuredContent`` beside the summary, and cuts an answer over the budget to the
+rows that fit instead of failing it.
 """
 
 from typing import Any
@@ -17,12 +21,15 @@ from eshu_mcp.dispatch.budget import (
     DEFAULT_RESPONSE_BUDGET,
     DISPATCH_CAPABILITY,
     exceeds_budget,
+    measure_one_copy,
     measure_serialized,
     over_budget_envelope,
 )
 from eshu_mcp.dispatch.envelope import body_text, decode_body, envelope_from_value
 from eshu_mcp.dispatch.summaries import summarize_envelope, summarize_plain
+from eshu_mcp.dispatch.trim import trim_rows
 from eshu_mcp.encoding import dumps, go_quote
+from eshu_mcp.query.compact import compact_answer
 
 __all__ = [
     "DISPATCH_ERROR_URI",
@@ -36,6 +43,7 @@ __all__ = [
     "go_duration",
     "plain_result",
     "result_from_response",
+    "with_resource_copy",
 ]
 
 log = Logger()
@@ -101,37 +109,145 @@ def _over_budget_result(tool: str, size: int, budget: int) -> dict:
     )
 
 
+def _fitted(
+    tool: str,
+    payload: Any,
+    *,
+    in_envelope: bool,
+    is_error: bool,
+    budget: int,
+    compact: bool,
+    paging_offset: int | None,
+) -> tuple[Any, str, str] | dict:
+    """
+    ``(payload, serialized, note)`` within the budget, or the over-budget result.
+
+    A compact answer counts one wire copy and, when over, drops rows from its end
+    (``note`` then says how to get the rest); a full answer keeps Eshu's rule.
+    """
+    serialized = dumps(payload)
+    size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
+    if not exceeds_budget(size, budget):
+        return payload, serialized, ""
+    trimmed = None
+    if compact and not is_error:
+        trimmed = trim_rows(
+            payload,
+            in_envelope=in_envelope,
+            budget=budget,
+            measure=measure_one_copy,
+            paging_offset=paging_offset,
+        )
+    if trimmed is None:
+        return _over_budget_result(tool, size, budget)
+    log.info(
+        "mcp tool response trimmed to budget: {tool} answered {response_bytes} bytes,"
+        " sent {sent_bytes}",
+        tool=tool,
+        response_bytes=size,
+        sent_bytes=trimmed.size,
+    )
+    return trimmed.payload, dumps(trimmed.payload), trimmed.note
+
+
+def _with_note(summary: str, note: str) -> str:
+    return f"{summary}\n{note}" if note else summary
+
+
 def envelope_result(
-    tool: str, envelope: dict, *, is_error: bool, budget: int = DEFAULT_RESPONSE_BUDGET
+    tool: str,
+    envelope: dict,
+    *,
+    is_error: bool,
+    budget: int = DEFAULT_RESPONSE_BUDGET,
+    compact: bool = False,
+    paging_offset: int | None = None,
 ) -> dict:
-    """The result for a re-serialized canonical envelope, or its over-budget replacement."""
-    compact = dumps(envelope)
-    size = measure_serialized(compact)
-    if exceeds_budget(size, budget):
-        return _over_budget_result(tool, size, budget)
-    return _with_resource(
-        summarize_envelope(tool, envelope),
-        ENVELOPE_URI,
-        ENVELOPE_MIME_TYPE,
+    """
+    The result for a re-serialized canonical envelope, or its over-budget replacement.
+
+    ``compact`` sends the envelope once, as ``structuredContent`` (the protocol layer
+    moves it into a resource block for clients that cannot read structured content).
+    """
+    fitted = _fitted(
+        tool,
         envelope,
-        compact,
+        in_envelope=True,
         is_error=is_error,
+        budget=budget,
+        compact=compact,
+        paging_offset=paging_offset,
     )
-
-
-def plain_result(tool: str, value: Any, *, budget: int = DEFAULT_RESPONSE_BUDGET) -> dict:
-    """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
-    compact = dumps(value)
-    size = measure_serialized(compact)
-    if exceeds_budget(size, budget):
-        return _over_budget_result(tool, size, budget)
+    if isinstance(fitted, dict):
+        return fitted
+    envelope, serialized, note = fitted
+    summary = _with_note(summarize_envelope(tool, envelope), note)
+    if compact:
+        return _result([_text_block(summary)], envelope, is_error)
     return _with_resource(
-        summarize_plain(tool, value), PAYLOAD_URI, PAYLOAD_MIME_TYPE, value, compact
+        summary, ENVELOPE_URI, ENVELOPE_MIME_TYPE, envelope, serialized, is_error=is_error
     )
+
+
+def plain_result(
+    tool: str,
+    value: Any,
+    *,
+    budget: int = DEFAULT_RESPONSE_BUDGET,
+    compact: bool = False,
+    paging_offset: int | None = None,
+) -> dict:
+    """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
+    fitted = _fitted(
+        tool,
+        value,
+        in_envelope=False,
+        is_error=False,
+        budget=budget,
+        compact=compact,
+        paging_offset=paging_offset,
+    )
+    if isinstance(fitted, dict):
+        return fitted
+    value, serialized, note = fitted
+    summary = _with_note(summarize_plain(tool, value), note)
+    if compact:
+        return _result([_text_block(summary)], value)
+    return _with_resource(summary, PAYLOAD_URI, PAYLOAD_MIME_TYPE, value, serialized)
+
+
+def with_resource_copy(result: dict) -> dict:
+    """
+    ``result`` without ``structuredContent``, its JSON in a resource block instead.
+
+    For clients that cannot read structured content; a result that already carries
+    the resource copy (full detail) only loses the structured one.
+    """
+    out = {key: value for key, value in result.items() if key != "structuredContent"}
+    if "structuredContent" not in result or any(
+        block.get("type") == "resource" for block in result.get("content", ())
+    ):
+        return out
+    structured = result["structuredContent"]
+    envelope = isinstance(structured, dict) and structured.keys() >= {"data", "truth", "error"}
+    uri, mime_type = (
+        (ENVELOPE_URI, ENVELOPE_MIME_TYPE) if envelope else (PAYLOAD_URI, PAYLOAD_MIME_TYPE)
+    )
+    resource = {"uri": uri, "mimeType": mime_type, "text": dumps(structured)}
+    out["content"] = [*result.get("content", ()), {"type": "resource", "resource": resource}]
+    return out
 
 
 def result_from_response(
-    tool: str, status: int, body: bytes, *, budget: int = DEFAULT_RESPONSE_BUDGET
+    tool: str,
+    status: int,
+    body: bytes,
+    *,
+    budget: int = DEFAULT_RESPONSE_BUDGET,
+    compact: bool = False,
+    paging_offset: int | None = None,
+    compact_here: bool = False,
+    request_args: dict | None = None,
 ) -> dict:
     """
     Classify what the query Resource answered and build the tool result (spec §7.3).
@@ -140,7 +256,10 @@ def result_from_response(
     message as the text); any other status >= 400 as the API's message in a
     sentence (:mod:`eshu_mcp.dispatch.api_errors`); a JSON body as a plain value;
     anything else as the raw body string. Envelopes and plain values pass
-    the response budget.
+    the response budget. ``compact`` sends one copy and trims rows to the budget
+    (``paging_offset`` is the offset the request sent, for the next page's offset).
+    ``compact_here`` applies the compact view to an answer whose Resource did not
+    (an upstream Eshu API); ``request_args`` are the arguments the request sent.
     """
     # A body nested deeper than this interpreter can walk is treated as non-JSON
     # text (Go accepts up to 10000 levels; real answers are far shallower).
@@ -148,8 +267,20 @@ def result_from_response(
         value = decode_body(body)
         parsed = True
         envelope = envelope_from_value(value)
+        if compact_here and status < 400:
+            if envelope is not None:
+                envelope["data"] = compact_answer(envelope["data"], request_args)
+            else:
+                value = compact_answer(value, request_args)
         if envelope is not None:
-            result = envelope_result(tool, envelope, is_error=status >= 400, budget=budget)
+            result = envelope_result(
+                tool,
+                envelope,
+                is_error=status >= 400,
+                budget=budget,
+                compact=compact,
+                paging_offset=paging_offset,
+            )
             if status >= 400:
                 return with_api_error_sentence(result, envelope, status)
             return result
@@ -159,10 +290,12 @@ def result_from_response(
         return api_error_result(status, body, value if parsed else None)
     if parsed:
         try:
-            return plain_result(tool, value, budget=budget)
+            return plain_result(
+                tool, value, budget=budget, compact=compact, paging_offset=paging_offset
+            )
         except RecursionError:
             pass
-    return plain_result(tool, body_text(body), budget=budget)
+    return plain_result(tool, body_text(body), budget=budget, compact=compact)
 
 
 def go_duration(seconds: float) -> str:

@@ -19,6 +19,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from eshu_mcp import SERVER_NAME, __version__
+from eshu_mcp.dispatch.results import with_resource_copy
 from eshu_mcp.protocol import versions
 from eshu_mcp.protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -87,12 +88,20 @@ def adapt_tool_result(result: dict, version: str, *, envelope_tool: bool = False
     """
     Shape a dispatcher result for the revision the client speaks.
 
+    A compact result carries its JSON once, as ``structuredContent``; a client
+    that cannot read that (before 2025-06-18, or a non-object before 2026-07-28)
+    gets it as a resource block instead.
+
     Before 2026-07-28 ``structuredContent`` must be an object; a tool that
     advertises the envelope ``outputSchema`` must answer an envelope, so a
     plain answer from such a tool is wrapped as ``data`` with no truth claim.
     """
     structured = result.get("structuredContent")
-    if structured is None or result.get("isError"):
+    if structured is None:
+        return result
+    if not versions.has_structured_content(version) and not _has_resource(result):
+        return with_resource_copy(result)
+    if result.get("isError"):
         return result
     if envelope_tool and versions.has_structured_content(version):
         if not (isinstance(structured, dict) and structured.keys() >= _ENVELOPE_KEYS):
@@ -103,7 +112,11 @@ def adapt_tool_result(result: dict, version: str, *, envelope_tool: bool = False
         return result
     if isinstance(structured, dict) or versions.is_modern(version):
         return result
-    return {key: value for key, value in result.items() if key != "structuredContent"}
+    return with_resource_copy(result)
+
+
+def _has_resource(result: dict) -> bool:
+    return any(block.get("type") == "resource" for block in result.get("content", ()))
 
 
 class McpServer:

@@ -29,8 +29,22 @@ log = Logger()
 MAX_UPSTREAM_BODY = 32 * 1024 * 1024
 DEFAULT_UPSTREAM_TIMEOUT = 60.0
 PROBE_INTERVAL = 30.0
-_FORWARDED = (b"accept", b"content-type", b"x-correlation-id", b"x-request-id")
-_RETURNED = (b"content-type", b"www-authenticate", b"allow", b"cache-control")
+# Eshu-Answer-Detail goes both ways: an Eshu API that serves the compact view itself
+# confirms it in the answer, and dispatch then leaves the answer as it is.
+_FORWARDED = (
+    b"accept",
+    b"content-type",
+    b"x-correlation-id",
+    b"x-request-id",
+    b"eshu-answer-detail",
+)
+_RETURNED = (
+    b"content-type",
+    b"www-authenticate",
+    b"allow",
+    b"cache-control",
+    b"eshu-answer-detail",
+)
 
 
 def _error_body(request, status: int, code: str, message: str) -> bytes:

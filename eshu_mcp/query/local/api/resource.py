@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from attrs import evolve
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -25,6 +26,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
 from eshu_mcp.encoding import dumps
+from eshu_mcp.query.compact import ANSWER_DETAIL_HEADER, compact_answer, wants_compact
 from eshu_mcp.query.local.api.framework import (
     ENVELOPE_MEDIA_TYPE,
     ROUTES,
@@ -165,8 +167,12 @@ class LocalQueryResource(Resource):
         budget = min(self._deadline, route.deadline or self._deadline)
         call.budget = budget
         timer = self._reactor.callLater(budget, call.expire)
+        compact = wants_compact(request.getHeader(ANSWER_DETAIL_HEADER))
+        if compact:
+            # Says the answer is already compact, so dispatch does not compact it again.
+            request.setHeader(ANSWER_DETAIL_HEADER, b"compact")
         result = deferToThreadPool(
-            self._reactor, self._threadpool, self._execute, call, route, params
+            self._reactor, self._threadpool, self._execute, call, route, params, compact
         )
         result.addBoth(self._finish, request, call, route, params["envelope"], timer)
         return NOT_DONE_YET
@@ -237,8 +243,10 @@ class LocalQueryResource(Resource):
 
     # ---------------------------------------------------------------- execution
 
-    def _execute(self, call: QueryCall, route: Route, params: dict[str, Any]) -> Answer:
-        """Run one handler on a pool thread with its own connection."""
+    def _execute(
+        self, call: QueryCall, route: Route, params: dict[str, Any], compact: bool = False
+    ) -> Answer:
+        """Run one handler on a pool thread with its own connection (compact view if asked)."""
         if call.abandoned or call.expired:
             raise _Abandoned()
         try:
@@ -250,7 +258,13 @@ class LocalQueryResource(Resource):
         try:
             call.attach(conn)
             ctx = ApiContext(conn=conn, **params)
-            return route.handler(ctx)
+            answer = route.handler(ctx)
+            if compact and answer.content_type is None:
+                request_args = (
+                    params["body"] if isinstance(params["body"], dict) else params["query"]
+                )
+                answer = evolve(answer, data=compact_answer(answer.data, request_args))
+            return answer
         except sqlite3.OperationalError as error:
             if call.abandoned or call.expired:
                 raise

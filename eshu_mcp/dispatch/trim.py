@@ -1,0 +1,117 @@
+"""
+Fitting an answer to the response budget by dropping rows from its end.
+
+An answer over the budget whose data holds a list of rows keeps as many leading rows as
+fit; the data then says ``truncated: true``, ``next_offset`` (when the route pages by
+offset and the rows are its page) and a ``truncation_note`` sentence telling the reader
+how to get the rest. An answer with no row list to cut, or whose other parts alone
+exceed the budget, is left to the over-budget error.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from attrs import frozen
+
+from eshu_mcp.encoding import dumps
+
+__all__ = ["Trimmed", "trim_rows"]
+
+# Enough for the estimate to settle when rows differ in how their copies escape.
+_MAX_ADJUSTMENTS = 64
+
+
+@frozen
+class Trimmed:
+    """An answer cut to fit: the new payload, its size and what the reader is told."""
+
+    payload: Any
+    size: int
+    note: str
+
+
+def _row_lists(data: dict) -> list[tuple[tuple[str, ...], list]]:
+    """Lists of objects in ``data`` and one level below, with the keys that reach them."""
+    found = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            found.append(((key,), value))
+        elif isinstance(value, dict):
+            for inner, rows in value.items():
+                if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+                    found.append(((key, inner), rows))
+    return found
+
+
+def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dict:
+    """``data`` holding ``rows`` at ``path``, its ``count`` of returned rows kept true."""
+    out = dict(data)
+    if out.get("count") == total:
+        out["count"] = len(rows)
+    if len(path) == 1:
+        out[path[0]] = rows
+    else:
+        out[path[0]] = {**data[path[0]], path[1]: rows}
+    return out
+
+
+def _note(kept: int, total: int, name: str, budget: int, next_offset: int | None) -> str:
+    head = f"Only the first {kept} of {total} {name} fit the {budget}-byte response budget"
+    if next_offset is not None:
+        return f"{head}; call again with offset={next_offset} for the rest."
+    return f"{head}; lower limit or narrow the question (repo_id, language, a path) for the rest."
+
+
+def trim_rows(
+    payload: Any,
+    *,
+    in_envelope: bool,
+    budget: int,
+    measure: Callable[[str], int],
+    paging_offset: int | None,
+) -> Trimmed | None:
+    """
+    ``payload`` with its largest row list cut so its size fits ``budget``, or None.
+
+    ``measure`` sizes a serialized payload as the budget counts it; ``paging_offset``
+    is the offset the request sent (None when the route does not page by offset).
+    """
+    data = payload.get("data") if in_envelope and isinstance(payload, dict) else payload
+    if not isinstance(data, dict):
+        return None
+    lists = _row_lists(data)
+    if not lists:
+        return None
+    path, rows = max(lists, key=lambda item: len(dumps(item[1])))
+    empty = measure("")
+    costs = [measure(dumps(row) + ",") - empty for row in rows]
+    next_of = (
+        (lambda kept: paging_offset + kept)
+        if paging_offset is not None and len(path) == 1
+        else (lambda kept: None)
+    )
+
+    def build(kept: int) -> tuple[Any, str]:
+        cut = _with_rows(data, path, rows[:kept], len(rows))
+        cut["truncated"] = True
+        next_offset = next_of(kept)
+        if next_offset is not None:
+            cut["next_offset"] = next_offset
+        note = _note(kept, len(rows), path[-1], budget, next_offset)
+        cut["truncation_note"] = note
+        return ({**payload, "data": cut} if in_envelope else cut), note
+
+    room = budget - measure(dumps(build(0)[0]))
+    kept = 0
+    while kept < len(rows) - 1 and room - costs[kept] >= 0:
+        room -= costs[kept]
+        kept += 1
+    for _ in range(_MAX_ADJUSTMENTS):
+        if kept < 1:
+            return None
+        candidate, note = build(kept)
+        size = measure(dumps(candidate))
+        if size <= budget:
+            return Trimmed(candidate, size, note)
+        kept -= 1
+    return None

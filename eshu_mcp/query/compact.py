@@ -1,0 +1,329 @@
+"""
+The compact answer view: Eshu's answer shapes with what a model need not read taken out.
+
+A query Resource applies :func:`compact_answer` to an answer's ``data`` when the request
+carries ``Eshu-Answer-Detail: compact`` (MCP dispatch sets it on every tool call; plain
+HTTP callers get Eshu's full shape unless they send it). The view keeps every key a
+reader needs to act on a row (name, path, line numbers, entity id, repository id) and
+takes out:
+
+* entity source in rows (``source_cache``), cut to its first lines (or the lines around
+  the searched text) and marked ``source_truncated``; ``get_entity_content`` with the
+  row's ``entity_id`` fetches it whole;
+* alias arrays (``matches`` repeating ``results``) and per-row copies of what the row or
+  the answer already says (``entity_name`` = ``name``, ``relative_path`` = ``file_path``,
+  handles spelling the row's own id and span, repository names, per-row backends);
+* long metadata strings (docstrings cut to their first paragraph), empty strings and
+  objects, and empty lists inside rows;
+* in relationship rows, the anchor entity's details (the answer's ``target_resolution``
+  states them once) and the provenance block down to its ``truth_state``;
+* explicit content reads (``get_file_content``, ``get_file_lines``,
+  ``get_entity_content``) past :data:`CONTENT_LINES` lines or :data:`CONTENT_BYTES`
+  bytes, marked ``content_truncated`` with the ``get_file_lines`` call for the rest.
+
+Pure functions over decoded JSON values, shared by the local and upstream Resources.
+"""
+
+from typing import Any
+
+__all__ = [
+    "ANSWER_DETAIL_HEADER",
+    "COMPACT",
+    "CONTENT_BYTES",
+    "CONTENT_LINES",
+    "FULL",
+    "ROW_SOURCE_CHARS",
+    "ROW_SOURCE_LINES",
+    "compact_answer",
+    "wants_compact",
+]
+
+ANSWER_DETAIL_HEADER = b"eshu-answer-detail"
+COMPACT = "compact"
+FULL = "full"
+ANSWER_DETAILS = (COMPACT, FULL)
+
+ROW_SOURCE_LINES = 4
+ROW_SOURCE_CHARS = 320
+TEXT_CHARS = 240
+CONTENT_LINES = 400
+CONTENT_BYTES = 16384
+
+SOURCE_NOTE = (
+    "source_cache holds only the signature (or the lines around the searched text) where "
+    "source_truncated is true; "
+    "get_entity_content with the row's entity_id returns the whole source"
+)
+
+# Keys a row repeats from the answer around it, or ranking internals.
+_ROW_REPEATS = frozenset({"source_backend", "source_repo_name", "target_repo_name", "centrality"})
+# Row keys dropped when they hold the repository or language the answer states once.
+_SCOPE_KEYS = {
+    "repo_id": "repo",
+    "source_repo_id": "repo",
+    "target_repo_id": "repo",
+    "language": "language",
+    "source_language": "language",
+    "target_language": "language",
+}
+# Row keys dropped when they hold the value every row has unless it says otherwise.
+_ROW_DEFAULTS = {"edge_origin": "direct_code_edge"}
+# Lines ending so close a declaration's header (Python, C-family, Go, Rust, Ruby...).
+_HEADER_ENDS = (":", "{", "=>", " do")
+# Details of a relationship's anchor side that target_resolution states once.
+_SIDE_DETAILS = ("file_path", "start_line", "end_line", "language", "type", "repo_id")
+# Echoes of what the read returned that answer nothing.
+_CONTENT_ECHOES = ("content_hash", "search_backend")
+
+
+def wants_compact(header_value: bytes | str | None) -> bool:
+    """Whether an ``Eshu-Answer-Detail`` header value asks for the compact view."""
+    if isinstance(header_value, bytes):
+        header_value = header_value.decode("latin-1")
+    return (header_value or "").strip().lower() == COMPACT
+
+
+class _View:
+    """What the walk needs from the answer as a whole."""
+
+    def __init__(self, data: dict, request: Any) -> None:
+        request = request if isinstance(request, dict) else {}
+        resolution = data.get("target_resolution")
+        anchor = resolution.get("entity_id") if isinstance(resolution, dict) else None
+        self.anchor = anchor if isinstance(anchor, str) and anchor else None
+        stated = resolution if isinstance(resolution, dict) else data
+        self.scope = {
+            "repo": _text(stated.get("repo_id")),
+            "language": _text(stated.get("language")),
+        }
+        asked = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+        direction = asked.get("direction")
+        self.direction = direction if direction in ("incoming", "outgoing") else None
+        types = asked.get("relationship_types")
+        self.relationship_type = types[0] if isinstance(types, list) and len(types) == 1 else None
+        searched = (
+            source.get(key) for source in (data, request) for key in ("pattern", "query", "symbol")
+        )
+        focus = next((value for value in searched if isinstance(value, str) and value), None)
+        self.focus = focus.lower() if focus else None
+        self.request = request
+        self.cut_sources = 0
+
+
+def compact_answer(data: Any, request: dict | None = None) -> Any:
+    """
+    The compact view of an answer's ``data``; ``request`` is the route's arguments.
+
+    ``data`` is not changed; a value with nothing to compact comes back equal.
+    """
+    if not isinstance(data, dict):
+        return _walk(data, None, in_row=False)
+    view = _View(data, request)
+    out = _content_read(data, view)
+    if out is None:
+        out = _object(data, view, in_row=False)
+    if view.cut_sources:
+        out["source_note"] = SOURCE_NOTE
+    return out
+
+
+def _walk(value: Any, view: _View | None, *, in_row: bool) -> Any:
+    if isinstance(value, list):
+        return [_walk(item, view, in_row=True) for item in value]
+    if isinstance(value, dict) and view is not None:
+        return _object(value, view, in_row=in_row)
+    return value
+
+
+def _alias_of(obj: dict, key: str) -> bool:
+    """Whether ``obj[key]`` is a list another key of ``obj`` already holds."""
+    value = obj[key]
+    if key != "matches" or not isinstance(value, list):
+        return False
+    return any(
+        other is value or (isinstance(other, list) and other == value)
+        for name, other in obj.items()
+        if name != key
+    )
+
+
+def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        empty = value == "" or value == {} or (in_row and value == [])
+        if empty or _redundant(obj, key, value, in_row, view):
+            continue
+        if key == "source_cache" and in_row and isinstance(value, str):
+            _row_source(out, obj, value, view)
+        elif key == "metadata" and isinstance(value, dict):
+            out[key] = _metadata(value)
+        elif key == "provenance" and in_row and isinstance(value, dict):
+            if "truth_state" in value:
+                out[key] = {"truth_state": value["truth_state"]}
+        elif key == "docstring" and isinstance(value, str):
+            out[key] = _first_paragraph(value)
+        else:
+            out[key] = _walk(value, view, in_row=in_row)
+    if in_row and view.anchor:
+        _drop_anchor_side(out, view.anchor)
+    return out
+
+
+def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bool:
+    """Whether ``obj[key]`` repeats something the row or the answer already says."""
+    if key == "matches":
+        return _alias_of(obj, key)
+    if not in_row:
+        return False
+    if key in _ROW_REPEATS or key in _CONTENT_ECHOES:
+        return True
+    if key in _SCOPE_KEYS:
+        stated = view.scope[_SCOPE_KEYS[key]]
+        return stated is not None and value == stated
+    if _ROW_DEFAULTS.get(key) == value:
+        return True
+    if key == "direction" and "source_id" in obj:
+        return value == view.direction
+    if (key == "type" and "source_id" in obj) or key == "relationship_type":
+        return value == view.relationship_type
+    if key == "labels":
+        return value == [obj.get("entity_type")]
+    if key == "definition_kind":
+        return value == obj.get("entity_type")
+    if key == "repo_name":
+        return "repo_id" in obj
+    if key == "entity_name":
+        return value == obj.get("name")
+    if key == "relative_path":
+        return value == obj.get("file_path")
+    if key == "reason":
+        return value == obj.get("resolution_method")
+    if key in ("source_handle", "target_handle"):
+        return _handle_repeats(obj, key, value)
+    return False
+
+
+def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
+    """A handle that only spells the row's own id, or its own repository, path and span."""
+    if isinstance(value, str):
+        own_id = obj.get(key.replace("_handle", "_id")) or obj.get("entity_id")
+        return value == f"entity:{own_id}"
+    if not isinstance(value, dict):
+        return False
+    path = obj.get("file_path", obj.get("relative_path"))
+    for name, item in value.items():
+        if name in ("file_path", "relative_path"):
+            if item != path:
+                return False
+        elif obj.get(name) != item:
+            return False
+    return True
+
+
+def _drop_anchor_side(row: dict, anchor: str) -> None:
+    """In a relationship row, keep only the id and name of the side that is the anchor."""
+    for side in ("source", "target"):
+        if row.get(f"{side}_id") == anchor:
+            for detail in _SIDE_DETAILS:
+                row.pop(f"{side}_{detail}", None)
+
+
+def _first_paragraph(text: str) -> str:
+    paragraph = text.strip().split("\n\n", 1)[0]
+    paragraph = " ".join(paragraph.split())
+    if len(paragraph) > TEXT_CHARS:
+        paragraph = paragraph[: TEXT_CHARS - 1].rstrip() + "\u2026"
+    return paragraph
+
+
+def _metadata(metadata: dict) -> dict:
+    """Metadata with long strings cut and empty ones dropped."""
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if value == "":
+            continue
+        if isinstance(value, str) and (key == "docstring" or len(value) > TEXT_CHARS):
+            value = _first_paragraph(value)
+        out[key] = value
+    return out
+
+
+def _row_source(out: dict, row: dict, source: str, view: _View) -> None:
+    """Put a bounded snippet of a row's source in ``out``, marked when it was cut."""
+    lines = source.split("\n")
+    if len(lines) <= ROW_SOURCE_LINES and len(source) <= ROW_SOURCE_CHARS:
+        out["source_cache"] = source
+        return
+    first, count = 0, _header_lines(lines)
+    if view.focus:
+        hit = next((i for i, line in enumerate(lines) if view.focus in line.lower()), 0)
+        if hit >= count:
+            first, count = max(hit - 2, 0), 5
+    snippet = "\n".join(lines[first : first + count])[:ROW_SOURCE_CHARS]
+    out["source_cache"] = snippet
+    out["source_truncated"] = True
+    start = row.get("start_line")
+    if first and isinstance(start, int):
+        out["source_snippet_start_line"] = start + first
+    view.cut_sources += 1
+
+
+def _header_lines(lines: list[str]) -> int:
+    """How many leading lines hold a declaration's header (decorators and signature)."""
+    for index, line in enumerate(lines[:ROW_SOURCE_LINES]):
+        if line.rstrip().endswith(_HEADER_ENDS):
+            return index + 1
+    return ROW_SOURCE_LINES
+
+
+def _content_read(data: dict, view: _View) -> dict | None:
+    """The compact view of an explicit file or entity read, or None for other answers."""
+    if isinstance(data.get("content"), str) and "relative_path" in data:
+        key, first_line = "content", _int(view.request.get("start_line"), 1)
+        last_line = _int(view.request.get("end_line"), 0)
+    elif isinstance(data.get("source_cache"), str) and "entity_id" in data:
+        key, first_line = "source_cache", _int(data.get("start_line"), 1)
+        last_line = _int(data.get("end_line"), 0)
+    else:
+        return None
+    out = _object({k: v for k, v in data.items() if k not in _CONTENT_ECHOES}, view, in_row=False)
+    text = data[key]
+    out[key] = text
+    kept = _bounded_lines(text)
+    if kept < len(text):
+        out[key] = text[:kept]
+        next_line = first_line + text[:kept].count("\n")
+        out["content_truncated"] = True
+        out["next_start_line"] = next_line
+        out["rest"] = {
+            "tool": "get_file_lines",
+            "arguments": {
+                "repo_id": data.get("repo_id", ""),
+                "relative_path": data.get("relative_path", ""),
+                "start_line": next_line,
+                "end_line": max(last_line, first_line + len(text.splitlines()) - 1),
+            },
+        }
+    return out
+
+
+def _bounded_lines(text: str) -> int:
+    """How many characters of ``text`` hold whole lines within the content bounds."""
+    size = 0
+    end = 0
+    for count, line in enumerate(text.splitlines(keepends=True)):
+        size += len(line.encode("utf-8"))
+        if count >= CONTENT_LINES or size > CONTENT_BYTES:
+            return end or min(len(text), CONTENT_BYTES)
+        end += len(line)
+    return len(text)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any, default: int) -> int:
+    return (
+        value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+    )

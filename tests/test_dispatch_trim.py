@@ -1,0 +1,53 @@
+"""Cutting an answer's rows to the response budget."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.dispatch.budget import measure_one_copy
+from eshu_mcp.dispatch.trim import trim_rows
+from eshu_mcp.encoding import dumps
+
+
+def rows(count: int, size: int = 400) -> list[dict]:
+    return [{"name": f"n{i}", "blob": "y" * size} for i in range(count)]
+
+
+def trim(payload, budget, *, in_envelope=True, paging_offset=None):
+    return trim_rows(
+        payload,
+        in_envelope=in_envelope,
+        budget=budget,
+        measure=measure_one_copy,
+        paging_offset=paging_offset,
+    )
+
+
+class TrimRowsTests(SynchronousTestCase):
+    def test_the_largest_row_list_is_cut_and_the_rest_of_the_answer_kept(self):
+        envelope = {
+            "data": {"results": rows(100), "tags": rows(3, 10), "offset": 0},
+            "truth": {"level": "exact"},
+            "error": None,
+        }
+        trimmed = trim(envelope, 10_000, paging_offset=0)
+        data = trimmed.payload["data"]
+        self.assertEqual(data["tags"], envelope["data"]["tags"])
+        self.assertEqual(trimmed.payload["truth"], {"level": "exact"})
+        self.assertEqual(data["results"], envelope["data"]["results"][: len(data["results"])])
+        self.assertEqual(data["next_offset"], len(data["results"]))
+        self.assertEqual(trimmed.size, measure_one_copy(dumps(trimmed.payload)))
+        self.assertLessEqual(trimmed.size, 10_000)
+        self.assertGreater(trimmed.size, 10_000 - 2 * 420)
+
+    def test_rows_nested_one_level_down_are_cut_without_a_next_offset(self):
+        value = {"class_hierarchy": {"name": "Protocol", "descendants": rows(100)}}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=0)
+        data = trimmed.payload
+        self.assertLess(len(data["class_hierarchy"]["descendants"]), 100)
+        self.assertEqual(data["class_hierarchy"]["name"], "Protocol")
+        self.assertNotIn("next_offset", data)
+        self.assertIn("lower limit", trimmed.note)
+
+    def test_nothing_to_cut_gives_up(self):
+        self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
+        self.assertIsNone(trim({"data": [1, 2, 3]}, 10))
+        self.assertIsNone(trim({"data": {"results": rows(3, 20_000)}}, 10_000))
