@@ -62,6 +62,9 @@ def edge_line(row: dict, anchor: str) -> str:
     source_path = first_text(row, "source_file_path", "source_file", "file_path")
     line = first_int(row, "line_number", "line", "source_start_line")
     where = f"{source_path}:{line}" if source_path and line else source_path
+    if not where and line:
+        # A compact outgoing row: the call site's file is the anchor's, stated once above.
+        where = f"line {line}:"
     if not source and not target:
         return row_line(row) or "(an edge without names)"
     if source == source_path:

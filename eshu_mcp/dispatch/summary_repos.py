@@ -59,20 +59,53 @@ def _file_text(data: dict, *, whole_file: bool) -> Lines:
         head += f" at {_short(commit)}"
     shown, left = excerpt(content, EXCERPT_LINES, EXCERPT_BYTES)
     lines = [head, *shown]
-    if data.get("content_truncated") is True or data.get("source_truncated") is True:
-        left = max(left, 1)
-    if left:
-        if whole_file:
-            start = len(shown) + 1
-            lines.append(
-                f"... {plural(left, 'more line')}: get_file_lines relative_path={path}"
-                f" start_line={start} end_line={count or start + left - 1}"
-            )
-        else:
-            lines.append(f"... {plural(left, 'more line')} in the structured content")
+    more = _more_lines(data, path, len(shown), left, whole_file=whole_file, total=count)
+    if more:
+        lines.append(more)
     elif not shown:
         lines[0] += " (empty)"
     return lines
+
+
+def _call_text(call: dict | None) -> str:
+    """``tool k=v ...`` for a call the answer itself names (``rest``)."""
+    tool = first_text(call, "tool")
+    arguments = field_map(call, "arguments") or {}
+    pairs = " ".join(
+        f"{key}={value}" for key, value in arguments.items() if isinstance(value, str | int)
+    )
+    return f"{tool} {pairs}".strip() if tool else ""
+
+
+def _more_lines(
+    data: dict, path: str, shown: int, left: int, *, whole_file: bool, total: int | None
+) -> str:
+    """Which call reads on from where the text (or the answer) stops, if either stopped."""
+    content = data.get("content") if isinstance(data.get("content"), str) else ""
+    next_start = first_int(data, "next_start_line")
+    rest = field_map(data, "rest")
+    first_line = 1 if whole_file else None
+    if next_start:
+        first_line = next_start - content.count("\n")
+    if left:
+        if not first_line:
+            return f"... {plural(left, 'more line')} in the structured content"
+        end = first_int(field_map(rest, "arguments"), "end_line")
+        if end is None and whole_file:
+            end = total
+        text = (
+            f"... {plural(left, 'more line')}: get_file_lines relative_path={path}"
+            f" start_line={first_line + shown}"
+        )
+        return text + (f" end_line={end}" if end else "")
+    if data.get("content_truncated") is True:
+        call = _call_text(rest)
+        if call:
+            return f"... more: {call}"
+        if next_start:
+            return f"... more: get_file_lines relative_path={path} start_line={next_start}"
+        return "... content truncated"
+    return ""
 
 
 def _file_content(data: dict) -> Lines:
@@ -97,7 +130,8 @@ def _entity_content(data: dict) -> Lines:
     head = " ".join(part for part in (qualified, f"({kind})" if kind else "", where) if part)
     shown, left = excerpt(data.get("source_cache"), EXCERPT_LINES, EXCERPT_BYTES)
     lines = [clamp_line(head), *shown]
-    if data.get("source_truncated") is True or left:
+    cut = data.get("source_truncated") is True or data.get("content_truncated") is True
+    if cut or left:
         path = first_text(data, "relative_path", "file_path")
         start = first_int(data, "start_line")
         if path and start and end:
