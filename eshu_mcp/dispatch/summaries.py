@@ -47,6 +47,50 @@ ANSWER_FAMILIES = {
     **REPOSITORY_FAMILIES,
 }
 
+# An empty list is named in "No <key> found" only when its key names what was asked for.
+_ANSWER_WORDS = frozenset(
+    {
+        "advisories",
+        "artifacts",
+        "attachments",
+        "buckets",
+        "bundles",
+        "callees",
+        "callers",
+        "candidates",
+        "capabilities",
+        "chains",
+        "citations",
+        "components",
+        "consumers",
+        "correlations",
+        "decisions",
+        "definitions",
+        "dependencies",
+        "edges",
+        "entities",
+        "entries",
+        "evidence",
+        "facts",
+        "findings",
+        "generations",
+        "hints",
+        "identities",
+        "items",
+        "matches",
+        "observations",
+        "packages",
+        "paths",
+        "reconciliations",
+        "relationships",
+        "repositories",
+        "resources",
+        "results",
+        "sections",
+        "versions",
+    }
+)
+
 # Lists a generic summary never lists: aliases of another list, or bookkeeping.
 _SIDE_LISTS = frozenset(
     {"matches", "partial_reasons", "recommended_next_calls", "limitations", "missing_evidence"}
@@ -131,7 +175,7 @@ def _generic_lines(data: Any) -> list[str]:
         if rows:
             noun = _singular(key)
             return listing(data, rows, noun, key.replace("_", " "))
-        if not value and not empty_key:
+        if not value and not empty_key and key.rsplit("_", 1)[-1] in _ANSWER_WORDS:
             empty_key = key
     if "count" in data:
         if empty_key and data["count"] in (0, None):
@@ -207,8 +251,11 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
     truth = envelope.get("truth")
     lines = _family_lines(tool, data, ANSWER_FAMILIES) or _generic_lines(data)
     headline = lines[0]
-    if _unavailable(truth) and headline.startswith("No "):
-        headline += f"; {NOT_ABSENCE}"
+    if _unavailable(truth):
+        if headline == COMPLETED or headline.startswith(("Returned 0 ", "Found 0 ")):
+            headline = "Nothing found"
+        if headline.startswith(("No ", "Nothing found")):
+            headline += f"; {NOT_ABSENCE}"
     return _bounded(_join(_truth_prefix(truth), headline), lines[1:])
 
 
@@ -225,6 +272,12 @@ def _generic_plain(value: Any) -> list[str]:
         lines = _generic_lines(value)
         if lines != [COMPLETED] and not lines[0].startswith("No "):
             return lines
+        for key in ("state", "status"):
+            state = value.get(key)
+            if isinstance(state, str) and state:
+                reason = value.get("reason") or value.get("detail")
+                text = f"{key}: {state}"
+                return [text + SEPARATOR + reason if isinstance(reason, str) and reason else text]
     return [COMPLETED]
 
 

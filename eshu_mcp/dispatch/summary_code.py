@@ -27,6 +27,7 @@ from eshu_mcp.dispatch.summary_text import (
     first_int,
     first_text,
     plural,
+    plural_of,
 )
 
 __all__ = ["CODE_FAMILIES", "headline", "listing"]
@@ -39,7 +40,7 @@ SUBJECT_KEYS = ("query", "symbol", "pattern", "topic", "method_name", "class_nam
 
 def headline(count: int, noun: str, nouns: str, subject: str = "", notes: tuple = ()) -> str:
     """``12 matches for "x"; note; note``, or ``No matches for "x"`` when there are none."""
-    text = plural(count, noun, nouns) if count else f"No {nouns or noun + 's'} found"
+    text = plural(count, noun, nouns) if count else f"No {nouns or plural_of(noun)} found"
     if subject:
         text += f' for "{clamp_field(subject)}"'
     kept = [note for note in notes if note]

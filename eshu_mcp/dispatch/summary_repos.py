@@ -345,8 +345,8 @@ def _generations(data: dict) -> Lines:
 
 
 def _catalog_row(row: dict) -> str:
-    ident = first_text(row, "id", "workflow_id", "playbook_id", "capability_id")
-    name = first_text(row, "name", "title", "description")
+    ident = first_text(row, "id", "workflow_id", "playbook_id", "capability_id", "capability")
+    name = first_text(row, "name", "display_name", "title", "description")
     if ident and name and ident != name:
         return clamp_line(f"{ident}: {name}")
     return row_line(row)

@@ -29,6 +29,7 @@ __all__ = [
     "go_trim",
     "go_value_text",
     "plural",
+    "plural_of",
     "with_more",
 ]
 
@@ -161,9 +162,18 @@ def first_int(container: Any, *keys: str) -> int | None:
     return None
 
 
+def plural_of(noun: str) -> str:
+    """The regular English plural: ``capability`` -> ``capabilities``, ``match`` -> ``matches``."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
 def plural(count: int, noun: str, nouns: str = "") -> str:
     """``1 caller``, ``3 callers`` (``nouns`` for irregular plurals)."""
-    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+    return f"{count} {noun if count == 1 else (nouns or plural_of(noun))}"
 
 
 def field_true(container: Any, key: str) -> bool:
