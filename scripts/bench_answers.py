@@ -3,14 +3,15 @@
 What an assistant's questions cost: answer bytes and tokens on the Twisted sources.
 
 Copies the installed Twisted package into a git repository, indexes it (as
-``bench_index.py`` does), changes one file and indexes it again (so that
-changed-since has two generations to compare), then asks a fixed set of assistant questions as MCP
-``tools/call`` requests through the protocol core, the dispatch and the embedded
-query Resource, in process. For each answer it reports the bytes of the MCP result
-as a client receives it (the JSON of ``result``), estimated tokens (bytes / 4), the
-bytes of the text block alone, and whether that text block carries the answer: it
-names the answer's key item (the top row, the chain, the file lines, the count)
-read from the structured content. Then median / p95 / max over all questions.
+``bench_index.py`` does), changes one file and indexes it again (so that changed-since
+has two generations to compare), then asks a fixed set of assistant questions as MCP
+``tools/call`` requests through the protocol core, the dispatch and the embedded query
+Resource, in process (every toolset enabled, so that one collector-fed tool can be
+asked too). For each answer it reports the bytes of the MCP result as a client
+receives it (the JSON of ``result``), estimated tokens (bytes / 4), the bytes of the
+text block alone, and whether that text block carries the answer: it names the
+answer's key item (the top row, the chain, the file lines), read from the structured
+content. Then median / p95 / max over all questions.
 
     python scripts/bench_answers.py [--keep DIR] [--json] [--dump DIR] [--only NAME]
 """
@@ -364,17 +365,19 @@ async def run(reactor, options) -> None:
             "median_tokens": statistics.median(sizes) // 4,
             "p95_tokens": percentile(sizes, 0.95) // 4,
             "max_tokens": max(sizes) // 4,
+            "median_text_bytes": statistics.median(row["text_bytes"] for row in rows),
+            "max_text_bytes": max(row["text_bytes"] for row in rows),
             "errors": sum(row["is_error"] for row in rows),
             "text_carries_answer": sum(row["text_carries_answer"] for row in rows),
         }
         if options.json:
             print(json.dumps({"answers": rows, "summary": summary}, indent=1))
             return
-        print(f"{'question':<34} {'tool':<34} {'bytes':>8} {'tokens':>7} {'text':>6}  answer")
+        print(f"{'question':<36} {'tool':<34} {'bytes':>8} {'tokens':>7} {'text':>6}  answer")
         for row in rows:
             mark = "error" if row["is_error"] else ("yes" if row["text_carries_answer"] else "no")
             print(
-                f"{row['question']:<34} {row['tool']:<34} {row['bytes']:>8} {row['tokens']:>7}"
+                f"{row['question']:<36} {row['tool']:<34} {row['bytes']:>8} {row['tokens']:>7}"
                 f" {row['text_bytes']:>6}  {mark}"
             )
         for key, value in summary.items():
