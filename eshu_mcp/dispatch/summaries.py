@@ -41,7 +41,7 @@ NOT_ABSENCE = "empty is not evidence of absence"
 
 # Tool name -> the builder of its answer's lines (first line the headline).
 ANSWER_FAMILIES = {
-    **{tool: build for tool, build in ENVELOPE_FAMILIES.items()},
+    **ENVELOPE_FAMILIES,
     **CODE_FAMILIES,
     **GRAPH_FAMILIES,
     **REPOSITORY_FAMILIES,
@@ -49,46 +49,13 @@ ANSWER_FAMILIES = {
 
 # An empty list is named in "No <key> found" only when its key names what was asked for.
 _ANSWER_WORDS = frozenset(
-    {
-        "advisories",
-        "artifacts",
-        "attachments",
-        "buckets",
-        "bundles",
-        "callees",
-        "callers",
-        "candidates",
-        "capabilities",
-        "chains",
-        "citations",
-        "components",
-        "consumers",
-        "correlations",
-        "decisions",
-        "definitions",
-        "dependencies",
-        "edges",
-        "entities",
-        "entries",
-        "evidence",
-        "facts",
-        "findings",
-        "generations",
-        "hints",
-        "identities",
-        "items",
-        "matches",
-        "observations",
-        "packages",
-        "paths",
-        "reconciliations",
-        "relationships",
-        "repositories",
-        "resources",
-        "results",
-        "sections",
-        "versions",
-    }
+    """
+    advisories artifacts attachments buckets bundles callees callers candidates
+    capabilities chains citations components consumers correlations decisions definitions
+    dependencies edges entities entries evidence facts findings generations hints
+    identities items matches observations packages paths reconciliations relationships
+    repositories resources results sections versions
+    """.split()
 )
 
 # Lists a generic summary never lists: aliases of another list, or bookkeeping.

@@ -107,27 +107,22 @@ def _unresolved(resolution: dict, data: dict) -> Lines:
     return [head]
 
 
+def _is_heuristic(row: dict) -> bool:
+    provenance = field_map(row, "provenance") or {}
+    return provenance.get("truth_state") == "heuristic" or provenance.get("heuristic") is True
+
+
 def _heuristic_note(rows: list[dict]) -> str:
-    heuristic = sum(
-        1
-        for row in rows
-        if first_text(field_map(row, "provenance"), "truth_state") == "heuristic"
-        or (
-            field_map(row, "provenance") is not None
-            and field_map(row, "provenance").get("heuristic") is True
-        )
-    )
+    heuristic = sum(1 for row in rows if _is_heuristic(row))
     if not heuristic:
         return ""
     return f"{heuristic} heuristic (correlation evidence, not canonical code truth)"
 
 
 def _relationship_hint(data: dict, shown: int) -> str:
-    coverage = field_map(data, "coverage")
-    summary = field_map(data, "summary")
-    truncated = (coverage or {}).get("truncated") is True or (summary or {}).get(
-        "truncated"
-    ) is True
+    coverage = field_map(data, "coverage") or {}
+    summary = field_map(data, "summary") or {}
+    truncated = coverage.get("truncated") is True or summary.get("truncated") is True
     if not truncated:
         return ""
     scope = field_map(data, "scope")
