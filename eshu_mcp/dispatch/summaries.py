@@ -49,13 +49,46 @@ ANSWER_FAMILIES = {
 
 # An empty list is named in "No <key> found" only when its key names what was asked for.
 _ANSWER_WORDS = frozenset(
-    """
-    advisories artifacts attachments buckets bundles callees callers candidates
-    capabilities chains citations components consumers correlations decisions definitions
-    dependencies edges entities entries evidence facts findings generations hints
-    identities items matches observations packages paths reconciliations relationships
-    repositories resources results sections versions
-    """.split()
+    [
+        "advisories",
+        "artifacts",
+        "attachments",
+        "buckets",
+        "bundles",
+        "callees",
+        "callers",
+        "candidates",
+        "capabilities",
+        "chains",
+        "citations",
+        "components",
+        "consumers",
+        "correlations",
+        "decisions",
+        "definitions",
+        "dependencies",
+        "edges",
+        "entities",
+        "entries",
+        "evidence",
+        "facts",
+        "findings",
+        "generations",
+        "hints",
+        "identities",
+        "items",
+        "matches",
+        "observations",
+        "packages",
+        "paths",
+        "reconciliations",
+        "relationships",
+        "repositories",
+        "resources",
+        "results",
+        "sections",
+        "versions",
+    ]
 )
 
 # Lists a generic summary never lists: aliases of another list, or bookkeeping.
