@@ -157,3 +157,10 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         text = summarize_envelope("investigate_code_topic", derived(data))
         self.assertIn('1 evidence group for "TLS"; 0 files, 1 symbol', text)
         self.assertIn("twisted/internet/_newtls.py startTLS", text)
+
+    def test_rows_cut_to_the_budget_leave_the_hint_to_the_dispatch_note(self):
+        rows = [full_entity(f"f{i}", "a.py", i) for i in range(3)]
+        data = {"results": rows, "count": 3, "limit": 50, "offset": 0, "truncated": True}
+        data["truncation_note"] = "Only the first 3 of 50 results fit the response budget."
+        text = summarize_envelope("find_code", derived(data))
+        self.assertEqual(text.splitlines()[0], "derived/fresh — 3 matches")

@@ -170,3 +170,11 @@ class GraphFamilySummaryTests(SynchronousTestCase):
             summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[1],
             "line 532: gatherResults -> _runCallbacks (twisted/internet/defer.py:997)",
         )
+
+    def test_relationships_cut_to_the_budget_leave_the_hint_to_the_dispatch_note(self):
+        data = relationship_story(
+            [edge("a", "gatherResults", "x.py", 1)], available=9, truncated=True
+        )
+        data["truncation_note"] = "Only the first 1 of 25 relationships fit the response budget."
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertEqual(text.splitlines()[0], "derived/fresh — 1 of 9 callers of gatherResults")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from eshu_mcp.dispatch.summary_code import dead_code, headline, listing
 from eshu_mcp.dispatch.summary_rows import (
+    budget_cut,
     entity_name,
     location,
     row_line,
@@ -123,7 +124,7 @@ def _relationship_hint(data: dict, shown: int) -> str:
     coverage = field_map(data, "coverage") or {}
     summary = field_map(data, "summary") or {}
     truncated = coverage.get("truncated") is True or summary.get("truncated") is True
-    if not truncated:
+    if not truncated or budget_cut(data):
         return ""
     scope = field_map(data, "scope")
     offset = first_int(scope, "offset") or 0

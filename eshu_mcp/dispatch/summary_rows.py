@@ -21,6 +21,7 @@ from eshu_mcp.dispatch.summary_text import (
 
 __all__ = [
     "ROW_LIMIT",
+    "budget_cut",
     "entity_name",
     "excerpt",
     "kind_of",
@@ -119,9 +120,17 @@ def row_lines(rows: list, render=row_line, limit: int = ROW_LIMIT) -> list[str]:
     return lines
 
 
+def budget_cut(data: Any) -> bool:
+    """
+    Whether dispatch cut this answer's rows to the response budget: it then writes its
+    own ``truncation_note`` line under the summary, so the summary adds no other hint.
+    """
+    return isinstance(data, dict) and isinstance(data.get("truncation_note"), str)
+
+
 def more_hint(data: Any, shown: int) -> str:
     """What was left out and how to get it: the next offset or cursor, or a wider limit."""
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or budget_cut(data):
         return ""
     next_offset = first_int(data, "next_offset")
     if next_offset is not None and next_offset > 0:
