@@ -39,7 +39,7 @@ CITATION = {
 
 
 class WorkedExampleTests(SynchronousTestCase):
-    """Every worked example of spec §10.4, verbatim."""
+    """Spec §10.4's worked examples: the families Eshu defines keep the Go reference's text."""
 
     def test_story(self):
         self.assertEqual(
