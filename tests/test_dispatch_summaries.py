@@ -509,3 +509,12 @@ class SafetyTests(SynchronousTestCase):
     def test_not_a_number_counts_render_as_go_does(self):
         self.assertEqual(go_value_text(float("nan")), "NaN")
         self.assertEqual(go_value_text(float("-inf")), "-Inf")
+
+    def test_a_family_that_fails_falls_back_to_the_generic_text_and_is_logged(self):
+        from eshu_mcp.dispatch.summaries import _family_lines
+
+        def broken(data):
+            raise ZeroDivisionError("a bug in a family")
+
+        self.assertEqual(_family_lines("t", {"results": []}, {"t": broken}), [])
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
