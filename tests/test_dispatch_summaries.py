@@ -1,23 +1,11 @@
-"""Text summaries: byte-exact, bounded, deterministic (spec §10)."""
+"""Text summaries: the answer first, bounded, deterministic, and never raising."""
 
 import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch.summaries import go_value_text, summarize_envelope, summarize_plain
-
-
-def truth(level="exact", state="fresh", **freshness):
-    return {"level": level, "freshness": {"state": state, **freshness}}
-
-
-def envelope(data, level="exact", state="fresh", **freshness):
-    return {"data": data, "truth": truth(level, state, **freshness), "error": None}
-
-
-def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8"))
-
+from tests.answer_rows import derived, edge, envelope, full_entity, truth, utf8_len
 
 STORY = {
     "service_identity": {
@@ -51,7 +39,7 @@ CITATION = {
 
 
 class WorkedExampleTests(SynchronousTestCase):
-    """Every worked example of spec §10.4, verbatim."""
+    """Spec §10.4's worked examples: the families Eshu defines keep the Go reference's text."""
 
     def test_story(self):
         self.assertEqual(
@@ -113,10 +101,10 @@ class WorkedExampleTests(SynchronousTestCase):
             "consumers 0",
         )
 
-    def test_no_count(self):
+    def test_no_results_says_nothing_was_found(self):
         self.assertEqual(
-            summarize_envelope("find_code", envelope({"results": []})),
-            "exact/fresh — Eshu query completed.",
+            summarize_envelope("find_code", envelope({"results": [], "query": "Nope"})),
+            'exact/fresh — No matches found for "Nope"',
         )
 
     def test_error_envelope(self):
@@ -151,7 +139,7 @@ class WorkedExampleTests(SynchronousTestCase):
 
 
 class BoundTests(SynchronousTestCase):
-    def test_long_summary_is_cut_to_597_bytes_plus_ellipsis(self):
+    def test_long_headline_is_cut_to_597_bytes_plus_ellipsis(self):
         env = envelope({"count": "x" * 1000})
         text = summarize_envelope("find_code", env)
         self.assertEqual(utf8_len(text), 600)
@@ -191,6 +179,14 @@ class BoundTests(SynchronousTestCase):
         self.assertEqual(text, "x" + "€" * 198 + "...")
         self.assertEqual(utf8_len(text), 598)
 
+    def test_row_lines_never_split_a_multibyte_character(self):
+        rows = [{"name": "é" * 400, "file_path": "a.py", "start_line": 1}]
+        text = summarize_envelope("find_code", envelope({"results": rows, "count": 1}))
+        row = text.splitlines()[1]
+        self.assertLessEqual(utf8_len(row), 240)
+        self.assertTrue(row.endswith("..."))
+        text.encode("utf-8", "strict")
+
 
 class EnvelopeSummaryTests(SynchronousTestCase):
     def test_error_summary_has_no_truth_prefix(self):
@@ -222,7 +218,7 @@ class EnvelopeSummaryTests(SynchronousTestCase):
     def test_stale_cause_without_detail(self):
         env = envelope({}, "derived", "stale", cause="reducer_backlog")
         self.assertEqual(
-            summarize_envelope("find_code", env),
+            summarize_envelope("some_tool", env),
             "derived/stale (cause: reducer_backlog) — Eshu query completed.",
         )
 
@@ -235,9 +231,9 @@ class EnvelopeSummaryTests(SynchronousTestCase):
         self.assertEqual(summarize_envelope("t", only_level), "exact — Eshu query completed.")
         self.assertEqual(summarize_envelope("t", only_state), "stale — Eshu query completed.")
 
-    def test_no_truth_and_no_count(self):
+    def test_no_truth_and_a_list_of_scalars(self):
         env = {"data": [1, 2], "truth": None, "error": None}
-        self.assertEqual(summarize_envelope("find_code", env), "Eshu query completed.")
+        self.assertEqual(summarize_envelope("find_code", env), "Returned 2 result(s).")
 
     def test_affected_count(self):
         env = envelope({"affected_count": 4})
@@ -263,7 +259,7 @@ class EnvelopeSummaryTests(SynchronousTestCase):
         story["answer_metadata"] = {
             "limitations": [{"slot": "s"}, "not-a-row", {"reason": "metadata limitation"}],
         }
-        text = summarize_envelope("get_repo_story", envelope(story))
+        text = summarize_envelope("get_service_story", envelope(story))
         self.assertIn("; top limitation: s (+1 more)", text)
         story["answer_metadata"]["limitations"] = [{"reason": "metadata limitation"}]
         text = summarize_envelope("get_workload_story", envelope(story))
@@ -335,40 +331,10 @@ class EnvelopeSummaryTests(SynchronousTestCase):
             summarize_envelope(tool, envelope(bare)), "exact/fresh — visualization flow unsupported"
         )
 
-    def test_code_relationships_counts_and_notes(self):
-        data = {
-            "relationships": [
-                {"provenance": {"truth_state": "derived"}},
-                {"provenance": {"truth_state": "heuristic"}},
-                {"provenance": {}},
-                "not-a-row",
-            ],
-            "coverage": {
-                "evidence_explanation": "no call graph",
-                "missing_edge_reason": "partial_index",
-            },
-        }
-        self.assertEqual(
-            summarize_envelope("analyze_code_relationships", envelope(data, "derived")),
-            "derived/fresh — 4 relationship(s): 1 derived, 1 heuristic/ambiguous, 2 unsupported; "
-            "heuristic edges are correlation evidence, not canonical code truth; "
-            "unsupported edges carry no recorded confidence; partial_index: no call graph",
-        )
-
-    def test_code_relationships_complete_reason_adds_nothing(self):
-        data = {
-            "relationships": [{"provenance": {"truth_state": "derived"}}],
-            "coverage": {"evidence_explanation": "all edges", "missing_edge_reason": "complete"},
-        }
-        self.assertEqual(
-            summarize_envelope("analyze_code_relationships", envelope(data)),
-            "exact/fresh — 1 relationship(s): 1 derived, 0 heuristic/ambiguous, 0 unsupported",
-        )
-
     def test_family_tools_with_non_object_data_use_generic_text(self):
         self.assertEqual(
             summarize_envelope("get_service_story", envelope(["x"])),
-            "exact/fresh — Eshu query completed.",
+            "exact/fresh — Returned 1 result(s).",
         )
 
     def test_non_string_fields_render_with_percent_v(self):
@@ -420,6 +386,13 @@ class PlainSummaryTests(SynchronousTestCase):
         value = {"total_identities": 9, "total": 3}
         self.assertEqual(summarize_plain("t", value), "Returned 3 result(s).")
 
+    def test_a_plain_state_is_stated_with_its_reason(self):
+        value = {"state": "unavailable", "reason": "no provider", "supported_states": ["x"]}
+        self.assertEqual(
+            summarize_plain("get_semantic_capability_status", value),
+            "state: unavailable — no provider",
+        )
+
     def test_scalars_and_strings(self):
         for value in ("hello", 5, None, True):
             self.assertEqual(summarize_plain("t", value), "Eshu query completed.")
@@ -438,3 +411,110 @@ class PurityTests(SynchronousTestCase):
 
     def test_go_value_text_renders_maps_sorted(self):
         self.assertEqual(go_value_text({"b": [1, None], "a": True}), "map[a:true b:[1 <nil>]]")
+
+
+class SafetyTests(SynchronousTestCase):
+    """No answer shape can make a summary raise or outgrow its bound."""
+
+    WEIRD_VALUES = (
+        None,
+        "",
+        "text",
+        0,
+        -1,
+        2.5,
+        True,
+        [],
+        [None, 1, "x", [], {}],
+        {},
+        {"name": ["not", "text"], "file_path": 7, "start_line": "12"},
+        {"nested": {"deeper": [{"name": None}]}},
+        float("nan"),
+    )
+    KEYS = (
+        "results",
+        "matches",
+        "relationships",
+        "target_resolution",
+        "class_hierarchy",
+        "chains",
+        "candidate_buckets",
+        "bucket_counts",
+        "override_story",
+        "coverage",
+        "scope",
+        "content",
+        "source_cache",
+        "categories",
+        "entries",
+        "repositories",
+        "findings",
+        "dependencies",
+        "count",
+        "next_offset",
+        "truncated",
+        "story",
+        "verdict",
+        "complexity",
+        "generations",
+        "playbooks",
+    )
+
+    def tools(self):
+        """Every tool with a family of its own, and one that takes the generic path."""
+        from eshu_mcp.dispatch.summaries import ANSWER_FAMILIES, PLAIN_FAMILIES
+
+        return sorted({*ANSWER_FAMILIES, *PLAIN_FAMILIES, "list_kubernetes_correlations"})
+
+    def test_every_tool_survives_every_odd_value_in_every_key(self):
+        for tool in self.tools():
+            for key in self.KEYS:
+                for value in self.WEIRD_VALUES:
+                    for data in ({key: value}, {key: [value, value]}, {key: {key: value}}):
+                        text = summarize_envelope(tool, derived(data))
+                        self.assertIsInstance(text, str)
+                        self.assertLessEqual(utf8_len(text), 4096)
+                        plain = summarize_plain(tool, data)
+                        self.assertLessEqual(utf8_len(plain), 4096)
+
+    def test_huge_answers_stay_within_4_kib(self):
+        rows = [full_entity("n" * 300, "p/" * 200, i) for i in range(5000)]
+        huge = {
+            "results": rows,
+            "content": "x" * 500_000,
+            "source_cache": "y\n" * 100_000,
+            "relationships": [edge("a" * 500, "b" * 500, "c" * 500, 1)] * 500,
+            "chains": [{"chain": rows[:300]}] * 50,
+            "categories": [{"category": "files", "counts": {"added": 1}}] * 1000,
+        }
+        for tool in self.tools():
+            text = summarize_envelope(tool, derived(huge))
+            self.assertLessEqual(utf8_len(text), 4096, tool)
+            self.assertLessEqual(utf8_len(text.splitlines()[0]), 600, tool)
+            for line in text.splitlines()[1:]:
+                self.assertLessEqual(utf8_len(line), 240, tool)
+
+    def test_a_cut_summary_says_it_was_cut(self):
+        nodes = [full_entity(f"f{i}_" + "x" * 150, "p.py", i) for i in range(60)]
+        text = summarize_envelope(
+            "find_function_call_chain", derived({"chains": [{"chain": nodes}]})
+        )
+        self.assertLessEqual(utf8_len(text), 4096)
+        self.assertTrue(
+            text.endswith(
+                "... (summary cut at 4 KiB; the structured content holds the whole answer)"
+            )
+        )
+
+    def test_not_a_number_counts_render_as_go_does(self):
+        self.assertEqual(go_value_text(float("nan")), "NaN")
+        self.assertEqual(go_value_text(float("-inf")), "-Inf")
+
+    def test_a_family_that_fails_falls_back_to_the_generic_text_and_is_logged(self):
+        from eshu_mcp.dispatch.summaries import _family_lines
+
+        def broken(data):
+            raise ZeroDivisionError("a bug in a family")
+
+        self.assertEqual(_family_lines("t", {"results": []}, {"t": broken}), [])
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)

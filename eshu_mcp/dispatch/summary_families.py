@@ -136,45 +136,13 @@ def _visualization(data: dict) -> str:
     return f"visualization {view} unsupported"
 
 
-def _code_relationships(data: dict) -> str:
-    relationships = data.get("relationships")
-    if not isinstance(relationships, list):
-        return ""
-    derived = heuristic = unsupported = 0
-    for row in relationships:
-        state = field_text(field_map(row, "provenance"), "truth_state")
-        if state == "derived":
-            derived += 1
-        elif state == "heuristic":
-            heuristic += 1
-        else:
-            unsupported += 1
-    parts = [
-        f"{len(relationships)} relationship(s): {derived} derived, "
-        f"{heuristic} heuristic/ambiguous, {unsupported} unsupported"
-    ]
-    if heuristic:
-        parts.append("heuristic edges are correlation evidence, not canonical code truth")
-    if unsupported:
-        parts.append("unsupported edges carry no recorded confidence")
-    coverage = field_map(data, "coverage")
-    explanation = field_text(coverage, "evidence_explanation")
-    if explanation:
-        reason = field_text(coverage, "missing_edge_reason")
-        if reason and reason != "complete":
-            parts.append(f"{reason}: {explanation}")
-    return "; ".join(parts)
-
-
 ENVELOPE_FAMILIES: dict[str, Family] = {
     "get_service_story": _story,
     "get_workload_story": _story,
-    "get_repo_story": _story,
     "investigate_service": _investigation,
     "get_incident_context": _incident,
     "build_evidence_citation_packet": _citation,
     "derive_visualization_packet": _visualization,
-    "analyze_code_relationships": _code_relationships,
 }
 
 

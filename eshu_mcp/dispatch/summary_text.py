@@ -2,9 +2,10 @@
 The text pieces every summary is built from: Go ``%v`` rendering, lenient field readers
 and UTF-8-safe clamps.
 
-The readers treat a missing or mistyped value as zero, as the Go reference's do; the
-clamps bound a summary to 600 bytes and any one embedded field to 120 (spec §10),
-never splitting a UTF-8 character.
+The readers treat a missing or mistyped value as zero, as the Go reference's do, so no
+row shape can make a summary raise. The clamps bound a whole summary to 4 KiB, its
+headline to 600 bytes, any other line to 240 and any one embedded field to 120, never
+splitting a UTF-8 character.
 """
 
 import math
@@ -14,7 +15,8 @@ __all__ = [
     "COMPLETED",
     "SEPARATOR",
     "clamp_field",
-    "clamp_summary",
+    "clamp_headline",
+    "clamp_line",
     "field_int",
     "field_length",
     "field_map",
@@ -22,12 +24,18 @@ __all__ = [
     "field_strings",
     "field_text",
     "field_true",
+    "first_int",
+    "first_text",
     "go_trim",
     "go_value_text",
+    "plural",
+    "plural_of",
     "with_more",
 ]
 
-MAX_SUMMARY_BYTES = 600
+MAX_SUMMARY_BYTES = 4096
+MAX_HEADLINE_BYTES = 600
+MAX_LINE_BYTES = 240
 MAX_FIELD_BYTES = 120
 
 COMPLETED = "Eshu query completed."
@@ -50,6 +58,10 @@ def _go_float_text(number: float) -> str:
     """Go's ``%v`` for a float64: shortest digits, exponent form below 1e-4 and from 1e+06."""
     if number == 0:
         return "-0" if math.copysign(1.0, number) < 0 else "0"
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "+Inf" if number > 0 else "-Inf"
     shortest = repr(number)
     digits = shortest.partition("e")[0].lstrip("-").replace(".", "").strip("0")
     scientific = f"{number:.{max(len(digits), 1) - 1}e}"
@@ -119,6 +131,51 @@ def field_int(container: Any, key: str) -> int:
     return int(value)
 
 
+def first_text(container: Any, *keys: str) -> str:
+    """The first of ``keys`` holding a non-blank string or a number, rendered; else ``""``."""
+    if not isinstance(container, dict):
+        return ""
+    for key in keys:
+        value = container.get(key)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, str):
+            if value.strip():
+                return value.strip()
+        elif isinstance(value, int | float):
+            return go_value_text(value)
+    return ""
+
+
+def first_int(container: Any, *keys: str) -> int | None:
+    """The first of ``keys`` holding a whole number (bools excluded), or None."""
+    if not isinstance(container, dict):
+        return None
+    for key in keys:
+        value = container.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**63:
+            return int(value)
+    return None
+
+
+def plural_of(noun: str) -> str:
+    """The regular English plural: ``capability`` -> ``capabilities``, ``match`` -> ``matches``."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def plural(count: int, noun: str, nouns: str = "") -> str:
+    """``1 caller``, ``3 callers`` (``nouns`` for irregular plurals)."""
+    return f"{count} {noun if count == 1 else (nouns or plural_of(noun))}"
+
+
 def field_true(container: Any, key: str) -> bool:
     """A boolean field that is exactly ``true``."""
     return isinstance(container, dict) and container.get(key) is True
@@ -160,9 +217,14 @@ def _clamp(text: str, limit: int) -> str:
     return encoded[: limit - 3].decode("utf-8", "ignore") + "..."
 
 
-def clamp_summary(text: str) -> str:
-    """A whole summary, cut to 600 bytes."""
-    return _clamp(text, MAX_SUMMARY_BYTES)
+def clamp_headline(text: str) -> str:
+    """A summary's first line (or a whole one-line summary), cut to 600 bytes."""
+    return _clamp(text, MAX_HEADLINE_BYTES)
+
+
+def clamp_line(text: str) -> str:
+    """One line of a summary (a row, a source line): tabs kept, cut to 240 bytes."""
+    return _clamp(text.replace("\r", "").replace("\n", " ").rstrip(), MAX_LINE_BYTES)
 
 
 def clamp_field(text: str) -> str:

@@ -1,0 +1,278 @@
+"""
+Summary lines for the call-graph families: callers and callees, importers, class
+hierarchies, overrides, call chains and relationship stories.
+
+An edge reads ``path:line caller -> callee`` at its call site (a verb instead of the
+arrow for other relationship types); a chain reads ``a -> b -> c``. When a target did
+not resolve to one entity the summary lists the candidates with their entity ids,
+since that is what the next call needs.
+"""
+
+from collections.abc import Callable
+
+from eshu_mcp.dispatch.summary_code import dead_code, headline, listing
+from eshu_mcp.dispatch.summary_rows import (
+    budget_cut,
+    entity_name,
+    location,
+    row_line,
+    row_lines,
+)
+from eshu_mcp.dispatch.summary_text import (
+    clamp_field,
+    clamp_line,
+    field_map,
+    field_rows,
+    first_int,
+    first_text,
+    plural,
+)
+
+__all__ = ["GRAPH_FAMILIES", "edge_line", "relationships"]
+
+Lines = list[str]
+
+VERBS = {
+    "CALLS": "->",
+    "IMPORTS": "imports",
+    "INHERITS": "inherits",
+    "OVERRIDES": "overrides",
+    "REFERENCES": "references",
+    "TAINT_FLOWS_TO": "taints",
+}
+
+# (relationship type, direction) -> what one row is, singular and plural.
+NOUNS = {
+    ("CALLS", "incoming"): ("caller", "callers"),
+    ("CALLS", "outgoing"): ("callee", "callees"),
+    ("IMPORTS", "incoming"): ("importer", "importers"),
+    ("IMPORTS", "outgoing"): ("import", "imports"),
+    ("INHERITS", "incoming"): ("subclass", "subclasses"),
+    ("INHERITS", "outgoing"): ("base class", "base classes"),
+    ("OVERRIDES", "incoming"): ("override", "overrides"),
+    ("OVERRIDES", "outgoing"): ("overridden method", "overridden methods"),
+}
+
+
+def edge_line(row: dict, anchor: str) -> str:
+    """One edge at its call site: ``path:line caller -> callee``."""
+    kind = first_text(row, "type", "relationship_type") or "CALLS"
+    direction = first_text(row, "direction")
+    source = first_text(row, "source_name") or (anchor if direction == "outgoing" else "")
+    target = first_text(row, "target_name") or (anchor if direction == "incoming" else "")
+    source_path = first_text(row, "source_file_path", "source_file", "file_path")
+    line = first_int(row, "line_number", "line", "source_start_line")
+    where = f"{source_path}:{line}" if source_path and line else source_path
+    if not where and line:
+        # A compact outgoing row: the call site's file is the anchor's, stated once above.
+        where = f"line {line}:"
+    if not source and not target:
+        return row_line(row) or "(an edge without names)"
+    if source == source_path:
+        source = ""
+    text = " ".join(part for part in (where, source, VERBS.get(kind, kind.lower()), target) if part)
+    if direction == "outgoing":
+        target_where = location(
+            {
+                "file_path": first_text(row, "target_file_path"),
+                "start_line": first_int(row, "target_start_line"),
+            }
+        )
+        if target_where and target_where != where:
+            text += f" ({target_where})"
+    depth = first_int(row, "depth")
+    if depth is not None and depth > 1:
+        text += f" [depth {depth}]"
+    return clamp_line(text)
+
+
+def _candidate_line(row: dict) -> str:
+    entity_id = first_text(row, "entity_id", "id")
+    return row_line(row, f"entity_id={entity_id}" if entity_id else "")
+
+
+def _unresolved(resolution: dict, data: dict) -> Lines:
+    target = first_text(resolution, "target", "name")
+    status = first_text(resolution, "status") or "unresolved"
+    candidates = field_rows(resolution, "candidates")
+    why = first_text(field_map(data, "coverage"), "evidence_explanation")
+    if candidates:
+        head = (
+            f'target "{clamp_field(target)}" is {status}: {plural(len(candidates), "candidate")}'
+            "; get_code_relationship_story takes one of their entity_ids"
+        )
+        return [head, *row_lines(candidates, _candidate_line, limit=5)]
+    head = f'target "{clamp_field(target)}" was not found ({status})'
+    if why:
+        head += f": {clamp_field(why)}"
+    return [head]
+
+
+def _is_heuristic(row: dict) -> bool:
+    provenance = field_map(row, "provenance") or {}
+    return provenance.get("truth_state") == "heuristic" or provenance.get("heuristic") is True
+
+
+def _heuristic_note(rows: list[dict]) -> str:
+    heuristic = sum(1 for row in rows if _is_heuristic(row))
+    if not heuristic:
+        return ""
+    return f"{heuristic} heuristic (correlation evidence, not canonical code truth)"
+
+
+def _relationship_hint(data: dict, shown: int) -> str:
+    coverage = field_map(data, "coverage") or {}
+    summary = field_map(data, "summary") or {}
+    truncated = coverage.get("truncated") is True or summary.get("truncated") is True
+    if not truncated or budget_cut(data):
+        return ""
+    scope = field_map(data, "scope")
+    offset = first_int(scope, "offset") or 0
+    limit = first_int(scope, "limit") or shown
+    return f"more: call again with offset={offset + max(limit, shown)}"
+
+
+def relationships(data: dict) -> Lines:
+    """A relationship story: the anchor, the edges at their call sites, what was left out."""
+    resolution = field_map(data, "target_resolution") or {}
+    rows = field_rows(data, "relationships")
+    status = first_text(resolution, "status")
+    if not rows and status and status != "resolved":
+        return _unresolved(resolution, data)
+    scope = field_map(data, "scope") or {}
+    kind = first_text(scope, "relationship_type") or "CALLS"
+    direction = first_text(scope, "direction")
+    noun, nouns = NOUNS.get((kind, direction), (f"{kind} relationship", f"{kind} relationships"))
+    anchor = first_text(resolution, "name", "target")
+    available = field_map(field_map(data, "coverage"), "available_by_direction")
+    total = sum(
+        value for value in (available or {}).values() if isinstance(value, int) and value >= 0
+    )
+    count = len(rows)
+    text = plural(count, noun, nouns) if count else f"No {nouns} found"
+    if total > count:
+        text = f"{count} of {total} {nouns}"
+    if anchor:
+        where = location(
+            {
+                "file_path": first_text(resolution, "file_path"),
+                "start_line": first_int(resolution, "start_line"),
+            }
+        )
+        text += f" {'of' if count else 'for'} {anchor}" + (f" ({where})" if where else "")
+    notes = [_heuristic_note(rows), _relationship_hint(data, count)]
+    coverage = field_map(data, "coverage")
+    reason = first_text(coverage, "missing_edge_reason")
+    if not rows and reason and reason != "complete":
+        notes.append(first_text(coverage, "evidence_explanation") or reason)
+    kept = [note for note in notes if note]
+    if kept:
+        text += "; " + "; ".join(kept)
+    return [clamp_line(text), *row_lines(rows, lambda row: edge_line(row, anchor))]
+
+
+def _names(rows: list[dict]) -> str:
+    return ", ".join(entity_name(row) or "?" for row in rows)
+
+
+def class_hierarchy(data: dict) -> Lines:
+    """Ancestors and descendants of one class."""
+    tree = field_map(data, "class_hierarchy")
+    if tree is None:
+        return []
+    name = entity_name(tree) or first_text(field_map(data, "target_resolution"), "name")
+    ancestors = field_rows(tree, "ancestors")
+    descendants = field_rows(tree, "descendants")
+    lines = [
+        f"class hierarchy of {name}: {plural(len(ancestors), 'ancestor')}, "
+        f"{plural(len(descendants), 'descendant')}"
+    ]
+    if ancestors:
+        more = " (truncated)" if tree.get("ancestors_truncated") is True else ""
+        lines.append(clamp_line(f"{name} inherits from: {_names(ancestors)}{more}"))
+    if descendants:
+        more = " (truncated)" if tree.get("descendants_truncated") is True else ""
+        lines.append(f"subclasses of {name}{more}:")
+        lines.extend(row_lines(descendants))
+    return lines
+
+
+def _overrides(data: dict) -> Lines:
+    story = field_map(data, "override_story")
+    pairs = field_rows(story, "overrides") + field_rows(story, "overridden_by")
+    if not pairs:
+        return relationships(data)
+    method = first_text(story, "method") or first_text(field_map(data, "target_resolution"), "name")
+    lines = [headline(len(pairs), "override pair", "", method)]
+    return lines + row_lines(pairs)
+
+
+def _chain_node(node: dict) -> str:
+    return entity_name(node) or first_text(node, "entity_id") or "?"
+
+
+def call_chains(data: dict) -> Lines:
+    """Call chains as ``a -> b -> c``, the first one with each hop's location."""
+    chains = [row for row in field_rows(data, "chains") if field_rows(row, "chain")]
+    start = first_text(data, "start", "start_entity_id")
+    end = first_text(data, "end", "end_entity_id")
+    subject = f"{start} -> {end}" if start and end else start or end
+    if not chains:
+        why = first_text(data, "reason", "message")
+        text = f"No call chain found from {start or '?'} to {end or '?'}"
+        depth = first_int(data, "max_depth")
+        if depth:
+            text += f" within depth {depth}"
+        return [clamp_line(text + (f": {why}" if why else ""))]
+    lines = [clamp_line(headline(len(chains), "call chain", "", subject))]
+    for row in chains[:5]:
+        nodes = field_rows(row, "chain")
+        lines.append(clamp_line(" -> ".join(_chain_node(node) for node in nodes)))
+    for node in field_rows(chains[0], "chain"):
+        lines.append(clamp_line("  " + row_line(node)))
+    if len(chains) > 5:
+        lines.append(f"... {plural(len(chains) - 5, 'more chain')} in the structured content")
+    return lines
+
+
+def analyze_code_relationships(data: dict) -> Lines:
+    """The multi-purpose relationships tool: the answer's shape says which question it was."""
+    if "chains" in data:
+        return call_chains(data)
+    if "class_hierarchy" in data:
+        return class_hierarchy(data)
+    if "override_story" in data:
+        return _overrides(data)
+    if "relationships" in data or "target_resolution" in data:
+        return relationships(data)
+    if "analysis" in data or "candidate_scan_limit" in data:
+        return dead_code(data)
+    if "results" in data:
+        return listing(data, field_rows(data, "results"), "result")
+    return []
+
+
+def _metrics(data: dict) -> Lines:
+    rows = field_rows(data, "results") or field_rows(data, "functions")
+    metric = first_text(data, "metric_type").replace("_", " ")
+
+    def render(row: dict) -> str:
+        facts = [
+            f"{label} {value}"
+            for label, value in (
+                ("fan-in", first_int(row, "fan_in", "incoming_count")),
+                ("fan-out", first_int(row, "fan_out", "outgoing_count")),
+            )
+            if value is not None
+        ]
+        return row_line(row, ", ".join(facts))
+
+    return listing(data, rows, metric.rstrip("s") if metric else "function", render=render)
+
+
+GRAPH_FAMILIES: dict[str, Callable[[dict], Lines]] = {
+    "analyze_code_relationships": analyze_code_relationships,
+    "get_code_relationship_story": analyze_code_relationships,
+    "find_function_call_chain": call_chains,
+    "inspect_call_graph_metrics": _metrics,
+}

@@ -1,0 +1,166 @@
+"""Code family summaries: search, symbols, dead code, complexity, imports, secrets."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.dispatch.summaries import summarize_envelope
+from tests.answer_rows import (
+    SHAPES,
+    derived,
+    full_entity,
+)
+
+
+class CodeFamilySummaryTests(SynchronousTestCase):
+    """Each family's summary leads with its top result, whatever the row shape."""
+
+    def test_find_code_lists_matches_as_path_line_name(self):
+        for shape, make in SHAPES.items():
+            rows = [
+                make("callLater", "twisted/internet/base.py", 946, owner="ReactorBase"),
+                make("callLater", "twisted/internet/task.py", 787, owner="Clock"),
+            ]
+            data = {"query": "callLater", "count": 2, "results": rows, "truncated": False}
+            text = summarize_envelope("find_code", derived(data))
+            self.assertEqual(
+                text.splitlines(),
+                [
+                    'derived/fresh — 2 matches for "callLater"',
+                    "twisted/internet/base.py:946 ReactorBase.callLater (Function)",
+                    "twisted/internet/task.py:787 Clock.callLater (Function)",
+                ],
+                shape,
+            )
+
+    def test_find_symbol_says_ambiguous_and_names_the_first_definition(self):
+        for shape, make in SHAPES.items():
+            data = {
+                "symbol": "Deferred",
+                "count": 1,
+                "results": [make("Deferred", "twisted/internet/defer.py", 382, "Class")],
+                "ambiguity": {"ambiguous": True, "reason": "multiple definitions matched"},
+            }
+            text = summarize_envelope("find_symbol", derived(data))
+            self.assertIn("twisted/internet/defer.py:382 Deferred (Class)", text, shape)
+            self.assertIn("ambiguous: multiple definitions matched", text)
+
+    def test_truncated_answers_say_how_to_get_more(self):
+        rows = [full_entity(f"f{i}", "a.py", i) for i in range(25)]
+        paged = {"results": rows, "count": 25, "limit": 25, "offset": 0, "truncated": True}
+        text = summarize_envelope("search_entity_content", derived(paged))
+        self.assertIn("more: call again with offset=25", text.splitlines()[0])
+        self.assertIn("... 15 more rows in the structured content", text)
+        self.assertEqual(len(text.splitlines()), 12)
+        next_offset = {"results": rows[:3], "next_offset": 3, "truncated": True}
+        text = summarize_envelope("inspect_code_inventory", derived(next_offset))
+        self.assertIn("more: call again with offset=3", text)
+        unpaged = {"results": rows[:3], "query": "f", "count": 3, "limit": 3, "truncated": True}
+        text = summarize_envelope("find_code", derived(unpaged))
+        self.assertIn("truncated: raise limit or narrow the query", text)
+
+    def test_search_file_content_lists_the_files(self):
+        rows = [{"relative_path": "twisted/internet/task.py", "content": "", "line_count": 900}]
+        text = summarize_envelope("search_file_content", derived({"results": rows, "count": 1}))
+        self.assertEqual(text, "derived/fresh — 1 matching file\ntwisted/internet/task.py")
+
+    def test_inventory_names_the_class_with_the_method(self):
+        row = full_entity("dataReceived", "twisted/conch/ssh/agent.py", 32)
+        row["class_name"] = "SSHAgentClient"
+        data = {"inventory_kind": "class_with_method", "method_name": "dataReceived"}
+        data.update(results=[row], count=1)
+        text = summarize_envelope("inspect_code_inventory", derived(data))
+        self.assertIn('1 class with the method for "dataReceived"', text)
+        self.assertIn("twisted/conch/ssh/agent.py:32 SSHAgentClient.dataReceived", text)
+
+    def test_dead_code_names_candidates_and_the_maturity_caveat(self):
+        for shape, make in SHAPES.items():
+            row = make("do", "twisted/_threads/_ithreads.py", 28, owner="IWorker")
+            row["classification"] = "unused"
+            data = {
+                "results": [row],
+                "truncated": False,
+                "analysis": {"dead_code_language_maturity": {"python": "derived"}},
+            }
+            text = summarize_envelope("find_dead_code", derived(data))
+            self.assertIn("1 dead-code candidate", text, shape)
+            self.assertIn("twisted/_threads/_ithreads.py:28 IWorker.do (Function) unused", text)
+            self.assertIn("reachability python derived", text)
+            same = summarize_envelope("analyze_code_relationships", derived(data))
+            self.assertEqual(same, text)
+
+    def test_dead_code_investigation_counts_buckets_and_lists_cleanup_ready_first(self):
+        data = {
+            "bucket_counts": {"cleanup_ready": 92, "ambiguous": 8, "suppressed": 50},
+            "candidate_buckets": {
+                "cleanup_ready": [full_entity("perform", "twisted/_threads/_memory.py", 72)],
+                "ambiguous": [full_entity("grow", "twisted/_threads/_team.py", 117)],
+            },
+            "coverage": {"active_candidates_seen": 797},
+            "next_offset": 100,
+        }
+        lines = summarize_envelope("investigate_dead_code", derived(data)).splitlines()
+        self.assertIn("92 cleanup-ready, 8 ambiguous, 50 suppressed", lines[0])
+        self.assertIn("offset=100", lines[0])
+        self.assertEqual(
+            lines[1:3], ["cleanup-ready:", "twisted/_threads/_memory.py:72 perform (Function)"]
+        )
+
+    def test_most_complex_functions_show_their_complexity(self):
+        row = full_entity("_tokenize", "twisted/persisted/_tokenize.py", 613, complexity=52)
+        text = summarize_envelope("find_most_complex_functions", derived({"results": [row]}))
+        self.assertIn("twisted/persisted/_tokenize.py:613 _tokenize (Function) complexity 52", text)
+
+    def test_one_function_complexity(self):
+        data = full_entity("_runCallbacks", "twisted/internet/defer.py", 997, owner="Deferred")
+        data.update(complexity=19, incoming_count=7, outgoing_count=5)
+        self.assertEqual(
+            summarize_envelope("calculate_cyclomatic_complexity", derived(data)),
+            "derived/fresh — Deferred._runCallbacks (twisted/internet/defer.py:997-1006): "
+            "cyclomatic complexity 19; 7 incoming, 5 outgoing relationships",
+        )
+
+    def test_code_quality_rows_say_why(self):
+        row = full_entity("rebuild", "twisted/python/rebuild.py", 118)
+        row.update(complexity=33, line_count=115, argument_count=2, reasons=["long_function"])
+        data = {"check": "refactoring_candidates", "results": [row]}
+        text = summarize_envelope("inspect_code_quality", derived(data))
+        self.assertIn("1 refactoring candidate", text)
+        self.assertIn("rebuild.py:118 rebuild (Function) complexity 33; lines 115; args 2;", text)
+
+    def test_imports_read_as_file_line_imports_module(self):
+        row = {"source_file": "twisted/internet/defer.py", "line_number": 15}
+        row.update(target_module="abc", imported_name="ABC", alias="")
+        data = {"query_type": "imports_by_file", "dependencies": [row], "count": 1}
+        data["scope"] = {"source_file": "twisted/internet/defer.py"}
+        text = summarize_envelope("investigate_import_dependencies", derived(data))
+        self.assertEqual(
+            text.splitlines(),
+            [
+                'derived/fresh — 1 import for "twisted/internet/defer.py"',
+                "twisted/internet/defer.py:15 imports abc.ABC",
+            ],
+        )
+
+    def test_secrets_show_kind_severity_and_the_redacted_excerpt(self):
+        row = {"relative_path": "twisted/conch/checkers.py", "line_number": 66}
+        row.update(
+            finding_kind="password_literal", severity="high", redacted_excerpt="pwd: [REDACTED]"
+        )
+        data = {"findings": [row], "count": 1, "coverage": {"suppressed_count": 1}}
+        text = summarize_envelope("investigate_hardcoded_secrets", derived(data))
+        self.assertIn("1 possible hardcoded secret; values redacted; 1 suppressed", text)
+        self.assertIn("twisted/conch/checkers.py:66 password_literal (high): pwd: [REDACTED]", text)
+
+    def test_topic_lists_evidence(self):
+        group = {"relative_path": "twisted/internet/_newtls.py", "entity_name": "startTLS"}
+        data = {"topic": "TLS", "evidence_groups": [group], "matched_files": [], "count": 1}
+        data["matched_symbols"] = [group]
+        text = summarize_envelope("investigate_code_topic", derived(data))
+        self.assertIn('1 evidence group for "TLS"; 0 files, 1 symbol', text)
+        self.assertIn("twisted/internet/_newtls.py startTLS", text)
+
+    def test_rows_cut_to_the_budget_leave_the_hint_to_the_dispatch_note(self):
+        rows = [full_entity(f"f{i}", "a.py", i) for i in range(3)]
+        data = {"results": rows, "count": 3, "limit": 50, "offset": 0, "truncated": True}
+        data["truncation_note"] = "Only the first 3 of 50 results fit the response budget."
+        text = summarize_envelope("find_code", derived(data))
+        self.assertEqual(text.splitlines()[0], "derived/fresh — 3 matches")

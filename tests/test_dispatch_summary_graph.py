@@ -1,0 +1,180 @@
+"""Call-graph summaries: callers and callees at their call sites, hierarchies, chains."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.dispatch.summaries import summarize_envelope
+from tests.answer_rows import (
+    SHAPES,
+    compact_entity,
+    derived,
+    edge,
+    full_entity,
+    relationship_story,
+)
+
+
+class GraphFamilySummaryTests(SynchronousTestCase):
+    def test_callers_read_as_call_sites_in_both_shapes(self):
+        for compact in (False, True):
+            rows = [
+                edge(
+                    "getConnectedClientAndServer",
+                    "gatherResults",
+                    "t/test_tcp.py",
+                    2681,
+                    compact=compact,
+                ),
+                edge("_listSetup", "gatherResults", "t/test_imap.py", 2576, compact=compact),
+            ]
+            data = relationship_story(rows, available=175, truncated=True)
+            lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+            self.assertEqual(
+                lines,
+                [
+                    "derived/fresh — 2 of 175 callers of gatherResults; "
+                    "more: call again with offset=25",
+                    "t/test_tcp.py:2681 getConnectedClientAndServer -> gatherResults",
+                    "t/test_imap.py:2576 _listSetup -> gatherResults",
+                ],
+                compact,
+            )
+
+    def test_callees_name_where_the_callee_is_defined(self):
+        row = edge(
+            "addCallbacks", "_runCallbacks", "twisted/internet/defer.py", 532, direction="outgoing"
+        )
+        data = relationship_story([row], direction="outgoing")
+        data["target_resolution"]["name"] = "addCallbacks"
+        text = summarize_envelope("get_code_relationship_story", derived(data))
+        self.assertEqual(
+            text,
+            "derived/fresh — 1 callee of addCallbacks\n"
+            "twisted/internet/defer.py:532 addCallbacks -> _runCallbacks "
+            "(twisted/internet/defer.py:1597)",
+        )
+
+    def test_other_relationship_types_use_a_verb(self):
+        row = edge("ConsumingProtocol", "LineReceiver", "t/test_basic.py", 1101, kind="INHERITS")
+        text = summarize_envelope(
+            "analyze_code_relationships", derived(relationship_story([row], kind="INHERITS"))
+        )
+        self.assertIn("1 subclass of gatherResults", text)
+        self.assertIn("t/test_basic.py:1101 ConsumingProtocol inherits LineReceiver", text)
+
+    def test_heuristic_edges_are_flagged(self):
+        row = edge("a", "b", "x.py", 1)
+        row["provenance"] = {"truth_state": "heuristic"}
+        text = summarize_envelope("analyze_code_relationships", derived(relationship_story([row])))
+        self.assertIn("1 heuristic (correlation evidence, not canonical code truth)", text)
+
+    def test_ambiguous_target_lists_candidates_with_entity_ids(self):
+        data = relationship_story([])
+        data["target_resolution"] = {
+            "status": "ambiguous",
+            "target": "maybeDeferred",
+            "candidates": [
+                full_entity("maybeDeferred", "twisted/internet/defer.py", 152),
+                compact_entity("maybeDeferred", "twisted/internet/defer.py", 159),
+            ],
+        }
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertIn('target "maybeDeferred" is ambiguous: 2 candidates', lines[0])
+        self.assertEqual(
+            lines[1],
+            "twisted/internet/defer.py:152 maybeDeferred (Function) "
+            "entity_id=content-entity:e_maybedeferred",
+        )
+
+    def test_unresolved_target_says_so(self):
+        data = relationship_story([])
+        data["target_resolution"] = {"status": "unresolved", "target": "nope"}
+        data["coverage"]["evidence_explanation"] = "no entity has this name"
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertEqual(
+            text,
+            'derived/fresh — target "nope" was not found (unresolved): no entity has this name',
+        )
+
+    def test_no_edges_says_why(self):
+        data = relationship_story([])
+        data["coverage"]["missing_edge_reason"] = "no_edges"
+        data["coverage"]["evidence_explanation"] = "the call graph has no edge for this target"
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertEqual(
+            text,
+            "derived/fresh — No callers found for gatherResults; "
+            "the call graph has no edge for this target",
+        )
+
+    def test_class_hierarchy_names_ancestors_and_subclasses(self):
+        data = {
+            "class_hierarchy": {
+                "name": "LineReceiver",
+                "ancestors": [{"name": "Protocol", "depth": 1}],
+                "descendants": [
+                    {"name": "Finger", "file_path": "twisted/protocols/finger.py", "type": "Class"}
+                ],
+            },
+            "relationships": [],
+        }
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(
+            lines,
+            [
+                "derived/fresh — class hierarchy of LineReceiver: 1 ancestor, 1 descendant",
+                "LineReceiver inherits from: Protocol",
+                "subclasses of LineReceiver:",
+                "twisted/protocols/finger.py Finger (Class)",
+            ],
+        )
+
+    def test_call_chain_reads_a_to_b_to_c(self):
+        for shape, make in SHAPES.items():
+            nodes = [
+                make("cbEcho", "twisted/conch/test/test_ssh.py", 836),
+                make("gatherResults", "twisted/internet/defer.py", 1597),
+                make("DeferredList", "twisted/internet/defer.py", 1442, "Class"),
+            ]
+            data = {
+                "start": "cbEcho",
+                "end": "DeferredList",
+                "chains": [{"chain": nodes, "depth": 2}],
+            }
+            for tool in ("find_function_call_chain", "analyze_code_relationships"):
+                lines = summarize_envelope(tool, derived(data)).splitlines()
+                self.assertEqual(
+                    lines[:3],
+                    [
+                        'derived/fresh — 1 call chain for "cbEcho -> DeferredList"',
+                        "cbEcho -> gatherResults -> DeferredList",
+                        "  twisted/conch/test/test_ssh.py:836 cbEcho (Function)",
+                    ],
+                    shape,
+                )
+
+    def test_no_call_chain_says_nothing_was_found(self):
+        data = {"start": "a", "end": "b", "chains": [], "max_depth": 5}
+        self.assertEqual(
+            summarize_envelope("find_function_call_chain", derived(data)),
+            "derived/fresh — No call chain found from a to b within depth 5",
+        )
+
+    def test_compact_outgoing_rows_without_the_anchors_path_still_read(self):
+        # The compact view drops the anchor side's path: the call site keeps its line.
+        row = {"direction": "outgoing", "type": "CALLS", "line_number": 532}
+        row.update(source_id="content-entity:e_g", source_name="gatherResults")
+        row.update(target_name="_runCallbacks", target_file_path="twisted/internet/defer.py")
+        row["target_start_line"] = 997
+        data = relationship_story([row], direction="outgoing")
+        self.assertEqual(
+            summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[1],
+            "line 532: gatherResults -> _runCallbacks (twisted/internet/defer.py:997)",
+        )
+
+    def test_relationships_cut_to_the_budget_leave_the_hint_to_the_dispatch_note(self):
+        data = relationship_story(
+            [edge("a", "gatherResults", "x.py", 1)], available=9, truncated=True
+        )
+        data["truncation_note"] = "Only the first 1 of 25 relationships fit the response budget."
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertEqual(text.splitlines()[0], "derived/fresh — 1 of 9 callers of gatherResults")
