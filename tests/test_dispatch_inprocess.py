@@ -160,7 +160,7 @@ class BudgetTrimTests(SynchronousTestCase):
         data = result["structuredContent"]["data"]
         self.assertNotIn("next_offset", data)
         self.assertEqual(data["count"], len(data["results"]))
-        self.assertIn(f"Returned {data['count']} result(s)", result["content"][0]["text"])
+        self.assertIn(f"{data['count']} matches", result["content"][0]["text"])
         self.assertTrue(data["truncated"])
         self.assertIn("lower limit", result["content"][0]["text"])
 
