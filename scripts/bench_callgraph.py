@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""
+Call-graph truth on the installed Twisted sources: is every edge the definition that runs?
+
+Copies Twisted into a fresh git repository, indexes it in process with the eshu_mcp found on
+the current sys.path (run it from the checkout you measure: ``PYTHONPATH=. python
+.../bench_callgraph.py``), opens the index read-only and measures:
+
+* callers: for each benchmark name, every ``NAME(...)``/``x.NAME(...)`` call site found by
+  Python's ``ast`` (attributed to its enclosing def) against the index's CALLS edges into
+  definitions of that name: site recall, caller recall, precision; and the same through the
+  relationship-story route an assistant calls (in process, through the /api/v0 Resource);
+* runtime: part of Twisted's own test suite run under ``sys.setprofile`` (cached per
+  Twisted version): for every CALLS edge whose call-site line ran, did its target run there?
+  Per resolution method: edges, checked, measured precision, stored confidence;
+* hierarchy: direct subclasses of Deferred and Protocol by ``ast`` against INHERITS edges;
+* dead code: what find_dead_code reports, and the share of it referenced nowhere else.
+
+    python scripts/bench_callgraph.py [--quick] [--workdir DIR [--reuse]] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from callgraph_api import measure_api
+from callgraph_ast import direct_subclasses, scan_tree
+from callgraph_index import load_index
+from callgraph_report import print_report
+from callgraph_runtime import judge, observed_calls, tier_table
+from callgraph_trace import load_trace
+
+# (name, kind, receiver pattern restricting the recall sites, or None)
+NAMES = [
+    ("gatherResults", "single", None),
+    ("deferLater", "single", None),
+    ("ensureDeferred", "single", None),
+    ("succeed", "module_attr", r"^defer$"),
+    ("fail", "module_attr", r"^defer$"),
+    ("maybeDeferred", "overload", None),
+    ("addCallback", "overload", None),
+    ("addCallbacks", "many_classes", None),
+    ("addErrback", "many_classes", None),
+    ("addBoth", "many_classes", None),
+    ("callLater", "many_classes", None),
+    ("callback", "many_classes", None),
+    ("write", "many_classes", None),
+    ("write", "self_attr_chain", r"^self(\.\w+)+$"),
+    ("dataReceived", "many_classes", None),
+    ("loseConnection", "many_classes", None),
+    ("loseConnection", "self_attr_chain", r"^self(\.\w+)+$"),
+    ("makeConnection", "many_classes", None),
+    ("connectionLost", "many_classes", None),
+    ("sendLine", "many_classes", None),
+    ("listenTCP", "module_attr", r"(^|\.)reactor$"),
+    ("connectTCP", "module_attr", r"(^|\.)reactor$"),
+    ("msg", "module_attr", r"^log$"),
+    ("Deferred", "constructor", None),
+    ("DeferredList", "constructor", None),
+    ("Failure", "constructor", None),
+]
+QUICK = {"gatherResults", "maybeDeferred", "addCallback", "write", "listenTCP", "Deferred"}
+
+DEFAULT_MODULES = [
+    "twisted.test.test_task",
+    "twisted.test.test_protocols",
+    "twisted.protocols.test.test_basic",
+    "twisted.test.test_loopback",
+    "twisted.test.test_cooperator",
+    "twisted.test.test_policies",
+    "twisted.test.test_factories",
+    "twisted.test.test_log",
+    "twisted.test.test_amp",
+    "twisted.test.test_internet",
+    "twisted.internet.test.test_base",
+    "twisted.internet.test.test_inlinecb",
+    "twisted.internet.test.test_defer_await",
+    "twisted.internet.test.test_defer_yieldfrom",
+    "twisted.logger.test.test_logger",
+    "twisted.logger.test.test_observer",
+    "twisted.spread.test.test_banana",
+    "twisted.spread.test.test_pb",
+    "twisted.web.test.test_web",
+    "twisted.web.test.test_resource",
+    "twisted.web.test.test_newclient",
+    "twisted.web.test.test_agent",
+    "twisted.web.test.test_xmlrpc",
+    "twisted.words.test.test_irc",
+    "twisted.mail.test.test_smtp",
+    "twisted.mail.test.test_pop3",
+    "twisted.names.test.test_dns",
+]
+QUICK_MODULES = DEFAULT_MODULES[:8]
+
+HIERARCHY = [("twisted.internet.defer", "Deferred"), ("twisted.internet.protocol", "Protocol")]
+
+
+def twisted_sources() -> Path:
+    import twisted
+
+    return Path(twisted.__file__).parent
+
+
+def make_repository(workdir: Path) -> Path:
+    repo = workdir / "twisted-src"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(
+        twisted_sources(), repo / "twisted", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "twisted sources"]):
+        subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=b", *args],
+            check=True,
+            capture_output=True,
+        )
+    return repo
+
+
+def in_span(spans: dict, path: str, line: int) -> bool:
+    return any(start <= line <= end for start, end in spans.get(path, ()))
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def measure_name(name, kind, pattern, tree, index, seen) -> dict:
+    """Callers of one name: ast call sites against the index's CALLS edges into its definitions."""
+    all_sites = tree.calls_named(name)
+    spans = defaultdict(list)
+    for site in all_sites:
+        if not site.external:  # an edge from sys.stdout.write() into a twisted write is wrong
+            spans[site.path].append((site.line, site.attr_line))
+    sites = [s for s in all_sites if not s.external]
+    if pattern:
+        sites = [s for s in sites if s.receiver and re.search(pattern, s.receiver)]
+    edges = index.calls_into(name)
+    edge_lines = defaultdict(set)
+    for edge in edges:
+        edge_lines[edge.path].add(edge.line)
+    found = [s for s in sites if any(s.line <= x <= s.attr_line for x in edge_lines[s.path])]
+    callers = {s.caller or (s.path, 0) for s in sites}
+    edge_callers = {e.source for e in edges}
+    all_callers = {s.caller or (s.path, 0) for s in all_sites}
+    precise = [e for e in edges if in_span(spans, e.path, e.line)]
+    definitions = index.definitions(name)
+    keys = {d.key for d in definitions}
+    runtime_sites = (
+        {
+            where
+            for where, ran in seen.items()
+            if any(r.key in keys and not r.via_wrapper for r in ran)
+        }
+        if seen
+        else set()
+    )
+    exact = {(e.path, e.line, e.target.key) for e in edges}
+    runtime_found = {
+        where
+        for where in runtime_sites
+        if any((*where, r.key) in exact for r in seen[where] if r.key in keys)
+    }
+    verdicts = [judge(edge, seen, tree) for edge in edges] if seen else []
+    right = sum(v.startswith("correct") for v in verdicts)
+    checked = right + verdicts.count("wrong")
+    return {
+        "name": name if not pattern else f"{name} [{pattern}]",
+        "kind": kind,
+        "definitions": len(definitions),
+        "ast_sites": len(sites),
+        "ast_external_sites": sum(1 for s in all_sites if s.external),
+        "sites_found": len(found),
+        "site_recall": ratio(len(found), len(sites)),
+        "ast_callers": len(callers),
+        "caller_recall": ratio(len(callers & edge_callers), len(callers)),
+        "edges": len(edges),
+        "edge_precision": ratio(len(precise), len(edges)),
+        "caller_precision": ratio(len(edge_callers & all_callers), len(edge_callers)),
+        "runtime_sites": len(runtime_sites),
+        "runtime_recall_exact": ratio(len(runtime_found), len(runtime_sites)),
+        "runtime_checked_edges": checked,
+        "runtime_precision": ratio(right, checked),
+        "_callers": callers,
+        "_all_callers": all_callers,
+    }
+
+
+def overall(rows: list[dict]) -> dict:
+    sites = sum(r["ast_sites"] for r in rows)
+    edges = sum(r["edges"] for r in rows)
+    found = sum(r["sites_found"] for r in rows)
+    precise = sum(round((r["edge_precision"] or 0) * r["edges"]) for r in rows)
+    return {
+        "names": len(rows),
+        "ast_sites": sites,
+        "site_recall": ratio(found, sites),
+        "edges": edges,
+        "edge_precision": ratio(precise, edges),
+        "mean_site_recall": ratio(
+            sum(r["site_recall"] or 0 for r in rows) * 1000, len(rows) * 1000
+        ),
+    }
+
+
+def hierarchy(tree, index) -> list[dict]:
+    rows = []
+    by_key = {e.key: e for e in index.entities.values() if e.entity_type == "Class"}
+    for module, name in HIERARCHY:
+        path = next(p for p, m in tree.module_of.items() if m == module)
+        anchor = next(
+            d
+            for d in tree.definitions.values()
+            if d.path == path and d.qualname == name and d.kind == "class"
+        )
+        truth = direct_subclasses(tree, module, name)
+        entity = by_key.get((anchor.path, anchor.line))
+        stored = {
+            index.entities[s].key
+            for s, t, _ in index.inherits
+            if entity is not None and t == entity.entity_id and s in index.entities
+        }
+        rows.append(
+            {
+                "class": f"{module}.{name}",
+                "ast_children": len(truth),
+                "index_children": len(stored),
+                "found": len(truth & stored),
+                "recall": ratio(len(truth & stored), len(truth)),
+                "precision": ratio(len(truth & stored), len(stored)),
+                "missing_examples": sorted(f"{p}:{n}" for p, n in truth - stored)[:5],
+                "entity_id": entity.entity_id if entity else None,
+            }
+        )
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--workdir", help="keep the repository copy and index here")
+    parser.add_argument("--reuse", action="store_true", help="reuse the index in --workdir")
+    parser.add_argument("--quick", action="store_true", help="fewer names and test modules")
+    parser.add_argument("--no-runtime", action="store_true", help="skip the runtime trace")
+    parser.add_argument("--no-api", action="store_true", help="skip the /api/v0 measures")
+    parser.add_argument("--trace-seconds", type=float, default=300.0)
+    parser.add_argument(
+        "--trace-cache",
+        default=str(Path.home() / ".cache" / "eshu-mcp-bench-callgraph"),
+        help="folder of cached runtime traces (keyed by Twisted version and modules)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    options = parser.parse_args(argv)
+    log = (lambda *a: print(*a, file=sys.stderr)) if options.json else print
+    import eshu_mcp
+    from eshu_mcp.query.local.index.indexer import index_repositories
+    from eshu_mcp.query.local.index.store import open_reader
+
+    log(f"eshu_mcp from {Path(eshu_mcp.__file__).parent}")
+    workdir = Path(options.workdir or tempfile.mkdtemp(prefix="bench-callgraph-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    db = workdir / "index.sqlite"
+    result: dict = {"eshu_mcp": str(Path(eshu_mcp.__file__).parent)}
+    try:
+        if options.reuse and db.exists():
+            repo = workdir / "twisted-src"
+            log(f"reusing {db}")
+        else:
+            for stale in workdir.glob("index.sqlite*"):
+                stale.unlink()
+            repo = make_repository(workdir)
+            started = time.perf_counter()
+            report = index_repositories(db, [repo])
+            result["index_seconds"] = round(time.perf_counter() - started, 2)
+            if not report.ok:
+                log(f"indexing failed: {report.repositories[0].error}")
+                return 1
+        started = time.perf_counter()
+        tree = scan_tree(repo)
+        conn = open_reader(db)
+        index = load_index(conn)
+        conn.close()
+        log(f"ast and index read in {time.perf_counter() - started:.1f} s")
+        import twisted
+
+        seen: dict = {}
+        if not options.no_runtime:
+            modules = QUICK_MODULES if options.quick else DEFAULT_MODULES
+            trace = load_trace(
+                Path(options.trace_cache),
+                twisted.__version__,
+                modules,
+                options.trace_seconds,
+                log,
+            )
+            seen = observed_calls(trace, tree)
+            result["runtime"] = {
+                "modules": len(modules),
+                "timed_out": trace["timed_out"],
+                "call_sites_seen": len(seen),
+                **tier_table(index.calls, seen, tree),
+            }
+        names = [n for n in NAMES if not options.quick or n[0] in QUICK]
+        rows = [measure_name(*spec, tree, index, seen) for spec in names]
+        result["callers"] = {"names": rows, "overall": overall(rows)}
+        result["hierarchy"] = hierarchy(tree, index)
+        result["files"] = len(tree.module_of)
+        if not options.no_api:
+            result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
+        for row in rows:
+            row.pop("_callers"), row.pop("_all_callers")
+    finally:
+        if not options.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if options.json:
+        print(json.dumps(result, sort_keys=True, default=str))
+    else:
+        print_report(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,281 @@
+"""
+Static ground truth for scripts/bench_callgraph.py, from Python's own ``ast``.
+
+For every parsable ``.py`` file of a source tree: the definitions (functions with the line
+of their ``def`` and of their first decorator, classes), every ``NAME(...)`` /
+``x.NAME(...)`` call attributed to its innermost enclosing ``def`` or ``class``, the
+file's import bindings, the direct base classes resolved through those imports, and the
+identifier tokens of the file (to tell whether a name is referenced anywhere).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections import Counter
+from pathlib import Path
+
+import attr
+
+
+@attr.s(frozen=True, slots=True)
+class Definition:
+    path: str = attr.ib()
+    line: int = attr.ib()  # the ``def``/``class`` line (the index's start_line)
+    first_line: int = attr.ib()  # first decorator's line (a code object's co_firstlineno)
+    qualname: str = attr.ib()
+    name: str = attr.ib()
+    kind: str = attr.ib()  # function | class
+    is_generator: bool = attr.ib(default=False)  # calling it runs no code yet
+    is_overload: bool = attr.ib(default=False)
+
+
+@attr.s(frozen=True, slots=True)
+class CallSite:
+    path: str = attr.ib()
+    line: int = attr.ib()  # first line of the call expression
+    attr_line: int = attr.ib()  # line of ``.NAME`` (where CPython 3.11 reports a method call)
+    name: str = attr.ib()
+    receiver: str | None = attr.ib()  # source of ``x`` in ``x.NAME(...)``, None for ``NAME(...)``
+    caller: tuple[str, int] | None = attr.ib()  # (path, line) of the enclosing def/class
+    external: bool = attr.ib()  # receiver rooted at a module imported from outside the tree
+
+
+@attr.s(slots=True)
+class SourceTree:
+    """Everything the benchmark needs to know about one tree, by relative path."""
+
+    root: Path = attr.ib()
+    definitions: dict[tuple[str, int], Definition] = attr.ib(factory=dict)
+    calls: list[CallSite] = attr.ib(factory=list)
+    bindings: dict[str, dict[str, tuple]] = attr.ib(factory=dict)  # module -> name -> binding
+    class_bases: dict[tuple[str, int], list[str]] = attr.ib(factory=dict)
+    module_of: dict[str, str] = attr.ib(factory=dict)  # path -> dotted module
+    name_tokens: Counter = attr.ib(factory=Counter)  # identifier uses (not definitions)
+    string_tokens: Counter = attr.ib(factory=Counter)  # string literals that are identifiers
+    unparsable: list[str] = attr.ib(factory=list)
+
+    def calls_named(self, name: str) -> list[CallSite]:
+        return [call for call in self.calls if call.name == name]
+
+
+def module_name(path: str) -> str:
+    parts = path[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _absolute(module: str, path: str, level: int, target: str | None) -> str:
+    """The absolute module of ``from <level dots><target> import``."""
+    if not level:
+        return target or ""
+    package = module_name(path).split(".")
+    if not path.endswith("__init__.py"):
+        package = package[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    return ".".join([*base, target] if target else base)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript):  # Base[T]
+        return _dotted(node.value)
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _is_generator(node: ast.AST) -> bool:
+    if isinstance(node, ast.AsyncFunctionDef):
+        return True
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+def _decorator_names(node) -> list[str]:
+    return [(_dotted(d.func if isinstance(d, ast.Call) else d) or "") for d in node.decorator_list]
+
+
+class _FileVisitor(ast.NodeVisitor):
+    def __init__(self, tree: SourceTree, path: str, module: str) -> None:
+        self.tree, self.path, self.module = tree, path, module
+        self.scope: list[tuple[str, int]] = []  # (qualname, def line)
+        self.bindings: dict[str, tuple] = {}
+        self.external_roots: set[str] = set()
+
+    def _define(self, node, kind: str) -> None:
+        qual = ".".join([s[0] for s in self.scope[-1:]] + [node.name])
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        decorators = _decorator_names(node) if kind == "function" else []
+        definition = Definition(
+            path=self.path,
+            line=node.lineno,
+            first_line=first,
+            qualname=qual,
+            name=node.name,
+            kind=kind,
+            is_generator=kind == "function" and _is_generator(node),
+            is_overload=any(d.rsplit(".", 1)[-1] == "overload" for d in decorators),
+        )
+        self.tree.definitions[(self.path, node.lineno)] = definition
+        if kind == "class":
+            self.tree.class_bases[(self.path, node.lineno)] = [
+                base for base in map(_dotted, node.bases) if base
+            ]
+            if not self.scope:
+                self.bindings[node.name] = ("class", self.module, node.name)
+        elif not self.scope:
+            self.bindings.setdefault(node.name, ("function", self.module, node.name))
+        self.scope.append((qual, node.lineno))
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node) -> None:
+        self._define(node, "function")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node) -> None:
+        self._define(node, "class")
+
+    def visit_Import(self, node) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.bindings[alias.asname] = ("module", alias.name)
+            else:
+                root = alias.name.split(".")[0]
+                self.bindings.setdefault(root, ("module", root))
+            if not alias.name.startswith("twisted"):
+                self.external_roots.add(alias.asname or alias.name.split(".")[0])
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node) -> None:
+        source = _absolute(self.module, self.path, node.level, node.module)
+        for alias in node.names:
+            if alias.name != "*":
+                self.bindings[alias.asname or alias.name] = ("symbol", source, alias.name)
+                if not source.startswith("twisted"):
+                    self.external_roots.add(alias.asname or alias.name)
+        self.generic_visit(node)
+
+    def visit_Call(self, node) -> None:
+        func = node.func
+        name = receiver = None
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute):
+            name, receiver = func.attr, ast.unparse(func.value)[:80]
+        if name:
+            root = receiver.split(".")[0].split("(")[0] if receiver else name
+            self.tree.calls.append(
+                CallSite(
+                    path=self.path,
+                    line=node.lineno,
+                    attr_line=func.end_lineno or node.lineno,
+                    name=name,
+                    receiver=receiver,
+                    caller=(self.path, self.scope[-1][1]) if self.scope else None,
+                    external=receiver is not None and root in self.external_roots,
+                )
+            )
+        self.generic_visit(node)
+
+
+def _count_tokens(tree: SourceTree, source: str) -> None:
+    previous = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NAME:
+                if previous not in ("def", "class"):
+                    tree.name_tokens[token.string] += 1
+            elif token.type == tokenize.STRING:
+                body = token.string.strip("rRbBuUfF").strip("'\"")
+                if body.isidentifier():
+                    tree.string_tokens[body] += 1
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+
+
+def scan_tree(root: Path) -> SourceTree:
+    """Parse every ``.py`` file under ``root`` (paths relative to it, forward slashes)."""
+    tree = SourceTree(root=root)
+    for file in sorted(root.rglob("*.py")):
+        if ".git" in file.parts:
+            continue
+        path = file.relative_to(root).as_posix()
+        source = file.read_text(encoding="utf-8", errors="replace")
+        try:
+            parsed = ast.parse(source, filename=path)
+        except (SyntaxError, ValueError):
+            tree.unparsable.append(path)
+            continue
+        module = module_name(path)
+        tree.module_of[path] = module
+        visitor = _FileVisitor(tree, path, module)
+        visitor.visit(parsed)
+        tree.bindings[module] = visitor.bindings
+        _count_tokens(tree, source)
+    return tree
+
+
+def resolve_symbol(tree: SourceTree, module: str, name: str, depth: int = 0) -> tuple | None:
+    """Follow re-exports: the (module, name) where ``module.name`` is defined as a class."""
+    binding = tree.bindings.get(module, {}).get(name)
+    if binding is None or depth > 8:
+        return None
+    if binding[0] == "class":
+        return (binding[1], binding[2])
+    if binding[0] == "symbol":
+        source, symbol = binding[1], binding[2]
+        if f"{source}.{symbol}" in tree.bindings:
+            return ("module", f"{source}.{symbol}")
+        return resolve_symbol(tree, source, symbol, depth + 1)
+    if binding[0] == "module":
+        return ("module", binding[1])
+    return None
+
+
+def resolve_dotted(tree: SourceTree, module: str, dotted: str) -> tuple | None:
+    """Resolve ``a.b.C`` as written in ``module`` to the (module, class name) it names."""
+    parts = dotted.split(".")
+    found = resolve_symbol(tree, module, parts[0])
+    for part in parts[1:]:
+        if found is None or found[0] != "module":
+            return None
+        if f"{found[1]}.{part}" in tree.bindings:
+            found = ("module", f"{found[1]}.{part}")
+        else:
+            found = resolve_symbol(tree, found[1], part)
+    if found is None or found[0] == "module":
+        return None
+    return found
+
+
+def direct_subclasses(tree: SourceTree, module: str, name: str) -> set[tuple[str, int]]:
+    """Classes (path, line) with a base that resolves to ``module.name``."""
+    children = set()
+    for key, bases in tree.class_bases.items():
+        own = tree.module_of[key[0]]
+        for base in bases:
+            if resolve_dotted(tree, own, base) == (module, name):
+                children.add(key)
+    return children
+
+
+def references(tree: SourceTree, name: str) -> int:
+    """Uses of ``name`` anywhere in the tree outside definitions (tokens and string literals)."""
+    return tree.name_tokens[name] + tree.string_tokens[name]

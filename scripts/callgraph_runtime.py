@@ -1,0 +1,146 @@
+"""
+Check stored CALLS edges against a runtime trace (scripts/callgraph_trace.py).
+
+An edge (file, line) -> target is *checked* when its call-site line ran and something named
+like the target was called there (a repository definition, a library function or a
+builtin); it is *correct* when the target is among the definitions that ran there. Edges
+to generator or coroutine functions cannot be checked (calling one runs none of its code
+yet), nor can lines that never ran or whose call of that name never happened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import attr
+from callgraph_ast import SourceTree
+from callgraph_index import CallEdge
+
+
+@attr.s(frozen=True, slots=True)
+class Ran:
+    """One callee seen at a call site: a definition of the tree (key) or an outside name."""
+
+    key: tuple[str, int] | None = attr.ib()
+    name: str = attr.ib()
+    via_wrapper: bool = attr.ib()
+
+
+def observed_calls(trace: dict, tree: SourceTree) -> dict[tuple[str, int], set[Ran]]:
+    """Map (path, line) of each call site to what ran there, in the tree's relative paths."""
+    base = os.path.dirname(trace["package_dir"].rstrip(os.sep))
+    functions = {
+        (d.path, d.first_line): d for d in tree.definitions.values() if d.kind == "function"
+    }
+    classes = {(d.path, d.qualname): d for d in tree.definitions.values() if d.kind == "class"}
+    path_of = {module: path for path, module in tree.module_of.items()}
+    starts = defaultdict(set)  # a method call's CPython line -> its call expression's line
+    for call in tree.calls:
+        if call.attr_line != call.line:
+            starts[(call.path, call.attr_line)].add(call.line)
+    seen: dict[tuple[str, int], set[Ran]] = defaultdict(set)
+    for site_file, line, (kind, where, number, name), via in trace["calls"]:
+        path = os.path.relpath(site_file, base).replace(os.sep, "/")
+        key = None
+        if kind == "py" and where.startswith(base + os.sep):
+            found = functions.get((os.path.relpath(where, base).replace(os.sep, "/"), number))
+            key = (found.path, found.line) if found else None
+        elif kind == "new":
+            module_path = path_of.get(where)
+            found = classes.get((module_path, number.replace(".<locals>", "")))
+            key = (found.path, found.line) if found else None
+        ran = Ran(key, name, bool(via))
+        seen[(path, line)].add(ran)
+        for start in starts.get((path, line), ()):
+            seen[(path, start)].add(ran)
+    return seen
+
+
+def judge(edge: CallEdge, seen: dict, tree: SourceTree) -> str:
+    """correct | correct_via_wrapper | wrong | not_run | name_not_seen | generator."""
+    target = tree.definitions.get(edge.target.key)
+    if target is not None and target.is_generator:
+        return "generator"
+    ran = seen.get((edge.path, edge.line))
+    if not ran:
+        return "not_run"
+    keys = {r.key for r in ran if not r.via_wrapper}
+    if edge.target.key in keys:
+        return "correct"
+    if edge.target.key in {r.key for r in ran}:
+        return "correct_via_wrapper"
+    if any(r.name == edge.target.name for r in ran):
+        return "wrong"
+    return "name_not_seen"
+
+
+def judge_candidates(keys: set, name: str, ran: set[Ran] | None) -> str:
+    """For an ambiguous edge group: does the candidate set contain what ran?"""
+    if not ran:
+        return "not_run"
+    if keys & {r.key for r in ran}:
+        return "contains"
+    if any(r.name == name for r in ran):
+        return "misses"
+    return "name_not_seen"
+
+
+def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree) -> dict:
+    """Per resolution method (and per method x call kind): counts, precision, confidence."""
+    rows: dict[str, dict] = {}
+    ambiguous: dict[tuple, dict] = {}
+    for edge in edges:
+        if "ambiguous" in edge.method:
+            group = ambiguous.setdefault(
+                (edge.path, edge.line, edge.target.name, edge.method),
+                {"keys": set(), "confidence": edge.confidence},
+            )
+            group["keys"].add(edge.target.key)
+            for candidate in edge.candidates:
+                group.setdefault("ids", set()).add(candidate)
+            continue
+        verdict = judge(edge, seen, tree)
+        for label in (edge.method, f"{edge.method}/{edge.call_kind}"):
+            row = rows.setdefault(label, defaultdict(float))
+            row["edges"] += 1
+            row[verdict] += 1
+            row["confidence_sum"] += edge.confidence or 0.0
+    table = {}
+    for label, row in sorted(rows.items()):
+        correct = row["correct"] + row["correct_via_wrapper"]
+        checked = correct + row["wrong"]
+        table[label] = {
+            "edges": int(row["edges"]),
+            "checked": int(checked),
+            "correct": int(correct),
+            "correct_only_via_wrapper": int(row["correct_via_wrapper"]),
+            "wrong": int(row["wrong"]),
+            "not_run": int(row["not_run"]),
+            "name_not_seen": int(row["name_not_seen"]),
+            "generator_target": int(row["generator"]),
+            "precision": round(correct / checked, 3) if checked else None,
+            "stored_confidence": round(row["confidence_sum"] / row["edges"], 3),
+        }
+    groups: dict[str, dict] = {}
+    for (path, line, name, method), group in ambiguous.items():
+        verdict = judge_candidates(group["keys"], name, seen.get((path, line)))
+        row = groups.setdefault(method, defaultdict(float))
+        row["sites"] += 1
+        row["candidates"] += len(group["keys"])
+        row[verdict] += 1
+        row["confidence_sum"] += group["confidence"] or 0.0
+    ambiguous_table = {
+        method: {
+            "sites": int(row["sites"]),
+            "mean_candidates": round(row["candidates"] / row["sites"], 1),
+            "checked": int(row["contains"] + row["misses"]),
+            "contains_what_ran": int(row["contains"]),
+            "share_containing": round(row["contains"] / (row["contains"] + row["misses"]), 3)
+            if row["contains"] + row["misses"]
+            else None,
+            "stored_confidence": round(row["confidence_sum"] / row["sites"], 3),
+        }
+        for method, row in groups.items()
+    }
+    return {"tiers": table, "ambiguous": ambiguous_table}
