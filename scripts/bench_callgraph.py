@@ -22,7 +22,9 @@ the current sys.path (run it from the checkout you measure: ``PYTHONPATH=. pytho
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import pickle
 import re
 import shutil
 import subprocess
@@ -32,8 +34,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import callgraph_ast
 from callgraph_api import measure_api
-from callgraph_ast import direct_subclasses, scan_tree
+from callgraph_ast import SourceTree, direct_subclasses, scan_tree
 from callgraph_index import load_index
 from callgraph_report import print_report
 from callgraph_runtime import judge, observed_calls, tier_table
@@ -98,8 +101,22 @@ DEFAULT_MODULES = [
     "twisted.mail.test.test_smtp",
     "twisted.mail.test.test_pop3",
     "twisted.names.test.test_dns",
+    "twisted.web.test.test_static",
+    "twisted.web.test.test_wsgi",
+    "twisted.web.test.test_template",
+    "twisted.test.test_paths",
+    "twisted.test.test_twistd",
+    "twisted.test.test_reflect",
+    "twisted.test.test_usage",
+    "twisted.python.test.test_deprecate",
+    "twisted.mail.test.test_imap",
+    "twisted.words.test.test_jabberxmlstream",
+    "twisted.test.test_udp",
+    "twisted.test.test_threads",
+    "twisted.test.test_application",
+    "twisted.internet.test.test_endpoints",
+    "twisted.test.test_ftp",
 ]
-QUICK_MODULES = DEFAULT_MODULES[:8]
 
 HIERARCHY = [("twisted.internet.defer", "Deferred"), ("twisted.internet.protocol", "Protocol")]
 
@@ -123,6 +140,21 @@ def make_repository(workdir: Path) -> Path:
             capture_output=True,
         )
     return repo
+
+
+def load_scan(cache_dir: Path, repo: Path, version: str, log) -> SourceTree:
+    """The ast scan of the copy, cached per Twisted version and scanner source."""
+    digest = hashlib.sha256(Path(callgraph_ast.__file__).read_bytes()).hexdigest()[:12]
+    path = cache_dir / f"ast-{version}-py{sys.version_info[0]}{sys.version_info[1]}-{digest}.pickle"
+    if path.exists():
+        log(f"ast scan: cached {path}")
+        tree = pickle.loads(path.read_bytes())
+        tree.root = repo
+        return tree
+    tree = scan_tree(repo)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(tree))
+    return tree
 
 
 def in_span(spans: dict, path: str, line: int) -> bool:
@@ -171,7 +203,7 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
     }
     verdicts = [judge(edge, seen, tree) for edge in edges] if seen else []
     right = sum(v.startswith("correct") for v in verdicts)
-    checked = right + verdicts.count("wrong")
+    checked = right + sum(v.startswith("wrong") for v in verdicts)
     return {
         "name": name if not pattern else f"{name} [{pattern}]",
         "kind": kind,
@@ -254,8 +286,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--trace-cache",
         default=str(Path.home() / ".cache" / "eshu-mcp-bench-callgraph"),
-        help="folder of cached runtime traces (keyed by Twisted version and modules)",
+        help="folder of cached runtime traces and ast scans (keyed by Twisted version)",
     )
+    parser.add_argument("--examples", type=int, default=3, help="wrong edges shown per tier")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     options = parser.parse_args(argv)
     log = (lambda *a: print(*a, file=sys.stderr)) if options.json else print
@@ -282,17 +315,18 @@ def main(argv: list[str]) -> int:
             if not report.ok:
                 log(f"indexing failed: {report.repositories[0].error}")
                 return 1
+        import twisted
+
         started = time.perf_counter()
-        tree = scan_tree(repo)
+        tree = load_scan(Path(options.trace_cache), repo, twisted.__version__, log)
         conn = open_reader(db)
         index = load_index(conn)
         conn.close()
         log(f"ast and index read in {time.perf_counter() - started:.1f} s")
-        import twisted
 
         seen: dict = {}
         if not options.no_runtime:
-            modules = QUICK_MODULES if options.quick else DEFAULT_MODULES
+            modules = DEFAULT_MODULES  # --quick too: the same cached trace
             trace = load_trace(
                 Path(options.trace_cache),
                 twisted.__version__,
@@ -305,7 +339,7 @@ def main(argv: list[str]) -> int:
                 "modules": len(modules),
                 "timed_out": trace["timed_out"],
                 "call_sites_seen": len(seen),
-                **tier_table(index.calls, seen, tree),
+                **tier_table(index.calls, seen, tree, options.examples),
             }
         names = [n for n in NAMES if not options.quick or n[0] in QUICK]
         rows = [measure_name(*spec, tree, index, seen) for spec in names]

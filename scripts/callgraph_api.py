@@ -122,6 +122,7 @@ async def _callers(dispatcher, index, rows: list[dict]) -> list[dict]:
                 "name": row["name"],
                 "story_rows": len(story_rows),
                 "story_duplicate_rows": len(story_rows) - len(unique),
+                "story_missing_rows": row["edges"] - len(unique),
                 "story_errors": errors,
                 "story_caller_recall": _ratio(len(ast_callers & keys), len(ast_callers)),
                 "story_caller_precision": _ratio(len(keys & all_callers), len(keys)),

@@ -11,8 +11,6 @@ identifier tokens of the file (to tell whether a name is referenced anywhere).
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +27,7 @@ class Definition:
     kind: str = attr.ib()  # function | class
     is_generator: bool = attr.ib(default=False)  # calling it runs no code yet
     is_overload: bool = attr.ib(default=False)
+    parent: tuple[str, int] | None = attr.ib(default=None)  # enclosing def/class
 
 
 @attr.s(frozen=True, slots=True)
@@ -37,7 +36,7 @@ class CallSite:
     line: int = attr.ib()  # first line of the call expression
     attr_line: int = attr.ib()  # line of ``.NAME`` (where CPython 3.11 reports a method call)
     name: str = attr.ib()
-    receiver: str | None = attr.ib()  # source of ``x`` in ``x.NAME(...)``, None for ``NAME(...)``
+    receiver: str | None = attr.ib()  # dotted ``x`` of ``x.NAME(...)`` ("?" if not a name)
     caller: tuple[str, int] | None = attr.ib()  # (path, line) of the enclosing def/class
     external: bool = attr.ib()  # receiver rooted at a module imported from outside the tree
 
@@ -55,6 +54,8 @@ class SourceTree:
     name_tokens: Counter = attr.ib(factory=Counter)  # identifier uses (not definitions)
     string_tokens: Counter = attr.ib(factory=Counter)  # string literals that are identifiers
     unparsable: list[str] = attr.ib(factory=list)
+    classes: dict[tuple[str, str], tuple[str, int]] = attr.ib(factory=dict)  # (module, qualname)
+    ancestor_memo: dict = attr.ib(factory=dict)
 
     def calls_named(self, name: str) -> list[CallSite]:
         return [call for call in self.calls if call.name == name]
@@ -89,68 +90,86 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _is_generator(node: ast.AST) -> bool:
-    if isinstance(node, ast.AsyncFunctionDef):
-        return True
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        child = stack.pop()
-        if isinstance(child, ast.Yield | ast.YieldFrom):
-            return True
-        if not isinstance(
-            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-        ):
-            stack.extend(ast.iter_child_nodes(child))
-    return False
-
-
 def _decorator_names(node) -> list[str]:
     return [(_dotted(d.func if isinstance(d, ast.Call) else d) or "") for d in node.decorator_list]
 
 
-class _FileVisitor(ast.NodeVisitor):
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _FileWalker:
+    """One pass over a file's tree, keeping the enclosing def/class (a hand-written walk:
+    ``ast.NodeVisitor`` dispatch was most of the scan's time)."""
+
     def __init__(self, tree: SourceTree, path: str, module: str) -> None:
         self.tree, self.path, self.module = tree, path, module
-        self.scope: list[tuple[str, int]] = []  # (qualname, def line)
         self.bindings: dict[str, tuple] = {}
         self.external_roots: set[str] = set()
+        self.generators: set[int] = set()  # def lines of functions holding a yield
 
-    def _define(self, node, kind: str) -> None:
-        qual = ".".join([s[0] for s in self.scope[-1:]] + [node.name])
+    def walk(self, node, scope: tuple | None) -> None:
+        """``scope`` is (qualname, def line, is a function) of the innermost def/class."""
+        names, strings = self.tree.name_tokens, self.tree.string_tokens
+        stack = [(node, scope)]
+        while stack:
+            node, scope = stack.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                names[node.id] += 1
+                continue
+            if kind is ast.Attribute:
+                names[node.attr] += 1
+            elif kind is ast.Constant:
+                if isinstance(node.value, str) and node.value.isidentifier():
+                    strings[node.value] += 1
+                continue
+            elif kind is ast.Call:
+                self._call(node, scope)
+            elif kind in _FUNCTIONS or kind is ast.ClassDef:
+                inner = self._define(node, scope)
+                for child in node.decorator_list:
+                    stack.append((child, scope))
+                for child in ast.iter_child_nodes(node):
+                    if child not in node.decorator_list:
+                        stack.append((child, inner))
+                continue
+            elif kind is ast.Yield or kind is ast.YieldFrom:
+                if scope is not None and scope[2]:
+                    self.generators.add(scope[1])
+            elif kind is ast.Import:
+                self._import(node)
+            elif kind is ast.ImportFrom:
+                self._import_from(node)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, scope))
+
+    def _define(self, node, scope) -> tuple:
+        qual = f"{scope[0]}.{node.name}" if scope else node.name
+        is_function = not isinstance(node, ast.ClassDef)
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        decorators = _decorator_names(node) if kind == "function" else []
-        definition = Definition(
+        decorators = _decorator_names(node) if is_function else []
+        self.tree.definitions[(self.path, node.lineno)] = Definition(
             path=self.path,
             line=node.lineno,
             first_line=first,
             qualname=qual,
             name=node.name,
-            kind=kind,
-            is_generator=kind == "function" and _is_generator(node),
+            kind="function" if is_function else "class",
+            is_generator=isinstance(node, ast.AsyncFunctionDef),
             is_overload=any(d.rsplit(".", 1)[-1] == "overload" for d in decorators),
+            parent=(self.path, scope[1]) if scope else None,
         )
-        self.tree.definitions[(self.path, node.lineno)] = definition
-        if kind == "class":
+        if not is_function:
             self.tree.class_bases[(self.path, node.lineno)] = [
                 base for base in map(_dotted, node.bases) if base
             ]
-            if not self.scope:
+            if scope is None:
                 self.bindings[node.name] = ("class", self.module, node.name)
-        elif not self.scope:
+        elif scope is None:
             self.bindings.setdefault(node.name, ("function", self.module, node.name))
-        self.scope.append((qual, node.lineno))
-        self.generic_visit(node)
-        self.scope.pop()
+        return (qual, node.lineno, is_function)
 
-    def visit_FunctionDef(self, node) -> None:
-        self._define(node, "function")
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node) -> None:
-        self._define(node, "class")
-
-    def visit_Import(self, node) -> None:
+    def _import(self, node) -> None:
         for alias in node.names:
             if alias.asname:
                 self.bindings[alias.asname] = ("module", alias.name)
@@ -159,55 +178,42 @@ class _FileVisitor(ast.NodeVisitor):
                 self.bindings.setdefault(root, ("module", root))
             if not alias.name.startswith("twisted"):
                 self.external_roots.add(alias.asname or alias.name.split(".")[0])
-        self.generic_visit(node)
 
-    def visit_ImportFrom(self, node) -> None:
+    def _import_from(self, node) -> None:
         source = _absolute(self.module, self.path, node.level, node.module)
         for alias in node.names:
             if alias.name != "*":
+                self.tree.name_tokens[alias.name] += 1
                 self.bindings[alias.asname or alias.name] = ("symbol", source, alias.name)
                 if not source.startswith("twisted"):
                     self.external_roots.add(alias.asname or alias.name)
-        self.generic_visit(node)
 
-    def visit_Call(self, node) -> None:
+    def _call(self, node, scope) -> None:
         func = node.func
-        name = receiver = None
         if isinstance(func, ast.Name):
-            name = func.id
+            name, receiver = func.id, None
         elif isinstance(func, ast.Attribute):
-            name, receiver = func.attr, ast.unparse(func.value)[:80]
-        if name:
-            root = receiver.split(".")[0].split("(")[0] if receiver else name
-            self.tree.calls.append(
-                CallSite(
-                    path=self.path,
-                    line=node.lineno,
-                    attr_line=func.end_lineno or node.lineno,
-                    name=name,
-                    receiver=receiver,
-                    caller=(self.path, self.scope[-1][1]) if self.scope else None,
-                    external=receiver is not None and root in self.external_roots,
-                )
+            name, receiver = func.attr, _dotted(func.value) or "?"
+        else:
+            return
+        root = receiver.split(".")[0] if receiver else name
+        self.tree.calls.append(
+            CallSite(
+                path=self.path,
+                line=node.lineno,
+                attr_line=func.end_lineno or node.lineno,
+                name=name,
+                receiver=receiver,
+                caller=(self.path, scope[1]) if scope else None,
+                external=receiver is not None and root in self.external_roots,
             )
-        self.generic_visit(node)
+        )
 
-
-def _count_tokens(tree: SourceTree, source: str) -> None:
-    previous = None
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.NAME:
-                if previous not in ("def", "class"):
-                    tree.name_tokens[token.string] += 1
-            elif token.type == tokenize.STRING:
-                body = token.string.strip("rRbBuUfF").strip("'\"")
-                if body.isidentifier():
-                    tree.string_tokens[body] += 1
-            if token.type not in (tokenize.NL, tokenize.COMMENT):
-                previous = token.string
-    except (tokenize.TokenError, SyntaxError):
-        pass
+    def finish(self) -> None:
+        """Mark the functions that hold a ``yield`` (calling one runs none of its body)."""
+        for line in self.generators:
+            found = self.tree.definitions[(self.path, line)]
+            self.tree.definitions[(self.path, line)] = attr.evolve(found, is_generator=True)
 
 
 def scan_tree(root: Path) -> SourceTree:
@@ -225,10 +231,13 @@ def scan_tree(root: Path) -> SourceTree:
             continue
         module = module_name(path)
         tree.module_of[path] = module
-        visitor = _FileVisitor(tree, path, module)
-        visitor.visit(parsed)
-        tree.bindings[module] = visitor.bindings
-        _count_tokens(tree, source)
+        walker = _FileWalker(tree, path, module)
+        walker.walk(parsed, None)
+        walker.finish()
+        tree.bindings[module] = walker.bindings
+    for key, definition in tree.definitions.items():
+        if definition.kind == "class":
+            tree.classes[(tree.module_of[definition.path], definition.qualname)] = key
     return tree
 
 
@@ -279,3 +288,20 @@ def direct_subclasses(tree: SourceTree, module: str, name: str) -> set[tuple[str
 def references(tree: SourceTree, name: str) -> int:
     """Uses of ``name`` anywhere in the tree outside definitions (tokens and string literals)."""
     return tree.name_tokens[name] + tree.string_tokens[name]
+
+
+def ancestors(tree: SourceTree, key: tuple[str, int]) -> set[tuple[str, int]]:
+    """Every class (path, line) the class at ``key`` inherits from, through imports."""
+    memo = tree.ancestor_memo
+    if key in memo:
+        return memo[key]
+    memo[key] = set()  # a cycle ends here
+    found: set[tuple[str, int]] = set()
+    module = tree.module_of.get(key[0])
+    for base in tree.class_bases.get(key, ()):
+        resolved = resolve_dotted(tree, module, base)
+        base_key = tree.classes.get(resolved) if resolved else None
+        if base_key is not None:
+            found |= {base_key} | ancestors(tree, base_key)
+    memo[key] = found
+    return found

@@ -62,7 +62,17 @@ def print_report(result: dict) -> None:
         )
         tiers = [{"tier": k, **v} for k, v in runtime["tiers"].items() if "/" not in k]
         total = {"tier": "ALL"}
-        for key in ("edges", "checked", "correct", "wrong", "not_run", "name_not_seen"):
+        for key in (
+            "edges",
+            "checked",
+            "correct",
+            "wrong",
+            "wrong_override",
+            "not_run",
+            "name_not_seen",
+            "generator_target",
+            "correct_only_via_wrapper",
+        ):
             total[key] = sum(t[key] for t in tiers)
         total["precision"] = (
             round(total["correct"] / total["checked"], 3) if total["checked"] else None
@@ -76,6 +86,7 @@ def print_report(result: dict) -> None:
                 "checked",
                 "correct",
                 "wrong",
+                "wrong_override",
                 "precision",
                 "stored_confidence",
                 "not_run",
@@ -84,6 +95,9 @@ def print_report(result: dict) -> None:
                 "correct_only_via_wrapper",
             ],
         )
+        for tier, lines in runtime.get("wrong_examples", {}).items():
+            for line in lines:
+                print(f"  wrong {tier}: {line}")
         kinds = [{"tier": k, **v} for k, v in runtime["tiers"].items() if "/" in k]
         _table(
             "... per method and call kind",

@@ -14,7 +14,7 @@ import os
 from collections import defaultdict
 
 import attr
-from callgraph_ast import SourceTree
+from callgraph_ast import SourceTree, ancestors
 from callgraph_index import CallEdge
 
 
@@ -58,7 +58,8 @@ def observed_calls(trace: dict, tree: SourceTree) -> dict[tuple[str, int], set[R
 
 
 def judge(edge: CallEdge, seen: dict, tree: SourceTree) -> str:
-    """correct | correct_via_wrapper | wrong | not_run | name_not_seen | generator."""
+    """correct | correct_via_wrapper | wrong | wrong_override | not_run | name_not_seen |
+    generator (``wrong_override``: what ran overrides the target or is overridden by it)."""
     target = tree.definitions.get(edge.target.key)
     if target is not None and target.is_generator:
         return "generator"
@@ -70,9 +71,25 @@ def judge(edge: CallEdge, seen: dict, tree: SourceTree) -> str:
         return "correct"
     if edge.target.key in {r.key for r in ran}:
         return "correct_via_wrapper"
-    if any(r.name == edge.target.name for r in ran):
-        return "wrong"
-    return "name_not_seen"
+    same_name = [r for r in ran if r.name == edge.target.name]
+    if not same_name:
+        return "name_not_seen"
+    if target is not None and any(_related(tree, target, r.key) for r in same_name):
+        return "wrong_override"
+    return "wrong"
+
+
+def _related(tree: SourceTree, target, ran_key) -> bool:
+    """Are ``target`` and the definition that ran methods of classes related by inheritance?
+    (the site is polymorphic: the pick is one of several definitions it can reach)"""
+    ran = tree.definitions.get(ran_key) if ran_key else None
+    if ran is None or target.parent is None or ran.parent is None:
+        return False
+    if tree.definitions.get(target.parent, target).kind != "class":
+        return False
+    return target.parent in ancestors(tree, ran.parent) or ran.parent in ancestors(
+        tree, target.parent
+    )
 
 
 def judge_candidates(keys: set, name: str, ran: set[Ran] | None) -> str:
@@ -86,9 +103,28 @@ def judge_candidates(keys: set, name: str, ran: set[Ran] | None) -> str:
     return "name_not_seen"
 
 
-def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree) -> dict:
+def describe(edge: CallEdge, ran: set[Ran] | None, tree: SourceTree) -> str:
+    """One line for a wrong edge: where, what the index says, what ran there."""
+    source = tree.definitions.get(edge.source)
+    target = tree.definitions.get(edge.target.key)
+    ran_names = sorted(
+        f"{r.key[0]}:{r.key[1]}:{tree.definitions[r.key].qualname}"
+        if r.key in tree.definitions
+        else f"<outside>:{r.name}"
+        for r in ran or ()
+        if r.name == edge.target.name
+    )
+    return (
+        f"{edge.path}:{edge.line} in {source.qualname if source else '<module>'} -> "
+        f"{edge.target.path}:{edge.target.line}:{target.qualname if target else edge.target.name}"
+        f" [{edge.method} {edge.confidence}]; ran: {', '.join(ran_names[:3])}"
+    )
+
+
+def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: int = 0) -> dict:
     """Per resolution method (and per method x call kind): counts, precision, confidence."""
     rows: dict[str, dict] = {}
+    wrong: dict[str, list[str]] = defaultdict(list)
     ambiguous: dict[tuple, dict] = {}
     for edge in edges:
         if "ambiguous" in edge.method:
@@ -101,6 +137,8 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree) -> dict:
                 group.setdefault("ids", set()).add(candidate)
             continue
         verdict = judge(edge, seen, tree)
+        if verdict.startswith("wrong") and len(wrong[edge.method]) < examples:
+            wrong[edge.method].append(describe(edge, seen.get((edge.path, edge.line)), tree))
         for label in (edge.method, f"{edge.method}/{edge.call_kind}"):
             row = rows.setdefault(label, defaultdict(float))
             row["edges"] += 1
@@ -109,13 +147,14 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree) -> dict:
     table = {}
     for label, row in sorted(rows.items()):
         correct = row["correct"] + row["correct_via_wrapper"]
-        checked = correct + row["wrong"]
+        checked = correct + row["wrong"] + row["wrong_override"]
         table[label] = {
             "edges": int(row["edges"]),
             "checked": int(checked),
             "correct": int(correct),
             "correct_only_via_wrapper": int(row["correct_via_wrapper"]),
-            "wrong": int(row["wrong"]),
+            "wrong": int(row["wrong"] + row["wrong_override"]),
+            "wrong_override": int(row["wrong_override"]),
             "not_run": int(row["not_run"]),
             "name_not_seen": int(row["name_not_seen"]),
             "generator_target": int(row["generator"]),
@@ -143,4 +182,4 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree) -> dict:
         }
         for method, row in groups.items()
     }
-    return {"tiers": table, "ambiguous": ambiguous_table}
+    return {"tiers": table, "ambiguous": ambiguous_table, "wrong_examples": dict(wrong)}

@@ -6,7 +6,8 @@ a ``sys.setprofile`` hook, runs the given Twisted test modules with trial, and w
 observed (call-site file, line) -> callee triple whose call site lies in the twisted package.
 A callee is ``["py", file, first_line, name]`` for a Python function (``first_line`` is
 ``co_firstlineno``: the first decorator's line for a decorated function), ``["new", module,
-qualname, name]`` for the class whose ``__init__`` ran, or ``["c", "", 0, name]`` for a builtin.
+qualname, name]`` for the class of the instance whose ``__init__`` ran (besides the
+``__init__`` itself), or ``["c", "", 0, name]`` for a builtin.
 A call that reaches its callee through a decorator wrapper (a nested ``*args, **kwargs``
 function) is also recorded against the wrapper's own call site, flagged ``via_wrapper``.
 
@@ -24,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -33,14 +34,15 @@ def _record(package_dir: str, seen: set, via: set):
     prefix = package_dir.rstrip(os.sep) + os.sep
     wrapper_flags = CO_VARARGS | CO_VARKEYWORDS
 
-    def callee_of(frame):
+    def callees(frame):
         code = frame.f_code
+        found = [("py", code.co_filename, code.co_firstlineno, code.co_name)]
         if code.co_name == "__init__":
             self = frame.f_locals.get("self")
             if self is not None:
                 cls = type(self)
-                return ("new", cls.__module__, cls.__qualname__, cls.__name__)
-        return ("py", code.co_filename, code.co_firstlineno, code.co_name)
+                found.append(("new", cls.__module__, cls.__qualname__, cls.__name__))
+        return found
 
     def hook(frame, event, arg):
         if event == "call":
@@ -49,12 +51,14 @@ def _record(package_dir: str, seen: set, via: set):
                 return
             site_file = back.f_code.co_filename
             if site_file.startswith(prefix):
-                seen.add((site_file, back.f_lineno, callee_of(frame)))
+                for callee in callees(frame):
+                    seen.add((site_file, back.f_lineno, callee))
             bcode = back.f_code
             if bcode.co_flags & wrapper_flags == wrapper_flags and "<locals>" in bcode.co_qualname:
                 outer = back.f_back
                 if outer is not None and outer.f_code.co_filename.startswith(prefix):
-                    via.add((outer.f_code.co_filename, outer.f_lineno, callee_of(frame)))
+                    for callee in callees(frame):
+                        via.add((outer.f_code.co_filename, outer.f_lineno, callee))
         elif event == "c_call" and frame.f_code.co_filename.startswith(prefix):
             name = getattr(arg, "__name__", "")
             seen.add((frame.f_code.co_filename, frame.f_lineno, ("c", "", 0, name)))
