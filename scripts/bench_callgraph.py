@@ -201,7 +201,8 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
         for where in runtime_sites
         if any((*where, r.key) in exact for r in seen[where] if r.key in keys)
     }
-    verdicts = [judge(edge, seen, tree) for edge in edges] if seen else []
+    single = [e for e in edges if "ambiguous" not in e.method]
+    verdicts = [judge(edge, seen, tree) for edge in single] if seen else []
     right = sum(v.startswith("correct") for v in verdicts)
     checked = right + sum(v.startswith("wrong") for v in verdicts)
     return {
@@ -215,6 +216,7 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
         "ast_callers": len(callers),
         "caller_recall": ratio(len(callers & edge_callers), len(callers)),
         "edges": len(edges),
+        "ambiguous_edges": len(edges) - len(single),
         "edge_precision": ratio(len(precise), len(edges)),
         "caller_precision": ratio(len(edge_callers & all_callers), len(edge_callers)),
         "runtime_sites": len(runtime_sites),

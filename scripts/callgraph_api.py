@@ -13,7 +13,7 @@ from __future__ import annotations
 from callgraph_ast import references
 
 PAGE = 50  # a page of story rows stays inside the 256 KiB response budget
-MAX_PAGES = 40
+MAX_PAGES = 200  # the story route's offset stops at 10,000
 
 
 def _data(result: dict) -> dict:

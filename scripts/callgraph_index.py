@@ -5,7 +5,6 @@ read from the documented views (``entities``, ``edges``, ``files``) of a read-on
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import defaultdict
 
@@ -35,7 +34,6 @@ class CallEdge:
     call_kind: str | None = attr.ib()
     method: str = attr.ib()
     confidence: float | None = attr.ib()
-    candidates: tuple[str, ...] = attr.ib(default=())  # entity ids named by reason, if any
 
 
 @attr.s(slots=True)
@@ -52,19 +50,6 @@ class IndexView:
     def calls_into(self, name: str) -> list[CallEdge]:
         ids = {e.entity_id for e in self.definitions(name)}
         return [edge for edge in self.calls if edge.target.entity_id in ids]
-
-
-def _candidates(reason: str | None) -> tuple[str, ...]:
-    if not reason:
-        return ()
-    try:
-        value = json.loads(reason)
-    except ValueError:
-        return ()
-    found = value.get("candidates") if isinstance(value, dict) else None
-    if not isinstance(found, list):
-        return ()
-    return tuple(str(c.get("entity_id", c) if isinstance(c, dict) else c) for c in found)
 
 
 def load_index(conn: sqlite3.Connection) -> IndexView:
@@ -84,9 +69,9 @@ def load_index(conn: sqlite3.Connection) -> IndexView:
         entities[entity.entity_id] = entity
         by_name[entity.name].append(entity)
     calls = []
-    for source, target, path, line, kind, method, confidence, reason in conn.execute(
+    for source, target, path, line, kind, method, confidence in conn.execute(
         "SELECT e.source_id, e.target_id, f.relative_path, e.line_number, e.call_kind,"
-        " e.resolution_method, e.confidence, e.reason"
+        " e.resolution_method, e.confidence"
         " FROM edges e LEFT JOIN files f ON f.file_id = e.evidence_file_id"
         " WHERE e.type = 'CALLS'"
     ):
@@ -95,11 +80,7 @@ def load_index(conn: sqlite3.Connection) -> IndexView:
             continue
         known = entities.get(source)
         source_key = known.key if known else (paths.get(source, path), 0)
-        calls.append(
-            CallEdge(
-                source_key, entity, path, line, kind, str(method), confidence, _candidates(reason)
-            )
-        )
+        calls.append(CallEdge(source_key, entity, path, line, kind, str(method), confidence))
     inherits = [
         tuple(row)
         for row in conn.execute(

@@ -30,6 +30,24 @@ def _table(title: str, rows: list[dict], columns: list[str]) -> None:
         )
 
 
+def _total(label: str, tiers: list[dict]) -> dict:
+    total: dict = {"tier": label}
+    for key in (
+        "edges",
+        "checked",
+        "correct",
+        "wrong",
+        "wrong_override",
+        "not_run",
+        "name_not_seen",
+        "generator_target",
+        "correct_only_via_wrapper",
+    ):
+        total[key] = sum(t[key] for t in tiers)
+    total["precision"] = round(total["correct"] / total["checked"], 3) if total["checked"] else None
+    return total
+
+
 def print_report(result: dict) -> None:
     print(f"eshu_mcp measured: {result['eshu_mcp']}  ({result['files']} python files)")
     if "index_seconds" in result:
@@ -47,6 +65,7 @@ def print_report(result: dict) -> None:
             "caller_recall",
             "edges",
             "edge_precision",
+            "ambiguous_edges",
             "runtime_sites",
             "runtime_recall_exact",
             "runtime_checked_edges",
@@ -61,25 +80,15 @@ def print_report(result: dict) -> None:
             f" sites seen{' (time limit hit)' if runtime['timed_out'] else ''}"
         )
         tiers = [{"tier": k, **v} for k, v in runtime["tiers"].items() if "/" not in k]
-        total = {"tier": "ALL"}
-        for key in (
-            "edges",
-            "checked",
-            "correct",
-            "wrong",
-            "wrong_override",
-            "not_run",
-            "name_not_seen",
-            "generator_target",
-            "correct_only_via_wrapper",
+        totals = []
+        for label, chosen in (
+            ("ALL single-target", [t for t in tiers if "ambiguous" not in t["tier"]]),
+            ("ALL", tiers),
         ):
-            total[key] = sum(t[key] for t in tiers)
-        total["precision"] = (
-            round(total["correct"] / total["checked"], 3) if total["checked"] else None
-        )
+            totals.append(_total(label, chosen))
         _table(
             "CALLS edges checked at runtime, per resolution method",
-            [*tiers, total],
+            [*tiers, *totals],
             [
                 "tier",
                 "edges",

@@ -122,7 +122,11 @@ def describe(edge: CallEdge, ran: set[Ran] | None, tree: SourceTree) -> str:
 
 
 def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: int = 0) -> dict:
-    """Per resolution method (and per method x call kind): counts, precision, confidence."""
+    """
+    Per resolution method (and per method x call kind): counts, precision, confidence.
+    Ambiguous edges (one per candidate) are judged one by one here, and also as a group per
+    call site: does the candidate set hold what ran?
+    """
     rows: dict[str, dict] = {}
     wrong: dict[str, list[str]] = defaultdict(list)
     ambiguous: dict[tuple, dict] = {}
@@ -133,9 +137,6 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: in
                 {"keys": set(), "confidence": edge.confidence},
             )
             group["keys"].add(edge.target.key)
-            for candidate in edge.candidates:
-                group.setdefault("ids", set()).add(candidate)
-            continue
         verdict = judge(edge, seen, tree)
         if verdict.startswith("wrong") and len(wrong[edge.method]) < examples:
             wrong[edge.method].append(describe(edge, seen.get((edge.path, edge.line)), tree))
