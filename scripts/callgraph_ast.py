@@ -38,7 +38,7 @@ class CallSite:
     name: str = attr.ib()
     receiver: str | None = attr.ib()  # dotted ``x`` of ``x.NAME(...)`` ("?" if not a name)
     caller: tuple[str, int] | None = attr.ib()  # (path, line) of the enclosing def/class
-    external: bool = attr.ib()  # receiver rooted at a module imported from outside the tree
+    external: bool = attr.ib()  # receiver rooted at a name imported from outside the tree
 
 
 @attr.s(slots=True)
@@ -101,8 +101,8 @@ class _FileWalker:
     """One pass over a file's tree, keeping the enclosing def/class (a hand-written walk:
     ``ast.NodeVisitor`` dispatch was most of the scan's time)."""
 
-    def __init__(self, tree: SourceTree, path: str, module: str) -> None:
-        self.tree, self.path, self.module = tree, path, module
+    def __init__(self, tree: SourceTree, path: str, module: str, internal: set[str]) -> None:
+        self.tree, self.path, self.module, self.internal = tree, path, module, internal
         self.bindings: dict[str, tuple] = {}
         self.external_roots: set[str] = set()
         self.generators: set[int] = set()  # def lines of functions holding a yield
@@ -127,11 +127,10 @@ class _FileWalker:
                 self._call(node, scope)
             elif kind in _FUNCTIONS or kind is ast.ClassDef:
                 inner = self._define(node, scope)
-                for child in node.decorator_list:
-                    stack.append((child, scope))
-                for child in ast.iter_child_nodes(node):
-                    if child not in node.decorator_list:
-                        stack.append((child, inner))
+                decorators = node.decorator_list
+                body = [c for c in ast.iter_child_nodes(node) if c not in decorators]
+                stack.extend((child, inner) for child in reversed(body))
+                stack.extend((child, scope) for child in reversed(decorators))
                 continue
             elif kind is ast.Yield or kind is ast.YieldFrom:
                 if scope is not None and scope[2]:
@@ -140,8 +139,8 @@ class _FileWalker:
                 self._import(node)
             elif kind is ast.ImportFrom:
                 self._import_from(node)
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, scope))
+            # pushed in reverse, popped in source order: an import is seen before its uses
+            stack.extend((child, scope) for child in reversed(list(ast.iter_child_nodes(node))))
 
     def _define(self, node, scope) -> tuple:
         qual = f"{scope[0]}.{node.name}" if scope else node.name
@@ -176,7 +175,7 @@ class _FileWalker:
             else:
                 root = alias.name.split(".")[0]
                 self.bindings.setdefault(root, ("module", root))
-            if not alias.name.startswith("twisted"):
+            if alias.name.split(".")[0] not in self.internal:
                 self.external_roots.add(alias.asname or alias.name.split(".")[0])
 
     def _import_from(self, node) -> None:
@@ -185,7 +184,7 @@ class _FileWalker:
             if alias.name != "*":
                 self.tree.name_tokens[alias.name] += 1
                 self.bindings[alias.asname or alias.name] = ("symbol", source, alias.name)
-                if not source.startswith("twisted"):
+                if source.split(".")[0] not in self.internal:
                     self.external_roots.add(alias.asname or alias.name)
 
     def _call(self, node, scope) -> None:
@@ -219,6 +218,7 @@ class _FileWalker:
 def scan_tree(root: Path) -> SourceTree:
     """Parse every ``.py`` file under ``root`` (paths relative to it, forward slashes)."""
     tree = SourceTree(root=root)
+    internal = {p.stem for p in root.iterdir() if p.is_dir() or p.suffix == ".py"}
     for file in sorted(root.rglob("*.py")):
         if ".git" in file.parts:
             continue
@@ -231,7 +231,7 @@ def scan_tree(root: Path) -> SourceTree:
             continue
         module = module_name(path)
         tree.module_of[path] = module
-        walker = _FileWalker(tree, path, module)
+        walker = _FileWalker(tree, path, module, internal)
         walker.walk(parsed, None)
         walker.finish()
         tree.bindings[module] = walker.bindings
