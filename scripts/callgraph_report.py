@@ -141,6 +141,7 @@ def print_report(result: dict) -> None:
                 "name",
                 "story_rows",
                 "story_duplicate_rows",
+                "story_missing_rows",
                 "story_caller_recall",
                 "story_caller_precision",
                 "find_callers_status",
