@@ -277,6 +277,42 @@ def hierarchy(tree, index) -> list[dict]:
     return rows
 
 
+def done_when(result: dict, tree, index) -> dict:
+    """The issue's acceptance figures, each with its threshold."""
+    checks: dict = {}
+    callers = result["callers"]["overall"]
+    checks["callers site recall >= 0.90"] = callers["site_recall"]
+    checks["callers edge precision (ast) >= 0.97"] = callers["edge_precision"]
+    runtime = result.get("runtime")
+    if runtime:
+        single = [v for k, v in runtime["tiers"].items() if "/" not in k and "ambiguous" not in k]
+        correct, checked = sum(t["correct"] for t in single), sum(t["checked"] for t in single)
+        checks["single-target edges right at runtime >= 0.95"] = ratio(correct, checked)
+        checks["tiers with |stored confidence - precision| > 0.05"] = sorted(
+            k
+            for k, v in runtime["tiers"].items()
+            if "/" not in k and abs(v.get("confidence_gap", 0)) > 0.05
+        )
+    for row in result["hierarchy"]:
+        checks[f"{row['class']} direct subclasses recall"] = row["recall"]
+    implementation = [
+        d
+        for d in tree.definitions.values()
+        if d.name == "maybeDeferred" and d.path == "twisted/internet/defer.py" and not d.is_overload
+    ]
+    keys = {(d.path, d.line) for d in implementation}
+    checks["maybeDeferred implementation callers (edges)"] = sum(
+        1 for e in index.calls_into("maybeDeferred") if e.target.key in keys
+    )
+    dead = result.get("api", {}).get("dead_code")
+    if dead:
+        checks["dead code files scanned / python files"] = (
+            f"{dead['scan'].get('candidate_scan_files', '?')} / {dead['repository_files']}"
+        )
+        checks["dead code referenced nowhere >= 0.90"] = dead["share_referenced_nowhere"]
+    return checks
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--workdir", help="keep the repository copy and index here")
@@ -289,6 +325,9 @@ def main(argv: list[str]) -> int:
         "--trace-cache",
         default=str(Path.home() / ".cache" / "eshu-mcp-bench-callgraph"),
         help="folder of cached runtime traces and ast scans (keyed by Twisted version)",
+    )
+    parser.add_argument(
+        "--name", action="append", default=[], help="also measure this name (repeatable)"
     )
     parser.add_argument("--examples", type=int, default=3, help="wrong edges shown per tier")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
@@ -344,6 +383,7 @@ def main(argv: list[str]) -> int:
                 **tier_table(index.calls, seen, tree, options.examples),
             }
         names = [n for n in NAMES if not options.quick or n[0] in QUICK]
+        names += [(name, "asked", None) for name in options.name]
         rows = [measure_name(*spec, tree, index, seen) for spec in names]
         result["callers"] = {"names": rows, "overall": overall(rows)}
         result["hierarchy"] = hierarchy(tree, index)
@@ -352,6 +392,7 @@ def main(argv: list[str]) -> int:
             result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
         for row in rows:
             row.pop("_callers"), row.pop("_all_callers")
+        result["done_when"] = done_when(result, tree, index)
     finally:
         if not options.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

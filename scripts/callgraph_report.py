@@ -98,6 +98,7 @@ def print_report(result: dict) -> None:
                 "wrong_override",
                 "precision",
                 "stored_confidence",
+                "confidence_gap",
                 "not_run",
                 "name_not_seen",
                 "generator_target",
@@ -158,3 +159,6 @@ def print_report(result: dict) -> None:
             f" {dead['referenced_nowhere']} ({_fmt(dead['share_referenced_nowhere'])}); scan"
             f" {dead['scan']}"
         )
+    print("\nIssue 9 'Done when' figures:")
+    for key, value in result.get("done_when", {}).items():
+        print(f"  {key}: {_fmt(value)}")

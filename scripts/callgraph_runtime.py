@@ -162,6 +162,10 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: in
             "precision": round(correct / checked, 3) if checked else None,
             "stored_confidence": round(row["confidence_sum"] / row["edges"], 3),
         }
+        if checked:
+            table[label]["confidence_gap"] = round(
+                table[label]["stored_confidence"] - correct / checked, 3
+            )
     groups: dict[str, dict] = {}
     for (path, line, name, method), group in ambiguous.items():
         verdict = judge_candidates(group["keys"], name, seen.get((path, line)))
