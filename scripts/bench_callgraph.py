@@ -6,15 +6,19 @@ Copies Twisted into a fresh git repository, indexes it in process with the eshu_
 the current sys.path (run it from the checkout you measure: ``PYTHONPATH=. python
 .../bench_callgraph.py``), opens the index read-only and measures:
 
-* callers: for each benchmark name, every ``NAME(...)``/``x.NAME(...)`` call site found by
-  Python's ``ast`` (attributed to its enclosing def) against the index's CALLS edges into
-  definitions of that name: site recall, caller recall, precision; and the same through the
-  relationship-story route an assistant calls (in process, through the /api/v0 Resource);
+* callers, per benchmark name, against Python's ``ast`` (every ``NAME(...)``/``x.NAME(...)``
+  call, attributed to its enclosing def; calls on a name imported from outside the tree,
+  like ``sys.stdout.write``, are left out): *site recall* (call sites with a CALLS edge into
+  some definition of the name), *caller recall* (enclosing defs with one), *edge precision*
+  (edges at such a call site, not to an ``@overload`` stub), and the same through the tools
+  an assistant calls (in process, through the /api/v0 Resource);
 * runtime: part of Twisted's own test suite run under ``sys.setprofile`` (cached per
-  Twisted version): for every CALLS edge whose call-site line ran, did its target run there?
-  Per resolution method: edges, checked, measured precision, stored confidence;
+  Twisted version): for every CALLS edge whose call-site line ran and called something of
+  the target's name, did the target run there? Per resolution method: edges, checked,
+  measured precision, stored confidence; ambiguous edges also as candidate sets;
 * hierarchy: direct subclasses of Deferred and Protocol by ``ast`` against INHERITS edges;
-* dead code: what find_dead_code reports, and the share of it referenced nowhere else.
+* dead code: what find_dead_code reports, and the share of it referenced nowhere else;
+* the issue's "Done when" figures, in one block.
 
     python scripts/bench_callgraph.py [--quick] [--workdir DIR [--reuse]] [--json]
 """
@@ -183,7 +187,8 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
     callers = {s.caller or (s.path, 0) for s in sites}
     edge_callers = {e.source for e in edges}
     all_callers = {s.caller or (s.path, 0) for s in all_sites}
-    precise = [e for e in edges if in_span(spans, e.path, e.line)]
+    stubs = {k for k, d in tree.definitions.items() if d.name == name and d.is_overload}
+    precise = [e for e in edges if e.target.key not in stubs and in_span(spans, e.path, e.line)]
     definitions = index.definitions(name)
     keys = {d.key for d in definitions}
     runtime_sites = (
@@ -218,12 +223,14 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
         "edges": len(edges),
         "ambiguous_edges": len(edges) - len(single),
         "edge_precision": ratio(len(precise), len(edges)),
+        "edges_to_overload_stubs": sum(1 for e in edges if e.target.key in stubs),
         "caller_precision": ratio(len(edge_callers & all_callers), len(edge_callers)),
         "runtime_sites": len(runtime_sites),
         "runtime_recall_exact": ratio(len(runtime_found), len(runtime_sites)),
         "runtime_checked_edges": checked,
         "runtime_precision": ratio(right, checked),
         "_callers": callers,
+        "_precise": len(precise),
         "_all_callers": all_callers,
     }
 
@@ -232,7 +239,7 @@ def overall(rows: list[dict]) -> dict:
     sites = sum(r["ast_sites"] for r in rows)
     edges = sum(r["edges"] for r in rows)
     found = sum(r["sites_found"] for r in rows)
-    precise = sum(round((r["edge_precision"] or 0) * r["edges"]) for r in rows)
+    precise = sum(r["_precise"] for r in rows)
     return {
         "names": len(rows),
         "ast_sites": sites,
@@ -391,7 +398,7 @@ def main(argv: list[str]) -> int:
         if not options.no_api:
             result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
         for row in rows:
-            row.pop("_callers"), row.pop("_all_callers")
+            row.pop("_callers"), row.pop("_all_callers"), row.pop("_precise")
         result["done_when"] = done_when(result, tree, index)
     finally:
         if not options.workdir:
