@@ -279,6 +279,7 @@ def hierarchy(tree, index) -> list[dict]:
                 "precision": ratio(len(truth & stored), len(stored)),
                 "missing_examples": sorted(f"{p}:{n}" for p, n in truth - stored)[:5],
                 "entity_id": entity.entity_id if entity else None,
+                "_truth": truth,
             }
         )
     return rows
@@ -399,6 +400,8 @@ def main(argv: list[str]) -> int:
             result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
         for row in rows:
             row.pop("_callers"), row.pop("_all_callers"), row.pop("_precise")
+        for row in result["hierarchy"]:
+            row.pop("_truth")
         result["done_when"] = done_when(result, tree, index)
     finally:
         if not options.workdir:

@@ -152,10 +152,16 @@ async def _hierarchy(dispatcher, index, anchors: list[dict]) -> list[dict]:
             )
             block = _data(result).get("class_hierarchy") or {}
             children = [d for d in block.get("descendants", []) if d.get("depth", 1) == 1]
+            keys = {
+                index.entities[d["entity_id"]].key
+                for d in children
+                if d.get("entity_id") in index.entities
+            }
             answers[target] = {
                 "error": bool(result.get("isError")),
                 "status": (_data(result).get("target_resolution") or {}).get("status"),
                 "direct_children": len(children),
+                "recall": _ratio(len(keys & anchor["_truth"]), len(anchor["_truth"])),
             }
         out.append(
             {

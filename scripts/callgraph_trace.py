@@ -125,7 +125,7 @@ def load_trace(
         log(f"runtime trace: cached {path}")
         return json.loads(path.read_text())
     log(f"runtime trace: running {len(modules)} test modules (at most {seconds:.0f} s) ...")
-    partial = path.with_suffix(".partial")
+    partial = path.with_suffix(f".{os.getpid()}.partial")
     command = [sys.executable, __file__, str(partial), str(seconds), *modules]
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -139,6 +139,8 @@ def load_trace(
             timeout=seconds + 120,
             check=False,
         )
+    if not partial.exists():
+        raise RuntimeError(f"the traced test run wrote nothing: see {cache_dir / 'trial.log'}")
     trace = json.loads(partial.read_text())
     partial.replace(path)
     return trace
