@@ -10,6 +10,7 @@ MCP tools, driven in process through the /api/v0 Resource of the eshu_mcp on sys
 
 from __future__ import annotations
 
+import attr
 from callgraph_ast import references
 
 PAGE = 50  # a page of story rows stays inside the 256 KiB response budget
@@ -53,53 +54,48 @@ def _caller_keys(rows: list[dict], index) -> set:
     return keys
 
 
-async def _story_callers(dispatcher, entity_id: str) -> tuple[list[dict], int, bool]:
-    """Page the relationship story of one definition; (rows, pages, errored)."""
-    rows: list[dict] = []
-    for page in range(MAX_PAGES):
-        result = await dispatcher.call(
-            "get_code_relationship_story",
-            {
-                "entity_id": entity_id,
-                "direction": "incoming",
-                "relationship_type": "CALLS",
-                "limit": PAGE,
-                "offset": page * PAGE,
-            },
-        )
-        if result.get("isError"):
-            return rows, page + 1, True
-        data = _data(result)
-        batch = _incoming_rows(data.get("relationships", []))
-        rows.extend(batch)
-        if not data.get("summary", {}).get("truncated") and len(batch) < PAGE:
-            return rows, page + 1, False
-    return rows, MAX_PAGES, False
+@attr.s(slots=True)
+class Paged:
+    """Every incoming CALLS row of a paged answer, and how the paging went."""
+
+    rows: list[dict] = attr.ib(factory=list)
+    status: str | None = attr.ib(default=None)  # target_resolution.status of the first page
+    error: str | None = attr.ib(default=None)  # error code of a failed page
+    stalled: bool = attr.ib(default=False)  # a page brought no row not seen before
 
 
 def _row_key(row: dict) -> tuple:
     return (row["source_id"], row.get("target_id"), row.get("line_number"))
 
 
-async def _find_callers(dispatcher, name: str) -> tuple[list[dict], str | None, str | None]:
-    """One-shot ``find_callers`` on a bare name, paged; (rows, resolution status, error)."""
-    rows: list[dict] = []
-    status = None
-    for page in range(MAX_PAGES):
-        result = await dispatcher.call(
-            "analyze_code_relationships",
-            {"query_type": "find_callers", "target": name, "limit": PAGE, "offset": page * PAGE},
-        )
-        data = _data(result)
+async def _paged(dispatcher, tool: str, args: dict) -> Paged:
+    """Page a relationship answer as an assistant would: ``summary.next_offset`` when given,
+    else ``offset + limit`` while ``summary.truncated``; bounded by MAX_PAGES."""
+    paged = Paged()
+    seen: set = set()
+    offset = 0
+    for _ in range(MAX_PAGES):
+        result = await dispatcher.call(tool, {**args, "limit": PAGE, "offset": offset})
         if result.get("isError"):
-            error = (result.get("structuredContent") or {}).get("error") or {}
-            return rows, status, error.get("code", "error")
-        status = status or (data.get("target_resolution") or {}).get("status")
+            paged.error = ((result.get("structuredContent") or {}).get("error") or {}).get(
+                "code", "error"
+            )
+            return paged
+        data = _data(result)
+        paged.status = paged.status or (data.get("target_resolution") or {}).get("status")
         batch = _incoming_rows(data.get("relationships", []))
-        rows.extend(batch)
-        if not data.get("summary", {}).get("truncated") and len(batch) < PAGE:
+        paged.rows.extend(batch)
+        fresh = {_row_key(r) for r in batch} - seen
+        seen |= fresh
+        summary = data.get("summary") or {}
+        if not batch or (not summary.get("truncated") and len(batch) < PAGE):
             break
-    return rows, status, None
+        if not fresh:
+            paged.stalled = True
+            break
+        following = summary.get("next_offset")
+        offset = following if isinstance(following, int) and following > offset else offset + PAGE
+    return paged
 
 
 async def _callers(dispatcher, index, rows: list[dict]) -> list[dict]:
@@ -107,15 +103,27 @@ async def _callers(dispatcher, index, rows: list[dict]) -> list[dict]:
     for row in rows:
         name = row["name"].split(" [")[0]
         story_rows: list[dict] = []
-        errors = 0
+        errors = stalls = 0
         for definition in index.definitions(name):
-            found, _, errored = await _story_callers(dispatcher, definition.entity_id)
-            story_rows.extend(found)
-            errors += errored
+            story = await _paged(
+                dispatcher,
+                "get_code_relationship_story",
+                {
+                    "entity_id": definition.entity_id,
+                    "direction": "incoming",
+                    "relationship_type": "CALLS",
+                },
+            )
+            story_rows.extend(story.rows)
+            errors += story.error is not None
+            stalls += story.stalled
         keys = _caller_keys(story_rows, index)
         unique = {_row_key(r) for r in story_rows}
-        shot_rows, status, shot_error = await _find_callers(dispatcher, name)
-        shot_keys = _caller_keys(shot_rows, index)
+        shot = await _paged(
+            dispatcher, "analyze_code_relationships", {"query_type": "find_callers", "target": name}
+        )
+        shot_keys = _caller_keys(shot.rows, index)
+        shot_unique = {_row_key(r) for r in shot.rows}
         ast_callers, all_callers = row["_callers"], row["_all_callers"]
         out.append(
             {
@@ -124,9 +132,13 @@ async def _callers(dispatcher, index, rows: list[dict]) -> list[dict]:
                 "story_duplicate_rows": len(story_rows) - len(unique),
                 "story_missing_rows": row["edges"] - len(unique),
                 "story_errors": errors,
+                "story_stalled_pagings": stalls,
                 "story_caller_recall": _ratio(len(ast_callers & keys), len(ast_callers)),
                 "story_caller_precision": _ratio(len(keys & all_callers), len(keys)),
-                "find_callers_status": shot_error or status,
+                "find_callers_status": shot.error or shot.status,
+                "find_callers_rows": len(shot_unique),
+                "find_callers_duplicate_rows": len(shot.rows) - len(shot_unique),
+                "find_callers_paging_stalled": shot.stalled,
                 "find_callers_callers": len(shot_keys),
                 "find_callers_recall": _ratio(len(ast_callers & shot_keys), len(ast_callers)),
                 "find_callers_precision": _ratio(len(shot_keys & all_callers), len(shot_keys)),
