@@ -58,8 +58,10 @@ def observed_calls(trace: dict, tree: SourceTree) -> dict[tuple[str, int], set[R
 
 
 def judge(edge: CallEdge, seen: dict, tree: SourceTree) -> str:
-    """correct | correct_via_wrapper | wrong | wrong_override | not_run | name_not_seen |
-    generator (``wrong_override``: what ran overrides the target or is overridden by it)."""
+    """correct | correct_via_wrapper | wrong | wrong_override | wrong_outside | not_run |
+    name_not_seen | generator (``wrong_override``: what ran overrides the target or is
+    overridden by it; ``wrong_outside``: what ran is outside the repository, a library
+    function or a builtin)."""
     target = tree.definitions.get(edge.target.key)
     if target is not None and target.is_generator:
         return "generator"
@@ -76,7 +78,7 @@ def judge(edge: CallEdge, seen: dict, tree: SourceTree) -> str:
         return "name_not_seen"
     if target is not None and any(_related(tree, target, r.key) for r in same_name):
         return "wrong_override"
-    return "wrong"
+    return "wrong_outside" if all(r.key is None for r in same_name) else "wrong"
 
 
 def _related(tree: SourceTree, target, ran_key) -> bool:
@@ -98,9 +100,10 @@ def judge_candidates(keys: set, name: str, ran: set[Ran] | None) -> str:
         return "not_run"
     if keys & {r.key for r in ran}:
         return "contains"
-    if any(r.name == name for r in ran):
-        return "misses"
-    return "name_not_seen"
+    same_name = [r for r in ran if r.name == name]
+    if not same_name:
+        return "name_not_seen"
+    return "misses_outside" if all(r.key is None for r in same_name) else "misses"
 
 
 def describe(edge: CallEdge, ran: set[Ran] | None, tree: SourceTree) -> str:
@@ -148,14 +151,16 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: in
     table = {}
     for label, row in sorted(rows.items()):
         correct = row["correct"] + row["correct_via_wrapper"]
-        checked = correct + row["wrong"] + row["wrong_override"]
+        mistaken = row["wrong"] + row["wrong_override"] + row["wrong_outside"]
+        checked = correct + mistaken
         table[label] = {
             "edges": int(row["edges"]),
             "checked": int(checked),
             "correct": int(correct),
             "correct_only_via_wrapper": int(row["correct_via_wrapper"]),
-            "wrong": int(row["wrong"] + row["wrong_override"]),
+            "wrong": int(mistaken),
             "wrong_override": int(row["wrong_override"]),
+            "wrong_outside": int(row["wrong_outside"]),
             "not_run": int(row["not_run"]),
             "name_not_seen": int(row["name_not_seen"]),
             "generator_target": int(row["generator"]),
@@ -178,10 +183,13 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: in
         method: {
             "sites": int(row["sites"]),
             "mean_candidates": round(row["candidates"] / row["sites"], 1),
-            "checked": int(row["contains"] + row["misses"]),
+            "checked": int(row["contains"] + row["misses"] + row["misses_outside"]),
             "contains_what_ran": int(row["contains"]),
-            "share_containing": round(row["contains"] / (row["contains"] + row["misses"]), 3)
-            if row["contains"] + row["misses"]
+            "misses_ran_outside_repo": int(row["misses_outside"]),
+            "share_containing": round(
+                row["contains"] / (row["contains"] + row["misses"] + row["misses_outside"]), 3
+            )
+            if row["contains"] + row["misses"] + row["misses_outside"]
             else None,
             "stored_confidence": round(row["confidence_sum"] / row["sites"], 3),
         }
