@@ -1,11 +1,15 @@
-"""scripts/callgraph_ast.py: the ast ground truth of scripts/bench_callgraph.py."""
+"""
+scripts/callgraph_ast.py and callgraph_runtime.py: the ast ground truth of
+scripts/bench_callgraph.py, and how it judges a stored edge against what ran.
+"""
 
-import importlib.util
+import importlib
+import sys
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "callgraph_ast.py"
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 BASE = """\
 from typing import Generic, TypeVar, overload
@@ -53,22 +57,28 @@ def never_named_again():
 """
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("callgraph_ast", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _load_script(name: str):
+    """Import one of the benchmark's modules (they import their siblings by bare name)."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def _scan(case: SynchronousTestCase) -> tuple[Path, object]:
+    root = Path(case.mktemp())
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "base.py").write_text(BASE)
+    (root / "pkg" / "user.py").write_text(USER)
+    return root, _load_script("callgraph_ast").scan_tree(root)
 
 
 class AstGroundTruthTests(SynchronousTestCase):
     def setUp(self):
-        self.script = _load_script()
-        root = Path(self.mktemp())
-        (root / "pkg").mkdir(parents=True)
-        (root / "pkg" / "__init__.py").write_text("")
-        (root / "pkg" / "base.py").write_text(BASE)
-        (root / "pkg" / "user.py").write_text(USER)
-        self.tree = self.script.scan_tree(root)
+        self.script = _load_script("callgraph_ast")
+        _, self.tree = _scan(self)
 
     def test_each_call_is_attributed_to_its_enclosing_def(self):
         calls = {(c.path, c.line): c for c in self.tree.calls_named("helper")}
@@ -101,3 +111,44 @@ class AstGroundTruthTests(SynchronousTestCase):
         self.assertEqual(self.script.references(self.tree, "never_named_again"), 0)
         self.assertEqual(self.script.references(self.tree, "on_event"), 1)
         self.assertGreater(self.script.references(self.tree, "helper"), 0)
+
+
+class RuntimeJudgeTests(SynchronousTestCase):
+    """A stored edge against a trace of what ran at its call site."""
+
+    def setUp(self):
+        self.runtime = _load_script("callgraph_runtime")
+        self.index = _load_script("callgraph_index")
+        root, self.tree = _scan(self)
+        base, user = str(root / "pkg" / "base.py"), str(root / "pkg" / "user.py")
+        trace = {
+            "package_dir": str(root / "pkg"),
+            "calls": [
+                [base, 8, ["py", base, 15, "helper"], False],  # helper(1) ran the implementation
+                [user, 11, ["py", base, 15, "helper"], False],  # CPython reports the .helper line
+                [user, 9, ["c", "", 0, "write"], False],  # sys.stdout.write is a builtin
+            ],
+        }
+        self.seen = self.runtime.observed_calls(trace, self.tree)
+
+    def judge(self, path: str, line: int, target: tuple[str, int, str]) -> str:
+        entity = self.index.Entity("e", target[0], target[1], target[2], "Function", target[2])
+        edge = self.index.CallEdge((path, 7), entity, path, line, "call", "same_file", 0.95)
+        return self.runtime.judge(edge, self.seen, self.tree)
+
+    def test_an_edge_to_the_definition_that_ran_is_correct(self):
+        self.assertEqual(self.judge("pkg/base.py", 8, ("pkg/base.py", 15, "helper")), "correct")
+
+    def test_an_edge_to_an_overload_stub_is_wrong(self):
+        self.assertEqual(self.judge("pkg/base.py", 8, ("pkg/base.py", 12, "helper")), "wrong")
+
+    def test_a_method_call_over_two_lines_is_checked_at_its_first_line(self):
+        self.assertEqual(self.judge("pkg/user.py", 10, ("pkg/base.py", 15, "helper")), "correct")
+
+    def test_an_edge_where_a_builtin_ran_is_wrong_outside(self):
+        verdict = self.judge("pkg/user.py", 9, ("pkg/base.py", 15, "write"))
+        self.assertEqual(verdict, "wrong_outside")
+
+    def test_lines_that_never_ran_and_generator_targets_are_not_checked(self):
+        self.assertEqual(self.judge("pkg/user.py", 18, ("pkg/base.py", 15, "helper")), "not_run")
+        self.assertEqual(self.judge("pkg/base.py", 8, ("pkg/base.py", 19, "produce")), "generator")
