@@ -371,7 +371,9 @@ def main(argv: list[str]) -> int:
         result["hierarchy"] = hierarchy(tree, index)
         result["files"] = len(tree.module_of)
         if not options.no_api:
+            started = time.perf_counter()
             result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
+            result["api_seconds"] = round(time.perf_counter() - started, 2)
         for row in rows:
             for hidden in ("_callers", "_all_callers", "_precise", "_plain"):
                 row.pop(hidden)
