@@ -315,7 +315,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     options = parser.parse_args(argv)
     log = (lambda *a: print(*a, file=sys.stderr)) if options.json else print
-    import eshu_mcp
+    try:
+        import eshu_mcp
+    except ImportError:
+        print("eshu_mcp is not importable: run from a checkout with PYTHONPATH=.", file=sys.stderr)
+        return 2
     from eshu_mcp.query.local.index.indexer import index_repositories
     from eshu_mcp.query.local.index.store import open_reader
 
