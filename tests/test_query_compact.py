@@ -232,3 +232,37 @@ class CompactAnswerTests(SynchronousTestCase):
     def test_non_object_answers_pass_through(self):
         self.assertEqual(compact_answer([1, 2]), [1, 2])
         self.assertIsNone(compact_answer(None))
+
+    def test_a_repository_and_language_all_rows_share_are_stated_once(self):
+        rows = [
+            {"name": n, "repo_id": "repository:r_1", "language": "python", "entity_id": n}
+            for n in ("a", "b")
+        ]
+        self.assertEqual(
+            compact_answer({"results": rows}),
+            {
+                "results": [{"name": "a", "entity_id": "a"}, {"name": "b", "entity_id": "b"}],
+                "repo_id": "repository:r_1",
+                "language": "python",
+            },
+        )
+
+    def test_rows_from_several_repositories_keep_their_own(self):
+        rows = [
+            {"name": "a", "repo_id": "repository:r_1"},
+            {"name": "b", "repo_id": "repository:r_2"},
+        ]
+        self.assertEqual(compact_answer({"results": rows}), {"results": rows})
+
+    def test_a_handle_that_spells_the_row_id_and_signed_argument_names_go(self):
+        row = {
+            "entity_id": "e1",
+            "entity_handle": "entity:e1",
+            "source_cache": "def f(a, b):",
+            "metadata": {"args": ["a", "b"], "class_context": "C"},
+        }
+        (compact,) = compact_answer({"results": [row]})["results"]
+        self.assertEqual(
+            compact,
+            {"entity_id": "e1", "source_cache": "def f(a, b):", "metadata": {"class_context": "C"}},
+        )

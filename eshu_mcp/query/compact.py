@@ -66,6 +66,11 @@ _SCOPE_KEYS = {
     "source_language": "language",
     "target_language": "language",
 }
+# Where an answer states once the repository or language that all of its rows share.
+_HOISTED_KEYS = {"repo": "repo_id", "language": "language"}
+# How deep the search for row lists goes, and how many rows it reads.
+_ROW_SEARCH_DEPTH = 3
+_ROW_SEARCH_ROWS = 2000
 # Row keys dropped when they hold the value every row has unless it says otherwise.
 _ROW_DEFAULTS = {"edge_origin": "direct_code_edge"}
 # Lines ending so close a declaration's header (Python, C-family, Go, Rust, Ruby...).
@@ -96,6 +101,10 @@ class _View:
             "repo": _text(stated.get("repo_id")),
             "language": _text(stated.get("language")),
         }
+        self.hoisted: dict[str, str] = {}
+        for scope, shared in _shared_scope(data).items():
+            if self.scope[scope] is None:
+                self.scope[scope] = self.hoisted[_HOISTED_KEYS[scope]] = shared
         asked = data.get("scope") if isinstance(data.get("scope"), dict) else {}
         direction = asked.get("direction")
         self.direction = direction if direction in ("incoming", "outgoing") else None
@@ -122,6 +131,8 @@ def compact_answer(data: Any, request: dict | None = None) -> Any:
     out = _content_read(data, view)
     if out is None:
         out = _object(data, view, in_row=False)
+        for key, value in view.hoisted.items():
+            out.setdefault(key, value)
     if view.cut_sources:
         out["source_note"] = SOURCE_NOTE
     return out
@@ -156,7 +167,9 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
         if key == "source_cache" and in_row and isinstance(value, str):
             _row_source(out, obj, value, view)
         elif key == "metadata" and isinstance(value, dict):
-            out[key] = _metadata(value)
+            out[key] = _metadata(value, signed=in_row and "source_cache" in obj)
+            if not out[key]:
+                del out[key]
         elif key == "provenance" and in_row and isinstance(value, dict):
             if "truth_state" in value:
                 out[key] = {"truth_state": value["truth_state"]}
@@ -198,15 +211,50 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == obj.get("file_path")
     if key == "reason":
         return value == obj.get("resolution_method")
-    if key in ("source_handle", "target_handle"):
+    if key in ("source_handle", "target_handle", "entity_handle"):
         return _handle_repeats(obj, key, value)
     return False
+
+
+def _shared_scope(data: dict) -> dict[str, str]:
+    """
+    The repository and language every row of the answer shares (two rows or more), so
+    each row can leave them out: an unscoped search in one repository repeats its id in
+    every row otherwise.
+    """
+    seen: dict[str, set] = {"repo": set(), "language": set()}
+    counted: set[int] = set()  # an alias list (``matches``) holds the same row objects
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    while pending and len(counted) < _ROW_SEARCH_ROWS:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value
+        for child in children:
+            if isinstance(child, list) and depth < _ROW_SEARCH_DEPTH:
+                for row in child:
+                    if not isinstance(row, dict) or id(row) in counted:
+                        continue
+                    counted.add(id(row))
+                    for key, scope in _SCOPE_KEYS.items():
+                        if key in row:
+                            seen[scope].add(row[key] if isinstance(row[key], str) else None)
+                    pending.append((row, depth + 1))
+            elif isinstance(child, dict) and depth < _ROW_SEARCH_DEPTH:
+                pending.append((child, depth + 1))
+    if len(counted) < 2 or pending:
+        return {}
+    return {
+        scope: next(iter(values))
+        for scope, values in seen.items()
+        if len(values) == 1 and _text(next(iter(values)))
+    }
 
 
 def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
     """A handle that only spells the row's own id, or its own repository, path and span."""
     if isinstance(value, str):
-        own_id = obj.get(key.replace("_handle", "_id")) or obj.get("entity_id")
+        own_id = obj.get(key.replace("_handle", "_id"))
+        if own_id is None or key == "entity_handle":
+            own_id = obj.get("entity_id")
         return value == f"entity:{own_id}"
     if not isinstance(value, dict):
         return False
@@ -236,11 +284,14 @@ def _first_paragraph(text: str) -> str:
     return paragraph
 
 
-def _metadata(metadata: dict) -> dict:
-    """Metadata with long strings cut and empty ones dropped."""
+def _metadata(metadata: dict, *, signed: bool = False) -> dict:
+    """
+    Metadata with long strings cut and empty ones dropped; ``signed`` rows carry their
+    signature in their source, so their argument names go too.
+    """
     out: dict[str, Any] = {}
     for key, value in metadata.items():
-        if value == "":
+        if value == "" or (signed and key == "args"):
             continue
         if isinstance(value, str) and (key == "docstring" or len(value) > TEXT_CHARS):
             value = _first_paragraph(value)
