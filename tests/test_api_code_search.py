@@ -55,14 +55,14 @@ class CodeSearchTests(SynchronousTestCase):
         answer = call(self.conn, "/code/search", {"query": "charge", "repo_id": "payments"})
         data = answer.data
         names = [row["entity_name"] for row in data["results"]]
-        self.assertEqual(names, ["create_charge", "charge"])
+        self.assertEqual(names, ["charge", "create_charge"])  # the whole-name match leads
         self.assertEqual(data["source"], "content")
         self.assertEqual(data["source_backend"], "sqlite_content_store")
         self.assertEqual(data["repo_id"], self.repo)
         self.assertEqual(data["matches"], data["results"])
         self.assertEqual(data["count"], 2)
         self.assertFalse(data["truncated"])
-        row = data["results"][1]
+        row = data["results"][0]
         self.assertEqual(row["name"], "charge")
         self.assertEqual(row["labels"], ["Function"])
         self.assertEqual(
@@ -70,6 +70,30 @@ class CodeSearchTests(SynchronousTestCase):
         )
         self.assertEqual(answer.truth["capability"], "code_search.fuzzy_symbol")
         self.assertEqual(answer.truth["level"], "derived")
+
+    def test_whole_name_matches_lead_types_first_and_tests_last(self):
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("deferreds")
+        tests = index.file(repo, "pkg/test/test_defer.py", "class Deferred:\n    pass\n")
+        index.entity(tests, "Class", "Deferred", 1, 2)
+        helpers = index.file(repo, "pkg/a_helpers.py", "def Deferred():\n    pass\n")
+        index.entity(helpers, "Function", "Deferred", 1, 2)
+        index.entity(helpers, "Function", "maybeDeferred", 1, 2)
+        defer = index.file(repo, "pkg/defer.py", "class Deferred:\n    pass\n")
+        index.entity(defer, "Class", "Deferred", 1, 2)
+        index.writer.commit()
+        data = call(index.reader(), "/code/search", {"query": "Deferred"}).data
+        rows = [(row["file_path"], row["entity_name"]) for row in data["results"]]
+        self.assertEqual(
+            rows,
+            [
+                ("pkg/defer.py", "Deferred"),
+                ("pkg/test/test_defer.py", "Deferred"),
+                ("pkg/a_helpers.py", "Deferred"),
+                ("pkg/a_helpers.py", "maybeDeferred"),
+            ],
+        )
+        self.assertEqual(data["count"], 4)
 
     def test_limit_probe_marks_truncation(self):
         data = call(self.conn, "/code/search", {"query": "charge", "limit": 1}).data

@@ -37,6 +37,12 @@ from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiEr
 from eshu_mcp.query.local.api.source_scan import entities_containing
 
 _ENTITY_ORDER = "e.repo_id, e.relative_path, e.start_line, e.entity_name"
+_DEFINITION_ORDER = (
+    "CASE WHEN e.entity_type IN ('Class', 'Interface', 'Struct', 'Trait', 'Enum', 'Record')"
+    " THEN 0 WHEN e.entity_type = 'Function' THEN 1 ELSE 2 END,"
+    " instr(lower(e.relative_path), 'test') > 0, " + _ENTITY_ORDER
+)
+"""Whole-name matches: types, then functions, then the rest; code before tests."""
 
 
 def search_code(
@@ -60,11 +66,15 @@ def search_code(
     if variables_only:
         where += " AND e.entity_type = 'Variable'"
     probe = limit + 1
+    # Whole-name matches lead: searching "Deferred" answers the class before the hundreds
+    # of names that merely contain the word.
+    named = fetch_entities(
+        conn, f"{where} AND e.entity_name = ?", [*params, query], _DEFINITION_ORDER, probe
+    )
     if exact:
-        rows = fetch_entities(
-            conn, f"{where} AND e.entity_name = ?", [*params, query], _ENTITY_ORDER, probe
-        )
+        rows = named
     else:
+        probe += len(named)  # the substring scan finds the whole-name matches again
         hits = names_containing(conn, query)
         if hits is not None:
             rows = fetch_entities(
@@ -84,6 +94,11 @@ def search_code(
                 _ENTITY_ORDER,
                 probe,
             )
+        if named:
+            leading = {row["entity_id"] for row in named}
+            rows = named + [row for row in rows if row["entity_id"] not in leading]
+            probe -= len(named)
+            rows = rows[:probe]
     if not rows and repo_id:
         rows = _content_fallback(conn, repo_id, where, params, query, exact, probe)
     kept = rows[:limit]
