@@ -26,6 +26,16 @@ class RelationshipsTests(SynchronousTestCase):
         self.assertEqual(data["incoming"][0]["provenance"]["source_family"], "code_edge")
         self.assertEqual(answer.truth["capability"], "call_graph.direct_callers")
 
+    def test_a_handle_in_entity_id_names_that_entity(self):
+        body = {"entity_id": "entity:" + self.index.entities["charge"]}
+        self.assertEqual(call(self.conn, ROUTE, body).data["name"], "charge")
+
+    def test_a_name_sent_as_entity_id_is_resolved_by_name(self):
+        # analyze_code_relationships sends its target as entity_id on this route.
+        data = call(self.conn, ROUTE, {"entity_id": "helper", "direction": "incoming"}).data
+        self.assertEqual(data["entity_id"], self.index.entities["helper"])
+        self.assertEqual({r["source_name"] for r in data["incoming"]}, {"charge", "run"})
+
     def test_name_and_direction_filter(self):
         data = call(self.conn, ROUTE, {"name": "helper", "direction": "incoming"}).data
         self.assertEqual(data["outgoing"], [])

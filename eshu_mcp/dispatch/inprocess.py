@@ -24,6 +24,7 @@ from twisted.web.http_headers import Headers
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import Request, Site
 
+from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.results import (
     dispatch_context_error_result,
@@ -146,7 +147,7 @@ class InProcessDispatcher:
         """Fire with the MCP tool result for one call; cancelling it cancels the request."""
         started = time.monotonic()
         try:
-            route = resolve_route(tool_name, args)
+            route = resolve_route(tool_name, anchored_arguments(tool_name, args))
         except RouteError as error:
             self._count(tool_name, "route_error", started)
             return defer.succeed(error_result(str(error)))

@@ -13,6 +13,7 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     entity_by_id,
+    entity_id_of,
     entity_ref,
     fetch_entities,
     like_pattern,
@@ -119,6 +120,10 @@ def code_relationships(ctx: ApiContext) -> Answer:
     fields = RequestFields.of(ctx)
     entity_id = fields.string("entity_id").strip()
     name = fields.string("name").strip()
+    if entity_id and not entity_id_of(entity_id) and not entity_by_id(ctx.conn, entity_id):
+        # analyze_code_relationships sends its target here as entity_id: a name, not an id.
+        entity_id, name = "", name or entity_id
+    entity_id = entity_id_of(entity_id) or entity_id
     if not entity_id and not name:
         raise ApiError(400, "entity_id or name is required")
     direction = fields.string("direction").strip().lower()
