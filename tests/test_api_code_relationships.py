@@ -5,7 +5,9 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api import code_relationships
+from eshu_mcp.query.local.api.code_story_page import RESPONSE_BUDGET_BYTES, wire_bytes
 from tests.test_api_code_common import call, error_of, shop_index
+from tests.test_api_code_story_page import busy_index
 
 ROUTE = "/code/relationships"
 
@@ -98,3 +100,16 @@ class RelationshipsTests(SynchronousTestCase):
         ).data
         self.assertEqual(len(data["outgoing"]), 1)
         self.assertTrue(data["outgoing_truncated"])
+
+
+class RelationshipsBudgetTests(SynchronousTestCase):
+    def test_a_busy_entity_is_cut_to_the_response_budget(self):
+        index, _ = busy_index(self)
+        index.writer.execute("UPDATE entity_rows SET entity_name = entity_name || ?", ("z" * 600,))
+        index.writer.commit()
+        data = call(index.reader(), ROUTE, {"entity_id": index.entities["write"]}).data
+        self.assertLessEqual(wire_bytes(data), RESPONSE_BUDGET_BYTES)
+        self.assertLess(len(data["incoming"]), 150)
+        self.assertTrue(data["incoming_truncated"])
+        self.assertTrue(data["incoming_truncated_by_response_budget"])
+        self.assertEqual(len(data["outgoing"]), 1)

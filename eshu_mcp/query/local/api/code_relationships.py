@@ -33,6 +33,12 @@ from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
     scope_repository,
 )
+from eshu_mcp.query.local.api.code_story_page import (
+    ENVELOPE_RESERVE_BYTES,
+    RESPONSE_BUDGET_BYTES,
+    fit_rows,
+    wire_bytes,
+)
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 ALL_TYPES = (
@@ -175,8 +181,30 @@ def code_relationships(ctx: ApiContext) -> Answer:
     else:
         types = (relationship_type,) if relationship_type else ALL_TYPES
         data.update(direct_relationships(ctx.conn, row["entity_id"], direction, types))
+    _fit_response_budget(data)
     truth = ctx.truth(capability, reason="resolved from the embedded code graph")
     return Answer(data, truth)
+
+
+def _fit_response_budget(data: dict[str, Any]) -> None:
+    """
+    Cut ``incoming``/``outgoing`` so the answer fits the MCP response budget, each
+    direction getting at least half of the room, marking a cut direction truncated.
+    """
+    head = {k: v for k, v in data.items() if k not in ("incoming", "outgoing")}
+    room = RESPONSE_BUDGET_BYTES - ENVELOPE_RESERVE_BYTES - wire_bytes(head)
+    costs = {
+        side: sum(wire_bytes(row) + 1 for row in data[side]) for side in ("incoming", "outgoing")
+    }
+    if sum(costs.values()) <= room:
+        return
+    for side, other in (("incoming", "outgoing"), ("outgoing", "incoming")):
+        allowance = max(room // 2, room - costs[other])
+        kept, _, clamped = fit_rows(data[side], 0, allowance)
+        if clamped:
+            data[side] = kept
+            data[f"{side}_truncated"] = True
+            data[f"{side}_truncated_by_response_budget"] = True
 
 
 def _ambiguous(name: str, repo_id: str, candidates: list[dict[str, Any]]) -> dict[str, Any]:
