@@ -239,6 +239,7 @@ class StoryGroupedByDefinitionTests(SynchronousTestCase):
             {(r["resolution_method"], r["confidence"]) for r in weak}, {("ambiguous", 0.3)}
         )
         self.assertEqual(weak[0]["provenance"]["confidence_tier"], "low")
+        self.assertEqual(weak[0]["provenance"]["truth_state"], "heuristic")
 
     def test_a_group_id_reads_that_definition_alone(self):
         data = self.story(target="write", direction="incoming", limit=20)

@@ -54,6 +54,7 @@ from eshu_mcp.query.local.api.code_story_page import (
     edge_segment,
     fit_rows,
     read_page,
+    render_page,
     wire_bytes,
 )
 from eshu_mcp.query.local.api.code_story_request import story_request
@@ -124,16 +125,13 @@ def _one_hop(
 ) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, bool], int]:
     """One exact page of direct rows; returns rows, counts, cut flags and floored total."""
     page = read_page(story_segments(conn, req, edge_filter, readable), req["offset"], req["limit"])
-    rows: list[dict[str, Any]] = []
-    for segment, edge in page.rows:
-        (row,) = edge_rows(conn, [edge], segment.direction)
-        row["edge_origin"] = segment.origin
-        row["centrality"] = edge["centrality"]
-        rows.append(row)
-    available = {"incoming": 0, "outgoing": 0}
-    unfloored = EdgeFilter(edge_filter.anchors, edge_filter.types, None, edge_filter.repo_ids)
-    for segment in story_segments(conn, req, unfloored, readable):
-        available[segment.direction] += segment.count(10001)
+    rows = render_page(conn, page)
+    available = {d: min(n, 10001) for d, n in page.counts.items()}
+    if edge_filter.floor:
+        available = {"incoming": 0, "outgoing": 0}
+        unfloored = EdgeFilter(edge_filter.anchors, edge_filter.types, None, edge_filter.repo_ids)
+        for segment in story_segments(conn, req, unfloored, readable):
+            available[segment.direction] += segment.count(10001)
     return rows, available, dict(page.following), sum(page.counts.values())
 
 

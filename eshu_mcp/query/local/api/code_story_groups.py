@@ -21,10 +21,14 @@ from eshu_mcp.query.local.api.code_common import in_clauses
 from eshu_mcp.query.local.api.code_graph import (
     INHERITABLE_LABELS,
     candidate_summary,
-    edge_rows,
     name_candidates,
 )
-from eshu_mcp.query.local.api.code_story_page import EdgeFilter, Segment, read_page
+from eshu_mcp.query.local.api.code_story_page import (
+    EdgeFilter,
+    Segment,
+    read_page,
+    render_page,
+)
 
 # Definitions of one name considered (largest Twisted names have a few dozen).
 MAX_DEFINITIONS = 500
@@ -123,10 +127,7 @@ def group_by_definition(
         }
         if quota.get(entity_id):
             page = read_page(segments_for(filter_for([entity_id])), 0, quota[entity_id])
-            for segment, edge in page.rows:
-                (row,) = edge_rows(conn, [edge], segment.direction)
-                row["edge_origin"] = segment.origin
-                row["centrality"] = edge["centrality"]
+            for row in render_page(conn, page):
                 row["definition_entity_id"] = entity_id
                 rows.append(row)
             group["returned"] = len(page.rows)

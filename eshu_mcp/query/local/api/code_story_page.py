@@ -20,11 +20,13 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import groupby
 from typing import Any
 
 from attrs import frozen
 
 from eshu_mcp.query.local.api.code_common import MAX_OFFSET, in_clause
+from eshu_mcp.query.local.api.code_graph import edge_rows
 from eshu_mcp.query.local.api.code_story_cross import cross_repo_incoming
 
 # The story's largest advertised limit; counts are exact up to the farthest page end.
@@ -91,8 +93,9 @@ def ranked_story_edges(
     where, params = edge_filter.where(direction)
     return conn.execute(
         f"SELECT e.*, COUNT(*) OVER (PARTITION BY {other}) AS centrality,"
-        f" COALESCE(n.entity_name, {other}) AS neighbour_name"
-        f" FROM edges e LEFT JOIN entities n ON n.entity_id = {other} WHERE {where}"
+        " COALESCE((SELECT r.entity_name FROM nodes n JOIN entity_rows r ON r.rid = n.nid"
+        f" WHERE n.node_id = {other}), {other}) AS neighbour_name"
+        f" FROM edges e WHERE {where}"
         f" ORDER BY centrality DESC, neighbour_name, {other}, e.type, e.line_number,"
         " e.edge_id LIMIT ? OFFSET ?",
         [*params, limit, offset],
@@ -177,6 +180,18 @@ def read_page(segments: Sequence[Segment], offset: int, limit: int) -> Page:
         position += size
         following[segment.direction] |= position > end
     return Page(rows=rows, counts=counts, following=following)
+
+
+def render_page(conn: sqlite3.Connection, page: Page) -> list[dict[str, Any]]:
+    """The page's rows in the relationship row shape, with their origin and centrality."""
+    rows: list[dict[str, Any]] = []
+    for segment, run in groupby(page.rows, key=lambda item: item[0]):
+        edges = [edge for _, edge in run]
+        for row, edge in zip(edge_rows(conn, edges, segment.direction), edges, strict=True):
+            row["edge_origin"] = segment.origin
+            row["centrality"] = edge["centrality"]
+            rows.append(row)
+    return rows
 
 
 def fit_rows(
