@@ -251,3 +251,11 @@ class StoryGroupedByDefinitionTests(SynchronousTestCase):
     def test_the_confidence_floor_applies_to_groups(self):
         data = self.story(target="write", direction="incoming", min_confidence=0.7)
         self.assertEqual([g["edge_count"] for g in data["definition_groups"]], [120, 0, 0])
+
+    def test_transitive_callers_of_a_shared_name_come_grouped_too(self):
+        data = self.story(target="write", direction="incoming", include_transitive=True, limit=20)
+        groups = data["definition_groups"]
+        self.assertEqual([g["returned"] for g in groups], [12, 8, 0])
+        self.assertEqual([g["rows_available"] for g in groups], [60, 8, 0])
+        self.assertTrue(all(row["depth"] == 1 for row in data["relationships"]))
+        self.assertEqual(data["coverage"]["query_shape"], "entity_anchor_bounded_bfs")

@@ -40,9 +40,11 @@ from eshu_mcp.query.local.api.code_story_enrichment import (
 from eshu_mcp.query.local.api.code_story_groups import (
     HOW_TO_NARROW,
     Grouping,
+    GroupRows,
     count_returned,
     group_by_definition,
     grouped_resolution,
+    one_hop_rows,
     share_rows,
 )
 from eshu_mcp.query.local.api.code_story_page import (
@@ -196,15 +198,22 @@ def relationship_story(
         degree = Counter(row["target_id"] for row in rows)
         for row in rows:
             row["centrality"] = degree[row["target_id"]]
-    elif resolution.get("groupable") and not req["include_transitive"]:
+    elif resolution.get("groupable"):
         req["anchor"] = None
-        grouping = group_by_definition(
-            conn,
-            req,
-            repo_id,
-            lambda anchors: _edge_filter(req, anchors, repo_id),
-            lambda edge_filter: story_segments(conn, req, edge_filter, readable),
+
+        def filter_for(anchors: list[str]) -> EdgeFilter:
+            return _edge_filter(req, anchors, repo_id)
+
+        def transitive_rows(entity_id: str, quota: int) -> GroupRows:
+            found, counts, following, _ = _transitive(conn, {**req, "limit": quota}, [entity_id])
+            return GroupRows(found, sum(counts.values()), following)
+
+        rows_for = (
+            transitive_rows
+            if req["include_transitive"]
+            else one_hop_rows(conn, filter_for, lambda f: story_segments(conn, req, f, readable))
         )
+        grouping = group_by_definition(conn, req, repo_id, filter_for, rows_for)
         rows, available, cut = grouping.rows, grouping.available, grouping.following
         floored = grouping.floored
     count_cut = any(cut.values())

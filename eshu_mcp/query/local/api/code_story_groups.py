@@ -44,6 +44,29 @@ HOW_TO_NARROW = (
 
 
 @frozen
+class GroupRows:
+    """The first rows of one definition, how many it has in all, and what follows them."""
+
+    rows: list[dict[str, Any]]
+    available: int
+    following: dict[str, bool]
+
+
+def one_hop_rows(
+    conn: sqlite3.Connection,
+    filter_for: Callable[[list[str]], EdgeFilter],
+    segments_for: Callable[[EdgeFilter], list[Segment]],
+) -> Callable[[str, int], GroupRows]:
+    """Direct rows of one definition: the first page of its own story."""
+
+    def rows_for(entity_id: str, quota: int) -> GroupRows:
+        page = read_page(segments_for(filter_for([entity_id])), 0, quota)
+        return GroupRows(render_page(conn, page), sum(page.counts.values()), page.following)
+
+    return rows_for
+
+
+@frozen
 class Grouping:
     """The grouped rows of an ambiguous story and what the groups hold in all."""
 
@@ -78,7 +101,7 @@ def group_by_definition(
     req: dict[str, Any],
     repo_id: str,
     filter_for: Callable[[list[str]], EdgeFilter],
-    segments_for: Callable[[EdgeFilter], list[Segment]],
+    rows_for: Callable[[str, int], GroupRows],
 ) -> Grouping:
     """Count, order and sample the edges of every definition named ``req["target"]``."""
     labels = sorted(INHERITABLE_LABELS) if req["query_type"] == "class_hierarchy" else ()
@@ -124,16 +147,18 @@ def group_by_definition(
             "edge_count": size(entity_id),
             "edge_count_by_direction": {d: per_direction[d].get(entity_id, 0) for d in directions},
             "returned": 0,
+            "rows_available": size(entity_id),
         }
         if quota.get(entity_id):
-            page = read_page(segments_for(filter_for([entity_id])), 0, quota[entity_id])
-            for row in render_page(conn, page):
+            found = rows_for(entity_id, quota[entity_id])
+            for row in found.rows:
                 row["definition_entity_id"] = entity_id
                 rows.append(row)
-            group["returned"] = len(page.rows)
-            for direction, more in page.following.items():
+            group["returned"] = len(found.rows)
+            group["rows_available"] = found.available
+            for direction, more in found.following.items():
                 following[direction] |= more
-        group["truncated"] = group["returned"] < group["edge_count"]
+        group["truncated"] = group["returned"] < group["rows_available"]
         groups.append(group)
     return Grouping(
         rows=rows,
@@ -217,4 +242,4 @@ def count_returned(groups: list[dict[str, Any]], rows: list[dict[str, Any]]) -> 
         served[row["definition_entity_id"]] = served.get(row["definition_entity_id"], 0) + 1
     for group in groups:
         group["returned"] = served.get(group["entity_id"], 0)
-        group["truncated"] = group["returned"] < group["edge_count"]
+        group["truncated"] = group["returned"] < group["rows_available"]
