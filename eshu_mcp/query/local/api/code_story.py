@@ -3,9 +3,15 @@
 
 MCP ``get_code_relationship_story`` and most ``analyze_code_relationships`` query types
 (callers, callees, transitive callers/callees, importers, class hierarchy, overrides)
-land here. Pipeline (local-backend.md §2.4): resolve the target, fetch ``limit+1`` rows
-per direction, apply the confidence floor, rank by bounded centrality, cut to ``limit``,
-attach provenance and handles, then apply the token budget.
+land here. Pipeline: resolve the target (an entity id or ``entity:`` handle, or a name;
+a name several definitions share is answered grouped by definition, see
+:mod:`.code_story_groups`), read one exact page of the story's ordered rows
+(:mod:`.code_story_page`: ranked by centrality over all of the target's edges, the
+confidence floor and the repository scope applied in SQL), attach provenance and handles,
+then keep the rows that fit ``token_budget`` and the MCP response budget;
+``summary.next_offset`` says where the next page starts. Eshu's own pipeline (local-backend
+§2.4) ranks inside ``limit+1`` fetched rows and then cuts, which lost one row and served
+another twice at every page boundary.
 """
 
 from __future__ import annotations
@@ -81,13 +87,6 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         row["centrality"] = degree[neighbour(row)]
     return sorted(rows, key=lambda r: (-r["centrality"], neighbour_name(r), neighbour(r)))
-
-
-def _above_floor(row: dict[str, Any], floor: float | None) -> bool:
-    """Whether a row's confidence reaches the request's floor (no floor: every row)."""
-    if not floor:
-        return True
-    return isinstance(row.get("confidence"), int | float) and row["confidence"] >= floor
 
 
 def _edge_filter(req: dict[str, Any], anchors: list[str], repo_id: str) -> EdgeFilter:
@@ -191,7 +190,6 @@ def relationship_story(
             rows, available, cut, floored = _one_hop(conn, req, edge_filter, readable)
     elif resolution is None:
         rows, available, cut = repository_overrides(conn, req, repo_id)
-        rows = [r for r in rows if _above_floor(r, req["min_confidence"])]
         floored = len(rows)
         cut["outgoing"] = len(rows) > req["limit"]
         rows = rows[: req["limit"]]
