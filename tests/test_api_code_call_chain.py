@@ -27,6 +27,17 @@ class CallChainTests(SynchronousTestCase):
         self.assertEqual(data["chains"][0]["chain"][0]["labels"], ["Function"])
         self.assertEqual(answer.truth["capability"], "call_graph.call_chain_path")
 
+    def test_endpoints_may_be_entity_ids_or_handles(self):
+        body = {
+            "start": "entity:" + self.index.entities["batch"],
+            "end": self.index.entities["helper"],
+        }
+        data = call(self.conn, ROUTE, body).data
+        self.assertEqual(
+            [[node["name"] for node in chain["chain"]] for chain in data["chains"]],
+            [["batch", "charge", "helper"]],
+        )
+
     def test_depth_bound_hides_longer_chains(self):
         data = call(self.conn, ROUTE, {"start": "batch", "end": "helper", "max_depth": 1}).data
         self.assertEqual(data["chains"], [])

@@ -5,7 +5,9 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api import code_relationships
+from eshu_mcp.query.local.api.code_story_page import RESPONSE_BUDGET_BYTES, wire_bytes
 from tests.test_api_code_common import call, error_of, shop_index
+from tests.test_api_code_story_page import busy_index
 
 ROUTE = "/code/relationships"
 
@@ -25,6 +27,16 @@ class RelationshipsTests(SynchronousTestCase):
         self.assertFalse(data["incoming_truncated"])
         self.assertEqual(data["incoming"][0]["provenance"]["source_family"], "code_edge")
         self.assertEqual(answer.truth["capability"], "call_graph.direct_callers")
+
+    def test_a_handle_in_entity_id_names_that_entity(self):
+        body = {"entity_id": "entity:" + self.index.entities["charge"]}
+        self.assertEqual(call(self.conn, ROUTE, body).data["name"], "charge")
+
+    def test_a_name_sent_as_entity_id_is_resolved_by_name(self):
+        # analyze_code_relationships sends its target as entity_id on this route.
+        data = call(self.conn, ROUTE, {"entity_id": "helper", "direction": "incoming"}).data
+        self.assertEqual(data["entity_id"], self.index.entities["helper"])
+        self.assertEqual({r["source_name"] for r in data["incoming"]}, {"charge", "run"})
 
     def test_name_and_direction_filter(self):
         data = call(self.conn, ROUTE, {"name": "helper", "direction": "incoming"}).data
@@ -88,3 +100,16 @@ class RelationshipsTests(SynchronousTestCase):
         ).data
         self.assertEqual(len(data["outgoing"]), 1)
         self.assertTrue(data["outgoing_truncated"])
+
+
+class RelationshipsBudgetTests(SynchronousTestCase):
+    def test_a_busy_entity_is_cut_to_the_response_budget(self):
+        index, _ = busy_index(self)
+        index.writer.execute("UPDATE entity_rows SET entity_name = entity_name || ?", ("z" * 600,))
+        index.writer.commit()
+        data = call(index.reader(), ROUTE, {"entity_id": index.entities["write"]}).data
+        self.assertLessEqual(wire_bytes(data), RESPONSE_BUDGET_BYTES)
+        self.assertLess(len(data["incoming"]), 150)
+        self.assertTrue(data["incoming_truncated"])
+        self.assertTrue(data["incoming_truncated_by_response_budget"])
+        self.assertEqual(len(data["outgoing"]), 1)

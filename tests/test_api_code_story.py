@@ -97,11 +97,15 @@ class StoryTests(SynchronousTestCase):
         self.assertEqual(data["target_resolution"]["status"], "unresolved")
         self.assertEqual(data["coverage"]["missing_edge_reason"], "target_unresolved")
 
-    def test_ambiguous_target_lists_candidates(self):
+    def test_ambiguous_target_lists_candidates_with_rows_by_definition(self):
         data = self.story(target="run").data
         self.assertEqual(data["target_resolution"]["status"], "ambiguous")
         self.assertEqual(len(data["target_resolution"]["candidates"]), 2)
-        self.assertEqual(data["relationships"], [])
+        self.assertEqual(data["target_resolution"]["candidate_count"], 2)
+        [row] = data["relationships"]
+        self.assertEqual(row["definition_entity_id"], row["source_id"])
+        self.assertEqual(data["definition_groups"][0]["edge_count"], 1)
+        self.assertIsNone(data["summary"]["next_offset"])
 
     def test_class_hierarchy_of_child(self):
         data = self.story(target="Child", query_type="class_hierarchy", direction="both").data

@@ -24,6 +24,7 @@ from twisted.web.http_headers import Headers
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import Request, Site
 
+from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
@@ -172,7 +173,7 @@ class InProcessDispatcher:
             self._count(tool_name, "invalid_arguments", started)
             return defer.succeed(argument_error_result(tool_name, problems))
         try:
-            route = resolve_route(tool_name, args)
+            route = resolve_route(tool_name, anchored_arguments(tool_name, args))
         except RouteError as error:
             self._count(tool_name, "route_error", started)
             return defer.succeed(error_result(str(error)))

@@ -13,6 +13,7 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     entity_by_id,
+    entity_id_of,
     in_clauses,
 )
 from eshu_mcp.query.local.api.code_graph import (
@@ -82,6 +83,7 @@ def _endpoint(
     conn: sqlite3.Connection, name: str, entity_id: str, repo_id: str
 ) -> tuple[list[dict[str, Any]], str]:
     """Candidate rows for one chain endpoint and the label used in error texts."""
+    entity_id = entity_id_of(entity_id) or entity_id or entity_id_of(name)
     if entity_id:
         row = entity_by_id(conn, entity_id)
         readable = row is not None and (

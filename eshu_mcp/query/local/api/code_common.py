@@ -370,6 +370,20 @@ def entity_handle(entity_id: str) -> str:
     return "entity:" + entity_id
 
 
+ENTITY_ID_PREFIX = "content-entity:"
+
+
+def entity_id_of(reference: str) -> str:
+    """
+    The entity id a reference names: an entity id or its ``entity:`` handle, else ``""``.
+
+    Lets a ``target``/``start``/``end`` argument name one definition exactly instead of
+    a name that several definitions share.
+    """
+    text = reference.strip().removeprefix("entity:")
+    return text if text.startswith(ENTITY_ID_PREFIX) and len(text) > len(ENTITY_ID_PREFIX) else ""
+
+
 def fetch_entities(
     conn: sqlite3.Connection,
     where: str,

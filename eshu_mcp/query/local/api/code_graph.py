@@ -108,7 +108,9 @@ def provenance(edge: dict[str, Any]) -> dict[str, Any]:
         tier, state = "unsupported", "unsupported"
     else:
         tier = "high" if confidence >= 0.90 else "medium" if confidence >= 0.70 else "low"
-        state = "heuristic" if ("semantic" in method or "heuristic" in method) else "derived"
+        # An "ambiguous" edge is one of several candidates the call may reach: a guess.
+        guessed = any(word in method for word in ("semantic", "heuristic", "ambiguous"))
+        state = "heuristic" if guessed else "derived"
     block: dict[str, Any] = {
         "confidence_state": "reported" if reported else "unsupported",
         "confidence_tier": tier,

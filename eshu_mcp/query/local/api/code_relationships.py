@@ -13,6 +13,7 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     RequestFields,
     entity_by_id,
+    entity_id_of,
     entity_ref,
     fetch_entities,
     like_pattern,
@@ -31,6 +32,12 @@ from eshu_mcp.query.local.api.code_scope import (
     may_read,
     scope_predicate,
     scope_repository,
+)
+from eshu_mcp.query.local.api.code_story_page import (
+    ENVELOPE_RESERVE_BYTES,
+    RESPONSE_BUDGET_BYTES,
+    fit_rows,
+    wire_bytes,
 )
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
@@ -119,6 +126,10 @@ def code_relationships(ctx: ApiContext) -> Answer:
     fields = RequestFields.of(ctx)
     entity_id = fields.string("entity_id").strip()
     name = fields.string("name").strip()
+    if entity_id and not entity_id_of(entity_id) and not entity_by_id(ctx.conn, entity_id):
+        # analyze_code_relationships sends its target here as entity_id: a name, not an id.
+        entity_id, name = "", name or entity_id
+    entity_id = entity_id_of(entity_id) or entity_id
     if not entity_id and not name:
         raise ApiError(400, "entity_id or name is required")
     direction = fields.string("direction").strip().lower()
@@ -170,8 +181,30 @@ def code_relationships(ctx: ApiContext) -> Answer:
     else:
         types = (relationship_type,) if relationship_type else ALL_TYPES
         data.update(direct_relationships(ctx.conn, row["entity_id"], direction, types))
+    _fit_response_budget(data)
     truth = ctx.truth(capability, reason="resolved from the embedded code graph")
     return Answer(data, truth)
+
+
+def _fit_response_budget(data: dict[str, Any]) -> None:
+    """
+    Cut ``incoming``/``outgoing`` so the answer fits the MCP response budget, each
+    direction getting at least half of the room, marking a cut direction truncated.
+    """
+    head = {k: v for k, v in data.items() if k not in ("incoming", "outgoing")}
+    room = RESPONSE_BUDGET_BYTES - ENVELOPE_RESERVE_BYTES - wire_bytes(head)
+    costs = {
+        side: sum(wire_bytes(row) + 1 for row in data[side]) for side in ("incoming", "outgoing")
+    }
+    if sum(costs.values()) <= room:
+        return
+    for side, other in (("incoming", "outgoing"), ("outgoing", "incoming")):
+        allowance = max(room // 2, room - costs[other])
+        kept, _, clamped = fit_rows(data[side], 0, allowance)
+        if clamped:
+            data[side] = kept
+            data[f"{side}_truncated"] = True
+            data[f"{side}_truncated_by_response_budget"] = True
 
 
 def _ambiguous(name: str, repo_id: str, candidates: list[dict[str, Any]]) -> dict[str, Any]:

@@ -3,14 +3,19 @@
 
 MCP ``get_code_relationship_story`` and most ``analyze_code_relationships`` query types
 (callers, callees, transitive callers/callees, importers, class hierarchy, overrides)
-land here. Pipeline (local-backend.md §2.4): resolve the target, fetch ``limit+1`` rows
-per direction, apply the confidence floor, rank by bounded centrality, cut to ``limit``,
-attach provenance and handles, then apply the token budget.
+land here. Pipeline: resolve the target (an entity id or ``entity:`` handle, or a name;
+a name several definitions share is answered grouped by definition, see
+:mod:`.code_story_groups`), read one exact page of the story's ordered rows
+(:mod:`.code_story_page`: ranked by centrality over all of the target's edges, the
+confidence floor and the repository scope applied in SQL), attach provenance and handles,
+then keep the rows that fit ``token_budget`` and the MCP response budget;
+``summary.next_offset`` says where the next page starts. Eshu's own pipeline (local-backend
+§2.4) ranks inside ``limit+1`` fetched rows and then cuts, which lost one row and served
+another twice at every page boundary.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
@@ -19,119 +24,58 @@ from typing import Any
 from eshu_mcp.query.local.api.code_common import (
     GRAPH_BACKEND,
     RequestFields,
-    entity_by_id,
     entity_handle,
+    next_offset,
 )
 from eshu_mcp.query.local.api.code_graph import (
     INHERITABLE_LABELS,
-    candidate_summary,
-    count_edges,
     edge_rows,
-    fetch_edges,
-    name_candidates,
-    pick_candidate,
     provenance,
     walk,
 )
 from eshu_mcp.query.local.api.code_scope import (
     RepositoryGrant,
     may_read,
-    repo_clause,
     scope_repository,
 )
-from eshu_mcp.query.local.api.code_story_cross import cross_repo_incoming
 from eshu_mcp.query.local.api.code_story_enrichment import (
     class_hierarchy,
     override_story,
     repository_overrides,
 )
+from eshu_mcp.query.local.api.code_story_groups import (
+    HOW_TO_NARROW,
+    Grouping,
+    GroupRows,
+    count_returned,
+    group_by_definition,
+    grouped_resolution,
+    one_hop_rows,
+    share_rows,
+)
+from eshu_mcp.query.local.api.code_story_page import (
+    ENVELOPE_RESERVE_BYTES,
+    RESPONSE_BUDGET_BYTES,
+    EdgeFilter,
+    Segment,
+    cross_repo_segment,
+    edge_segment,
+    fit_rows,
+    read_page,
+    render_page,
+    wire_bytes,
+)
 from eshu_mcp.query.local.api.code_story_request import story_request
+from eshu_mcp.query.local.api.code_story_target import (
+    resolution_block,
+    resolve_target,
+    target_anchors,
+)
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 
-def _resolve(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str) -> dict[str, Any]:
-    """Target resolution: ``resolved`` with the anchor row, or unresolved/ambiguous."""
-    if req["entity_id"]:
-        row = entity_by_id(conn, req["entity_id"])
-        outside = repo_id and row is not None and row["repo_id"] != repo_id
-        hidden = (
-            isinstance(repo_id, RepositoryGrant)
-            and row is not None
-            and (row["repo_id"] not in repo_id.repo_ids)
-        )
-        if row is None or hidden or (outside and not req["cross_repo"]):
-            return {"status": "unresolved", "entity_id": req["entity_id"]}
-        return {"status": "resolved", "row": row}
-    candidates = name_candidates(conn, req["target"], repo_id=repo_id, language=req["language"])
-    if req["query_type"] == "class_hierarchy" and candidates:
-        candidates = [c for c in candidates if c["entity_type"] in INHERITABLE_LABELS]
-        if not candidates:
-            raise ApiError(
-                400, "class_hierarchy target must resolve to a class or inheritable entity"
-            )
-    if not candidates and "IMPORTS" in req["relationship_types"]:
-        candidates = _module_candidates(conn, req["target"], repo_id)
-    if not candidates:
-        return {"status": "unresolved", "target": req["target"]}
-    row = pick_candidate(candidates)
-    if row is None:
-        return {
-            "status": "ambiguous",
-            "target": req["target"],
-            "candidates": [candidate_summary(c) for c in candidates[:25]],
-            "truncated": len(candidates) > 25,
-        }
-    return {"status": "resolved", "row": row}
-
-
-def _module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> list[dict]:
-    """Imported modules named ``name``, shaped like entity rows, for importer stories."""
-    sql = (
-        "SELECT m.module_key, m.repo_id, m.name, m.language, m.file_id,"
-        " COALESCE(f.relative_path, '') AS relative_path, COALESCE(r.name, '') AS repo_name"
-        " FROM modules m LEFT JOIN files f ON f.file_id = m.file_id"
-        " LEFT JOIN repositories r ON r.repo_id = m.repo_id WHERE m.name = ?"
-    )
-    clause, scope_params = repo_clause("m.repo_id", repo_id)
-    sql += " AND " + clause
-    params: list[Any] = [name.strip(), *scope_params]
-    rows = conn.execute(sql + " ORDER BY m.module_key LIMIT 26", params).fetchall()
-    return [
-        {
-            "entity_id": row["module_key"],
-            "entity_name": row["name"],
-            "entity_type": "Module",
-            "repo_id": row["repo_id"],
-            "repo_name": row["repo_name"],
-            "relative_path": row["relative_path"],
-            "language": row["language"] or "",
-            "start_line": 0,
-            "end_line": 0,
-            "file_id": row["file_id"],
-            "is_test": 0,
-            "metadata": "{}",
-        }
-        for row in rows
-    ]
-
-
-def _anchors(conn: sqlite3.Connection, row: dict[str, Any], types: list[str]) -> list[str]:
-    """Node ids standing for the target: the entity, plus its module for imports."""
-    anchors = [row["entity_id"]]
-    if "IMPORTS" in types and row["entity_type"] == "Module" and row["file_id"] is not None:
-        anchors += [
-            key
-            for (key,) in conn.execute(
-                "SELECT module_key FROM modules WHERE file_id = ? AND module_key <> ?"
-                " ORDER BY module_key",
-                (row["file_id"], row["entity_id"]),
-            )
-        ]
-    return anchors
-
-
 def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Order by bounded centrality: how often a row's neighbour recurs in the set."""
+    """Order transitive rows by bounded centrality: how often a neighbour recurs in the set."""
 
     def neighbour(row: dict[str, Any]) -> str:
         return row["source_id"] if row["direction"] == "incoming" else row["target_id"]
@@ -145,65 +89,74 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["centrality"], neighbour_name(r), neighbour(r)))
 
 
-def _apply_budget(rows: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], bool]:
-    """Keep rows while their estimated token cost (4 bytes a token) fits the budget."""
-    if budget <= 0:
-        return rows, False
-    kept: list[dict[str, Any]] = []
-    spent = 0
-    for row in rows:
-        cost = len(json.dumps(row, separators=(",", ":"))) // 4 + 1
-        if spent + cost > budget:
-            return kept, True
-        spent += cost
-        kept.append(row)
-    return kept, False
+def _edge_filter(req: dict[str, Any], anchors: list[str], repo_id: str) -> EdgeFilter:
+    """The anchors, types, floor and repository scope every page of the story reads."""
+    types = ["INHERITS", "IMPLEMENTS"] if req["query_type"] == "class_hierarchy" else None
+    scoped = (repo_id or isinstance(repo_id, RepositoryGrant)) and not req["cross_repo"]
+    allowed = repo_id.repo_ids if isinstance(repo_id, RepositoryGrant) else (repo_id,)
+    return EdgeFilter(
+        anchors=anchors,
+        types=types or req["relationship_types"],
+        floor=req["min_confidence"],
+        repo_ids=allowed if scoped else None,
+    )
 
 
-def _fetch(
+def story_segments(
     conn: sqlite3.Connection,
     req: dict[str, Any],
-    anchors: list[str],
-    repo_id: str,
+    edge_filter: EdgeFilter,
     readable: Callable[[str], bool],
-) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, bool]]:
+) -> list[Segment]:
+    """The runs of the story's row sequence: incoming, cross-repository incoming, outgoing."""
     directions = ["incoming", "outgoing"] if req["direction"] == "both" else [req["direction"]]
-    types = req["relationship_types"]
-    if req["query_type"] == "class_hierarchy":
-        types = ["INHERITS", "IMPLEMENTS"]
-    rows: list[dict[str, Any]] = []
-    available: dict[str, int] = {"incoming": 0, "outgoing": 0}
-    cut: dict[str, bool] = {"incoming": False, "outgoing": False}
+    segments = []
     for direction in directions:
-        if req["include_transitive"]:
-            found, bounded = walk(conn, anchors, direction, ("CALLS",), req["max_depth"])
-            edges = [edge for edge, _ in found][: req["limit"] + 1]
-            batch = edge_rows(conn, edges, direction)
-            for row, (_, depth) in zip(batch, found, strict=False):
-                row["depth"] = depth
-                row["edge_origin"] = "transitive_call_graph"
-            available[direction] = len(found)
-            cut[direction] = bounded or len(found) > req["limit"]
-        else:
-            edges = fetch_edges(conn, anchors, direction, types, req["limit"] + 1, req["offset"])
-            batch = edge_rows(conn, edges, direction)
-            for row in batch:
-                row["edge_origin"] = "direct_code_edge"
-            available[direction] = count_edges(conn, anchors, direction, types)
-            cut[direction] = len(edges) > req["limit"]
-            if req["cross_repo"] and direction == "incoming" and req["anchor"] is not None:
-                remote = cross_repo_incoming(conn, req["anchor"], types, req["limit"] + 1, readable)
-                for row in edge_rows(conn, remote, direction):
-                    row["edge_origin"] = "cross_repo_name_match"
-                    batch.append(row)
-                available[direction] += len(remote)
-                cut[direction] = cut[direction] or len(remote) > req["limit"]
-        allowed = repo_id.repo_ids if isinstance(repo_id, RepositoryGrant) else (repo_id,)
-        if (repo_id or isinstance(repo_id, RepositoryGrant)) and not req["cross_repo"]:
-            side = "source" if direction == "incoming" else "target"
-            batch = [r for r in batch if r[f"{side}_repo_id"] in (*allowed, "")]
-        rows += batch
-    return rows, available, cut
+        segments.append(edge_segment(conn, edge_filter, direction))
+        if req["cross_repo"] and direction == "incoming" and req["anchor"] is not None:
+            segments.append(cross_repo_segment(conn, req["anchor"], edge_filter, readable))
+    return segments
+
+
+def _one_hop(
+    conn: sqlite3.Connection,
+    req: dict[str, Any],
+    edge_filter: EdgeFilter,
+    readable: Callable[[str], bool],
+) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, bool], int]:
+    """One exact page of direct rows; returns rows, counts, cut flags and floored total."""
+    page = read_page(story_segments(conn, req, edge_filter, readable), req["offset"], req["limit"])
+    rows = render_page(conn, page)
+    available = {d: min(n, 10001) for d, n in page.counts.items()}
+    if edge_filter.floor:
+        available = {"incoming": 0, "outgoing": 0}
+        unfloored = EdgeFilter(edge_filter.anchors, edge_filter.types, None, edge_filter.repo_ids)
+        for segment in story_segments(conn, req, unfloored, readable):
+            available[segment.direction] += segment.count(10001)
+    return rows, available, dict(page.following), sum(page.counts.values())
+
+
+def _transitive(
+    conn: sqlite3.Connection, req: dict[str, Any], anchors: list[str]
+) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, bool], int]:
+    """Transitive CALLS rows (offset 0), nearest first, cut to the limit then ranked."""
+    direction = req["direction"]
+    found, bounded = walk(conn, anchors, direction, ("CALLS",), req["max_depth"])
+    floor = req["min_confidence"]
+    if floor:
+        found = [
+            (e, d) for e, d in found if e["confidence"] is not None and e["confidence"] >= floor
+        ]
+    kept = found[: req["limit"]]
+    rows = edge_rows(conn, [edge for edge, _ in kept], direction)
+    for row, (_, depth) in zip(rows, kept, strict=True):
+        row["depth"] = depth
+        row["edge_origin"] = "transitive_call_graph"
+    available = {"incoming": 0, "outgoing": 0}
+    available[direction] = len(found)
+    cut = {"incoming": False, "outgoing": False}
+    cut[direction] = bounded or len(found) > req["limit"]
+    return _rank(rows), available, cut, len(found)
 
 
 def relationship_story(
@@ -213,10 +166,13 @@ def relationship_story(
     readable: Callable[[str], bool] = lambda repo_id: True,
 ) -> dict[str, Any]:
     """Build the story data for a validated request."""
-    resolution = _resolve(conn, req, repo_id) if (req["target"] or req["entity_id"]) else None
+    resolution = resolve_target(conn, req, repo_id) if (req["target"] or req["entity_id"]) else None
     rows: list[dict[str, Any]] = []
     available = {"incoming": 0, "outgoing": 0}
     cut = {"incoming": False, "outgoing": False}
+    floored = 0
+    grouping: Grouping | None = None
+    floor = req["min_confidence"]
     anchor_row = resolution.get("row") if resolution else None
     if resolution and resolution["status"] == "resolved":
         if req["query_type"] == "class_hierarchy" and anchor_row["entity_type"] not in (
@@ -225,46 +181,92 @@ def relationship_story(
             raise ApiError(
                 400, "class_hierarchy target must resolve to a class or inheritable entity"
             )
-        anchors = _anchors(conn, anchor_row, req["relationship_types"])
+        anchors = target_anchors(conn, anchor_row, req["relationship_types"])
         req["anchor"] = anchor_row if anchor_row.get("rid") is not None else None
-        rows, available, cut = _fetch(conn, req, anchors, repo_id, readable)
+        if req["include_transitive"]:
+            rows, available, cut, floored = _transitive(conn, req, anchors)
+        else:
+            edge_filter = _edge_filter(req, anchors, repo_id)
+            rows, available, cut, floored = _one_hop(conn, req, edge_filter, readable)
     elif resolution is None:
         rows, available, cut = repository_overrides(conn, req, repo_id)
-    fetched = len(rows)
-    floor = req["min_confidence"]
-    if floor:
-        rows = [
-            r
-            for r in rows
-            if isinstance(r.get("confidence"), int | float) and r["confidence"] >= floor
-        ]
-    ranked = _rank(rows)
-    count_cut = len(ranked) > req["limit"] or any(cut.values())
-    ranked = ranked[: req["limit"]]
-    for row in ranked:
+        floored = len(rows)
+        cut["outgoing"] = len(rows) > req["limit"]
+        rows = rows[: req["limit"]]
+        degree = Counter(row["target_id"] for row in rows)
+        for row in rows:
+            row["centrality"] = degree[row["target_id"]]
+    elif resolution.get("groupable"):
+        req["anchor"] = None
+
+        def filter_for(anchors: list[str]) -> EdgeFilter:
+            return _edge_filter(req, anchors, repo_id)
+
+        def transitive_rows(entity_id: str, quota: int) -> GroupRows:
+            found, counts, following, _ = _transitive(conn, {**req, "limit": quota}, [entity_id])
+            return GroupRows(found, sum(counts.values()), following)
+
+        rows_for = (
+            transitive_rows
+            if req["include_transitive"]
+            else one_hop_rows(conn, filter_for, lambda f: story_segments(conn, req, f, readable))
+        )
+        grouping = group_by_definition(conn, req, repo_id, filter_for, rows_for)
+        rows, available, cut = grouping.rows, grouping.available, grouping.following
+        floored = grouping.floored
+    count_cut = any(cut.values())
+    for row in rows:
         row["provenance"] = provenance(row)
         row["source_handle"] = entity_handle(row["source_id"])
         row["target_handle"] = entity_handle(row["target_id"])
-    ranked, budget_cut = _apply_budget(ranked, req["token_budget"])
-    returned = Counter(row["direction"] for row in ranked)
-    returned_by = {"incoming": returned["incoming"], "outgoing": returned["outgoing"]}
     data: dict[str, Any] = {
-        "target_resolution": _resolution_block(resolution, req, repo_id),
+        "target_resolution": resolution_block(resolution, req, repo_id),
         "scope": _scope(req, repo_id),
-        "relationships": ranked,
-        "summary": {
-            "relationship_count": len(ranked),
-            "returned_by_direction": returned_by,
-            "truncated": count_cut or budget_cut,
-        },
+        "relationships": [],
+        "summary": {},
     }
+    if req["query_type"] == "class_hierarchy" and anchor_row is not None:
+        data["class_hierarchy"] = class_hierarchy(conn, anchor_row, req["max_depth"])
+    if grouping is not None:
+        data["target_resolution"] = grouped_resolution(req, grouping)
+        data["definition_groups"] = grouping.groups
+    allowance = RESPONSE_BUDGET_BYTES - ENVELOPE_RESERVE_BYTES - wire_bytes(data)
+    kept, budget_cut, clamped = fit_rows(rows, req["token_budget"], allowance)
+    if req["query_type"] == "overrides" and clamped:
+        allowance -= wire_bytes(override_story(kept, anchor_row))
+        kept, budget_cut, clamped = fit_rows(rows, req["token_budget"], allowance)
+    if grouping is not None:
+        if clamped or budget_cut:
+            shared = share_rows(rows, len(kept))
+            kept, budget_again, clamped_again = fit_rows(shared, req["token_budget"], allowance)
+            budget_cut, clamped = budget_cut or budget_again, clamped or clamped_again
+        count_returned(grouping.groups, kept)
+    count_cut = count_cut or clamped
+    returned = Counter(row["direction"] for row in kept)
+    returned_by = {"incoming": returned["incoming"], "outgoing": returned["outgoing"]}
+    following = None
+    if (count_cut or budget_cut) and not req["include_transitive"] and grouping is None:
+        following = next_offset(req["offset"], len(kept), True)
+    data["relationships"] = kept
+    data["summary"] = {
+        "relationship_count": len(kept),
+        "returned_by_direction": returned_by,
+        "truncated": count_cut or budget_cut,
+        "next_offset": following,
+    }
+    if grouping is not None:
+        data["summary"]["definition_count"] = grouping.definition_count
+        data["summary"]["definitions_with_relationships"] = sum(
+            1 for group in grouping.groups if group["edge_count"]
+        )
+        data["summary"]["groups_with_rows"] = sum(1 for g in grouping.groups if g["returned"])
     if req["token_budget"]:
         data["summary"]["token_budget"] = req["token_budget"]
     if resolution is not None and resolution["status"] != "resolved":
         reason = "target_unresolved"
-    elif fetched == 0:
+    elif sum(available.values()) == 0 and floored == 0:
         reason = "no_relationships_found"
-    elif not rows:
+    elif floored == 0:
         reason = "all_below_confidence_floor"
     elif budget_cut:
         reason = "truncated_by_token_budget"
@@ -303,10 +305,18 @@ def relationship_story(
         coverage["token_budget"] = req["token_budget"]
     data["coverage"] = coverage
     data["source_backend"] = GRAPH_BACKEND
-    if req["query_type"] == "class_hierarchy" and anchor_row is not None:
-        data["class_hierarchy"] = class_hierarchy(conn, anchor_row, req["max_depth"])
+    if clamped:
+        coverage["response_budget_bytes"] = RESPONSE_BUDGET_BYTES
+        coverage["evidence_explanation"] = (
+            f"{len(kept)} of the {req['limit']} requested rows fit the MCP response budget"
+            f" ({RESPONSE_BUDGET_BYTES} bytes); read the rest from next_offset"
+        )
+    if grouping is not None:
+        coverage["grouped_by_definition"] = True
+        coverage["evidence_explanation"] = HOW_TO_NARROW
+    coverage["next_offset"] = following
     if req["query_type"] == "overrides":
-        data["override_story"] = override_story(ranked, anchor_row)
+        data["override_story"] = override_story(kept, anchor_row)
     return data
 
 
@@ -321,24 +331,6 @@ _EXPLANATIONS = {
     "truncated_by_token_budget": "rows were cut to fit token_budget; raise it or narrow the"
     " request",
 }
-
-
-def _resolution_block(
-    resolution: dict[str, Any] | None, req: dict[str, Any], repo_id: str
-) -> dict[str, Any]:
-    if resolution is None:
-        return {"status": "repository_scope", "repo_id": repo_id}
-    if resolution["status"] != "resolved":
-        return {k: v for k, v in resolution.items() if k != "row"}
-    row = resolution["row"]
-    return {
-        "status": "resolved",
-        "target": req["target"] or row["entity_name"],
-        "entity_id": row["entity_id"],
-        "name": row["entity_name"],
-        "repo_id": row["repo_id"],
-        "language": row["language"] or "",
-    }
 
 
 def _scope(req: dict[str, Any], repo_id: str) -> dict[str, Any]:

@@ -14,10 +14,12 @@ from eshu_mcp.query.local.api.code_graph import edge_rows, walk
 
 def repository_overrides(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str):
     """Every OVERRIDES edge of a repository (repo-scoped ``overrides`` stories), paged."""
+    floor = req.get("min_confidence") or 0
     edges = conn.execute(
         "SELECT * FROM edges WHERE repo_id = ? AND type = 'OVERRIDES'"
+        " AND (? = 0 OR confidence >= ?)"
         " ORDER BY source_id, target_id, edge_id LIMIT ? OFFSET ?",
-        (repo_id, req["limit"] + 1, req["offset"]),
+        (repo_id, floor, floor, req["limit"] + 1, req["offset"]),
     ).fetchall()
     rows = edge_rows(conn, edges, "outgoing")
     for row in rows:

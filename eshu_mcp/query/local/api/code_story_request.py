@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from eshu_mcp.query.local.api.code_common import RequestFields, check_offset, clamp_limit
+from eshu_mcp.query.local.api.code_common import (
+    RequestFields,
+    check_offset,
+    clamp_limit,
+    entity_id_of,
+)
 from eshu_mcp.query.local.api.framework import ApiError
 
 STORY_TYPES = ("CALLS", "IMPORTS", "REFERENCES", "INHERITS", "OVERRIDES", "TAINT_FLOWS_TO")
@@ -30,6 +35,10 @@ def story_request(fields: RequestFields) -> dict[str, Any]:
         "token_budget": fields.integer("token_budget"),
         "min_confidence": fields.number("min_confidence"),
     }
+    if not req["entity_id"]:
+        req["entity_id"] = entity_id_of(req["target"])
+    else:
+        req["entity_id"] = entity_id_of(req["entity_id"]) or req["entity_id"]
     direction = fields.string("direction").strip().lower() or "both"
     if direction not in ("incoming", "outgoing", "both"):
         raise ApiError(400, "direction must be incoming, outgoing, or both")

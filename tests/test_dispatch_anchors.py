@@ -1,0 +1,88 @@
+"""
+Tests for entity anchors of relationship tool calls, end to end through the in-process
+dispatch and the local query Resource: an entity id, a handle or ``start_entity_id``
+names one definition, and the largest advertised limit fits the response budget.
+"""
+
+from __future__ import annotations
+
+from twisted.internet.task import Clock
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.dispatch import run_read_only_tool
+from eshu_mcp.dispatch.anchors import anchored_arguments
+from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET, measure
+from eshu_mcp.query.local.api.resource import LocalQueryResource
+from tests.test_api_code_story_page import busy_index
+from tests.test_api_resource import InlinePool, ThreadReactor
+
+TOOL = "analyze_code_relationships"
+
+
+class AnchoredArgumentsTests(SynchronousTestCase):
+    def test_start_entity_id_becomes_the_target(self):
+        args = {"query_type": "find_callers", "target": "write", "start_entity_id": " e1 "}
+        self.assertEqual(anchored_arguments(TOOL, args)["target"], "e1")
+
+    def test_call_chains_keep_their_ends(self):
+        args = {"query_type": "call_chain", "target": "a->b", "start_entity_id": "e1"}
+        self.assertEqual(anchored_arguments(TOOL, args), args)
+
+    def test_other_tools_and_blank_ids_are_left_alone(self):
+        args = {"query_type": "find_callers", "target": "write", "start_entity_id": " "}
+        self.assertEqual(anchored_arguments(TOOL, args), args)
+        self.assertEqual(
+            anchored_arguments("find_code", {"start_entity_id": "e"}), {"start_entity_id": "e"}
+        )
+        self.assertIsNone(anchored_arguments(TOOL, None))
+
+
+class RelationshipToolTests(SynchronousTestCase):
+    def setUp(self):
+        self.index, _ = busy_index(self)
+        reactor = ThreadReactor()
+        self.resource = LocalQueryResource(
+            self.index.path, reactor=reactor, threadpool=InlinePool()
+        )
+
+    def run_tool(self, **args):
+        result = self.successResultOf(run_read_only_tool(self.resource, TOOL, args, clock=Clock()))
+        self.assertFalse(result.get("isError"), result)
+        return result["structuredContent"]
+
+    def resolved_entity(self, **args) -> str:
+        data = self.run_tool(query_type="find_callers", repo_id="net", **args)["data"]
+        self.assertEqual(data["target_resolution"]["status"], "resolved")
+        return data["target_resolution"]["entity_id"]
+
+    def test_a_target_holding_an_entity_id_answers_that_entity(self):
+        second = self.index.entities["second_write"]
+        self.assertEqual(self.resolved_entity(target=second), second)
+
+    def test_a_target_holding_a_handle_answers_that_entity(self):
+        second = self.index.entities["second_write"]
+        self.assertEqual(self.resolved_entity(target="entity:" + second), second)
+
+    def test_start_entity_id_is_honoured(self):
+        second = self.index.entities["second_write"]
+        self.assertEqual(self.resolved_entity(target="write", start_entity_id=second), second)
+
+    def test_a_shared_name_answers_callers_grouped_by_definition(self):
+        data = self.run_tool(query_type="find_callers", target="write", repo_id="net")["data"]
+        self.assertEqual(data["target_resolution"]["status"], "ambiguous")
+        self.assertEqual(len(data["relationships"]), 25)
+        self.assertEqual([g["returned"] for g in data["definition_groups"]], [17, 8, 0])
+
+    def test_the_largest_limit_fits_the_response_budget(self):
+        self.index.writer.execute(
+            "UPDATE entity_rows SET entity_name = entity_name || ?", ("y" * 600,)
+        )
+        self.index.writer.commit()
+        payload = self.run_tool(
+            query_type="find_callers", target=self.index.entities["write"], limit=200
+        )
+        self.assertLessEqual(measure(payload), DEFAULT_RESPONSE_BUDGET)
+        summary = payload["data"]["summary"]
+        self.assertTrue(summary["truncated"])
+        self.assertEqual(summary["next_offset"], summary["relationship_count"])
+        self.assertLess(summary["relationship_count"], 150)
