@@ -178,3 +178,26 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         data["truncation_note"] = "Only the first 1 of 25 relationships fit the response budget."
         text = summarize_envelope("analyze_code_relationships", derived(data))
         self.assertEqual(text.splitlines()[0], "derived/fresh — 1 of 9 callers of gatherResults")
+
+    def test_a_shared_name_lists_its_definition_groups_with_their_ids(self):
+        rows = [edge("test_one", "write", "t/test_a.py", 12)]
+        data = relationship_story(rows, available=40, truncated=True)
+        data["target_resolution"] = {"name": "write", "status": "ambiguous"}
+        data["definition_groups"] = [
+            {
+                "entity_id": f"e{n}",
+                "name": "write",
+                "class_context": owner,
+                "file_path": path,
+                "start_line": line,
+                "edge_count": count,
+            }
+            for n, (owner, path, line, count) in enumerate(
+                [("FileWrapper", "t/protocol.py", 500, 30), ("Request", "t/http.py", 90, 10)]
+            )
+        ]
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertIn('"write" names 2 definitions', lines[1])
+        self.assertEqual(lines[2], "t/protocol.py:500 FileWrapper.write 30 callers entity_id=e0")
+        self.assertEqual(lines[3], "t/http.py:90 Request.write 10 callers entity_id=e1")
+        self.assertEqual(lines[4], "t/test_a.py:12 test_one -> write")

@@ -108,6 +108,40 @@ def _unresolved(resolution: dict, data: dict) -> Lines:
     return [head]
 
 
+GROUP_LIMIT = 5
+"""Definition groups a summary lists (the structured content holds them all)."""
+
+
+def _definition_groups(data: dict, nouns: str) -> Lines:
+    """
+    For a name several definitions share: which definitions the rows belong to, largest
+    group first, each with the entity id that reads it alone.
+    """
+    groups = field_rows(data, "definition_groups")
+    if not groups:
+        return []
+    name = first_text(field_map(data, "target_resolution"), "name", "target") or (
+        entity_name(groups[0])
+    )
+    lines = [
+        clamp_line(
+            f'"{clamp_field(name)}" names {plural(len(groups), "definition")}; {nouns} are'
+            " grouped by definition, largest first (pass a group's entity_id as target"
+            " for one alone):"
+        )
+    ]
+    for group in groups[:GROUP_LIMIT]:
+        count = first_int(group, "edge_count", "rows_available")
+        entity_id = first_text(group, "entity_id")
+        extra = f"{count} {nouns}" if count is not None else ""
+        if entity_id:
+            extra += f" entity_id={entity_id}"
+        lines.append(row_line(group, extra.strip()))
+    if len(groups) > GROUP_LIMIT:
+        lines.append(f"... {plural(len(groups) - GROUP_LIMIT, 'more definition')}")
+    return lines
+
+
 def _is_heuristic(row: dict) -> bool:
     provenance = field_map(row, "provenance") or {}
     return provenance.get("truth_state") == "heuristic" or provenance.get("heuristic") is True
@@ -168,7 +202,8 @@ def relationships(data: dict) -> Lines:
     kept = [note for note in notes if note]
     if kept:
         text += "; " + "; ".join(kept)
-    return [clamp_line(text), *row_lines(rows, lambda row: edge_line(row, anchor))]
+    groups = _definition_groups(data, nouns)
+    return [clamp_line(text), *groups, *row_lines(rows, lambda row: edge_line(row, anchor))]
 
 
 def _names(rows: list[dict]) -> str:
@@ -204,7 +239,7 @@ def _overrides(data: dict) -> Lines:
         return relationships(data)
     method = first_text(story, "method") or first_text(field_map(data, "target_resolution"), "name")
     lines = [headline(len(pairs), "override pair", "", method)]
-    return lines + row_lines(pairs)
+    return lines + _definition_groups(data, "overrides") + row_lines(pairs)
 
 
 def _chain_node(node: dict) -> str:

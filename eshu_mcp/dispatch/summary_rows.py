@@ -58,7 +58,9 @@ def location(row: Any, path_keys: tuple[str, ...] = PATH_KEYS) -> str:
 def entity_name(row: Any) -> str:
     """The row's name, qualified by its class (``Deferred.addCallbacks``) when the row says."""
     name = first_text(row, *NAME_KEYS)
-    owner = first_text(row, "class_name") or first_text(field_map(row, "metadata"), "class_context")
+    owner = first_text(row, "class_name", "class_context") or first_text(
+        field_map(row, "metadata"), "class_context"
+    )
     if name and owner and owner != name and "." not in name:
         return f"{owner}.{name}"
     return name
