@@ -126,13 +126,22 @@ class RelationshipRowTests(CompactCase):
         compact = self.data("analyze_code_relationships", args)
         self.assertEqual(len(compact["relationships"]), len(full["relationships"]))
         anchor = compact["target_resolution"]["entity_id"]
+        self.assertEqual(compact["target_resolution"]["name"], "charge")
         for row, full_row in zip(compact["relationships"], full["relationships"], strict=True):
-            self.assertEqual(row["target_id"], anchor)
-            self.assertEqual(row["target_name"], "charge")
+            self.assertEqual(full_row["target_id"], anchor)
             for key in ("source_id", "source_name", "source_file_path", "source_start_line"):
                 self.assertEqual(row[key], full_row[key], key)
-            self.assertEqual(row["provenance"], {"truth_state": "derived"})
-            for repeated in ("target_file_path", "target_repo_id", "source_handle", "centrality"):
+            self.assertEqual(full_row["provenance"]["truth_state"], "derived")
+            for repeated in (
+                "target_id",
+                "target_name",
+                "target_file_path",
+                "target_repo_id",
+                "source_end_line",
+                "source_handle",
+                "centrality",
+                "provenance",
+            ):
                 self.assertIn(repeated, full_row)
                 self.assertNotIn(repeated, row)
             self.assertLess(len(dumps(row)), len(dumps(full_row)) / 2)

@@ -58,8 +58,9 @@ def edge_line(row: dict, anchor: str) -> str:
     """One edge at its call site: ``path:line caller -> callee``."""
     kind = first_text(row, "type", "relationship_type") or "CALLS"
     direction = first_text(row, "direction")
-    source = first_text(row, "source_name") or (anchor if direction == "outgoing" else "")
-    target = first_text(row, "target_name") or (anchor if direction == "incoming" else "")
+    # A compact row leaves out its anchor side, which the answer states once.
+    source = first_text(row, "source_name") or (anchor if direction != "incoming" else "")
+    target = first_text(row, "target_name") or (anchor if direction != "outgoing" else "")
     source_path = first_text(row, "source_file_path", "source_file", "file_path")
     line = first_int(row, "line_number", "line", "source_start_line")
     where = f"{source_path}:{line}" if source_path and line else source_path

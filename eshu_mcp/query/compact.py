@@ -15,8 +15,9 @@ takes out:
   handles spelling the row's own id and span, repository names, per-row backends);
 * long metadata strings (docstrings cut to their first paragraph), empty strings and
   objects, and empty lists inside rows;
-* in relationship rows, the anchor entity's details (the answer's ``target_resolution``
-  states them once) and the provenance block down to its ``truth_state``;
+* in relationship rows, the anchor side (the answer's ``target_resolution`` states it
+  once), the other side's end line, and the provenance block unless its ``truth_state``
+  is not the usual ``derived``;
 * explicit content reads (``get_file_content``, ``get_file_lines``,
   ``get_entity_content``) past :data:`CONTENT_LINES` lines or :data:`CONTENT_BYTES`
   bytes, marked ``content_truncated`` with the ``get_file_lines`` call for the rest.
@@ -45,7 +46,9 @@ ANSWER_DETAILS = (COMPACT, FULL)
 
 ROW_SOURCE_LINES = 4
 ROW_SOURCE_CHARS = 320
-TEXT_CHARS = 240
+ROW_WHOLE_LINES = 2
+"""A row's source this short is kept whole; longer ones are cut to the header."""
+TEXT_CHARS = 160
 CONTENT_LINES = 400
 CONTENT_BYTES = 16384
 
@@ -171,7 +174,8 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
             if not out[key]:
                 del out[key]
         elif key == "provenance" and in_row and isinstance(value, dict):
-            if "truth_state" in value:
+            # Only a row whose truth differs from the answer's (a heuristic edge) says so.
+            if value.get("truth_state") not in (None, "derived"):
                 out[key] = {"truth_state": value["truth_state"]}
         elif key == "docstring" and isinstance(value, str):
             out[key] = _first_paragraph(value)
@@ -269,11 +273,16 @@ def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
 
 
 def _drop_anchor_side(row: dict, anchor: str) -> None:
-    """In a relationship row, keep only the id and name of the side that is the anchor."""
-    for side in ("source", "target"):
+    """
+    In a relationship row, drop the side that is the anchor (``target_resolution`` states
+    it once) and the other side's end line (its start and the call's line place it).
+    """
+    for side, other in (("source", "target"), ("target", "source")):
         if row.get(f"{side}_id") == anchor:
-            for detail in _SIDE_DETAILS:
+            for detail in (*_SIDE_DETAILS, "id", "name"):
                 row.pop(f"{side}_{detail}", None)
+            row.pop(f"{other}_end_line", None)
+            return
 
 
 def _first_paragraph(text: str) -> str:
@@ -302,14 +311,14 @@ def _metadata(metadata: dict, *, signed: bool = False) -> dict:
 def _row_source(out: dict, row: dict, source: str, view: _View) -> None:
     """Put a bounded snippet of a row's source in ``out``, marked when it was cut."""
     lines = source.split("\n")
-    if len(lines) <= ROW_SOURCE_LINES and len(source) <= ROW_SOURCE_CHARS:
+    if len(lines) <= ROW_WHOLE_LINES and len(source) <= ROW_SOURCE_CHARS // 2:
         out["source_cache"] = source
         return
     first, count = 0, _header_lines(lines)
     if view.focus:
         hit = next((i for i, line in enumerate(lines) if view.focus in line.lower()), 0)
         if hit >= count:
-            first, count = max(hit - 2, 0), 5
+            first, count = max(hit - 1, 0), 3
     snippet = "\n".join(lines[first : first + count])[:ROW_SOURCE_CHARS]
     out["source_cache"] = snippet
     out["source_truncated"] = True
