@@ -275,3 +275,36 @@ class CompactAnswerTests(SynchronousTestCase):
             compact,
             {"entity_id": "e1", "source_cache": "def f(a, b):", "metadata": {"class_context": "C"}},
         )
+
+    def test_grouped_rows_leave_their_definition_to_the_groups_list(self):
+        group = {"entity_id": "d1", "name": "write", "file_path": "t/a.py", "start_line": 5}
+        row = {
+            "definition_entity_id": "d1",
+            "target_id": "d1",
+            "target_name": "write",
+            "target_file_path": "t/a.py",
+            "source_id": "s1",
+            "source_name": "caller",
+            "source_end_line": 40,
+            "line_number": 12,
+        }
+        data = {
+            "target_resolution": {"status": "ambiguous", "candidates": [dict(group)]},
+            "definition_groups": [group],
+            "relationships": [row],
+        }
+        compact = compact_answer(data)
+        self.assertEqual(
+            compact["relationships"],
+            [
+                {
+                    "definition_entity_id": "d1",
+                    "source_id": "s1",
+                    "source_name": "caller",
+                    "line_number": 12,
+                }
+            ],
+        )
+        self.assertEqual(
+            compact["target_resolution"], {"status": "ambiguous", "candidate_count": 1}
+        )

@@ -136,9 +136,25 @@ def compact_answer(data: Any, request: dict | None = None) -> Any:
         out = _object(data, view, in_row=False)
         for key, value in view.hoisted.items():
             out.setdefault(key, value)
+        _drop_listed_candidates(out)
     if view.cut_sources:
         out["source_note"] = SOURCE_NOTE
     return out
+
+
+def _drop_listed_candidates(out: dict) -> None:
+    """A shared name's candidates, when ``definition_groups`` lists every one of them."""
+    resolution = out.get("target_resolution")
+    groups = out.get("definition_groups")
+    if not isinstance(resolution, dict) or not isinstance(groups, list):
+        return
+    candidates = resolution.get("candidates")
+    listed = {group.get("entity_id") for group in groups if isinstance(group, dict)}
+    if isinstance(candidates, list) and all(
+        isinstance(row, dict) and row.get("entity_id") in listed for row in candidates
+    ):
+        resolution.pop("candidates")
+        resolution.setdefault("candidate_count", len(candidates))
 
 
 def _walk(value: Any, view: _View | None, *, in_row: bool) -> Any:
@@ -181,8 +197,12 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
             out[key] = _first_paragraph(value)
         else:
             out[key] = _walk(value, view, in_row=in_row)
-    if in_row and view.anchor:
-        _drop_anchor_side(out, view.anchor)
+    if in_row:
+        # A row grouped under one of a shared name's definitions has that group's id as
+        # its anchor; ``definition_groups`` states each definition once.
+        anchor = view.anchor or _text(obj.get("definition_entity_id"))
+        if anchor:
+            _drop_anchor_side(out, anchor)
     return out
 
 
