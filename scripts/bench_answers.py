@@ -258,6 +258,16 @@ QUESTIONS: dict[str, tuple[str, dict, Expect]] = {
         {"repository": REPO, "since_generation_id": FIRST_GENERATION},
         literal("files:"),
     ),
+    "call graph hubs": (
+        "inspect_call_graph_metrics",
+        {"repo_id": REPO, "metric_type": "hub_functions"},
+        top("functions", 0, "function_name"),
+    ),
+    "recursive functions": (
+        "inspect_call_graph_metrics",
+        {"repo_id": REPO, "metric_type": "recursive_functions"},
+        top("functions", 0, "function_name"),
+    ),
     "index generations": (
         "get_generation_lifecycle",
         {"repository": REPO},

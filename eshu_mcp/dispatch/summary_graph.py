@@ -296,12 +296,17 @@ def _metrics(data: dict) -> Lines:
         facts = [
             f"{label} {value}"
             for label, value in (
-                ("fan-in", first_int(row, "fan_in", "incoming_count")),
-                ("fan-out", first_int(row, "fan_out", "outgoing_count")),
+                ("fan-in", first_int(row, "incoming_calls", "fan_in", "incoming_count")),
+                ("fan-out", first_int(row, "outgoing_calls", "fan_out", "outgoing_count")),
             )
             if value is not None
         ]
-        return row_line(row, ", ".join(facts))
+        kind, partner = first_text(row, "recursion_kind"), first_text(row, "partner_name")
+        if kind == "self_call":
+            facts.append("calls itself")
+        elif partner:
+            facts.append(f"calls {partner}, which calls it back")
+        return row_line({**row, "name": first_text(row, "function_name", "name")}, ", ".join(facts))
 
     return listing(data, rows, metric.rstrip("s") if metric else "function", render=render)
 

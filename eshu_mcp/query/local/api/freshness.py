@@ -181,25 +181,34 @@ def _category(fact_kind: str) -> str:
     return "facts"
 
 
+# One ordered pass over the repository's versions (primary key order, no temporary index):
+# per stable key, the version live at since seq :a and the one live at current seq :c. A key
+# live only at :c is added; live at both, unchanged or updated by payload hash; live only at
+# :a, retired or superseded by the end reason of its last version started by :c (a primary
+# key lookup, run only for those keys).
 DELTA_SQL = """
-WITH before AS (
-    SELECT stable_fact_key AS k, fact_kind, payload_hash AS h FROM fact_versions
-     WHERE repo_id = :repo AND valid_from <= :a AND (valid_to IS NULL OR valid_to > :a)),
-after AS (
-    SELECT stable_fact_key AS k, fact_kind, payload_hash AS h FROM fact_versions
-     WHERE repo_id = :repo AND valid_from <= :c AND (valid_to IS NULL OR valid_to > :c))
-SELECT 'added' AS cls, a.k, a.fact_kind FROM after a
-  LEFT JOIN before b ON b.k = a.k WHERE b.k IS NULL
-UNION ALL
-SELECT CASE WHEN a.h = b.h THEN 'unchanged' ELSE 'updated' END, a.k, a.fact_kind
-  FROM after a JOIN before b ON b.k = a.k
-UNION ALL
-SELECT CASE WHEN (SELECT v.end_reason FROM fact_versions v
-                   WHERE v.repo_id = :repo AND v.stable_fact_key = b.k AND v.valid_from <= :c
-                   ORDER BY v.valid_from DESC LIMIT 1) = 'retired'
-            THEN 'retired' ELSE 'superseded' END, b.k, b.fact_kind
-  FROM before b LEFT JOIN after a ON a.k = b.k WHERE a.k IS NULL
-ORDER BY 2
+SELECT CASE WHEN h_before IS NULL THEN 'added'
+            WHEN h_after IS NULL THEN
+                CASE WHEN (SELECT v.end_reason FROM fact_versions v
+                            WHERE v.repo_id = :repo AND v.stable_fact_key = k
+                              AND v.valid_from <= :c
+                            ORDER BY v.valid_from DESC LIMIT 1) = 'retired'
+                     THEN 'retired' ELSE 'superseded' END
+            WHEN h_before = h_after THEN 'unchanged'
+            ELSE 'updated' END AS cls,
+       k, COALESCE(kind_after, kind_before) AS fact_kind
+  FROM (SELECT stable_fact_key AS k,
+               max(CASE WHEN live_before THEN payload_hash END) AS h_before,
+               max(CASE WHEN live_before THEN fact_kind END) AS kind_before,
+               max(CASE WHEN live_after THEN payload_hash END) AS h_after,
+               max(CASE WHEN live_after THEN fact_kind END) AS kind_after
+          FROM (SELECT stable_fact_key, fact_kind, payload_hash,
+                       valid_from <= :a AND (valid_to IS NULL OR valid_to > :a) AS live_before,
+                       valid_from <= :c AND (valid_to IS NULL OR valid_to > :c) AS live_after
+                  FROM fact_versions WHERE repo_id = :repo)
+         WHERE live_before OR live_after
+         GROUP BY stable_fact_key)
+ ORDER BY k
 """
 
 
