@@ -16,7 +16,7 @@ from twisted.web.resource import IResource
 
 from eshu_mcp.catalog import ToolCatalog, read_only_tools
 from eshu_mcp.catalog.toolsets import ALL, CORE
-from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
@@ -34,6 +34,7 @@ class ServerSettings:
     response_budget: int = DEFAULT_RESPONSE_BUDGET
     page_size: int = DEFAULT_PAGE_SIZE
     answer_detail: str = "compact"
+    answer_page: int = DEFAULT_ANSWER_PAGE
 
 
 def select_catalog(
@@ -66,6 +67,7 @@ def build_mcp_server(
         budget=settings.response_budget,
         metrics=metrics,
         answer_detail=settings.answer_detail,
+        answer_page=settings.answer_page,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(catalog, dispatcher, page_size=settings.page_size)

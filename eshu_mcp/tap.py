@@ -15,7 +15,7 @@ from twisted.python import usage
 
 from eshu_mcp import __version__
 from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
-from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
@@ -85,6 +85,14 @@ class QueryOptions(usage.Options):
             "Tool answers: 'compact' (lean rows, sent once, trimmed to the budget) or "
             "'full' (Eshu's HTTP shape, byte for byte).",
         ],
+        [
+            "answer-page",
+            None,
+            DEFAULT_ANSWER_PAGE,
+            "Compact answers longer than this many bytes keep the rows that fit and give "
+            "the offset of the rest (0: only --response-budget bounds them).",
+            int,
+        ],
         ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
     ]
 
@@ -129,6 +137,8 @@ class QueryOptions(usage.Options):
             raise usage.UsageError(
                 f"--answer-detail must be 'compact' or 'full', not {self['answer-detail']!r}"
             )
+        if self["answer-page"] < 0:
+            raise usage.UsageError("--answer-page must be 0 (off) or a number of bytes")
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
         if self["toolsets"] is not None:
@@ -150,6 +160,7 @@ class QueryOptions(usage.Options):
             response_budget=self["response-budget"],
             page_size=self["page-size"],
             answer_detail=self["answer-detail"],
+            answer_page=self["answer-page"],
         )
 
     def backend_settings(self) -> BackendSettings:

@@ -6,6 +6,7 @@ from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch import run_read_only_tool
+from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from tests.support import FRESH_TRUTH, RecordingResource, envelope
 
@@ -134,9 +135,10 @@ class ResultTests(SynchronousTestCase):
 class BudgetTrimTests(SynchronousTestCase):
     """A compact answer over the budget keeps the rows that fit and says how to get the rest."""
 
-    def call(self, tool, args, data, budget=20_000):
+    def call(self, tool, args, data, budget=20_000, answer_page=0):
         resource = RecordingResource(body=envelope(data, FRESH_TRUTH))
-        return self.successResultOf(dispatcher(resource, budget=budget).call(tool, args))
+        answers = dispatcher(resource, budget=budget, answer_page=answer_page)
+        return self.successResultOf(answers.call(tool, args))
 
     def test_rows_are_cut_from_the_end_with_the_next_offset(self):
         rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(200)]
@@ -174,6 +176,31 @@ class BudgetTrimTests(SynchronousTestCase):
         result = self.call("find_code", {"query": "x"}, {"rows": rows}, budget=262144)
         self.assertNotIn("isError", result)
         self.assertEqual(len(result["structuredContent"]["data"]["rows"]), 300)
+
+    def test_a_compact_answer_longer_than_a_page_keeps_a_page_of_rows_and_the_offset(self):
+        rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(100)]
+        args = {"symbol": "x", "limit": 100}
+        result = self.call("find_symbol", args, {"results": rows}, budget=262144, answer_page=8192)
+        data = result["structuredContent"]["data"]
+        kept = len(data["results"])
+        self.assertTrue(5 < kept < 16)
+        self.assertEqual(data["next_offset"], kept)
+        self.assertIn("8192-byte answer page", result["content"][0]["text"])
+        self.assertLessEqual(len(json.dumps(result["structuredContent"])), 8192)
+
+    def test_an_answer_without_rows_is_not_paged_within_the_budget(self):
+        result = self.call("find_code", {"query": "x"}, {"blob": "y" * 30_000}, 262144, 8192)
+        self.assertNotIn("isError", result)
+        self.assertEqual(len(result["structuredContent"]["data"]["blob"]), 30_000)
+
+    def test_the_default_page_bounds_compact_answers(self):
+        rows = [{"name": f"row{i}", "blob": "y" * 500} for i in range(100)]
+        resource = RecordingResource(body=envelope({"results": rows}, FRESH_TRUTH))
+        result = self.successResultOf(
+            dispatcher(resource).call("find_symbol", {"symbol": "x", "limit": 100})
+        )
+        self.assertLessEqual(len(json.dumps(result["structuredContent"])), DEFAULT_ANSWER_PAGE)
+        self.assertTrue(result["structuredContent"]["data"]["truncated"])
 
 
 class DeadlineAndCancellationTests(SynchronousTestCase):

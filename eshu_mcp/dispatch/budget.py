@@ -26,6 +26,9 @@ __all__ = [
 
 # 256 KiB: about 64k tokens at 4 bytes per token.
 DEFAULT_RESPONSE_BUDGET = 262144
+DEFAULT_ANSWER_PAGE = 12288
+"""Compact answers longer than this (one copy) keep the rows that fit and say how to page
+on: about 3k tokens of rows per answer, so one question never floods a context window."""
 
 OVER_BUDGET_CODE = "mcp_response_over_budget"
 DISPATCH_CAPABILITY = "mcp.dispatch"

@@ -27,7 +27,7 @@ from twisted.web.server import Request, Site
 from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
-from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.results import (
     dispatch_context_error_result,
     error_result,
@@ -136,7 +136,8 @@ class InProcessDispatcher:
     ``timeout`` bounds each call (the Resource sees the request lose its
     connection when it expires); ``budget`` bounds the size of each answer.
     ``answer_detail`` is ``compact`` (lean rows, one copy, rows trimmed to the
-    budget) or ``full`` (Eshu's HTTP shape, byte for byte).
+    budget) or ``full`` (Eshu's HTTP shape, byte for byte); compact answers over
+    ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page.
     """
 
     query_resource: IResource
@@ -145,6 +146,7 @@ class InProcessDispatcher:
     budget: int = DEFAULT_RESPONSE_BUDGET
     metrics: object | None = None
     answer_detail: str = field(default=COMPACT)
+    answer_page: int = DEFAULT_ANSWER_PAGE
     _site: Site = field(init=False)
 
     @answer_detail.validator
@@ -195,6 +197,7 @@ class InProcessDispatcher:
                 paging_offset=_paging_offset(route),
                 compact_here=self.answer_detail == COMPACT and not _confirmed_compact(response),
                 request_args=route.body if isinstance(route.body, dict) else route.query,
+                page_budget=self.answer_page,
             )
             self._count(tool_name, "error" if result.get("isError") else "ok", started)
             return result
@@ -294,6 +297,7 @@ def run_read_only_tool(
     timeout: float = DEFAULT_DISPATCH_TIMEOUT,
     budget: int = DEFAULT_RESPONSE_BUDGET,
     answer_detail: str = COMPACT,
+    answer_page: int = DEFAULT_ANSWER_PAGE,
 ) -> defer.Deferred:
     """Run one tool against ``resource`` in process; fires with the MCP tool result."""
     if clock is None:
@@ -301,6 +305,11 @@ def run_read_only_tool(
     if isinstance(auth_header, str):
         auth_header = auth_header.encode("latin-1")
     dispatcher = InProcessDispatcher(
-        resource, clock, timeout=timeout, budget=budget, answer_detail=answer_detail
+        resource,
+        clock,
+        timeout=timeout,
+        budget=budget,
+        answer_detail=answer_detail,
+        answer_page=answer_page,
     )
     return dispatcher.call(tool_name, args, auth_header)

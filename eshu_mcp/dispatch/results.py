@@ -118,19 +118,33 @@ def _fitted(
     budget: int,
     compact: bool,
     paging_offset: int | None,
+    page_budget: int = 0,
 ) -> tuple[Any, str, str] | dict:
     """
     ``(payload, serialized, note)`` within the budget, or the over-budget result.
 
-    A compact answer counts one wire copy and, when over, drops rows from its end
-    (``note`` then says how to get the rest); a full answer keeps Eshu's rule.
+    A compact answer counts one wire copy and, when over ``page_budget`` (if set) or the
+    budget, drops rows from its end (``note`` then says how to get the rest); a full
+    answer keeps Eshu's rule.
     """
     serialized = dumps(payload)
     size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
-    if not exceeds_budget(size, budget):
+    paged = compact and not is_error and 0 < page_budget < budget and size > page_budget
+    if not paged and not exceeds_budget(size, budget):
         return payload, serialized, ""
     trimmed = None
-    if compact and not is_error:
+    if paged:
+        trimmed = trim_rows(
+            payload,
+            in_envelope=in_envelope,
+            budget=page_budget,
+            measure=measure_one_copy,
+            paging_offset=paging_offset,
+            bound="answer page",
+        )
+        if trimmed is None and not exceeds_budget(size, budget):
+            return payload, serialized, ""  # nothing to page: within the hard budget
+    if trimmed is None and compact and not is_error:
         trimmed = trim_rows(
             payload,
             in_envelope=in_envelope,
@@ -162,6 +176,7 @@ def envelope_result(
     budget: int = DEFAULT_RESPONSE_BUDGET,
     compact: bool = False,
     paging_offset: int | None = None,
+    page_budget: int = 0,
 ) -> dict:
     """
     The result for a re-serialized canonical envelope, or its over-budget replacement.
@@ -177,6 +192,7 @@ def envelope_result(
         budget=budget,
         compact=compact,
         paging_offset=paging_offset,
+        page_budget=page_budget,
     )
     if isinstance(fitted, dict):
         return fitted
@@ -196,6 +212,7 @@ def plain_result(
     budget: int = DEFAULT_RESPONSE_BUDGET,
     compact: bool = False,
     paging_offset: int | None = None,
+    page_budget: int = 0,
 ) -> dict:
     """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
     fitted = _fitted(
@@ -206,6 +223,7 @@ def plain_result(
         budget=budget,
         compact=compact,
         paging_offset=paging_offset,
+        page_budget=page_budget,
     )
     if isinstance(fitted, dict):
         return fitted
@@ -248,6 +266,7 @@ def result_from_response(
     paging_offset: int | None = None,
     compact_here: bool = False,
     request_args: dict | None = None,
+    page_budget: int = 0,
 ) -> dict:
     """
     Classify what the query Resource answered and build the tool result (spec §7.3).
@@ -259,7 +278,8 @@ def result_from_response(
     the response budget. ``compact`` sends one copy and trims rows to the budget
     (``paging_offset`` is the offset the request sent, for the next page's offset).
     ``compact_here`` applies the compact view to an answer whose Resource did not
-    (an upstream Eshu API); ``request_args`` are the arguments the request sent.
+    (an upstream Eshu API); ``request_args`` are the arguments the request sent;
+    ``page_budget`` pages compact answers by size (0: only the budget bounds them).
     """
     # A body nested deeper than this interpreter can walk is treated as non-JSON
     # text (Go accepts up to 10000 levels; real answers are far shallower).
@@ -280,6 +300,7 @@ def result_from_response(
                 budget=budget,
                 compact=compact,
                 paging_offset=paging_offset,
+                page_budget=page_budget,
             )
             if status >= 400:
                 return with_api_error_sentence(result, envelope, status)
@@ -291,7 +312,12 @@ def result_from_response(
     if parsed:
         try:
             return plain_result(
-                tool, value, budget=budget, compact=compact, paging_offset=paging_offset
+                tool,
+                value,
+                budget=budget,
+                compact=compact,
+                paging_offset=paging_offset,
+                page_budget=page_budget,
             )
         except RecursionError:
             pass

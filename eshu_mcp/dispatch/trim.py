@@ -55,8 +55,10 @@ def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dic
     return out
 
 
-def _note(kept: int, total: int, name: str, budget: int, next_offset: int | None) -> str:
-    head = f"Only the first {kept} of {total} {name} fit the {budget}-byte response budget"
+def _note(
+    kept: int, total: int, name: str, budget: int, next_offset: int | None, bound: str
+) -> str:
+    head = f"Only the first {kept} of {total} {name} fit the {budget}-byte {bound}"
     if next_offset is not None:
         return f"{head}; call again with offset={next_offset} for the rest."
     return f"{head}; lower limit or narrow the question (repo_id, language, a path) for the rest."
@@ -69,12 +71,14 @@ def trim_rows(
     budget: int,
     measure: Callable[[str], int],
     paging_offset: int | None,
+    bound: str = "response budget",
 ) -> Trimmed | None:
     """
     ``payload`` with its largest row list cut so its size fits ``budget``, or None.
 
     ``measure`` sizes a serialized payload as the budget counts it; ``paging_offset``
-    is the offset the request sent (None when the route does not page by offset).
+    is the offset the request sent (None when the route does not page by offset);
+    ``bound`` names the budget in the note.
     """
     data = payload.get("data") if in_envelope and isinstance(payload, dict) else payload
     if not isinstance(data, dict):
@@ -97,7 +101,7 @@ def trim_rows(
         next_offset = next_of(kept)
         if next_offset is not None:
             cut["next_offset"] = next_offset
-        note = _note(kept, len(rows), path[-1], budget, next_offset)
+        note = _note(kept, len(rows), path[-1], budget, next_offset, bound)
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
 

@@ -50,7 +50,7 @@ ROW_WHOLE_LINES = 2
 """A row's source this short is kept whole; longer ones are cut to the header."""
 TEXT_CHARS = 160
 CONTENT_LINES = 400
-CONTENT_BYTES = 16384
+CONTENT_BYTES = 10240
 
 SOURCE_NOTE = (
     "source_cache holds only the signature (or the lines around the searched text) where "
