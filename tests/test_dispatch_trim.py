@@ -51,3 +51,30 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
         self.assertIsNone(trim({"data": [1, 2, 3]}, 10))
         self.assertIsNone(trim({"data": {"results": rows(3, 20_000)}}, 10_000))
+
+
+class SeveralListsTests(SynchronousTestCase):
+    def test_rows_spread_over_several_lists_are_cut_to_the_same_share(self):
+        answer = {
+            "buckets": {
+                "ready": [{"name": f"r{i}", "blob": "y" * 300} for i in range(40)],
+                "suppressed": [{"name": f"s{i}", "blob": "y" * 300} for i in range(30)],
+            },
+            "symbols": [{"name": f"m{i}", "blob": "y" * 300} for i in range(30)],
+        }
+        trimmed = trim_rows(
+            answer, in_envelope=False, budget=8000, measure=len, paging_offset=None
+        )
+        data = trimmed.payload
+        self.assertLessEqual(trimmed.size, 8000)
+        kept = [
+            len(data["buckets"]["ready"]),
+            len(data["buckets"]["suppressed"]),
+            len(data["symbols"]),
+        ]
+        self.assertTrue(all(count >= 1 for count in kept), kept)
+        self.assertLess(sum(kept), 100)
+        self.assertEqual(data["buckets"]["ready"], answer["buckets"]["ready"][: kept[0]])
+        self.assertTrue(data["truncated"])
+        self.assertIn(f"{kept[0]} of 40 ready", trimmed.note)
+        self.assertNotIn("next_offset", data)

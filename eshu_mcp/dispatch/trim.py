@@ -4,8 +4,9 @@ Fitting an answer to the response budget by dropping rows from its end.
 An answer over the budget whose data holds a list of rows keeps as many leading rows as
 fit; the data then says ``truncated: true``, ``next_offset`` (when the route pages by
 offset and the rows are its page) and a ``truncation_note`` sentence telling the reader
-how to get the rest. An answer with no row list to cut, or whose other parts alone
-exceed the budget, is left to the over-budget error.
+how to get the rest. When cutting the largest list alone cannot make room, every list
+keeps the same leading share of its rows. An answer with no row list to cut, or whose
+other parts alone exceed the budget, is left to the over-budget error.
 """
 
 from collections.abc import Callable
@@ -19,6 +20,8 @@ __all__ = ["Trimmed", "trim_rows"]
 
 # Enough for the estimate to settle when rows differ in how their copies escape.
 _MAX_ADJUSTMENTS = 64
+# Bisection steps for the share of rows every list keeps (1/128 of the rows).
+_SHARE_STEPS = 7
 
 
 @frozen
@@ -112,10 +115,60 @@ def trim_rows(
         kept += 1
     for _ in range(_MAX_ADJUSTMENTS):
         if kept < 1:
-            return None
+            break
         candidate, note = build(kept)
         size = measure(dumps(candidate))
         if size <= budget:
             return Trimmed(candidate, size, note)
         kept -= 1
-    return None
+    if len(lists) < 2:
+        return None
+    return _trim_every_list(payload, data, lists, in_envelope, budget, measure, bound)
+
+
+def _trim_every_list(
+    payload: Any,
+    data: dict,
+    lists: list[tuple[tuple[str, ...], list]],
+    in_envelope: bool,
+    budget: int,
+    measure: Callable[[str], int],
+    bound: str,
+) -> Trimmed | None:
+    """
+    Every row list cut to the same share of its rows (at least one each), the largest
+    share that fits: for answers whose rows are spread over several lists (evidence
+    groups and symbols, cleanup buckets), none of which alone can make room.
+    """
+
+    def build(share: float) -> tuple[Any, str]:
+        cut = dict(data)
+        kept_of: list[tuple[int, int, str]] = []
+        for path, rows in lists:
+            kept = max(1, int(len(rows) * share))
+            cut = _with_rows(cut, path, rows[:kept], len(rows))
+            if kept < len(rows):
+                kept_of.append((kept, len(rows), path[-1]))
+        cut["truncated"] = True
+        cuts = ", ".join(f"{kept} of {total} {name}" for kept, total, name in kept_of)
+        note = (
+            f"Only the first {cuts} fit the {budget}-byte {bound}; lower limit or narrow"
+            " the question (repo_id, language, a path) for the rest."
+        )
+        cut["truncation_note"] = note
+        return ({**payload, "data": cut} if in_envelope else cut), note
+
+    low, high, best = 0.0, 1.0, None
+    for _ in range(_SHARE_STEPS):
+        share = (low + high) / 2
+        candidate, note = build(share)
+        size = measure(dumps(candidate))
+        if size <= budget:
+            best, low = Trimmed(candidate, size, note), share
+        else:
+            high = share
+    if best is None:
+        candidate, note = build(0.0)
+        size = measure(dumps(candidate))
+        best = Trimmed(candidate, size, note) if size <= budget else None
+    return best

@@ -53,7 +53,9 @@ CONTENT_LINES = 400
 CONTENT_BYTES = 10240
 
 SOURCE_NOTE = (
-    "source_cache holds only the signature (or the lines around the searched text) where "
+    "rows with source_truncated hold the signature or the lines around the searched text; "
+    "get_entity_content(entity_id) returns the whole source"
+) where "
     "source_truncated is true; "
     "get_entity_content with the row's entity_id returns the whole source"
 )
@@ -225,6 +227,10 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == view.relationship_type
     if key == "labels":
         return value == [obj.get("entity_type")]
+    if key == "edge_count_by_direction":  # one direction: the edge count says it
+        return isinstance(value, dict) and len(value) == 1 and "edge_count" in obj
+    if key == "rows_available":
+        return value == obj.get("edge_count")
     if key == "definition_kind":
         return value == obj.get("entity_type")
     if key == "repo_name":
