@@ -62,9 +62,7 @@ class SeveralListsTests(SynchronousTestCase):
             },
             "symbols": [{"name": f"m{i}", "blob": "y" * 300} for i in range(30)],
         }
-        trimmed = trim_rows(
-            answer, in_envelope=False, budget=8000, measure=len, paging_offset=None
-        )
+        trimmed = trim_rows(answer, in_envelope=False, budget=8000, measure=len, paging_offset=None)
         data = trimmed.payload
         self.assertLessEqual(trimmed.size, 8000)
         kept = [

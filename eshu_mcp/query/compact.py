@@ -55,9 +55,6 @@ CONTENT_BYTES = 10240
 SOURCE_NOTE = (
     "rows with source_truncated hold the signature or the lines around the searched text; "
     "get_entity_content(entity_id) returns the whole source"
-) where "
-    "source_truncated is true; "
-    "get_entity_content with the row's entity_id returns the whole source"
 )
 
 # Keys a row repeats from the answer around it, or ranking internals.
