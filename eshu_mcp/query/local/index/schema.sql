@@ -384,6 +384,24 @@ CREATE TABLE IF NOT EXISTS bases (
     PRIMARY KEY (entity_id, base_name, kind)
 ) WITHOUT ROWID;
 
+-- A definition used as a value rather than called (passed as an argument, assigned, returned,
+-- used as a decorator, registered in a dict/list/tuple/set, given as a default, caught),
+-- once per (file, name, receiver, source), at its first line. Resolved into REFERENCES edges.
+--   name: last segment ('_cb' for self._cb); receiver: the rest as written ('self', 'os.path'),
+--   '' for a bare name; source: nodes.nid of the innermost enclosing entity, 0 at file level.
+CREATE TABLE IF NOT EXISTS reference_rows (
+    file_id      INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    receiver     TEXT NOT NULL,
+    source       INTEGER NOT NULL,
+    line_number  INTEGER NOT NULL,
+    PRIMARY KEY (file_id, name, receiver, source)
+) WITHOUT ROWID;
+
+-- Per-token file counts of files_fts (no storage: read from the word index), for name-level
+-- checks such as "is this name written anywhere but its own definition?".
+CREATE VIRTUAL TABLE IF NOT EXISTS files_vocab USING fts5vocab(files_fts, 'row');
+
 -- ---------------------------------------------------------------- resolved code graph
 
 -- Resolved relationships of the active generation, stored compactly; read them through the

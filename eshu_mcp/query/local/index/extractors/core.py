@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 
 DOCSTRING_CAP = 4096
@@ -78,6 +78,10 @@ def _no_assign(node: Node) -> tuple[str, str] | None:
     return None
 
 
+def _no_reference(node: Node) -> tuple[str, str | None] | None:
+    return None
+
+
 @frozen
 class LanguageSpec:
     """Everything the engine needs to extract one language."""
@@ -96,6 +100,10 @@ class LanguageSpec:
     docstring: Callable[[Definition], str | None] | None = None
     type_context_labels: frozenset[str] = TYPE_LABELS
     module_docstring: Callable[[Node], str | None] | None = None
+    references: frozenset[str] = frozenset()
+    """Capture names of definitions used as values (passed, assigned, returned, registered)."""
+    reference: Callable[[Node], tuple[str, str | None] | None] = _no_reference
+    """(name, receiver or None) of a captured value reference; None to skip it."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""
