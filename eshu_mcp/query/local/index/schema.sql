@@ -398,10 +398,6 @@ CREATE TABLE IF NOT EXISTS reference_rows (
     PRIMARY KEY (file_id, name, receiver, source)
 ) WITHOUT ROWID;
 
--- Per-token file counts of files_fts (no storage: read from the word index), for name-level
--- checks such as "is this name written anywhere but its own definition?".
-CREATE VIRTUAL TABLE IF NOT EXISTS files_vocab USING fts5vocab(files_fts, 'row');
-
 -- ---------------------------------------------------------------- resolved code graph
 
 -- Resolved relationships of the active generation, stored compactly; read them through the
