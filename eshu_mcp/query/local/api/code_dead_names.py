@@ -112,3 +112,32 @@ def _line_span(starts: list[int], first: int, last: int, size: int) -> tuple[int
     begin = starts[min(max(first, 1), len(starts)) - 1]
     end = starts[last] if 0 < last < len(starts) else size
     return begin, end
+
+
+PREFIX_REASON = "python.prefix_dispatch"
+_PREFIX = re.compile(r"(_?[A-Za-z][A-Za-z0-9]*_)[A-Za-z0-9]")
+
+
+def dispatched_by_prefix(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> set[int]:
+    """
+    Python methods named ``<prefix>_<rest>`` (``irc_PRIVMSG``, ``opt_verbose``,
+    ``do_LIST``) whose prefix is written on its own somewhere in their repository
+    (``getattr(self, "irc_%s" % command)``, ``"opt_" + name``): dispatched by a computed name.
+    """
+    by_prefix: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        if row["language"] != "python" or not row.get("class_context"):
+            continue
+        match = _PREFIX.match(row["entity_name"])
+        if match is not None:
+            by_prefix.setdefault((match[1].lower(), row["repo_id"]), []).append(row["rid"])
+    found: set[int] = set()
+    for (prefix, repo_id), rids in by_prefix.items():
+        hit = conn.execute(
+            "SELECT 1 FROM files f WHERE f.repo_id = ? AND f.file_id IN"
+            " (SELECT rowid FROM files_fts WHERE files_fts MATCH ?) LIMIT 1",
+            (repo_id, f'"{prefix}"'),
+        ).fetchone()
+        if hit is not None:
+            found.update(rids)
+    return found

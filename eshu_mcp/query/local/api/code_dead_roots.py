@@ -128,6 +128,7 @@ _FRAMEWORK_DECORATOR_NAMES = frozenset(
         "dataclass",
         "overload",
         "abstractmethod",
+        "provider",
         "template_filter",
         "context_processor",
         "signal",
@@ -260,6 +261,10 @@ def _language_roots(
                 kinds.append("python.overload_stub")
         if any(is_framework_decorator(d) for d in decorators):
             kinds.append("python.framework_decorator")
+        elif decorators and (
+            metadata.get("enclosing_function") or row.get("parent_type") == "Function"
+        ):  # a decorated nested function is handed to whatever its decorator registers it with
+            kinds.append("python.registered_nested_function")
     elif language == "go":
         if name in ("main", "init") and not row.get("class_context"):
             kinds.append(f"go.{name}_function")

@@ -29,8 +29,12 @@ from eshu_mcp.query.local.api.code_common import (
     in_clauses,
 )
 from eshu_mcp.query.local.api.code_dead_interfaces import member_roots
+from eshu_mcp.query.local.api.code_dead_names import (
+    PREFIX_REASON,
+    dispatched_by_prefix,
+    mentioned_elsewhere,
+)
 from eshu_mcp.query.local.api.code_dead_names import REASON as NAME_REASON
-from eshu_mcp.query.local.api.code_dead_names import mentioned_elsewhere
 from eshu_mcp.query.local.api.code_dead_roots import (
     CANDIDATE_LABELS,
     REACHING_EDGE_TYPES,
@@ -271,6 +275,10 @@ def _scan(
         incoming = {WEAK_METHOD} if row["rid"] in weak else set()
         classification, reasons = classify(row, metadata, incoming)
         candidates.append(Candidate(row, metadata, roots, classification, reasons))
+    prefixed = dispatched_by_prefix(conn, [c.row for c in candidates if not c.roots])
+    for candidate in candidates:
+        if candidate.row["rid"] in prefixed:
+            candidate.roots = [f"modeled_root:{PREFIX_REASON}"]
     named = 0
     if name_check:
         active = [c.row for c in candidates if not c.roots]
