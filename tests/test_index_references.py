@@ -165,3 +165,77 @@ class ReferenceEdgeTests(SynchronousTestCase):
         self.reindex()
         found = {(source, target) for source, target, _ in references(self.db)}
         self.assertIn(("file:pkg/service.py", "fmt"), found)  # service.py did not change
+
+
+WIDGET_JS = """\
+import { format } from "./format.js";
+
+function onTick() {
+  return 1;
+}
+
+export class Widget {
+  start(timer) {
+    timer.on("tick", this.onDone);
+    setTimeout(onTick, 10);
+    return [format];
+  }
+
+  onDone() {
+    return 0;
+  }
+}
+"""
+
+FORMAT_JS = "export function format(value) {\n  return String(value);\n}\n"
+
+SERVER_GO = """\
+package server
+
+import "net/http"
+
+func Run() {
+\thttp.HandleFunc("/", handle)
+\troutes := map[string]func(){"health": health}
+\t_ = routes
+}
+"""
+
+HANDLERS_GO = """\
+package server
+
+func handle() {}
+
+func health() {}
+"""
+
+
+class OtherLanguageReferenceTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-references-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        repo = self.tmp / "repo"
+        for path, text in [
+            ("web/widget.js", WIDGET_JS),
+            ("web/format.js", FORMAT_JS),
+            ("server/server.go", SERVER_GO),
+            ("server/handlers.go", HANDLERS_GO),
+        ]:
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+        self.db = self.tmp / "index.sqlite"
+        self.assertTrue(index_repositories(self.db, [repo], workers=1).ok)
+
+    def test_javascript_function_and_method_references(self) -> None:
+        found = {(source, target) for source, target, _ in references(self.db)}
+        self.assertIn(("Widget.start", "Widget.onDone"), found)  # this.onDone
+        self.assertIn(("Widget.start", "onTick"), found)  # setTimeout(onTick)
+        self.assertIn(("Widget.start", "format"), found)  # imported, listed
+
+    def test_go_function_values_resolve_within_the_package(self) -> None:
+        found = {(source, target) for source, target, _ in references(self.db)}
+        self.assertIn(("Run", "handle"), found)  # http.HandleFunc("/", handle)
+        self.assertIn(("Run", "health"), found)  # a map literal of handlers

@@ -64,11 +64,15 @@ def resolve_references(
     bindings: FileBindings,
     file_nids: dict[int, int],
     edge: Callable[..., None],
+    language_of: dict[int, str | None] | None = None,
 ) -> None:
     """Queue a REFERENCES edge (through ``edge``) for every reference that resolves."""
+    languages = language_of or {}
     for file_id, name, receiver, source, line in references:
         owner = catalog.by_id.get(source) if source else None
         targets, method = reference_targets(file_id, name, receiver, owner, catalog, bindings)
+        if not targets and not receiver and languages.get(file_id) == "go":
+            targets, method = _same_package(file_id, name, catalog)
         origin = source or file_nids.get(file_id)
         if origin is None:
             continue
@@ -148,6 +152,13 @@ def _bare(
         if found:
             return found, "import_binding"
     return [], None
+
+
+def _same_package(file_id: int, name: str, catalog: Catalog) -> tuple[list[Entity], str | None]:
+    """A Go package's functions are visible from every file of its directory."""
+    directory = catalog.dirs.get(file_id)
+    found = [e for e in catalog.callables.in_dir(name, directory) if e.language == "go"]
+    return (found, "scope_unique_name") if len(found) == 1 else ([], None)
 
 
 def _scopes(owner: Entity | None, catalog: Catalog) -> set[int]:

@@ -178,7 +178,7 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
-    resolve_references(references, catalog, bindings, file_nids, edge)
+    resolve_references(references, catalog, bindings, file_nids, edge, language_of)
     conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
     if first_build:  # everything the repository has was counted on the way in

@@ -7,6 +7,7 @@ The engine that runs a spec over a file is in :mod:`.engine`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -200,3 +201,33 @@ def leading_comment(node: Node) -> str | None:
                 continue
             cleaned.append(stripped.removesuffix("*/").strip())
     return "\n".join(cleaned)[:DOCSTRING_CAP] or None
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\Z").match
+
+
+def reference_patterns(parents: tuple[str, ...], values: str) -> str:
+    """A ``reference`` capture of ``values`` under each parent (``"kind"`` or ``"kind field"``)."""
+    patterns = []
+    for parent in parents:
+        kind, _, field = parent.partition(" ")
+        where = f"{kind} {field}: " if field else f"{kind} "
+        patterns.append(f"({where}{values} @reference)")
+    return " ".join(patterns)
+
+
+def value_reference(node: Node, member: MemberAccess) -> tuple[str, str | None] | None:
+    """(name, receiver) of a name or a member access used as a value; None otherwise.
+
+    ``handler`` -> (handler, None), ``this.onDone`` -> (onDone, this); a member of anything
+    but a dotted name (``f().x``) cannot be resolved and is skipped.
+    """
+    if node.type == member.kind:
+        field = node.child_by_field_name(member.name_field)
+        receiver = node.child_by_field_name(member.receiver_field)
+        if field is None or receiver is None:
+            return None
+        owner = text(receiver)
+        return (text(field), owner) if _DOTTED_NAME(owner) else None
+    name = text(node)
+    return (name, None) if _DOTTED_NAME(name) and "." not in name else None

@@ -256,29 +256,22 @@ ASSIGNMENT_PATTERN = (
 """Only ``name = callee(...)`` assignments can bind a local type, so only those are captured."""
 
 
-_VALUE = "[(identifier) (attribute)] @reference"
-REFERENCE_PATTERN = " ".join(
-    f"({parent}: {_VALUE})" if " " in parent else f"({parent} {_VALUE})"
-    for parent in (
+REFERENCE_PATTERN = core.reference_patterns(
+    (
         "argument_list",
         "keyword_argument value",
         "assignment right",
-        "augmented_assignment right",
         "return_statement",
         "expression_list",
         "decorator",
         "pair value",
         "list",
         "tuple",
-        "set",
         "default_parameter value",
-        "typed_default_parameter value",
         "lambda body",
-        "conditional_expression",
-        "yield",
         "except_clause",
-        "parenthesized_expression",
-    )
+    ),
+    "[(identifier) (attribute)]",
 )
 """Where a function, method or class is used as a value rather than called: passed as an
 argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
@@ -293,7 +286,8 @@ def reference(node: Node) -> tuple[str, str | None] | None:
     Attributes of anything but a dotted name (``f().x``, ``a[0].x``) are skipped: nothing
     could resolve their receiver.
     """
-    full = text(node)
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
+    full = text(node) if source is None else source[node.start_byte : node.end_byte]
     if node.type == "identifier":
         return None if full in _NOT_DEFINITIONS else (full, None)
     if _HAS_GAP(full) is None:
