@@ -8,7 +8,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api import code_dead_scan
+from eshu_mcp.query.local.api import code_dead, code_dead_scan
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 from tests.test_api_code_common import call
@@ -210,3 +210,18 @@ class DeadCodeScanTests(SynchronousTestCase):
         self.assertEqual(data["candidate_scan_files"], data["scope_files"])
         self.assertTrue(data["truncated"])
         self.assertEqual(data["next_offset"], 1)
+
+    def test_a_page_over_the_response_budget_is_cut_short_and_resumes(self) -> None:
+        expected = [row["entity_id"] for row in self.dead()["results"]]
+        self.patch(code_dead, "PAGE_BYTES", 1500)
+        seen: list[str] = []
+        offset = 0
+        for _ in range(len(expected) + 1):
+            page = self.dead(limit=500, offset=offset)
+            self.assertLess(len(page["results"]), len(expected))
+            seen += [row["entity_id"] for row in page["results"]]
+            if page["next_offset"] is None:
+                break
+            self.assertTrue(page["truncated"])
+            offset = page["next_offset"]
+        self.assertEqual(seen, expected)

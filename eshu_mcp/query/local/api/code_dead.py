@@ -11,6 +11,7 @@ repository, path, line) and give the ``next_offset``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
@@ -35,6 +36,9 @@ from eshu_mcp.query.local.api.code_dead_scan import (
 from eshu_mcp.query.local.api.code_scope import scope_repository
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
+PAGE_BYTES = 96 * 1024
+"""Rendered candidate rows one page carries at most; a page cut short keeps exact paging
+through ``next_offset``."""
 SUPPRESSED_CAP = 50
 MAX_INVESTIGATE_OFFSET = 2000
 MAX_DEAD_CODE_OFFSET = 1_000_000
@@ -79,6 +83,17 @@ def page_of(active: list[Candidate], offset: int, limit: int) -> tuple[list[Cand
     return active[offset : offset + limit], len(active) > offset + limit
 
 
+def fitted(rows: list[dict[str, Any]]) -> int:
+    """How many leading rendered rows fit :data:`PAGE_BYTES` (always at least one), so any
+    ``limit`` answers within the MCP response budget, which counts the payload twice."""
+    total = 0
+    for count, row in enumerate(rows):
+        total += len(json.dumps(row, separators=(",", ":")))
+        if total > PAGE_BYTES and count:
+            return count
+    return len(rows)
+
+
 @ROUTES.route("POST", "/code/dead-code")
 def dead_code(ctx: ApiContext) -> Answer:
     """MCP ``find_dead_code``: unreferenced candidates of one kind or all kinds, paged."""
@@ -99,6 +114,9 @@ def dead_code(ctx: ApiContext) -> Answer:
     active = result.active
     shown, more = page_of(active, offset, limit)
     rows = [c.render() for c in hydrate(ctx.conn, shown)]
+    kept = fitted(rows)
+    if kept < len(rows):
+        shown, rows, more = shown[:kept], rows[:kept], True
     languages = set(result.languages)
     data = {
         "candidate_kind": candidate_kind,
@@ -132,17 +150,23 @@ def investigate_dead_code(ctx: ApiContext) -> Answer:
     active, suppressed = result.active, result.suppressed
     shown, display_truncated = page_of(active, offset, limit)
     hydrate(ctx.conn, shown)
+    placed = []
+    for candidate in shown:
+        bucket, reasons = packet_bucket(
+            candidate.row["language"] or "", candidate.classification, candidate.reasons
+        )
+        placed.append((bucket, candidate.render(reasons)))
+    kept = fitted([row for _, row in placed])
+    if kept < len(placed):
+        shown, placed, display_truncated = shown[:kept], placed[:kept], True
     truncated = display_truncated or result.truncated
     buckets: dict[str, list[dict[str, Any]]] = {
         "cleanup_ready": [],
         "ambiguous": [],
         "suppressed": [],
     }
-    for candidate in shown:
-        bucket, reasons = packet_bucket(
-            candidate.row["language"] or "", candidate.classification, candidate.reasons
-        )
-        buckets[bucket].append(candidate.render(reasons))
+    for bucket, row in placed:
+        buckets[bucket].append(row)
     suppressed_cap = min(limit, SUPPRESSED_CAP)
     buckets["suppressed"] = [c.render() for c in hydrate(ctx.conn, suppressed[:suppressed_cap])]
     suppressed_truncated = len(suppressed) > suppressed_cap
