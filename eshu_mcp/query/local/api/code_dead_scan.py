@@ -63,6 +63,8 @@ _ROOT_KEYS = re.compile(
     'enclosing_function)"'
 ).search
 """Metadata keys the root policy and classification read (others need no decoding)."""
+_REACHING_CODES = [EDGE_TYPES[t] for t in REACHING_EDGE_TYPES if t in EDGE_TYPES]
+_WEAK_CODES = (METHODS[WEAK_METHOD], WEAK_METHOD)
 _SOURCE_LANGUAGES = frozenset(
     ("rust", "javascript", "jsx", "typescript", "tsx", "java", "kotlin", "scala", "c_sharp")
 )
@@ -226,25 +228,31 @@ def _scan(
     if not labels or not files:
         return Scan([], [], 0, set(), 0, False, 0, 0)
     kinds, kind_params = in_clause("r.entity_type", labels)
+    reaching, reaching_params = in_clause("e.type", _REACHING_CODES)
+    incoming = f"SELECT 1 FROM edge_rows e WHERE e.dst = r.rid AND {reaching} AND e.src <> e.dst"
+    # Whether a strong edge reaches each candidate is an index probe; the metadata of one
+    # that is reached is not even read.
     rows = conn.execute(
-        "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.start_line, r.end_line,"
-        " r.start_byte, r.end_byte, r.class_context, r.metadata, r.parent"
-        " FROM entity_rows r"
-        f" WHERE {kinds} AND r.file_id IN (SELECT f.file_id FROM files f WHERE {scope})",
-        [*kind_params, *values],
+        "SELECT q.rid, q.file_id, q.entity_type, q.entity_name, q.start_line, q.end_line,"
+        " q.start_byte, q.end_byte, q.class_context,"
+        " CASE WHEN q.live THEN NULL ELSE q.metadata END, q.parent, q.live"
+        f" FROM (SELECT r.*, EXISTS ({incoming}"
+        " AND (e.method IS NULL OR e.method NOT IN (?, ?))) AS live FROM entity_rows r"
+        f" WHERE {kinds} AND r.file_id IN (SELECT f.file_id FROM files f WHERE {scope})) q",
+        [*reaching_params, *_WEAK_CODES, *kind_params, *values],
     ).fetchall()
     rows.sort(key=lambda r: (files[r[1]][1], files[r[1]][2], r[4], r[0]))
     holding = len({r[1] for r in rows})
     truncated = len(rows) > SCAN_ROW_CAP
     rows = rows[:SCAN_ROW_CAP]
     repo_ids = sorted({files[r[1]][1] for r in rows})
-    strong, weak, overriding = _edge_evidence(conn, repo_ids)
+    weak, overriding = _weak_and_overriding(conn)
     interface_roots = {}
     if language in ("", "python"):
         methods = [(r[0], r[10], r[3]) for r in rows if r[8] is not None and r[2] == "Function"]
         interface_roots = member_roots(conn, repo_ids, methods)
     kinds_of = {r[0]: r[2] for r in rows}  # a parent's label, when it is a candidate too
-    pending = [_row(r, files[r[1]], kinds_of) for r in rows if r[0] not in strong]
+    pending = [_row(r, files[r[1]], kinds_of) for r in rows if not r[11]]
     generated = _generated_files(conn, {row["file_id"] for row in pending})
     attach_sources(conn, [row for row in pending if row["language"] in _SOURCE_LANGUAGES])
     candidates = []
@@ -315,7 +323,9 @@ def _python_file_root(row: dict[str, Any]) -> bool:
 
 
 def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
-    rid, file_id, entity_type, name, start, end, start_byte, end_byte, context, meta, parent = raw
+    rid, file_id, entity_type, name, start, end, start_byte, end_byte, context, meta, parent = raw[
+        :11
+    ]
     return {
         "rid": rid,
         "file_id": file_id,
@@ -336,37 +346,22 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
     }
 
 
-def _edge_evidence(
-    conn: sqlite3.Connection, repo_ids: list[str]
-) -> tuple[set[int], set[int], set[int]]:
-    """Node numbers reached by a strong edge, by weak edges only, and overriding a base."""
-    if not repo_ids:
-        return set(), set(), set()
-    keys = []
-    for clause, params in in_clauses("repo_id", repo_ids):
-        keys += [
-            k for (k,) in conn.execute(f"SELECT repo_key FROM repositories WHERE {clause}", params)
-        ]
-    reaching = [EDGE_TYPES[t] for t in REACHING_EDGE_TYPES if t in EDGE_TYPES]
-    weak_codes = (METHODS[WEAK_METHOD], WEAK_METHOD)
-    strong: set[int] = set()
+def _weak_and_overriding(conn: sqlite3.Connection) -> tuple[set[int], set[int]]:
+    """Nodes reached by a weak (``repo_unique_name``) reaching edge, and nodes overriding a
+    base method: one pass over the few edges that are either."""
     weak: set[int] = set()
     overriding: set[int] = set()
-    for clause, params in in_clauses("repo", keys):
-        types, type_params = in_clause("type", reaching)
-        for target, method in conn.execute(
-            f"SELECT DISTINCT dst, method FROM edge_rows WHERE {clause} AND {types} AND src <> dst",
-            [*params, *type_params],
-        ):
-            (weak if method in weak_codes else strong).add(target)
-        overriding.update(
-            source
-            for (source,) in conn.execute(
-                f"SELECT DISTINCT src FROM edge_rows WHERE {clause} AND type = ?",
-                [*params, EDGE_TYPES["OVERRIDES"]],
-            )
-        )
-    return strong, weak - strong, overriding
+    reaching = set(_REACHING_CODES)
+    overrides = EDGE_TYPES["OVERRIDES"]
+    for source, target, kind in conn.execute(
+        "SELECT src, dst, type FROM edge_rows WHERE type = ? OR method IN (?, ?)",
+        (overrides, *_WEAK_CODES),
+    ):
+        if kind == overrides:
+            overriding.add(source)
+        elif kind in reaching and source != target:
+            weak.add(target)
+    return weak, overriding
 
 
 def _generated_files(conn: sqlite3.Connection, file_ids: set[int]) -> set[int]:
