@@ -441,6 +441,10 @@ CREATE INDEX IF NOT EXISTS edge_rows_in ON edge_rows (dst);
 --   INHERITS  Class/Struct/Interface -> Class/Struct/Interface (extends, embeds, includes)
 --   IMPLEMENTS class/struct -> Interface/Trait (implements, Rust trait impl)
 --   OVERRIDES method -> method of the same name in a resolved base type
+--   REFERENCES Function/Class (or file for module-level code) -> Function | Class | Interface
+--             used as a value (reference_rows): same_file, import_binding, type_inferred
+--             (self.x / Type.x through the class and its bases), scope_unique_name (a Go
+--             package's function from another file of its directory)
 -- resolution_method and confidence (Eshu's fixed tiers, local-backend §3.3/§5.5):
 --   declared 0.95 (CONTAINS, IMPORTS to a module), same_file 0.95, import_binding 0.90,
 --   type_inferred 0.80 (receiver type known locally: v = Cls(), new Cls(), typed locals, Go
