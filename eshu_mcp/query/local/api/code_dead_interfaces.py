@@ -153,18 +153,27 @@ def member_roots(
     return roots
 
 
+def _subclasses(classes: list) -> dict[str, list[tuple[int, str]]]:
+    """(rid, name) of the classes naming each base (by its last segment)."""
+    children: dict[str, list[tuple[int, str]]] = {}
+    for rid, _, name, bases, _ in classes:
+        for base in bases:
+            children.setdefault(base.rsplit(".", 1)[-1], []).append((rid, name))
+    return children
+
+
 def _extend_zope_lineage(classes: list, kinds: dict[int, str]) -> None:
-    """An interface extending an interface is an interface (by base name, to a fixpoint)."""
-    names = {name for rid, _, name, _, _ in classes if kinds.get(rid) == ZOPE_MEMBER}
-    for _ in range(_ROUNDS):
-        grown = False
-        for rid, _, name, bases, _ in classes:
-            if rid not in kinds and any(b.rsplit(".", 1)[-1] in names for b in bases):
+    """An interface extending an interface is an interface (by base name)."""
+    children = _subclasses(classes)
+    pending = [name for rid, _, name, _, _ in classes if kinds.get(rid) == ZOPE_MEMBER]
+    seen = set(pending)
+    while pending:
+        for rid, name in children.get(pending.pop(), ()):
+            if rid not in kinds:
                 kinds[rid] = ZOPE_MEMBER
-                names.add(name)
-                grown = True
-        if not grown:
-            return
+                if name not in seen:
+                    seen.add(name)
+                    pending.append(name)
 
 
 def _inherit_members(classes: list, kinds: dict[int, str], members: dict[str, set[str]]) -> None:
@@ -193,15 +202,13 @@ def _provided(classes: list) -> dict[str, set[str]]:
         declared = implemented(decorators)
         if declared:
             provided.setdefault(name, set()).update(declared)
-    for _ in range(_ROUNDS):
-        grown = False
-        for _, _, name, bases, _ in classes:
-            inherited: set[str] = set()
-            for base in bases:
-                inherited |= provided.get(base.rsplit(".", 1)[-1], set())
-            if inherited and not inherited <= provided.get(name, set()):
-                provided.setdefault(name, set()).update(inherited)
-                grown = True
-        if not grown:
-            return provided
+    children = _subclasses(classes)
+    pending = list(provided)
+    while pending:
+        base = pending.pop()
+        for _, name in children.get(base, ()):
+            own = provided.setdefault(name, set())
+            if not provided[base] <= own:
+                own |= provided[base]
+                pending.append(name)
     return provided

@@ -232,13 +232,17 @@ def _scan(
     incoming = f"SELECT 1 FROM edge_rows e WHERE e.dst = r.rid AND {reaching} AND e.src <> e.dst"
     # Whether a strong edge reaches each candidate is an index probe; the metadata of one
     # that is reached is not even read.
+    # A definition in a test or generated file is suppressed whatever reaches it (as Eshu's
+    # policy says): neither probed nor decoded.
     rows = conn.execute(
         "SELECT q.rid, q.file_id, q.entity_type, q.entity_name, q.start_line, q.end_line,"
         " q.start_byte, q.end_byte, q.class_context,"
-        " CASE WHEN q.live THEN NULL ELSE q.metadata END, q.parent, q.live"
-        f" FROM (SELECT r.*, EXISTS ({incoming}"
-        " AND (e.method IS NULL OR e.method NOT IN (?, ?))) AS live FROM entity_rows r"
-        f" WHERE {kinds} AND r.file_id IN (SELECT f.file_id FROM files f WHERE {scope})) q",
+        " CASE WHEN q.live OR q.root_file THEN NULL ELSE q.metadata END, q.parent, q.live,"
+        " q.root_file"
+        " FROM (SELECT r.*, f.is_test OR f.is_generated AS root_file,"
+        f" CASE WHEN f.is_test OR f.is_generated THEN 0 ELSE EXISTS ({incoming}"
+        " AND (e.method IS NULL OR e.method NOT IN (?, ?))) END AS live"
+        f" FROM entity_rows r JOIN files f ON f.file_id = r.file_id WHERE {kinds} AND {scope}) q",
         [*reaching_params, *_WEAK_CODES, *kind_params, *values],
     ).fetchall()
     rows.sort(key=lambda r: (files[r[1]][1], files[r[1]][2], r[4], r[0]))
@@ -259,6 +263,9 @@ def _scan(
     default_root = ["default_root_policy"]
     for row in pending:
         text = row.pop("metadata_text") or ""
+        if row.pop("root_file"):
+            candidates.append(Candidate(row, {}, default_root, "unused"))
+            continue
         if row["file_id"] in generated:
             row["is_generated"] = 1
         if _ROOT_KEYS(text) is None:
@@ -326,6 +333,7 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
     rid, file_id, entity_type, name, start, end, start_byte, end_byte, context, meta, parent = raw[
         :11
     ]
+    root_file = raw[12]
     return {
         "rid": rid,
         "file_id": file_id,
@@ -337,6 +345,7 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
         "end_byte": end_byte,
         "class_context": context,
         "metadata_text": meta,
+        "root_file": root_file,
         "parent_type": kinds_of.get(parent) if parent else None,
         "repo_id": file[1],
         "relative_path": file[2],
