@@ -9,6 +9,11 @@ from pathlib import Path
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api import code_dead, code_dead_scan
+from eshu_mcp.query.local.api.code_dead_interfaces import (
+    header_decorators,
+    implemented,
+    written_bases,
+)
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 from tests.test_api_code_common import call
@@ -225,3 +230,19 @@ class DeadCodeScanTests(SynchronousTestCase):
             self.assertTrue(page["truncated"])
             offset = page["next_offset"]
         self.assertEqual(seen, expected)
+
+
+class ClassHeaderTests(SynchronousTestCase):
+    """Bases and interface declarations read from a class header as the index stores it."""
+
+    def test_bases_drop_subscripts_and_keep_keywords(self) -> None:
+        self.assertEqual(
+            written_bases("class Box(typing.Protocol[T], Generic[T, U], metaclass=abc.ABCMeta)"),
+            ["typing.Protocol", "Generic", "metaclass=abc.ABCMeta"],
+        )
+        self.assertEqual(written_bases("class Plain"), [])
+
+    def test_implementer_names_from_decorated_headers(self) -> None:
+        header = "@implementer(interfaces.IReactorTCP, IFoo) @other(x) class Reactor(Base)"
+        self.assertEqual(implemented(header_decorators(header)), ["IReactorTCP", "IFoo"])
+        self.assertEqual(implemented(header_decorators("class Reactor(Base)")), [])
