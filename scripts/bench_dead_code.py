@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from eshu_mcp.query.local.api import code_dead_scan
+from eshu_mcp.query.local.api import code_dead_cache, code_dead_scan
 from eshu_mcp.query.local.api.framework import ROUTES, ApiContext
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
@@ -80,7 +80,7 @@ def page_everything(conn, limit: int) -> tuple[list[dict], dict, int]:
 
 def timed_scan(conn, keep: bool) -> float:
     if not keep:
-        code_dead_scan._CACHE.clear()
+        code_dead_cache.forget()
     started = time.perf_counter()
     post(conn, "/code/dead-code", {"limit": 100})
     return time.perf_counter() - started

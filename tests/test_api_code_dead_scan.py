@@ -8,7 +8,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api import code_dead, code_dead_scan
+from eshu_mcp.query.local.api import code_dead, code_dead_cache, code_dead_scan
 from eshu_mcp.query.local.api.code_dead_interfaces import (
     header_decorators,
     implemented,
@@ -129,12 +129,12 @@ class DeadCodeScanTests(SynchronousTestCase):
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-        db = self.tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        self.conn = open_reader(db)
+        self.repo, self.db = repo, self.tmp / "index.sqlite"
+        self.assertTrue(index_repositories(self.db, [repo], workers=1).ok)
+        self.conn = open_reader(self.db)
         self.addCleanup(self.conn.close)
-        code_dead_scan._CACHE.clear()
-        self.addCleanup(code_dead_scan._CACHE.clear)
+        code_dead_cache.forget()
+        self.addCleanup(code_dead_cache.forget)
 
     def dead(self, **body) -> dict:
         return call(self.conn, "/code/dead-code", {"limit": 500, **body}).data
@@ -199,6 +199,15 @@ class DeadCodeScanTests(SynchronousTestCase):
             self.assertEqual(page["next_offset"], offset + 7)
             offset = page["next_offset"]
         self.assertEqual(seen, expected)
+
+    def test_a_new_generation_is_scanned_again(self) -> None:
+        self.assertNotIn("freshly_abandoned", {row["name"] for row in self.dead()["results"]})
+        with (self.repo / "app" / "paged.py").open("a") as handle:
+            handle.write("\n\ndef freshly_abandoned():\n    return 0\n")
+        git(self.repo, "add", "-A")
+        git(self.repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "+")
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        self.assertIn("freshly_abandoned", {row["name"] for row in self.dead()["results"]})
 
     def test_a_scan_cut_short_says_so(self) -> None:
         self.patch(code_dead_scan, "SCAN_ROW_CAP", 5)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from attrs import define, field
@@ -28,6 +26,7 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     in_clauses,
 )
+from eshu_mcp.query.local.api.code_dead_cache import kept
 from eshu_mcp.query.local.api.code_dead_interfaces import member_roots
 from eshu_mcp.query.local.api.code_dead_names import (
     PREFIX_REASON,
@@ -48,10 +47,6 @@ from eshu_mcp.query.local.api.code_dead_roots import (
 from eshu_mcp.query.local.api.code_scope import scope_predicate
 from eshu_mcp.query.local.index.codes import EDGE_TYPES, METHODS
 
-CACHE_SIZE = 8
-"""Scans kept (per process) for the database states they were computed on."""
-_CACHE: OrderedDict[tuple, Scan] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
 SUPPRESSED_KEPT = 51
 """Suppressed candidates a scan keeps (answers show at most 50, and say when there are more)."""
 SCAN_ROW_CAP = 250_000
@@ -159,51 +154,20 @@ def scan(
     The outcome is kept for the database state it was computed on (file, active
     generations, newest rows), so the following pages of one answer do not scan again.
     """
-    state = _database_state(conn)
-    key = None
-    if state is not None:
-        grant = getattr(repo, "repo_ids", None)
-        request = (str(repo), grant, language, candidate_kind, tuple(excluded_decorators))
-        key = (state, request, name_check)
-        with _CACHE_LOCK:
-            found = _CACHE.get(key)
-            if found is not None:
-                _CACHE.move_to_end(key)
-                return found
-    result = _scan(
+    grant = getattr(repo, "repo_ids", None)
+    request = (str(repo), grant, language, candidate_kind, tuple(excluded_decorators), name_check)
+    return kept(
         conn,
-        repo=repo,
-        language=language,
-        excluded_decorators=excluded_decorators,
-        candidate_kind=candidate_kind,
-        name_check=name_check,
+        request,
+        lambda: _scan(
+            conn,
+            repo=repo,
+            language=language,
+            excluded_decorators=excluded_decorators,
+            candidate_kind=candidate_kind,
+            name_check=name_check,
+        ),
     )
-    if key is not None:
-        with _CACHE_LOCK:
-            _CACHE[key] = result
-            while len(_CACHE) > CACHE_SIZE:
-                _CACHE.popitem(last=False)
-    return result
-
-
-def _database_state(conn: sqlite3.Connection) -> tuple | None:
-    """What identifies the indexed state a scan reads (None for a database with no file)."""
-    path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-    if not path:
-        return None
-    generations = tuple(
-        tuple(row)
-        for row in conn.execute(
-            "SELECT repo_id, active_generation_id FROM repositories ORDER BY repo_id"
-        )
-    )
-    newest = tuple(
-        conn.execute(
-            "SELECT (SELECT MAX(rid) FROM entity_rows), (SELECT MAX(edge_id) FROM edge_rows),"
-            " (SELECT MAX(file_id) FROM files), (SELECT MAX(nid) FROM nodes)"
-        ).fetchone()
-    )
-    return path, generations, newest
 
 
 def _scan(
