@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from heapq import merge
+from itertools import islice
 from typing import Any
 
 from attrs import define, field
@@ -220,16 +222,21 @@ def _scan(
         methods = [(r[0], r[10], r[3]) for r in rows if r[8] is not None and r[2] == "Function"]
         interface_roots = member_roots(conn, repo_ids, methods)
     kinds_of = {r[0]: r[2] for r in rows}  # a parent's label, when it is a candidate too
-    pending = [_row(r, files[r[1]], kinds_of) for r in rows if not r[11]]
-    generated = _generated_files(conn, {row["file_id"] for row in pending})
-    attach_sources(conn, [row for row in pending if row["language"] in _SOURCE_LANGUAGES])
-    candidates = []
+    # Rows of test and generated files stay raw tuples: only the few shown are ever built.
+    in_root_files = [(index, r) for index, r in enumerate(rows) if r[12]]
+    pending = [
+        (index, _row(r, files[r[1]], kinds_of))
+        for index, r in enumerate(rows)
+        if not r[11] and not r[12]
+    ]
+    generated = _generated_files(conn, {row["file_id"] for _, row in pending})
+    attach_sources(conn, [row for _, row in pending if row["language"] in _SOURCE_LANGUAGES])
+    candidates: list[Candidate] = []
+    positions: list[int] = []
     default_root = ["default_root_policy"]
-    for row in pending:
+    for index, row in pending:
+        positions.append(index)
         text = row.pop("metadata_text") or ""
-        if row.pop("root_file"):
-            candidates.append(Candidate(row, {}, default_root, "unused"))
-            continue
         if row["file_id"] in generated:
             row["is_generated"] = 1
         if _ROOT_KEYS(text) is None:
@@ -267,18 +274,35 @@ def _scan(
                 candidate.roots = [NAME_REASON]
                 named += 1
     active = [c for c in candidates if not c.roots]
-    suppressed = [c for c in candidates if c.roots]
+    suppressed = [(i, c) for i, c in zip(positions, candidates, strict=True) if c.roots]
+    first = [
+        candidate or Candidate(_row(raw, files[raw[1]], kinds_of), {}, default_root, "unused")
+        for _, candidate, raw in islice(
+            merge(
+                ((i, c, None) for i, c in suppressed),
+                ((i, None, r) for i, r in in_root_files),
+                key=_position,
+            ),
+            SUPPRESSED_KEPT,
+        )
+    ]
+    languages = {c.row["language"] or "" for c in candidates}
+    languages |= {files[r[1]][3] or "" for _, r in in_root_files}
     return Scan(
         active,
-        suppressed[:SUPPRESSED_KEPT],
-        len(suppressed),
-        {c.row["language"] or "" for c in candidates},
+        first,
+        len(suppressed) + len(in_root_files),
+        languages,
         len(rows),
         truncated,
         len({r[1] for r in rows}),
         holding,
         named,
     )
+
+
+def _position(item: tuple) -> int:
+    return item[0]
 
 
 def _python_file_root(row: dict[str, Any]) -> bool:
@@ -297,7 +321,6 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
     rid, file_id, entity_type, name, start, end, start_byte, end_byte, context, meta, parent = raw[
         :11
     ]
-    root_file = raw[12]
     return {
         "rid": rid,
         "file_id": file_id,
@@ -309,7 +332,6 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
         "end_byte": end_byte,
         "class_context": context,
         "metadata_text": meta,
-        "root_file": root_file,
         "parent_type": kinds_of.get(parent) if parent else None,
         "repo_id": file[1],
         "relative_path": file[2],
