@@ -91,7 +91,8 @@ class InvestigateDeadCodeTests(SynchronousTestCase):
         self.assertEqual(
             data["bucket_counts"]["cleanup_ready"], len(data["candidate_buckets"]["cleanup_ready"])
         )
-        self.assertEqual(data["candidate_scan_limit"], 2500)
+        self.assertFalse(data["candidate_scan_truncated"])  # the whole repository is read
+        self.assertEqual(data["candidate_scan_files"], data["scope_files"])
         self.assertEqual(data["coverage"]["query_shape"], "bounded_dead_code_investigation")
         self.assertEqual(data["language_maturity"]["python"], "derived")
         self.assertEqual(answer.truth["capability"], "code_quality.dead_code")

@@ -18,12 +18,9 @@ from eshu_mcp.query.local.api.code_common import (
     clamp_limit,
     in_clause,
 )
-from eshu_mcp.query.local.api.code_dead import (
-    SUPPRESSED_CAP,
-    Candidate,
-    scan,
-)
+from eshu_mcp.query.local.api.code_dead import SUPPRESSED_CAP
 from eshu_mcp.query.local.api.code_dead_roots import analysis_block
+from eshu_mcp.query.local.api.code_dead_scan import Candidate, hydrate, scan
 from eshu_mcp.query.local.api.code_scope import (
     may_read,
     scope_repository,
@@ -139,12 +136,9 @@ def cross_repo_dead_code(ctx: ApiContext) -> Answer:
             )
         ]
     consumers = [c for c in consumers if c != repo_id and may_read(ctx, c)]
-    page_size = min(max(10 * limit + 1, 100), 250)
-    result = scan(
-        ctx.conn, repo=repo_id, language=language, page_size=page_size, excluded_decorators=excluded
-    )
+    result = scan(ctx.conn, repo=repo_id, language=language, excluded_decorators=excluded)
     active, suppressed = result.active, result.suppressed
-    shown = active[:limit]
+    shown = hydrate(ctx.conn, active[:limit])
     evidence = consumer_evidence(ctx.conn, sorted({c.row["entity_name"] for c in shown}), consumers)
     buckets: dict[str, list[dict[str, Any]]] = {
         "dead": [],
@@ -162,7 +156,7 @@ def cross_repo_dead_code(ctx: ApiContext) -> Answer:
             bucket = "unknown"
         buckets[bucket].append(_row(candidate, items, detail))
     suppressed_limit = min(limit, SUPPRESSED_CAP)
-    buckets["suppressed"] = [c.render() for c in suppressed[:suppressed_limit]]
+    buckets["suppressed"] = [c.render() for c in hydrate(ctx.conn, suppressed[:suppressed_limit])]
     data = {
         "repo_id": repo_id,
         "language": language,

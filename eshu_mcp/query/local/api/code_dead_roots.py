@@ -10,6 +10,7 @@ generated code, dynamic dispatch. Rules here are data-driven where they are data
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 CANDIDATE_LABELS = ("Function", "Class", "Struct", "Interface", "Trait", "SqlFunction")
@@ -127,6 +128,7 @@ _FRAMEWORK_DECORATOR_NAMES = frozenset(
         "dataclass",
         "overload",
         "abstractmethod",
+        "provider",
         "template_filter",
         "context_processor",
         "signal",
@@ -146,6 +148,7 @@ _JAVA_ROOT_ANNOTATIONS = re.compile(
 )
 
 
+@lru_cache(maxsize=8192)
 def is_test_path(path: str) -> bool:
     """Eshu's test-file rules (Go, Python, JS/TS, Cypress, Java source sets)."""
     lowered = "/" + path.lower()
@@ -161,6 +164,7 @@ def is_test_path(path: str) -> bool:
     return bool(re.search(r"/src/\w*test\w*/", lowered))
 
 
+@lru_cache(maxsize=8192)
 def is_generated_path(path: str) -> bool:
     """Generated-code paths (``/gen/``, ``*.pb.go``, ``*_generated.go``...)."""
     lowered = "/" + path.lower()
@@ -204,16 +208,19 @@ def root_reasons(
     *,
     excluded_decorators: list[str],
     overrides_base: bool,
+    extra_kinds: list[str] = (),
 ) -> list[str]:
     """
     Why a candidate is a root (empty when it is not): ``modeled_root:<kind>`` for each
-    root kind, ``user_decorator_exclusion``, or ``default_root_policy``.
+    root kind, ``user_decorator_exclusion``, or ``default_root_policy``. ``extra_kinds`` are
+    root kinds found by the caller (interface roles, for instance).
     """
     decorators = decorator_names(metadata)
     if any(_decorator_matches(d, w) for d in decorators for w in excluded_decorators):
         return ["user_decorator_exclusion"]
     kinds = [str(k) for k in metadata.get("dead_code_root_kinds") or [] if k]
     kinds += _language_roots(row, metadata, decorators, overrides_base)
+    kinds += extra_kinds
     if kinds:
         return [f"modeled_root:{kind}" for kind in dict.fromkeys(kinds)]
     path = row["relative_path"]
@@ -246,8 +253,18 @@ def _language_roots(
             kinds.append("python.dunder_method")
         if name == "main" and not row.get("class_context"):
             kinds.append("python.main_function")
+        for decorator in decorators:
+            callee = decorator.lstrip("@").split("(", 1)[0].strip().rsplit(".", 1)[-1]
+            if callee in ("abstractmethod", "abstractproperty", "abstractclassmethod"):
+                kinds.append("python.abstract_method")
+            elif callee == "overload":
+                kinds.append("python.overload_stub")
         if any(is_framework_decorator(d) for d in decorators):
             kinds.append("python.framework_decorator")
+        elif decorators and (
+            metadata.get("enclosing_function") or row.get("parent_type") == "Function"
+        ):  # a decorated nested function is handed to whatever its decorator registers it with
+            kinds.append("python.registered_nested_function")
     elif language == "go":
         if name in ("main", "init") and not row.get("class_context"):
             kinds.append(f"go.{name}_function")

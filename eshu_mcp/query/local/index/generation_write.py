@@ -197,6 +197,7 @@ class GenerationWrite:
         first = self.first
         resolved = None if first is None else first.resolve_imports(file_id, prepared)
         calls_from = len(self.batch.calls)
+        references_from = len(self.batch.references)
         self.batch.add(self.repo_id, file_id, prepared, nids, resolved)
         declared = declared_edges(
             self.repo_key,
@@ -211,6 +212,7 @@ class GenerationWrite:
         if first is not None:
             first.add_file(file_id, file_nid, prepared, nids)
             first.calls.extend(self.batch.calls[calls_from:])
+            first.references.extend(self.batch.references[references_from:])
             first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
         before = {(e.entity_id, e.name) for e in old}

@@ -33,6 +33,7 @@ class GraphInputs:
     file_nids: dict[int, int]
     calls: list[tuple] | None = None  # every call row, when already in memory
     declared: Counter | None = None  # a first build's writer-made edges by type code
+    references: list[tuple] | None = None  # every reference row, when already in memory
 
     @property
     def language_of(self) -> dict[int, str | None]:
@@ -102,6 +103,7 @@ class FirstBuildInputs:
         self.calls: list[tuple] = []
         self.file_nids: dict[int, int] = {}
         self.declared: Counter = Counter()
+        self.references: list[tuple] = []
 
     def resolve_imports(self, file_id: int, prepared: PreparedFile) -> list[int | None]:
         """Resolve a file's imports (in row order) and bind what they bring in."""
@@ -154,6 +156,7 @@ class FirstBuildInputs:
             self.file_nids,
             self.calls,
             self.declared,
+            self.references,
         )
 
 

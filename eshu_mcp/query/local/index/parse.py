@@ -39,6 +39,7 @@ class ParsedFile:
     calls: list[tuple] = Factory(list)
     imports: list[tuple] = Factory(list)
     bases: list[tuple] = Factory(list)
+    references: list[tuple] = Factory(list)  # (owner entity index, name, receiver, line)
     secrets: list[tuple] = Factory(list)
     extractor_version: str = EXTRACTOR_VERSION
 
@@ -136,6 +137,7 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
         calls=extraction.calls,
         imports=extraction.imports,
         bases=extraction.bases,
+        references=extraction.references,
         secrets=secrets,
         **common,
     )

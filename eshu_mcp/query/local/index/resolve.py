@@ -18,11 +18,12 @@ from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
 from .graph_inputs import GraphInputs, read_graph_inputs
+from .references import files_referring, read_references, resolve_references
 from .writer import INSERT_EDGES
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
 RESOLVED_BY_FILE = (
-    f"(type = {EDGE_TYPES['CALLS']}"
+    f"(type IN ({EDGE_TYPES['CALLS']}, {EDGE_TYPES['REFERENCES']})"
     f" OR (type = {EDGE_TYPES['IMPORTS']} AND method = {METHODS['import_binding']}))"
 )
 """The per-file edges this module owns (declared.py writes CONTAINS and module IMPORTS)."""
@@ -70,6 +71,7 @@ def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[i
                 (repo_id, *chunk),
             )
         )
+    affected |= files_referring(conn, repo_id, names)
     return affected - set(change.deleted_files)
 
 
@@ -173,6 +175,10 @@ def resolve_repository(
         calls, catalog, bindings, language_of, file_nids, meanwhile
     )
     edges.extend((repo_key, *row) for row in call_edges)
+    references = inputs.references
+    if references is None:
+        references = read_references(conn, repo_id, scope)
+    resolve_references(references, catalog, bindings, file_nids, edge, language_of)
     conn.executemany(INSERT_EDGES, edges)
     conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
     if first_build:  # everything the repository has was counted on the way in

@@ -384,6 +384,20 @@ CREATE TABLE IF NOT EXISTS bases (
     PRIMARY KEY (entity_id, base_name, kind)
 ) WITHOUT ROWID;
 
+-- A definition used as a value rather than called (passed as an argument, assigned, returned,
+-- used as a decorator, registered in a dict/list/tuple/set, given as a default, caught),
+-- once per (file, name, receiver, source), at its first line. Resolved into REFERENCES edges.
+--   name: last segment ('_cb' for self._cb); receiver: the rest as written ('self', 'os.path'),
+--   '' for a bare name; source: nodes.nid of the innermost enclosing entity, 0 at file level.
+CREATE TABLE IF NOT EXISTS reference_rows (
+    file_id      INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    receiver     TEXT NOT NULL,
+    source       INTEGER NOT NULL,
+    line_number  INTEGER NOT NULL,
+    PRIMARY KEY (file_id, name, receiver, source)
+) WITHOUT ROWID;
+
 -- ---------------------------------------------------------------- resolved code graph
 
 -- Resolved relationships of the active generation, stored compactly; read them through the
@@ -427,6 +441,10 @@ CREATE INDEX IF NOT EXISTS edge_rows_in ON edge_rows (dst);
 --   INHERITS  Class/Struct/Interface -> Class/Struct/Interface (extends, embeds, includes)
 --   IMPLEMENTS class/struct -> Interface/Trait (implements, Rust trait impl)
 --   OVERRIDES method -> method of the same name in a resolved base type
+--   REFERENCES Function/Class (or file for module-level code) -> Function | Class | Interface
+--             used as a value (reference_rows): same_file, import_binding, type_inferred
+--             (self.x / Type.x through the class and its bases), scope_unique_name (a Go
+--             package's function from another file of its directory)
 -- resolution_method and confidence (Eshu's fixed tiers, local-backend §3.3/§5.5):
 --   declared 0.95 (CONTAINS, IMPORTS to a module), same_file 0.95, import_binding 0.90,
 --   type_inferred 0.80 (receiver type known locally: v = Cls(), new Cls(), typed locals, Go

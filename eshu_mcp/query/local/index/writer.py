@@ -20,7 +20,7 @@ from .identity import entity_id
 from .parse import ParsedFile
 from .store import utc_now
 
-CHILD_TABLES = ("call_rows", "imports", "bases", "secret_candidates")
+CHILD_TABLES = ("call_rows", "imports", "bases", "secret_candidates", "reference_rows")
 
 
 def file_node(file_id: int) -> str:
@@ -141,6 +141,7 @@ class PreparedFile:
     import_rows: list[tuple] = Factory(list)
     base_rows: list[tuple] = Factory(list)  # (entity row, base name, kind)
     secret_rows: list[tuple] = Factory(list)
+    reference_rows: list[tuple] = Factory(list)  # (name, receiver or '', owner row, line)
 
 
 PARENT = 6
@@ -154,7 +155,9 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     path = parsed.relative_path
     row_of: list[int] = []  # extractor entity index -> entity row (duplicates share one)
     first: dict[str, int] = {}
-    prepared = PreparedFile(evolve(parsed, entities=[], calls=[], imports=[], bases=[], secrets=[]))
+    prepared = PreparedFile(
+        evolve(parsed, entities=[], calls=[], imports=[], bases=[], secrets=[], references=[])
+    )
     source = parsed.content.encode("utf-8") if parsed.entities else b""
     for entity in parsed.entities:
         eid = entity_id(
@@ -204,11 +207,22 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     )
     prepared.import_rows.extend(parsed.imports)
     prepared.base_rows.extend((row_of[index], name, kind) for index, name, kind in parsed.bases)
+    prepared.reference_rows.extend(reference_rows(parsed.references, row_of))
     prepared.secret_rows.extend(
         (path, parsed.language, line, kind, severity, excerpt, value_hash, json.dumps(notes))
         for line, kind, severity, excerpt, value_hash, notes in parsed.secrets
     )
     return prepared
+
+
+def reference_rows(references: list[tuple], row_of: list[int]) -> list[tuple]:
+    """A file's value references, once per (name, receiver, owner), at their first line."""
+    first: dict[tuple, int] = {}
+    for owner, name, receiver, line in references:
+        key = (name, receiver or "", None if owner is None else row_of[owner])
+        if key not in first:
+            first[key] = line
+    return [(*key, line) for key, line in first.items()]
 
 
 @define
@@ -228,6 +242,7 @@ class RowBatch:
     bases: list[tuple] = Factory(list)
     secrets: list[tuple] = Factory(list)
     edges: list[tuple] = Factory(list)
+    references: list[tuple] = Factory(list)  # reference_rows columns
 
     def add(
         self,
@@ -261,6 +276,10 @@ class RowBatch:
             for row, name, kind in prepared.base_rows
         )
         self.secrets.extend((repo_id, file_id, *row) for row in prepared.secret_rows)
+        self.references.extend(
+            (file_id, name, receiver, 0 if owner is None else nids[owner], line)
+            for name, receiver, owner, line in prepared.reference_rows
+        )
 
     def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
         """Insert everything queued (new node numbers first)."""
@@ -298,6 +317,11 @@ class RowBatch:
                 self.secrets,
             ),
             (INSERT_EDGES, self.edges),
+            (
+                "INSERT OR IGNORE INTO reference_rows (file_id, name, receiver, source,"
+                " line_number) VALUES (?, ?, ?, ?, ?)",
+                self.references,
+            ),
         ):
             if rows:
                 conn.executemany(sql, rows)

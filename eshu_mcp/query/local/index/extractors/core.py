@@ -7,6 +7,7 @@ The engine that runs a spec over a file is in :mod:`.engine`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -15,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 
 DOCSTRING_CAP = 4096
@@ -78,6 +79,10 @@ def _no_assign(node: Node) -> tuple[str, str] | None:
     return None
 
 
+def _no_reference(node: Node) -> tuple[str, str | None] | None:
+    return None
+
+
 @frozen
 class LanguageSpec:
     """Everything the engine needs to extract one language."""
@@ -96,6 +101,10 @@ class LanguageSpec:
     docstring: Callable[[Definition], str | None] | None = None
     type_context_labels: frozenset[str] = TYPE_LABELS
     module_docstring: Callable[[Node], str | None] | None = None
+    references: frozenset[str] = frozenset()
+    """Capture names of definitions used as values (passed, assigned, returned, registered)."""
+    reference: Callable[[Node], tuple[str, str | None] | None] = _no_reference
+    """(name, receiver or None) of a captured value reference; None to skip it."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""
@@ -192,3 +201,33 @@ def leading_comment(node: Node) -> str | None:
                 continue
             cleaned.append(stripped.removesuffix("*/").strip())
     return "\n".join(cleaned)[:DOCSTRING_CAP] or None
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\Z").match
+
+
+def reference_patterns(parents: tuple[str, ...], values: str) -> str:
+    """A ``reference`` capture of ``values`` under each parent (``"kind"`` or ``"kind field"``)."""
+    patterns = []
+    for parent in parents:
+        kind, _, field = parent.partition(" ")
+        where = f"{kind} {field}: " if field else f"{kind} "
+        patterns.append(f"({where}{values} @reference)")
+    return " ".join(patterns)
+
+
+def value_reference(node: Node, member: MemberAccess) -> tuple[str, str | None] | None:
+    """(name, receiver) of a name or a member access used as a value; None otherwise.
+
+    ``handler`` -> (handler, None), ``this.onDone`` -> (onDone, this); a member of anything
+    but a dotted name (``f().x``) cannot be resolved and is skipped.
+    """
+    if node.type == member.kind:
+        field = node.child_by_field_name(member.name_field)
+        receiver = node.child_by_field_name(member.receiver_field)
+        if field is None or receiver is None:
+            return None
+        owner = text(receiver)
+        return (text(field), owner) if _DOTTED_NAME(owner) else None
+    name = text(node)
+    return (name, None) if _DOTTED_NAME(name) and "." not in name else None

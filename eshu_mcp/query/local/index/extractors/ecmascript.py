@@ -198,6 +198,36 @@ def assign(node: Node) -> tuple[str, str] | None:
     return text(name), text(constructor).rsplit(".", 1)[-1]
 
 
+MEMBER = core.MemberAccess("member_expression", "property", "object")
+_REFERENCE_PARENTS = (
+    "arguments",
+    "pair value",
+    "variable_declarator value",
+    "assignment_expression right",
+    "return_statement",
+    "array",
+    "parenthesized_expression",
+    "ternary_expression consequence",
+    "ternary_expression alternative",
+)
+_VALUES = "[(identifier) (member_expression)]"
+
+
+def reference_pattern(jsx: bool) -> str:
+    """Functions used as values: passed, assigned, returned, listed, given as JSX props."""
+    parents = _REFERENCE_PARENTS + (("jsx_expression",) if jsx else ())
+    return core.reference_patterns(parents, _VALUES) + (
+        " (object (shorthand_property_identifier) @reference)"
+    )
+
+
+def reference(node: Node) -> tuple[str, str | None] | None:
+    """(name, receiver) of a function or method reference (``onDone``, ``this.onDone``)."""
+    if node.type == "shorthand_property_identifier":
+        return text(node), None
+    return core.value_reference(node, MEMBER)
+
+
 def _spec(key: str, load, extra: frozenset[str]) -> LanguageSpec:
     return LanguageSpec(
         key=key,
@@ -219,6 +249,9 @@ def _spec(key: str, load, extra: frozenset[str]) -> LanguageSpec:
         import_rows=import_rows,
         assignments=frozenset({"variable_declarator"}),
         assign=assign,
+        references=frozenset({"reference"}),
+        reference=reference,
+        query_patterns={"reference": reference_pattern(jsx=key != "typescript")},
     )
 
 

@@ -30,13 +30,14 @@ class Extraction:
     calls: list[tuple] = Factory(list)
     imports: list[tuple] = Factory(list)
     bases: list[tuple[int, str, str]] = Factory(list)
+    references: list[tuple] = Factory(list)  # (owner entity index, name, receiver, line)
     parse_errors: int = 0
     module_doc: tuple[str, int, int, int] | None = None  # text, end line, start byte, end byte
 
 
 # What the sweep does with a captured kind, as bits of one int (one dict lookup per capture).
-_DEFINES, _NESTS, _CALLS, _IMPORTS, _ASSIGNS, _BRANCHES, _BOOLEAN, _CATCH_ALL = (
-    1 << bit for bit in range(8)
+_DEFINES, _NESTS, _CALLS, _IMPORTS, _ASSIGNS, _BRANCHES, _BOOLEAN, _CATCH_ALL, _REFERS = (
+    1 << bit for bit in range(9)
 )
 _AFTER_DEFINE = _CALLS | _IMPORTS | _ASSIGNS | _BRANCHES | _BOOLEAN
 
@@ -52,6 +53,7 @@ def _roles(spec: LanguageSpec) -> dict[str, int]:
         (spec.calls, _CALLS),
         (spec.imports, _IMPORTS),
         (spec.assignments, _ASSIGNS),
+        (spec.references, _REFERS),
     ]
     if table is not None:
         groups += [
@@ -126,6 +128,7 @@ class LanguageEngine:
             result.entities = []
             result.bases = []
             result.calls = [(None, *call[1:]) for call in result.calls]
+            result.references = [(None, *ref[1:]) for ref in result.references]
         return result
 
     def _sweep(self, items: list, result: Extraction, source: bytes, scale: float) -> None:
@@ -180,6 +183,9 @@ class LanguageEngine:
                                 node.start_point[0] + 1,
                             )
                         )
+                continue
+            if role == _REFERS:
+                _refer(spec.reference(node), node, top, result)
                 continue
             if role & _DEFINES:
                 found = define(node)
@@ -310,6 +316,23 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+
+
+def _refer(found: tuple[str, str | None] | None, node: Node, top: tuple | None, result) -> None:
+    """Keep a value reference with its innermost enclosing entity (None at file level).
+
+    A bare name that is one of the enclosing function's parameters names a local value,
+    never a definition, and is dropped.
+    """
+    if found is None:
+        return
+    owner = None if top is None else top[_OWNER]
+    name, receiver = found
+    if receiver is None and owner is not None:
+        args = result.entities[owner]["metadata"].get("args")
+        if args and name in args:
+            return
+    result.references.append((owner, name, receiver, node.start_point[0] + 1))
 
 
 def _is_catch_all(node: Node) -> bool:

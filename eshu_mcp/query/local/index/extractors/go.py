@@ -141,6 +141,25 @@ def assign(node: Node) -> tuple[str, str] | None:
     return text(left.named_children[0]), text(type_node).rsplit(".", 1)[-1]
 
 
+_VALUES = "[(identifier) (selector_expression)]"
+REFERENCE_PATTERN = core.reference_patterns(
+    ("argument_list", "literal_element"), _VALUES
+) + "".join(
+    f" ({parent} (expression_list {_VALUES} @reference))"
+    for parent in (
+        "short_var_declaration right:",
+        "assignment_statement right:",
+        "return_statement",
+    )
+)
+"""Function values: passed, assigned, returned, placed in a composite literal."""
+
+
+def reference(node: Node) -> tuple[str, str | None] | None:
+    """(name, receiver) of a function value (``handle``, ``pkg.Handle``, ``s.handle``)."""
+    return core.value_reference(node, SELECTOR)
+
+
 SPEC = LanguageSpec(
     key="go",
     load=tree_sitter_go.language,
@@ -153,4 +172,7 @@ SPEC = LanguageSpec(
     assignments=frozenset({"short_var_declaration"}),
     assign=assign,
     complexity=COMPLEXITY,
+    references=frozenset({"reference"}),
+    reference=reference,
+    query_patterns={"reference": REFERENCE_PATTERN},
 )

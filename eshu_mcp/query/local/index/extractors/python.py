@@ -256,6 +256,50 @@ ASSIGNMENT_PATTERN = (
 """Only ``name = callee(...)`` assignments can bind a local type, so only those are captured."""
 
 
+REFERENCE_PATTERN = core.reference_patterns(
+    (
+        "argument_list",
+        "keyword_argument value",
+        "assignment right",
+        "return_statement",
+        "expression_list",
+        "decorator",
+        "pair value",
+        "list",
+        "tuple",
+        "default_parameter value",
+        "lambda body",
+        "except_clause",
+    ),
+    "[(identifier) (attribute)]",
+)
+"""Where a function, method or class is used as a value rather than called: passed as an
+argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
+given as a default, caught. Captured as ``reference`` (one capture name for all forms)."""
+_NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
+
+
+def reference(node: Node) -> tuple[str, str | None] | None:
+    """(name, receiver) of a value reference: ``cb`` -> (cb, None), ``self._cb`` -> (_cb, self).
+
+    Attributes of anything but a dotted name (``f().x``, ``a[0].x``) are skipped: nothing
+    could resolve their receiver.
+    """
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
+    full = text(node) if source is None else source[node.start_byte : node.end_byte]
+    if node.type == "identifier":
+        return None if full in _NOT_DEFINITIONS else (full, None)
+    if _HAS_GAP(full) is None:
+        receiver, name = full.rsplit(".", 1)
+    else:
+        name = text(node.child_by_field_id(_ATTRIBUTE))
+        receiver = text(node.child_by_field_id(_OBJECT))
+    if not _DOTTED(receiver):
+        return None
+    return name, receiver
+
+
 SPEC = LanguageSpec(
     key="python",
     load=tree_sitter_python.language,
@@ -270,5 +314,7 @@ SPEC = LanguageSpec(
     complexity=COMPLEXITY,
     docstring=lambda found: found.metadata.get("docstring"),
     module_docstring=_docstring,
-    query_patterns={"assignment": ASSIGNMENT_PATTERN},
+    references=frozenset({"reference"}),
+    reference=reference,
+    query_patterns={"assignment": ASSIGNMENT_PATTERN, "reference": REFERENCE_PATTERN},
 )

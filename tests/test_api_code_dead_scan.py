@@ -1,0 +1,257 @@
+"""Dead code on a real indexed repository: what is excluded, paging, and honest truncation."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.api import code_dead, code_dead_cache, code_dead_scan
+from eshu_mcp.query.local.api.code_dead_interfaces import (
+    header_decorators,
+    implemented,
+    written_bases,
+)
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+from tests.test_api_code_common import call
+
+from .test_index_indexer import git
+
+SERVICE = """\
+import abc
+from typing import Protocol, overload
+
+from zope.interface import Interface, implementer
+
+
+def forgotten_helper():
+    return 1
+
+
+def on_result(result):
+    return result
+
+
+def start(d):
+    d.addCallback(on_result)
+
+
+HOOKS = {"late": lambda: 0}
+
+
+class IGreeter(Interface):
+    def greet_someone(name):
+        "Say hello."
+
+
+class ILoudGreeter(IGreeter):
+    def shout_at(name):
+        "Say it loudly."
+
+
+@implementer(ILoudGreeter)
+class Greeter:
+    def greet_someone(self, name):
+        return name
+
+    def shout_at(self, name):
+        return name
+
+    def stale_greeting_cache(self):
+        return None
+
+
+class Base:
+    def render_page(self):
+        return ""
+
+
+class Child(Base):
+    def render_page(self):
+        return "child"
+
+    def __repr__(self):
+        return "Child"
+
+
+class Sized(Protocol):
+    def measured_size(self) -> int: ...
+
+
+class Store(abc.ABC):
+    def flush_everything(self):
+        return None
+
+
+class Worker:
+    @abc.abstractmethod
+    def run_job_once(self):
+        raise NotImplementedError
+
+    @overload
+    def pick_one(self, x: int) -> int: ...
+
+    def pick_one(self, x):
+        return x
+
+
+class Dispatcher:
+    def handle(self, command):
+        return getattr(self, "cmd_" + command)()
+
+    def cmd_QUIT(self):
+        return None
+
+
+class Untyped:
+    def reached_by_name_only(self):
+        return None
+
+
+def use(thing):
+    return getattr(thing, "reached_by_name_only")()
+"""
+
+PAGED = "".join(f"def unused_number_{i:02d}():\n    return {i}\n\n\n" for i in range(23))
+
+
+class DeadCodeScanTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        repo = self.tmp / "repo"
+        (repo / "app").mkdir(parents=True)
+        (repo / "app" / "service.py").write_text(SERVICE)
+        (repo / "app" / "paged.py").write_text(PAGED)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+        self.repo, self.db = repo, self.tmp / "index.sqlite"
+        self.assertTrue(index_repositories(self.db, [repo], workers=1).ok)
+        self.conn = open_reader(self.db)
+        self.addCleanup(self.conn.close)
+        code_dead_cache.forget()
+        self.addCleanup(code_dead_cache.forget)
+
+    def dead(self, **body) -> dict:
+        return call(self.conn, "/code/dead-code", {"limit": 500, **body}).data
+
+    def suppressed(self) -> dict[str, list[str]]:
+        """Suppression reasons by name (of every definition with that name)."""
+        data = call(self.conn, "/code/dead-code/investigate", {"limit": 500}).data
+        reasons: dict[str, list[str]] = {}
+        for row in data["candidate_buckets"]["suppressed"]:
+            reasons.setdefault(row["name"], []).extend(row["suppression_reasons"])
+        return reasons
+
+    def test_only_unreferenced_definitions_are_reported(self) -> None:
+        names = {row["name"] for row in self.dead()["results"]}
+        self.assertIn("forgotten_helper", names)
+        self.assertIn("stale_greeting_cache", names)
+        for used in [
+            "on_result",  # passed as a callback: a REFERENCES edge
+            "greet_someone",  # zope interface member, and its implementation
+            "shout_at",  # declared by an interface extending an interface
+            "render_page",  # overrides a base method
+            "__repr__",
+            "measured_size",  # typing.Protocol member
+            "flush_everything",  # ABC member
+            "run_job_once",  # abstract method
+            "cmd_QUIT",  # dispatched by a computed name ("cmd_" + command)
+            "reached_by_name_only",  # named in a string: getattr dispatch
+        ]:
+            self.assertNotIn(used, names)
+
+    def test_stubs_and_roles_say_why_they_are_kept(self) -> None:
+        reasons = {name: " ".join(why) for name, why in self.suppressed().items()}
+        for name, reason in [
+            ("shout_at", "python.interface_member"),
+            ("shout_at", "python.interface_implementation"),
+            ("greet_someone", "python.interface_implementation"),
+            ("pick_one", "python.overload_stub"),
+            ("measured_size", "python.protocol_member"),
+            ("flush_everything", "python.abstract_class_member"),
+            ("run_job_once", "python.abstract_method"),
+            ("render_page", "python.method_override"),
+            ("cmd_QUIT", "python.prefix_dispatch"),
+            ("reached_by_name_only", "name_used_elsewhere"),
+        ]:
+            self.assertIn(reason, reasons[name], name)
+
+    def test_paging_returns_every_row_once(self) -> None:
+        everything = self.dead()
+        self.assertFalse(everything["truncated"])
+        self.assertIsNone(everything["next_offset"])
+        expected = [row["entity_id"] for row in everything["results"]]
+        self.assertEqual(len(expected), everything["active_candidates"])
+        self.assertGreater(len(expected), 20)
+        seen: list[str] = []
+        offset = 0
+        for _ in range(20):
+            page = self.dead(limit=7, offset=offset)
+            seen += [row["entity_id"] for row in page["results"]]
+            self.assertEqual(page["truncated"], page["next_offset"] is not None)
+            if page["next_offset"] is None:
+                break
+            self.assertEqual(page["next_offset"], offset + 7)
+            offset = page["next_offset"]
+        self.assertEqual(seen, expected)
+
+    def test_a_new_generation_is_scanned_again(self) -> None:
+        self.assertNotIn("freshly_abandoned", {row["name"] for row in self.dead()["results"]})
+        with (self.repo / "app" / "paged.py").open("a") as handle:
+            handle.write("\n\ndef freshly_abandoned():\n    return 0\n")
+        git(self.repo, "add", "-A")
+        git(self.repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "+")
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        self.assertIn("freshly_abandoned", {row["name"] for row in self.dead()["results"]})
+
+    def test_a_scan_cut_short_says_so(self) -> None:
+        self.patch(code_dead_scan, "SCAN_ROW_CAP", 5)
+        data = self.dead()
+        self.assertTrue(data["candidate_scan_truncated"])
+        self.assertTrue(data["truncated"])
+        self.assertEqual(data["candidate_scan_rows"], 5)
+        self.assertLess(data["candidate_scan_files"], data["scope_files"])
+
+    def test_the_whole_repository_is_read(self) -> None:
+        data = self.dead(limit=1)
+        self.assertFalse(data["candidate_scan_truncated"])
+        self.assertEqual(data["candidate_scan_files"], 2)
+        self.assertEqual(data["candidate_scan_files"], data["scope_files"])
+        self.assertTrue(data["truncated"])
+        self.assertEqual(data["next_offset"], 1)
+
+    def test_a_page_over_the_response_budget_is_cut_short_and_resumes(self) -> None:
+        expected = [row["entity_id"] for row in self.dead()["results"]]
+        self.patch(code_dead, "PAGE_BYTES", 1500)
+        seen: list[str] = []
+        offset = 0
+        for _ in range(len(expected) + 1):
+            page = self.dead(limit=500, offset=offset)
+            self.assertLess(len(page["results"]), len(expected))
+            seen += [row["entity_id"] for row in page["results"]]
+            if page["next_offset"] is None:
+                break
+            self.assertTrue(page["truncated"])
+            offset = page["next_offset"]
+        self.assertEqual(seen, expected)
+
+
+class ClassHeaderTests(SynchronousTestCase):
+    """Bases and interface declarations read from a class header as the index stores it."""
+
+    def test_bases_drop_subscripts_and_keep_keywords(self) -> None:
+        self.assertEqual(
+            written_bases("class Box(typing.Protocol[T], Generic[T, U], metaclass=abc.ABCMeta)"),
+            ["typing.Protocol", "Generic", "metaclass=abc.ABCMeta"],
+        )
+        self.assertEqual(written_bases("class Plain"), [])
+
+    def test_implementer_names_from_decorated_headers(self) -> None:
+        header = "@implementer(interfaces.IReactorTCP, IFoo) @other(x) class Reactor(Base)"
+        self.assertEqual(implemented(header_decorators(header)), ["IReactorTCP", "IFoo"])
+        self.assertEqual(implemented(header_decorators("class Reactor(Base)")), [])
