@@ -6,17 +6,21 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.query.local.api import code_dead, code_dead_cache, code_dead_scan
 from eshu_mcp.query.local.api.code_dead_interfaces import (
     header_decorators,
     implemented,
     written_bases,
 )
+from eshu_mcp.query.local.api.resource import LocalQueryResource
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 from tests.test_api_code_common import call
+from tests.test_api_resource import InlinePool, ThreadReactor
 
 from .test_index_indexer import git
 
@@ -238,6 +242,23 @@ class DeadCodeScanTests(SynchronousTestCase):
                 break
             self.assertTrue(page["truncated"])
             offset = page["next_offset"]
+        self.assertEqual(seen, expected)
+
+    def test_the_tool_pages_by_offset_even_when_answers_are_cut_by_size(self) -> None:
+        expected = [row["entity_id"] for row in self.dead()["results"]]
+        resource = LocalQueryResource(
+            str(self.db), reactor=ThreadReactor(), threadpool=InlinePool()
+        )
+        answers = InProcessDispatcher(resource, Clock(), answer_page=2048)
+        seen: list[str] = []
+        offset = 0
+        for _ in range(len(expected) + 1):
+            call = answers.call("find_dead_code", {"limit": 100, "offset": offset})
+            data = self.successResultOf(call)["structuredContent"]["data"]
+            seen += [row["entity_id"] for row in data["results"]]
+            if data.get("next_offset") is None:
+                break
+            offset = data["next_offset"]
         self.assertEqual(seen, expected)
 
 
