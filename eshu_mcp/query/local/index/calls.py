@@ -38,6 +38,7 @@ class Entity:
     parent: int | None
     language: str | None
     line: int
+    signature: str | None = None  # kept for Python functions with a return annotation
 
 
 NOTHING: list[Entity] = []
@@ -150,8 +151,11 @@ class Catalog:
             self.bases_of[class_name].append(base_name)
 
     def add(self, row: tuple) -> None:
-        """Add one entity: (nid, file_id, type, name, class_context, parent, language, line)."""
-        entity = Entity(*row)
+        """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
+        signature)."""
+        entity = Entity(*row[:8])
+        if len(row) > 8 and row[6] == "python" and row[8] and "->" in row[8]:
+            entity.signature = row[8]
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)

@@ -23,6 +23,7 @@ METHODS = {
     "type_inferred": 4,
     "scope_unique_name": 5,
     "repo_unique_name": 6,
+    "ambiguous": 7,
 }
 CALL_KINDS = {
     "call": 1,
@@ -38,6 +39,7 @@ CONFIDENCE = {
     "type_inferred": 80,
     "scope_unique_name": 70,
     "repo_unique_name": 50,
+    "ambiguous": 20,
 }
 """Eshu's fixed confidence tiers (local-backend §3.3/§5.5), in hundredths."""
 

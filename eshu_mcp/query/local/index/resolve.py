@@ -18,6 +18,7 @@ from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
 from .graph_inputs import GraphInputs, read_graph_inputs
+from .receivers import EXTERNAL, INTERFACE_ROOTS, Hierarchy, PythonCalls
 from .writer import INSERT_EDGES
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
@@ -166,11 +167,12 @@ def resolve_repository(
             )
         )
 
-    _inheritance(inputs.bases, catalog, bindings, edge)
+    python = PythonCalls(catalog, bindings, Hierarchy())
+    _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     call_edges, unresolved = resolve_calls_split(
-        calls, catalog, bindings, language_of, file_nids, meanwhile
+        calls, catalog, bindings, language_of, file_nids, meanwhile, python
     )
     edges.extend((repo_key, *row) for row in call_edges)
     conn.executemany(INSERT_EDGES, edges)
@@ -225,11 +227,37 @@ def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
     return None, None
 
 
-def _inheritance(bases, catalog: Catalog, bindings: FileBindings, edge) -> None:
+def _python_base(child: Entity, base_name: str, file_id: int, python: PythonCalls):
+    """A Python base through the file's definitions and imports; records the hierarchy."""
+    found = python.dotted(base_name, file_id, catalog_parent(python, child))
+    hierarchy = python.hierarchy
+    if isinstance(found, Entity) and found.entity_type != "Function" and found.nid != child.nid:
+        hierarchy.add(child.nid, found.nid)
+        return found, "same_file" if found.file_id == file_id else "import_binding"
+    hierarchy.open.add(child.nid)
+    if found == EXTERNAL and base_name.rsplit(".", 1)[-1] in INTERFACE_ROOTS:
+        hierarchy.declarations.add(child.nid)
+    return None, None
+
+
+def catalog_parent(python: PythonCalls, entity: Entity) -> Entity | None:
+    """The definition enclosing ``entity`` (where its base names are looked up)."""
+    return python.catalog.by_id.get(entity.parent) if entity.parent else None
+
+
+def _inheritance(
+    bases, catalog: Catalog, bindings: FileBindings, edge, python: PythonCalls, language_of
+) -> None:
     resolved: list[tuple[Entity, Entity, str]] = []
     for nid, base_name, kind, file_id in bases:
         child = catalog.by_id.get(nid)
         if child is None:
+            continue
+        if language_of.get(file_id) == "python":
+            target, method = _python_base(child, base_name, file_id, python)
+            if target is not None:
+                edge("INHERITS", child.nid, target.nid, method, child.line, file_id)
+                resolved.append((child, target, method))
             continue
         pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None
@@ -292,6 +320,9 @@ def _imports(
                 targets = catalog.callables.in_files(binding.symbol, binding.file_ids) + [
                     e for e in catalog.types.get(binding.symbol, []) if e.file_id in files
                 ]
+                top = [e for e in targets if e.parent is None]
+                if top:  # the last top-level definition is the one imported (not @overload stubs)
+                    targets = [max(top, key=lambda e: (e.file_id == top[0].file_id, e.line))]
                 if targets:
                     edge(
                         "IMPORTS",

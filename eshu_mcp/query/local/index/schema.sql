@@ -1,11 +1,13 @@
--- eshu-mcp embedded index: SQLite schema (schema_version 2).
+-- eshu-mcp embedded index: SQLite schema (schema_version 3).
 --
 -- Written by the indexer (eshu_mcp.query.local.index), read by the local /api/v0 Resource
 -- through eshu_mcp.query.local.index.store.open_reader(). Requires SQLite >= 3.34 with FTS5
 -- and JSON1.
 --
 -- Stability: within a schema version tables, views and columns are only ever ADDED.
--- Version 2 changed the storage of entities, edges and call sites (see "Compact storage");
+-- Version 3 added the resolution method 'ambiguous' (code 7) and stores Python base names
+-- and receiver types as written (dotted); version 2 changed the storage of entities, edges
+-- and call sites (see "Compact storage");
 -- the writer rebuilds an index written by an older version, readers refuse it.
 --
 -- Concurrency and visibility:
@@ -392,7 +394,8 @@ CREATE TABLE IF NOT EXISTS bases (
 --   type: code (1 CALLS, 2 IMPORTS, 3 INHERITS, 4 IMPLEMENTS, 5 OVERRIDES, 6 REFERENCES,
 --         7 CONTAINS, 8 INSTANTIATES).
 --   method: code (1 declared, 2 same_file, 3 import_binding, 4 type_inferred,
---           5 scope_unique_name, 6 repo_unique_name) or the text of any other method.
+--           5 scope_unique_name, 6 repo_unique_name, 7 ambiguous) or the text of any other
+--           method.
 --   call_kind: coded as in call_rows.   confidence: hundredths (95 = 0.95).
 CREATE TABLE IF NOT EXISTS edge_rows (
     edge_id            INTEGER PRIMARY KEY,
@@ -452,7 +455,7 @@ CREATE VIEW IF NOT EXISTS edges (
            CASE r.method WHEN 1 THEN 'declared' WHEN 2 THEN 'same_file'
                 WHEN 3 THEN 'import_binding' WHEN 4 THEN 'type_inferred'
                 WHEN 5 THEN 'scope_unique_name' WHEN 6 THEN 'repo_unique_name'
-                ELSE r.method END,
+                WHEN 7 THEN 'ambiguous' ELSE r.method END,
            r.confidence / 100.0, r.line_number, r.evidence_file_id, ''
       FROM edge_rows r
       JOIN nodes s ON s.nid = r.src
@@ -478,7 +481,7 @@ CREATE TRIGGER IF NOT EXISTS edges_insert INSTEAD OF INSERT ON edges BEGIN
             CASE NEW.resolution_method WHEN 'declared' THEN 1 WHEN 'same_file' THEN 2
                  WHEN 'import_binding' THEN 3 WHEN 'type_inferred' THEN 4
                  WHEN 'scope_unique_name' THEN 5 WHEN 'repo_unique_name' THEN 6
-                 ELSE NEW.resolution_method END,
+                 WHEN 'ambiguous' THEN 7 ELSE NEW.resolution_method END,
             CAST(round(NEW.confidence * 100) AS INTEGER), NEW.line_number,
             NEW.evidence_file_id);
 END;

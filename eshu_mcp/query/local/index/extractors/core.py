@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 
 DOCSTRING_CAP = 4096
@@ -37,6 +37,7 @@ class Definition(NamedTuple):
     class_context: str | None = None
     bases: tuple[tuple[str, str], ...] = ()
     metadata: Mapping[str, Any] = MappingProxyType({})
+    locals: tuple[tuple[str, str], ...] = ()  # parameter name -> declared type (Python)
 
 
 class Call(NamedTuple):
@@ -96,6 +97,9 @@ class LanguageSpec:
     docstring: Callable[[Definition], str | None] | None = None
     type_context_labels: frozenset[str] = TYPE_LABELS
     module_docstring: Callable[[Node], str | None] | None = None
+    instance_prefix: str | None = None
+    """How a method names an attribute of its own instance (``self.``): the types assigned to
+    those attributes in one method are the receiver types of calls in every method."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

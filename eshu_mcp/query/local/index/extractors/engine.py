@@ -138,6 +138,8 @@ class LanguageEngine:
         import_rows = spec.import_rows
         calls = result.calls
         imports = result.imports
+        prefix = spec.instance_prefix
+        attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         stack: list[tuple] = []
         top: tuple | None = None
         counts: dict[int, int] = {}
@@ -188,7 +190,12 @@ class LanguageEngine:
                     end = node.end_byte * scale
                     if found.label == "Function":
                         counts[index] = 0
-                        top = (end, index, counted, (index, {}), index)
+                        # a nested function sees its enclosing function's locals
+                        outer = None if top is None else top[_FUNCTION]
+                        scope = {} if outer is None else dict(outer[1])
+                        if found.locals:
+                            scope.update(found.locals)
+                        top = (end, index, counted, (index, scope), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
                         top = (end, index, False, function, index)
@@ -242,8 +249,13 @@ class LanguageEngine:
                 )
             if role & _ASSIGNS:
                 bound = assign(node)
-                if bound is not None and function is not None:
-                    function[1][bound[0]] = bound[1]
+                if bound is not None:
+                    if function is not None:
+                        function[1][bound[0]] = bound[1]
+                        if prefix and bound[0].startswith(prefix):
+                            attributes.append((function[0], bound[0], bound[1]))
+                    elif prefix and top is not None and top[_OWNER] is not None:
+                        attributes.append((top[_OWNER], prefix + bound[0], bound[1]))
             if top is not None and top[_COUNTS]:
                 if role & _BRANCHES:
                     if not (role & _CATCH_ALL and _is_catch_all(node)):
@@ -256,11 +268,46 @@ class LanguageEngine:
             entities = result.entities
             for index, count in counts.items():
                 entities[index]["cyclomatic_complexity"] = 1 + count
+        if attributes:
+            self._type_instance_attributes(result, attributes, prefix)
+
+    def _type_instance_attributes(
+        self, result: Extraction, attributes: list[tuple[int, str, str]], prefix: str
+    ) -> None:
+        """Give ``self.attr.m()`` calls the type some method (or the class body) assigned."""
+        entities = result.entities
+        labels = self.type_context_labels
+        owner: dict[int, int | None] = {}
+
+        def class_of(index: int | None) -> int | None:
+            if index is None:
+                return None
+            found = owner.get(index, -1)
+            if found != -1:
+                return found
+            current: int | None = index
+            while current is not None and entities[current]["entity_type"] not in labels:
+                current = entities[current]["parent"]
+            owner[index] = current
+            return current
+
+        declared: dict[tuple[int, str], str] = {}
+        for index, attribute, type_name in attributes:
+            klass = class_of(index)
+            if klass is not None:
+                declared.setdefault((klass, attribute), type_name)
+        calls = result.calls
+        for position, call in enumerate(calls):
+            receiver = call[3]
+            if call[4] is None and receiver is not None and receiver.startswith(prefix):
+                found = declared.get((class_of(call[0]), receiver))
+                if found is not None:
+                    calls[position] = (*call[:4], found, *call[5:])
 
     def _add_entity(
         self, found: Definition, top: tuple | None, result: Extraction, source: bytes
     ) -> int:
-        label, name, name_node, span, body, args, class_context, bases, metadata = found
+        label, name, name_node, span, body, args, class_context, bases, metadata, _ = found
         parent = None if top is None else top[_OWNER]
         metadata = dict(metadata)
         entities = result.entities

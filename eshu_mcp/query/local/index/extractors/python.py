@@ -7,6 +7,7 @@ import re
 import tree_sitter_python
 from tree_sitter import Language, Node
 
+from ..typenames import annotation_type, is_dotted
 from . import core
 from .core import (
     CURRENT_SOURCE,
@@ -50,6 +51,7 @@ ROOT_DECORATORS = {
     "command": "python.cli_command",
     "task": "python.celery_task",
     "fixture": "python.pytest_fixture",
+    "overload": "python.overload",
 }
 
 
@@ -67,6 +69,8 @@ _FIELD = {
         "object",
         "left",
         "right",
+        "type",
+        "value",
     )
 }
 _NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
@@ -75,7 +79,8 @@ _NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
 _FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
     _FIELD[f] for f in ("function", "arguments", "attribute", "object")
 )
-_LEFT, _RIGHT = _FIELD["left"], _FIELD["right"]
+_LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
+_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
 (the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
@@ -110,10 +115,12 @@ def _docstring(body: Node | None) -> str | None:
     return content.strip()[:DOCSTRING_CAP] or None
 
 
-def _args(params: Node | None) -> tuple[str, ...]:
+def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Parameter names, and the class each annotated parameter is declared to be."""
     if params is None:
-        return ()
+        return (), ()
     names = []
+    typed = []
     for param in params.named_children:
         if param.type == "identifier":
             names.append(text(param))
@@ -123,7 +130,23 @@ def _args(params: Node | None) -> tuple[str, ...]:
             name = next((c for c in param.named_children if c.type == "identifier"), None)
         if name is not None:
             names.append(text(name))
-    return tuple(names)
+            if param.type in _TYPED_PARAMETERS:
+                declared = annotation_type(text(param.child_by_field_id(_TYPE)))
+                if declared is not None:
+                    typed.append((names[-1], declared))
+    return tuple(names), tuple(typed)
+
+
+def _base(node: Node) -> str | None:
+    """A base class as a dotted name (``protocol.Protocol``; ``Deferred`` for ``Deferred[T]``)."""
+    if node.type == "subscript":
+        node = node.child_by_field_id(_VALUE)
+        if node is None:
+            return None
+    if node.type not in ("identifier", "attribute"):
+        return None
+    written = "".join(text(node).split())
+    return written if is_dotted(written) else None
 
 
 def _root_kinds(name: str, decorators: list[str]) -> list[str]:
@@ -167,15 +190,18 @@ def define(node: Node) -> Definition | None:
         bases = []
         superclasses = node.child_by_field_id(_SUPERCLASSES)
         for base in superclasses.named_children if superclasses is not None else ():
-            if base.type in ("identifier", "attribute"):
-                bases.append((text(base).rsplit(".", 1)[-1], "extends"))
+            written = _base(base)
+            if written is not None:
+                bases.append((written, "extends"))
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
     if core.starts_with(node, b"async"):
         metadata["async"] = True
-    args = _args(node.child_by_field_id(_PARAMETERS))
-    return Definition("Function", name, name_node, span, body, args=args, metadata=metadata)
+    args, typed = _args(node.child_by_field_id(_PARAMETERS))
+    return Definition(
+        "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
+    )
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
@@ -236,24 +262,38 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
-    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
+    """
+    A name (or ``self.attr``) bound to a type: ``v = Cls()`` / ``v = f()`` give ``Cls()`` /
+    ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
+    ``Cls``.
+    """
     left = node.child_by_field_id(_LEFT)
+    if left is None or left.type not in ("identifier", "attribute"):
+        return None
+    target = text(left)
+    if left.type == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+        return None
+    declared = node.child_by_field_id(_TYPE)
+    if declared is not None:
+        found = annotation_type(text(declared))
+        return None if found is None else (target, found)
     right = node.child_by_field_id(_RIGHT)
-    if left is None or right is None or left.type != "identifier" or right.type != "call":
+    if right is None or right.type != "call":
         return None
     function = right.child_by_field_id(_FUNCTION)
     if function is None or function.type not in ("identifier", "attribute"):
         return None
-    type_name = text(function).rsplit(".", 1)[-1]
-    if not type_name[:1].isupper():
-        return None
-    return text(left), type_name
+    callee = text(function)
+    return (target, callee + "()") if is_dotted(callee) else None
 
 
 ASSIGNMENT_PATTERN = (
-    "(assignment left: (identifier) right: (call function: [(identifier) (attribute)])) @assignment"
+    "(assignment left: [(identifier) (attribute)]"
+    " right: (call function: [(identifier) (attribute)])) @assignment"
+    " (assignment left: [(identifier) (attribute)] type: (type)) @assignment"
 )
-"""Only ``name = callee(...)`` assignments can bind a local type, so only those are captured."""
+"""Only ``name = callee(...)`` and annotated assignments can bind a type, so only those are
+captured."""
 
 
 SPEC = LanguageSpec(
@@ -271,4 +311,5 @@ SPEC = LanguageSpec(
     docstring=lambda found: found.metadata.get("docstring"),
     module_docstring=_docstring,
     query_patterns={"assignment": ASSIGNMENT_PATTERN},
+    instance_prefix="self.",
 )

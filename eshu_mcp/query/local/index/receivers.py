@@ -1,0 +1,397 @@
+"""
+Python call resolution by what the code states: a method call is linked to one definition
+only when its receiver's class is known (``self``/``cls``/``super()`` through the resolved
+class hierarchy, annotations, ``v = Cls()``, ``v = f()`` with ``f``'s return annotation,
+``self.attr`` assigned in the class); class names are resolved through the file's own
+definitions and imports, never by a bare name elsewhere. A method call on a receiver of
+unknown type is *ambiguous*: it is linked to every method of that name (a short list) or
+left unresolved, never to one picked by file or directory proximity.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .bindings import FileBindings
+from .builtins import is_builtin
+from .calls import Catalog, Entity
+from .typenames import is_dotted, returned_type
+
+EXTERNAL = "external"
+"""What a name resolves to when it is bound to something outside the repository."""
+AMBIGUOUS_CAP = 6
+"""An untyped method call with more same-named candidates than this stays unresolved."""
+REEXPORT_HOPS = 4
+CALL_DEPTH = 3
+INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
+"""Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
+SELF_NAMES = frozenset({"self", "cls"})
+
+
+class Hierarchy:
+    """Resolved Python bases of each class (by node number), filled before calls resolve."""
+
+    def __init__(self) -> None:
+        self.bases: dict[int, list[int]] = defaultdict(list)
+        self.subclasses: dict[int, list[int]] = defaultdict(list)
+        self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
+        self.declarations: set[int] = set()  # classes deriving directly from an interface root
+
+    def add(self, child: int, base: int) -> None:
+        self.bases[child].append(base)
+        self.subclasses[base].append(child)
+
+
+class PythonCalls:
+    """Resolves the Python calls of one repository (memoised per process)."""
+
+    def __init__(self, catalog: Catalog, bindings: FileBindings, hierarchy: Hierarchy) -> None:
+        self.catalog = catalog
+        self.bindings = bindings
+        self.hierarchy = hierarchy
+        self._members: dict[int, dict[str, Entity]] = {}
+        self._mro: dict[int, list[int]] = {}
+        self._types: dict[tuple, object] = {}
+        self._returns: dict[int, object] = {}
+        self._everywhere: dict[str, list[Entity]] = {}
+        self._lookups: dict[tuple, object] = {}
+        self._overrides: dict[tuple[int, str], list[Entity]] = {}
+
+    # ------------------------------------------------------------------ classes
+
+    def members(self, class_nid: int) -> dict[str, Entity]:
+        """A class's own methods by name; the last definition wins (``@overload`` stubs lose)."""
+        found = self._members.get(class_nid)
+        if found is None:
+            found = self._members[class_nid] = {
+                e.name: e
+                for e in sorted(self.catalog.children.get(class_nid, ()), key=_line)
+                if e.entity_type == "Function"
+            }
+        return found
+
+    def mro(self, class_nid: int) -> list[int]:
+        """The class and its resolved ancestors in C3 order (depth-first when C3 fails)."""
+        found = self._mro.get(class_nid)
+        if found is not None:
+            return found
+        self._mro[class_nid] = [class_nid]  # a cycle in broken code ends here
+        bases = self.hierarchy.bases.get(class_nid, ())
+        sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
+        merged = [class_nid]
+        while any(sequences):
+            for sequence in sequences:
+                head = sequence[0] if sequence else None
+                if head is not None and not any(head in s[1:] for s in sequences):
+                    break
+            else:
+                merged += [n for s in sequences for n in s if n not in merged]
+                break
+            merged.append(head)
+            sequences = [s[1:] if s and s[0] == head else s for s in sequences]
+        found = self._mro[class_nid] = list(dict.fromkeys(merged))
+        return found
+
+    def lookup(self, class_nid: int, name: str, skip_own: bool = False):
+        """The method ``name`` as the class's MRO finds it; EXTERNAL when an unresolved base
+        may hold it; None when the known hierarchy has no such method."""
+        key = (class_nid, name, skip_own)
+        found = self._lookups.get(key, False)
+        if found is False:
+            found = self._lookups[key] = self._lookup(class_nid, name, skip_own)
+        return found
+
+    def _lookup(self, class_nid: int, name: str, skip_own: bool):
+        order = self.mro(class_nid)
+        for nid in order[1:] if skip_own else order:
+            method = self.members(nid).get(name)
+            if method is not None:
+                return method
+        if any(nid in self.hierarchy.open for nid in order):
+            return EXTERNAL
+        return None
+
+    def is_declaration(self, class_nid: int) -> bool:
+        """Whether the class is an interface (its methods declare, others implement)."""
+        return any(nid in self.hierarchy.declarations for nid in self.mro(class_nid))
+
+    def in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
+        """Definitions of ``name`` in the class's descendants (overrides, or a template
+        method's hooks), nearest first; at most one more than AMBIGUOUS_CAP."""
+        key = (class_nid, name)
+        found = self._overrides.get(key)
+        if found is None:
+            found = self._overrides[key] = self._in_subclasses(class_nid, name)
+        return found
+
+    def _in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
+        if class_nid not in self.hierarchy.subclasses:
+            return []
+        found: dict[int, Entity] = {}
+        frontier, seen = [class_nid], {class_nid}
+        while frontier and len(found) <= AMBIGUOUS_CAP:
+            following = []
+            for nid in frontier:
+                for child in self.hierarchy.subclasses.get(nid, ()):
+                    if child in seen:
+                        continue
+                    seen.add(child)
+                    method = self.members(child).get(name)
+                    if method is not None:
+                        found[method.nid] = method
+                    following.append(child)
+            frontier = following
+        return list(found.values())
+
+    # ------------------------------------------------------------------ names
+
+    def enclosing_class(self, entity: Entity | None) -> Entity | None:
+        """The class whose ``self`` a function sees (nested functions: their method's)."""
+        by_id = self.catalog.by_id
+        while entity is not None:
+            if entity.entity_type == "Function" and entity.class_context:
+                return by_id.get(entity.parent) if entity.parent else None
+            entity = by_id.get(entity.parent) if entity.parent else None
+        return None
+
+    def _scopes(self, entity: Entity | None) -> list[int | None]:
+        """Node numbers of the caller and its enclosing definitions, innermost first, then
+        None (module level)."""
+        chain: list[int | None] = []
+        by_id = self.catalog.by_id
+        while entity is not None:
+            chain.append(entity.nid)
+            entity = by_id.get(entity.parent) if entity.parent else None
+        chain.append(None)
+        return chain
+
+    def _in_file(self, candidates: list[Entity], caller: Entity | None) -> Entity | None:
+        """The candidate the caller's scopes see first (last definition in a scope wins)."""
+        if not candidates:
+            return None
+        for scope in self._scopes(caller):
+            visible = [e for e in candidates if e.parent == scope]
+            if visible:
+                return max(visible, key=_line)
+        return None
+
+    def module_level(self, file_ids, name: str, hops: int = REEXPORT_HOPS):
+        """A top-level function or class ``name`` of these files, following re-exports."""
+        catalog = self.catalog
+        for file_id in file_ids:
+            found = [e for e in catalog.callables.in_file(name, file_id) if e.parent is None]
+            found += [
+                e
+                for e in catalog.types.get(name, ())
+                if e.file_id == file_id and e.parent is None and e not in found
+            ]
+            if found:
+                return max(found, key=_line)
+        if hops:
+            for file_id in file_ids:
+                binding = self.bindings.lookup(file_id, name)
+                if binding is None:
+                    continue
+                if not binding.file_ids:
+                    return EXTERNAL
+                if binding.symbol is not None:
+                    return self.module_level(binding.file_ids, binding.symbol, hops - 1)
+        return None
+
+    def named(self, name: str, file_id: int, caller: Entity | None):
+        """What a bare name means in a file: a definition, EXTERNAL, or None."""
+        catalog = self.catalog
+        local = catalog.callables.in_file(name, file_id) + [
+            e for e in catalog.types.get(name, ()) if e.file_id == file_id
+        ]
+        found = self._in_file(local, caller)
+        if found is not None:
+            return found
+        binding = self.bindings.lookup(file_id, name)
+        if binding is not None:
+            if not binding.file_ids:
+                return EXTERNAL
+            if binding.symbol is None:
+                return None  # a module
+            return self.module_level(binding.file_ids, binding.symbol)
+        star = self.bindings.star.get(file_id)
+        if star:
+            found = self.module_level(star, name, 0)
+            if found is not None:
+                return found
+        if is_builtin("python", name):
+            return EXTERNAL
+        return None
+
+    def dotted(self, expr: str, file_id: int, caller: Entity | None):
+        """What ``a.b.name`` means through the file's imports (module attributes)."""
+        parts = expr.split(".")
+        if len(parts) == 1:
+            return self.named(expr, file_id, caller)
+        for cut in range(len(parts) - 1, 0, -1):
+            binding = self.bindings.lookup(file_id, ".".join(parts[:cut]))
+            if binding is None:
+                continue
+            if not binding.file_ids:
+                return EXTERNAL
+            if binding.symbol is None and cut == len(parts) - 1:
+                return self.module_level(binding.file_ids, parts[-1])
+            return None
+        head = self.named(parts[0], file_id, caller)
+        if head is EXTERNAL:
+            return EXTERNAL
+        if isinstance(head, Entity) and head.entity_type != "Function" and len(parts) == 2:
+            nested = [e for e in self.catalog.children.get(head.nid, ()) if e.name == parts[1]]
+            if nested:
+                return max(nested, key=_line)
+        return None
+
+    def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
+        """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
+        klass = self.enclosing_class(caller) if expr.startswith(("self.", "cls.")) else None
+        key = (expr, file_id, caller.nid if caller is not None else None)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # recursion through the same expression finds nothing
+        if expr.endswith("()"):
+            callee = self._callee(expr[:-2], file_id, caller, klass, depth)
+            found = self._result_type(callee, depth) if isinstance(callee, Entity) else callee
+        else:
+            found = self.dotted(expr, file_id, caller)
+            if isinstance(found, Entity) and found.entity_type == "Function":
+                found = None
+        self._types[key] = found
+        return found
+
+    def _callee(self, expr: str, file_id, caller, klass, depth):
+        if depth >= CALL_DEPTH:
+            return None
+        receiver, _, name = expr.rpartition(".")
+        if not receiver:
+            return self.named(name, file_id, caller)
+        if receiver in SELF_NAMES:
+            return self.lookup(klass.nid, name) if klass is not None else None
+        found = self.dotted(expr, file_id, caller)
+        if found is not None:
+            return found
+        owner = self.type_of(receiver, file_id, caller, depth + 1) if is_dotted(receiver) else None
+        if owner is None and "." not in receiver:
+            return None
+        if isinstance(owner, Entity):
+            return self.lookup(owner.nid, name)
+        return owner
+
+    def _result_type(self, callee: Entity, depth: int):
+        if callee.entity_type != "Function":
+            return callee  # constructing a class
+        found = self._returns.get(callee.nid, False)
+        if found is False:
+            found = None
+            annotation = returned_type(callee.signature)
+            if annotation is not None:
+                found = self.type_of(annotation, callee.file_id, callee, depth + 1)
+                if isinstance(found, Entity) and found.entity_type == "Function":
+                    found = None
+            self._returns[callee.nid] = found
+        return found
+
+    # ------------------------------------------------------------------ calls
+
+    def resolve(self, call, caller: Entity | None):
+        """(target, method), (list of targets, "ambiguous") or (None, reason)."""
+        _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _line = call
+        if receiver is None:
+            found = self.named(name, file_id, caller)
+            if isinstance(found, Entity):
+                return found, "same_file" if found.file_id == file_id else "import_binding"
+            if found is EXTERNAL:
+                return None, "builtin" if is_builtin("python", name) else "external"
+            return None, "no_definition"
+        if receiver in SELF_NAMES or receiver.startswith("super("):
+            klass = self.enclosing_class(caller)
+            if klass is not None:
+                if receiver.startswith("super("):  # no dispatch: the next class in the MRO
+                    return self._method_of(klass, name, skip_own=True)
+                return self._method_of(klass, name, hooks=True, dispatch=True)
+        if inferred is not None:
+            owner = self.type_of(inferred, file_id, caller)
+            if owner is EXTERNAL:
+                return None, "external"
+            if isinstance(owner, Entity) and not self.is_declaration(owner.nid):
+                # an instance built here has exactly its class; a declared one may be a subclass
+                built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
+                return self._method_of(owner, name, dispatch=not built)
+        if is_dotted(receiver):
+            found = self.dotted(f"{receiver}.{name}", file_id, caller)
+            if isinstance(found, Entity):
+                return found, "same_file" if found.file_id == file_id else "import_binding"
+            if found is EXTERNAL:
+                return None, "external"
+            owner = self.dotted(receiver, file_id, caller)
+            if owner is EXTERNAL:
+                return None, "external"
+            if (
+                isinstance(owner, Entity)
+                and owner.entity_type != "Function"
+                and not self.is_declaration(owner.nid)
+            ):
+                return self._method_of(owner, name)
+        return self.untyped(name)
+
+    def _method_of(
+        self,
+        klass: Entity,
+        name: str,
+        skip_own: bool = False,
+        hooks: bool = False,
+        dispatch: bool = False,
+    ):
+        """The method a receiver of class ``klass`` runs. With ``dispatch`` the receiver may be
+        an instance of a subclass: when subclasses override the method, the call is ambiguous
+        between the MRO's definition and the overrides. With ``hooks``, a method the class
+        does not have may be one its subclasses provide."""
+        found = self.lookup(klass.nid, name, skip_own)
+        if isinstance(found, Entity):
+            if dispatch:
+                overrides = self.in_subclasses(klass.nid, name)
+                if overrides:
+                    return [found, *overrides[:AMBIGUOUS_CAP]], "ambiguous"
+            return found, "type_inferred"
+        if found is EXTERNAL:
+            return None, "external"
+        if hooks:
+            provided = self.in_subclasses(klass.nid, name)
+            if 0 < len(provided) <= AMBIGUOUS_CAP:
+                return provided, "ambiguous"
+            if provided:
+                return None, f"ambiguous:{len(provided)}"
+        return None, "no_definition"
+
+    def untyped(self, name: str):
+        """A method call whose receiver's class is unknown: every method of that name."""
+        found = self._everywhere.get(name)
+        if found is None:
+            found = self._everywhere[name] = self._candidates(name)
+        if not found:
+            return None, "no_definition"
+        if len(found) > AMBIGUOUS_CAP:
+            return None, f"ambiguous:{len(found)}"
+        return found, "ambiguous"
+
+    def _candidates(self, name: str) -> list[Entity]:
+        by_id = self.catalog.by_id
+        found: dict[int, Entity] = {}
+        for method in self.catalog.methods.by_name.get(name, ()):
+            if method.language != "python" or method.parent is None:
+                continue
+            owner = by_id.get(method.parent)
+            if owner is None or self.is_declaration(owner.nid):
+                continue
+            winner = self.members(owner.nid).get(name)
+            if winner is not None:
+                found[winner.nid] = winner
+        return list(found.values())
+
+
+def _line(entity: Entity) -> int:
+    return entity.line
