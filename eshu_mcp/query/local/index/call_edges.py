@@ -19,6 +19,9 @@ from .receivers import PythonCalls
 
 CALLS = EDGE_TYPES["CALLS"]
 CONSTRUCTOR_CALL = CALL_KINDS["constructor_call"]
+AMBIGUOUS_SHARE = 100
+"""An ambiguous call's edges share this confidence (hundredths): 1/n each of n candidates,
+as measured (one candidate in n really runs)."""
 SPLIT_ABOVE = 20_000
 """Calls below this are resolved in-process: a fork costs more than half of them."""
 
@@ -62,6 +65,9 @@ def resolve_calls(
             unresolved.append((call[0], how))
             continue
         source = call[2] or file_nids[call[1]]
+        confidence = CONFIDENCE[how]
+        if isinstance(target, list):  # each candidate as likely as the others
+            confidence = round(AMBIGUOUS_SHARE / len(target))
         for one in target if isinstance(target, list) else (target,):
             identity = (source, one.nid, call[9])
             if identity in seen:
@@ -76,7 +82,7 @@ def resolve_calls(
                     kind,
                     None,
                     METHODS[how],
-                    CONFIDENCE[how],
+                    confidence,
                     call[9],
                     call[1],
                 )

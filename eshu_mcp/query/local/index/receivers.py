@@ -19,7 +19,7 @@ from .typenames import is_dotted, returned_type
 
 EXTERNAL = "external"
 """What a name resolves to when it is bound to something outside the repository."""
-AMBIGUOUS_CAP = 6
+AMBIGUOUS_CAP = 8
 """An untyped method call with more same-named candidates than this stays unresolved."""
 REEXPORT_HOPS = 4
 CALL_DEPTH = 3
@@ -361,6 +361,8 @@ class PythonCalls:
             return None, "external"
         if hooks:
             provided = self.in_subclasses(klass.nid, name)
+            if len(provided) == 1:
+                return provided[0], "type_inferred"
             if 0 < len(provided) <= AMBIGUOUS_CAP:
                 return provided, "ambiguous"
             if provided:
@@ -374,6 +376,8 @@ class PythonCalls:
             found = self._everywhere[name] = self._candidates(name)
         if not found:
             return None, "no_definition"
+        if len(found) == 1:
+            return found[0], "repo_unique_name"
         if len(found) > AMBIGUOUS_CAP:
             return None, f"ambiguous:{len(found)}"
         return found, "ambiguous"

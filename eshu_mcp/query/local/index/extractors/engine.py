@@ -140,6 +140,7 @@ class LanguageEngine:
         imports = result.imports
         prefix = spec.instance_prefix
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
+        module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
         top: tuple | None = None
         counts: dict[int, int] = {}
@@ -192,7 +193,7 @@ class LanguageEngine:
                         counts[index] = 0
                         # a nested function sees its enclosing function's locals
                         outer = None if top is None else top[_FUNCTION]
-                        scope = {} if outer is None else dict(outer[1])
+                        scope = dict(module_scope if outer is None else outer[1])
                         if found.locals:
                             scope.update(found.locals)
                         top = (end, index, counted, (index, scope), index)
@@ -254,7 +255,9 @@ class LanguageEngine:
                         function[1][bound[0]] = bound[1]
                         if prefix and bound[0].startswith(prefix):
                             attributes.append((function[0], bound[0], bound[1]))
-                    elif prefix and top is not None and top[_OWNER] is not None:
+                    elif top is None:
+                        module_scope[bound[0]] = bound[1]
+                    elif prefix and top[_OWNER] is not None:
                         attributes.append((top[_OWNER], prefix + bound[0], bound[1]))
             if top is not None and top[_COUNTS]:
                 if role & _BRANCHES:

@@ -1,0 +1,165 @@
+"""Python calls resolve by what the code states about their receiver, or say they cannot."""
+
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+
+from .test_index_indexer import git
+
+SOURCES = {
+    "pkg/__init__.py": "",
+    "pkg/defer.py": """
+        from typing import overload
+
+        class Deferred(Awaitable[object]):
+            def addCallback(self, f):
+                return self
+
+            def pause(self):
+                self._run()
+
+            def _run(self):
+                pass
+
+        class DeferredList(Deferred[list]):
+            def _run(self):
+                pass
+
+        @overload
+        def maybeDeferred(f: int) -> Deferred[int]: ...
+        @overload
+        def maybeDeferred(f: str) -> Deferred[str]: ...
+        def maybeDeferred(f) -> "Deferred[object]":
+            return Deferred()
+        """,
+    "pkg/fake.py": """
+        class FakeDeferred:
+            def addCallback(self, f):
+                return self
+
+        class Recorder:
+            def addCallback(self, f):
+                pass
+
+        def untyped(d):
+            d.addCallback(1)
+
+        def annotated(d: "Optional[defer.Deferred[int]]"):
+            d.addCallback(2)
+
+        from pkg import defer
+        from pkg.defer import maybeDeferred
+
+        def returned():
+            d = maybeDeferred(3)
+            d.addCallback(4)
+
+        class Holder:
+            def __init__(self):
+                self.d = defer.Deferred()
+
+            def use(self):
+                def later():
+                    self.d.addCallback(5)
+                    self.use()
+                return later
+        """,
+    "pkg/proto.py": """
+        from pkg import defer
+
+        class Mine(defer.Deferred):
+            pass
+        """,
+}
+
+
+class ReceiverResolutionTests(SynchronousTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-"))
+        repo = cls.tmp / "repo"
+        for path, body in SOURCES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(textwrap.dedent(body).lstrip())
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        cls.db = cls.tmp / "index.sqlite"
+        assert index_repositories(cls.db, [repo], workers=1).ok
+        cls.conn = open_reader(cls.db)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.conn.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def calls_from(self, path: str, caller: str, name: str) -> list[tuple]:
+        """(target path, target qualified name, target line, method, confidence) edges."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.relative_path, t.qualified_name, t.start_line, e.resolution_method,"
+                " e.confidence FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+                " AND s.relative_path = ? AND s.entity_name = ? AND t.entity_name = ?",
+                (path, caller, name),
+            ).fetchall()
+        )
+
+    def test_an_untyped_receiver_is_ambiguous_between_every_candidate(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "untyped", "addCallback")
+        self.assertEqual(
+            [(p, q) for p, q, _, _, _ in edges],
+            [
+                ("pkg/defer.py", "Deferred.addCallback"),
+                ("pkg/fake.py", "FakeDeferred.addCallback"),
+                ("pkg/fake.py", "Recorder.addCallback"),
+            ],
+        )
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.33)})
+
+    def test_an_annotation_names_the_class_through_the_imports(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "annotated", "addCallback")
+        self.assertEqual(
+            [(p, q, m) for p, q, _, m, _ in edges],
+            [("pkg/defer.py", "Deferred.addCallback", "type_inferred")],
+        )
+
+    def test_a_return_annotation_types_the_local_and_overload_stubs_lose(self) -> None:
+        to_maybe = self.calls_from("pkg/fake.py", "returned", "maybeDeferred")
+        implementation = self.conn.execute(
+            "SELECT MAX(start_line) FROM entities WHERE entity_name = 'maybeDeferred'"
+        ).fetchone()[0]
+        self.assertEqual(
+            [(q, line) for _, q, line, _, _ in to_maybe], [("maybeDeferred", implementation)]
+        )
+        on_result = self.calls_from("pkg/fake.py", "returned", "addCallback")
+        self.assertEqual([q for _, q, _, _, _ in on_result], ["Deferred.addCallback"])
+
+    def test_a_self_attribute_types_calls_in_nested_functions_of_every_method(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "later", "addCallback")
+        self.assertEqual([q for _, q, _, _, _ in edges], ["Deferred.addCallback"])
+        self.assertEqual(
+            [q for _, q, _, _, _ in self.calls_from("pkg/fake.py", "later", "use")], ["Holder.use"]
+        )
+
+    def test_a_self_call_overridden_below_is_ambiguous_between_the_overrides(self) -> None:
+        edges = self.calls_from("pkg/defer.py", "pause", "_run")
+        self.assertEqual(
+            [(q, m, c) for _, q, _, m, c in edges],
+            [("Deferred._run", "ambiguous", 0.5), ("DeferredList._run", "ambiguous", 0.5)],
+        )
+
+    def test_subscripted_and_dotted_bases_resolve_through_imports(self) -> None:
+        children = self.conn.execute(
+            "SELECT s.entity_name FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'INHERITS'"
+            " AND t.qualified_name = 'Deferred' ORDER BY 1"
+        ).fetchall()
+        self.assertEqual([name for (name,) in children], ["DeferredList", "Mine"])
