@@ -107,7 +107,7 @@ class PolyglotIndexTests(SynchronousTestCase):
         fee = self.entity("app/fees.py", "compute_fee")
         charge = self.entity("app/service.py", "charge")
         edge = self.edge("CALLS", charge["entity_id"], fee["entity_id"])
-        self.assertEqual((edge["resolution_method"], edge["confidence"]), ("import_binding", 0.9))
+        self.assertEqual((edge["resolution_method"], edge["confidence"]), ("import_binding", 0.95))
 
     def test_create_charge_constructs_the_service_and_calls_charge(self) -> None:
         api = self.entity("app/api.py", "create_charge")["entity_id"]

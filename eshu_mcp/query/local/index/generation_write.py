@@ -213,8 +213,13 @@ class GenerationWrite:
             first.calls.extend(self.batch.calls[calls_from:])
             first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
-        before = {(e.entity_id, e.name) for e in old}
-        self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
+        # names defined, removed, moved, or re-signed (a return annotation types call results)
+        before = {(e.entity_id, e.name, e.signature) for e in old}
+        after = {
+            (eid, row[1], row[writer.SIGNATURE])
+            for eid, row in zip(prepared.entity_ids, prepared.entity_rows, strict=True)
+        }
+        self.touched_names.update(name for _, name, _ in before ^ after)
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"

@@ -46,6 +46,7 @@ class OldEntity:
     entity_id: str
     name: str
     nid: int
+    signature: str | None = None
 
 
 def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
@@ -53,7 +54,7 @@ def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
     old = [
         OldEntity(*row)
         for row in conn.execute(
-            "SELECT n.node_id, r.entity_name, r.rid FROM entity_rows r"
+            "SELECT n.node_id, r.entity_name, r.rid, r.signature FROM entity_rows r"
             " JOIN nodes n ON n.nid = r.rid WHERE r.file_id = ?",
             (file_id,),
         )
