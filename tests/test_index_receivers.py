@@ -70,6 +70,25 @@ SOURCES = {
                     self.use()
                 return later
         """,
+    "pkg/iface.py": """
+        from zope.interface import Interface, implementer
+
+        class IClock(Interface):
+            def callLater(delay):
+                pass
+
+        @implementer(IClock)
+        class Clock:
+            def callLater(self, delay):
+                pass
+
+        class Other:
+            def callLater(self, delay):
+                pass
+
+        def schedule(clock: IClock):
+            clock.callLater(1)
+        """,
     "pkg/proto.py": """
         from pkg import defer
 
@@ -163,3 +182,15 @@ class ReceiverResolutionTests(SynchronousTestCase):
             " AND t.qualified_name = 'Deferred' ORDER BY 1"
         ).fetchall()
         self.assertEqual([name for (name,) in children], ["DeferredList", "Mine"])
+
+    def test_an_interface_typed_receiver_reaches_the_implementations(self) -> None:
+        edges = self.calls_from("pkg/iface.py", "schedule", "callLater")
+        self.assertEqual(
+            [(q, m) for _, q, _, m, _ in edges], [("Clock.callLater", "type_inferred")]
+        )
+        implements = self.conn.execute(
+            "SELECT s.entity_name, t.entity_name FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'IMPLEMENTS'"
+        ).fetchall()
+        self.assertEqual([tuple(row) for row in implements], [("Clock", "IClock")])

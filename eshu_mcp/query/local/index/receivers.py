@@ -36,10 +36,14 @@ class Hierarchy:
         self.subclasses: dict[int, list[int]] = defaultdict(list)
         self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
         self.declarations: set[int] = set()  # classes deriving directly from an interface root
+        self.implementers: dict[int, list[int]] = defaultdict(list)  # @implementer(interface)
 
     def add(self, child: int, base: int) -> None:
         self.bases[child].append(base)
         self.subclasses[base].append(child)
+
+    def implements(self, child: int, interface: int) -> None:
+        self.implementers[interface].append(child)
 
 
 class PythonCalls:
@@ -317,7 +321,9 @@ class PythonCalls:
             owner = self.type_of(inferred, file_id, caller)
             if owner is EXTERNAL:
                 return None, "external"
-            if isinstance(owner, Entity) and not self.is_declaration(owner.nid):
+            if isinstance(owner, Entity):
+                if self.is_declaration(owner.nid):
+                    return self._implementations(owner, name)
                 # an instance built here has exactly its class; a declared one may be a subclass
                 built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
                 return self._method_of(owner, name, dispatch=not built)
@@ -368,6 +374,38 @@ class PythonCalls:
             if provided:
                 return None, f"ambiguous:{len(provided)}"
         return None, "no_definition"
+
+    def _implementations(self, interface: Entity, name: str):
+        """A call on a receiver declared as an interface: the method in every class that
+        implements it (or a sub-interface), and their subclasses."""
+        hierarchy = self.hierarchy
+        found: dict[int, Entity] = {}
+        frontier, seen = [interface.nid], {interface.nid}
+        while frontier and len(found) <= AMBIGUOUS_CAP:
+            following = []
+            for nid in frontier:
+                for child in (
+                    *hierarchy.implementers.get(nid, ()),
+                    *hierarchy.subclasses.get(nid, ()),
+                ):
+                    if child in seen:
+                        continue
+                    seen.add(child)
+                    following.append(child)
+                    if child in hierarchy.declarations or self.is_declaration(child):
+                        continue
+                    method = self.lookup(child, name)
+                    if isinstance(method, Entity):
+                        found[method.nid] = method
+            frontier = following
+        candidates = list(found.values())
+        if len(candidates) == 1:
+            return candidates[0], "type_inferred"
+        if 1 < len(candidates) <= AMBIGUOUS_CAP:
+            return candidates, "ambiguous"
+        if candidates:
+            return None, f"ambiguous:{len(candidates)}"
+        return self.untyped(name)
 
     def untyped(self, name: str):
         """A method call whose receiver's class is unknown: every method of that name."""

@@ -227,13 +227,19 @@ def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
     return None, None
 
 
-def _python_base(child: Entity, base_name: str, file_id: int, python: PythonCalls):
-    """A Python base through the file's definitions and imports; records the hierarchy."""
+def _python_base(child: Entity, base_name: str, kind: str, file_id: int, python: PythonCalls):
+    """A Python base (or ``@implementer`` interface) through the file's definitions and
+    imports; records the hierarchy."""
     found = python.dotted(base_name, file_id, catalog_parent(python, child))
     hierarchy = python.hierarchy
     if isinstance(found, Entity) and found.entity_type != "Function" and found.nid != child.nid:
-        hierarchy.add(child.nid, found.nid)
+        if kind == "implements":
+            hierarchy.implements(child.nid, found.nid)
+        else:
+            hierarchy.add(child.nid, found.nid)
         return found, "same_file" if found.file_id == file_id else "import_binding"
+    if kind == "implements":
+        return None, None
     hierarchy.open.add(child.nid)
     if found == EXTERNAL and base_name.rsplit(".", 1)[-1] in INTERFACE_ROOTS:
         hierarchy.declarations.add(child.nid)
@@ -254,10 +260,12 @@ def _inheritance(
         if child is None:
             continue
         if language_of.get(file_id) == "python":
-            target, method = _python_base(child, base_name, file_id, python)
+            target, method = _python_base(child, base_name, kind, file_id, python)
             if target is not None:
-                edge("INHERITS", child.nid, target.nid, method, child.line, file_id)
-                resolved.append((child, target, method))
+                edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
+                edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+                if kind != "implements":
+                    resolved.append((child, target, method))
             continue
         pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None

@@ -137,6 +137,20 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
     return tuple(names), tuple(typed)
 
 
+def _implemented(decorators) -> list[str]:
+    """The interfaces a zope ``@implementer(IA, mod.IB)`` decorator declares."""
+    found: list[str] = []
+    for decorator in decorators:
+        head, _, rest = decorator.partition("(")
+        if head.strip().rsplit(".", 1)[-1] != "implementer" or not rest.endswith(")"):
+            continue
+        for argument in rest[:-1].split(","):
+            written = "".join(argument.split())
+            if written and is_dotted(written):
+                found.append(written)
+    return found
+
+
 def _base(node: Node) -> str | None:
     """A base class as a dotted name (``protocol.Protocol``; ``Deferred`` for ``Deferred[T]``)."""
     if node.type == "subscript":
@@ -193,6 +207,7 @@ def define(node: Node) -> Definition | None:
             written = _base(base)
             if written is not None:
                 bases.append((written, "extends"))
+        bases += [(name, "implements") for name in _implemented(metadata.get("decorators", ()))]
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
