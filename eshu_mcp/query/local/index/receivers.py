@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .bindings import FileBindings
-from .builtins import is_builtin
+from .builtins import PYTHON_TYPE_METHODS, is_builtin
 from .calls import Catalog, Entity
-from .typenames import is_dotted, returned_type
+from .typenames import call_chain, is_dotted, returned_type
 
 EXTERNAL = "external"
 """What a name resolves to when it is bound to something outside the repository."""
@@ -275,10 +275,11 @@ class PythonCalls:
             return self.named(name, file_id, caller)
         if receiver in SELF_NAMES:
             return self.lookup(klass.nid, name) if klass is not None else None
-        found = self.dotted(expr, file_id, caller)
+        found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
         if found is not None:
             return found
-        owner = self.type_of(receiver, file_id, caller, depth + 1) if is_dotted(receiver) else None
+        typed = is_dotted(receiver) or receiver.endswith("()")
+        owner = self.type_of(receiver, file_id, caller, depth + 1) if typed else None
         if owner is None and "." not in receiver:
             return None
         if isinstance(owner, Entity):
@@ -317,6 +318,8 @@ class PythonCalls:
                 if receiver.startswith("super("):  # no dispatch: the next class in the MRO
                     return self._method_of(klass, name, skip_own=True)
                 return self._method_of(klass, name, hooks=True, dispatch=True)
+        if inferred is None:
+            inferred = call_chain(receiver)
         if inferred is not None:
             owner = self.type_of(inferred, file_id, caller)
             if owner is EXTERNAL:
@@ -415,6 +418,8 @@ class PythonCalls:
         if not found:
             return None, "no_definition"
         if len(found) == 1:
+            if name in PYTHON_TYPE_METHODS:  # the builtin type's method is the other candidate
+                return None, "ambiguous:2"
             return found[0], "repo_unique_name"
         if len(found) > AMBIGUOUS_CAP:
             return None, f"ambiguous:{len(found)}"

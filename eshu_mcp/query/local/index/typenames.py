@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CHAIN = re.compile(
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(\)(?:\.[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(\))*"
+)
 _OPTIONAL_WRAPPERS = frozenset({"Optional", "typing.Optional", "Final", "typing.Final"})
 _UNIONS = frozenset({"Union", "typing.Union"})
 _NOT_A_CLASS = frozenset(
@@ -69,3 +72,27 @@ def returned_type(signature: str | None) -> str | None:
 def is_dotted(text: str) -> bool:
     """Whether ``text`` is a plain dotted name (``a.b.c``)."""
     return _DOTTED.fullmatch(text) is not None
+
+
+def call_chain(receiver: str) -> str | None:
+    """A receiver that is a call chain, without its arguments (``defer.succeed(x).addCallback(f)``
+    -> ``defer.succeed().addCallback()``): its type is the last callee's return type."""
+    if not receiver.endswith(")"):
+        return None
+    kept: list[str] = []
+    depth = 0
+    for char in receiver:
+        if char == "(":
+            if depth == 0:
+                kept.append(char)
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                kept.append(char)
+        elif depth == 0 and not char.isspace() and char != "\\":
+            kept.append(char)
+    chain = "".join(kept)
+    return chain if depth == 0 and _CHAIN.fullmatch(chain) else None
