@@ -172,6 +172,16 @@ class LanguageExtractionTests(SynchronousTestCase):
             {"self.d.fire": "defer.Deferred()", "self.cache.get": "Store", "defer.Deferred": None},
         )
 
+    def test_python_aliases_carry_a_type_and_rebinding_forgets_it(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"class T:\n    def setUp(self):\n        self.proto = Echo()\n"
+            b"    def test(self, r: IR):\n        p = self.proto\n        p.feed()\n"
+            b"        q = r\n        q.tick()\n        q = 3\n        q.bit_length()\n",
+        )
+        inferred = {c[2]: c[4] for c in parsed.calls if c[3]}
+        self.assertEqual(inferred, {"p.feed": "Echo()", "q.tick": "IR", "q.bit_length": None})
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

@@ -141,7 +141,7 @@ class ReceiverResolutionTests(SynchronousTestCase):
                 ("pkg/fake.py", "Recorder.addCallback"),
             ],
         )
-        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.33)})
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
 
     def test_an_annotation_names_the_class_through_the_imports(self) -> None:
         edges = self.calls_from("pkg/fake.py", "annotated", "addCallback")
@@ -172,7 +172,7 @@ class ReceiverResolutionTests(SynchronousTestCase):
         edges = self.calls_from("pkg/defer.py", "pause", "_run")
         self.assertEqual(
             [(q, m, c) for _, q, _, m, c in edges],
-            [("Deferred._run", "ambiguous", 0.5), ("DeferredList._run", "ambiguous", 0.5)],
+            [("Deferred._run", "ambiguous", 0.38), ("DeferredList._run", "ambiguous", 0.38)],
         )
 
     def test_subscripted_and_dotted_bases_resolve_through_imports(self) -> None:

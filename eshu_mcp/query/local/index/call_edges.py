@@ -19,9 +19,10 @@ from .receivers import PythonCalls
 
 CALLS = EDGE_TYPES["CALLS"]
 CONSTRUCTOR_CALL = CALL_KINDS["constructor_call"]
-AMBIGUOUS_SHARE = 100
-"""An ambiguous call's edges share this confidence (hundredths): 1/n each of n candidates,
-as measured (one candidate in n really runs)."""
+AMBIGUOUS_SHARE = 75
+"""An ambiguous call's n edges get this confidence (hundredths) over n each: measured on
+Twisted, what runs is one of the candidates (each as likely) about three times in four, and
+something outside the repository (a builtin type's or a library's method) otherwise."""
 SPLIT_ABOVE = 20_000
 """Calls below this are resolved in-process: a fork costs more than half of them."""
 

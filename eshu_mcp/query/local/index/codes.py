@@ -38,14 +38,14 @@ CONFIDENCE = {
     "import_binding": 95,
     "type_inferred": 95,
     "scope_unique_name": 70,
-    "repo_unique_name": 85,
+    "repo_unique_name": 90,
     "ambiguous": 50,
 }
 """Confidence of each resolution tier, in hundredths: Eshu's tiers (local-backend §3.3/§5.5)
 set to the precision measured for Python calls on the Twisted sources against a runtime trace
 of its tests (``scripts/bench_callgraph.py``: import_binding 0.99, same_file 0.99,
-type_inferred 1.00, repo_unique_name 0.84). An ambiguous call stores 1/n on each of its n
-edges (``call_edges.AMBIGUOUS_SHARE``); 50 is two candidates'."""
+type_inferred 1.00, repo_unique_name 0.90). An ambiguous call stores 0.75/n on each of its
+n edges (``call_edges.AMBIGUOUS_SHARE``); 50 is the most any of them gets."""
 
 
 def compact_full_name(name: str, full_name: str | None, receiver: str | None) -> str | None:

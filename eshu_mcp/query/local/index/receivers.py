@@ -363,8 +363,10 @@ class PythonCalls:
         if isinstance(found, Entity):
             if dispatch:
                 overrides = self.in_subclasses(klass.nid, name)
+                if len(overrides) >= AMBIGUOUS_CAP:  # a short list would leave some out
+                    return None, f"ambiguous:{len(overrides) + 1}"
                 if overrides:
-                    return [found, *overrides[:AMBIGUOUS_CAP]], "ambiguous"
+                    return [found, *overrides], "ambiguous"
             return found, "type_inferred"
         if found is EXTERNAL:
             return None, "external"

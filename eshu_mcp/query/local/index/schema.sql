@@ -436,13 +436,14 @@ CREATE INDEX IF NOT EXISTS edge_rows_in ON edge_rows (dst);
 --   type_inferred 0.95 (receiver class known: v = Cls(), typed locals and parameters, Python
 --   annotations, return annotations of the callee, self.attr assigned in the class, Go
 --   composite literals, Type::f / Type.f; or a self/this/super call found through the class
---   hierarchy), scope_unique_name 0.70 (not used for Python), repo_unique_name 0.85 (Python:
+--   hierarchy), scope_unique_name 0.70 (not used for Python), repo_unique_name 0.90 (Python:
 --   the only method of that name in the repository; the dead-code packet treats reachability
 --   through only these as ambiguous),
---   ambiguous 1/n on each of n edges (Python: a method call whose receiver's class is unknown,
---   linked to every method of that name when there are at most 8, else left unresolved as
---   ambiguous:<n>; or a self/typed call a subclass overrides: the class's method and the
---   overrides). Readers should present an ambiguous call's edges as one candidate set.
+--   ambiguous 0.75/n on each of n edges (Python: a method call whose receiver's class is
+--   unknown, linked to every method of that name when there are at most 8, else left
+--   unresolved as ambiguous:<n>; a self/typed call that subclasses override: the class's
+--   method and the overrides; a receiver declared as an interface: the implementations).
+--   Readers should present an ambiguous call's edges as one candidate set.
 --   call_kind (CALLS): call | method_call | constructor_call | new_expression | macro
 --   reason: JSON object or NULL (IMPORTS: {"imported_name":..,"alias":..})
 --   generation_id: always '': edges belong to repositories.active_generation_id.

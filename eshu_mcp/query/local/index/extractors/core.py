@@ -16,6 +16,9 @@ from attrs import Factory, frozen
 from tree_sitter import Node
 
 EXTRACTOR_VERSION = "2"
+ALIAS = "@"
+"""An assignment reader's type that means "whatever type the name after it has" (``x = y``);
+alone, "no type any more". The engine resolves it: receiver types never start with it."""
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 
 DOCSTRING_CAP = 4096

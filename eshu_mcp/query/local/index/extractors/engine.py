@@ -13,6 +13,7 @@ from attrs import Factory, define
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from .core import (
+    ALIAS,
     CURRENT_SOURCE,
     SIGNATURE_CAP,
     Definition,
@@ -251,14 +252,26 @@ class LanguageEngine:
             if role & _ASSIGNS:
                 bound = assign(node)
                 if bound is not None:
-                    if function is not None:
-                        function[1][bound[0]] = bound[1]
-                        if prefix and bound[0].startswith(prefix):
-                            attributes.append((function[0], bound[0], bound[1]))
+                    target, value = bound
+                    scope = module_scope if function is None else function[1]
+                    if value[:1] == ALIAS:  # x = y: y's type, if known; self.y's: resolved later
+                        alias = value[1:]
+                        known = scope.get(alias) if alias else None
+                        if known is not None:
+                            value = known
+                        elif not (prefix and alias.startswith(prefix) and function is not None):
+                            scope.pop(target, None)
+                            value = None
+                    if value is None:
+                        pass
+                    elif function is not None:
+                        scope[target] = value
+                        if prefix and target.startswith(prefix):
+                            attributes.append((function[0], target, value))
                     elif top is None:
-                        module_scope[bound[0]] = bound[1]
-                    elif prefix and top[_OWNER] is not None:
-                        attributes.append((top[_OWNER], prefix + bound[0], bound[1]))
+                        module_scope[target] = value
+                    elif prefix and top[_OWNER] is not None and value[:1] != ALIAS:
+                        attributes.append((top[_OWNER], prefix + target, value))
             if top is not None and top[_COUNTS]:
                 if role & _BRANCHES:
                     if not (role & _CATCH_ALL and _is_catch_all(node)):
@@ -271,7 +284,7 @@ class LanguageEngine:
             entities = result.entities
             for index, count in counts.items():
                 entities[index]["cyclomatic_complexity"] = 1 + count
-        if attributes:
+        if attributes or prefix:
             self._type_instance_attributes(result, attributes, prefix)
 
     def _type_instance_attributes(
@@ -297,12 +310,21 @@ class LanguageEngine:
         declared: dict[tuple[int, str], str] = {}
         for index, attribute, type_name in attributes:
             klass = class_of(index)
-            if klass is not None:
+            if klass is not None and type_name[:1] != ALIAS:
                 declared.setdefault((klass, attribute), type_name)
+        for index, attribute, type_name in attributes:  # self.x = self.y
+            klass = class_of(index)
+            if klass is not None and type_name[:1] == ALIAS:
+                found = declared.get((klass, type_name[1:]))
+                if found is not None:
+                    declared.setdefault((klass, attribute), found)
         calls = result.calls
         for position, call in enumerate(calls):
-            receiver = call[3]
-            if call[4] is None and receiver is not None and receiver.startswith(prefix):
+            receiver, inferred = call[3], call[4]
+            if inferred is not None and inferred[:1] == ALIAS:  # p = self.proto
+                found = declared.get((class_of(call[0]), inferred[1:]))
+                calls[position] = (*call[:4], found, *call[5:])
+            elif inferred is None and receiver is not None and receiver.startswith(prefix):
                 found = declared.get((class_of(call[0]), receiver))
                 if found is not None:
                     calls[position] = (*call[:4], found, *call[5:])

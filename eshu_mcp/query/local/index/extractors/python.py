@@ -10,6 +10,7 @@ from tree_sitter import Language, Node
 from ..typenames import annotation_type, is_dotted
 from . import core
 from .core import (
+    ALIAS,
     CURRENT_SOURCE,
     DOCSTRING_CAP,
     ComplexityTable,
@@ -293,8 +294,15 @@ def assign(node: Node) -> tuple[str, str] | None:
         found = annotation_type(text(declared))
         return None if found is None else (target, found)
     right = node.child_by_field_id(_RIGHT)
-    if right is None or right.type != "call":
+    if right is None:
         return None
+    if right.type in ("identifier", "attribute"):  # an alias: the engine looks the name up
+        source = text(right)
+        if right.type == "identifier" or (source.startswith("self.") and source.count(".") == 1):
+            return target, ALIAS + source
+        return target, ALIAS  # rebound to something untyped
+    if right.type != "call":
+        return target, ALIAS
     function = right.child_by_field_id(_FUNCTION)
     if function is None or function.type not in ("identifier", "attribute"):
         return None
@@ -302,13 +310,8 @@ def assign(node: Node) -> tuple[str, str] | None:
     return (target, callee + "()") if is_dotted(callee) else None
 
 
-ASSIGNMENT_PATTERN = (
-    "(assignment left: [(identifier) (attribute)]"
-    " right: (call function: [(identifier) (attribute)])) @assignment"
-    " (assignment left: [(identifier) (attribute)] type: (type)) @assignment"
-)
-"""Only ``name = callee(...)`` and annotated assignments can bind a type, so only those are
-captured."""
+ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
+"""Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
 
 
 SPEC = LanguageSpec(
