@@ -61,14 +61,15 @@ def resolve_calls(
             found = memo.get(key)
             if found is None:
                 found = memo[key] = resolve_call(call, catalog, bindings, language_of)
-        target, how = found
+        target, how = found[0], found[1]
         if target is None:
             unresolved.append((call[0], how))
             continue
         source = call[2] or file_nids[call[1]]
         confidence = CONFIDENCE[how]
         if isinstance(target, list):  # each candidate as likely as the others
-            confidence = round(AMBIGUOUS_SHARE / len(target))
+            could_run = found[2] if len(found) > 2 else len(target)
+            confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
         for one in target if isinstance(target, list) else (target,):
             identity = (source, one.nid, call[9])
             if identity in seen:

@@ -6,6 +6,7 @@ unresolved calls explained as builtin, external, ambiguous:<n> or no_definition.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 from attrs import define
@@ -39,6 +40,7 @@ class Entity:
     language: str | None
     line: int
     signature: str | None = None  # kept for Python functions with a return annotation
+    attributes: dict[str, str] | None = None  # Python classes: self.<attr> -> declared type
 
 
 NOTHING: list[Entity] = []
@@ -152,10 +154,13 @@ class Catalog:
 
     def add(self, row: tuple) -> None:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
-        signature)."""
+        signature, attribute types as JSON)."""
         entity = Entity(*row[:8])
-        if len(row) > 8 and row[6] == "python" and row[8] and "->" in row[8]:
-            entity.signature = row[8]
+        if len(row) > 8 and row[6] == "python":
+            if row[8] and "->" in row[8]:
+                entity.signature = row[8]
+            if len(row) > 9 and row[9]:
+                entity.attributes = json.loads(row[9])
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)

@@ -18,7 +18,7 @@ from .bindings import FileBindings, ImportRecord, ImportResolver, resolve_import
 from .calls import Catalog
 from .languages import language_of
 from .modules import go_module_paths
-from .writer import PARENT, SIGNATURE, PreparedFile
+from .writer import METADATA, PARENT, SIGNATURE, PreparedFile
 
 
 @define
@@ -79,7 +79,8 @@ def read_graph_inputs(
     catalog = Catalog(
         conn.execute(
             "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-            " f.language, r.start_line, r.signature FROM entity_rows r"
+            " f.language, r.start_line, r.signature,"
+            " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
             " JOIN files f ON f.file_id = r.file_id"
             " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid",
             (repo_id,),
@@ -153,6 +154,7 @@ class FirstBuildInputs:
                     language,
                     row[2],
                     row[SIGNATURE],
+                    _attribute_types(row[METADATA]),
                 )
             )
         for row, base_name, kind in prepared.base_rows:
@@ -185,6 +187,13 @@ class FirstBuildInputs:
             self.calls,
             self.declared,
         )
+
+
+def _attribute_types(metadata: str) -> str | None:
+    """A class's attribute types as the read-back gives them (JSON), from its metadata."""
+    if '"attribute_types"' not in metadata:
+        return None
+    return json.dumps(json.loads(metadata)["attribute_types"], separators=(",", ":"))
 
 
 def go_mods_on_disk(root, paths: list[str]) -> dict[str, str]:

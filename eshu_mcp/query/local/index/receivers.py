@@ -303,7 +303,9 @@ class PythonCalls:
     # ------------------------------------------------------------------ calls
 
     def resolve(self, call, caller: Entity | None):
-        """(target, method), (list of targets, "ambiguous") or (None, reason)."""
+        """(target, method), (candidates, "ambiguous"[, how many could run]) or (None,
+        reason). A call through a declared class or interface whose method more classes
+        override than are listed is linked to the declared method alone, with the count."""
         _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _line = call
         if receiver is None:
             found = self.named(name, file_id, caller)
@@ -318,10 +320,15 @@ class PythonCalls:
                 if receiver.startswith("super("):  # no dispatch: the next class in the MRO
                     return self._method_of(klass, name, skip_own=True)
                 return self._method_of(klass, name, hooks=True, dispatch=True)
+        where, context = file_id, caller
         if inferred is None:
             inferred = call_chain(receiver)
+        if inferred is None and receiver.startswith("self.") and receiver.count(".") == 1:
+            inherited = self.attribute_type(caller, receiver[5:])
+            if inherited is not None:
+                inferred, where, context = inherited
         if inferred is not None:
-            owner = self.type_of(inferred, file_id, caller)
+            owner = self.type_of(inferred, where, context)
             if owner is EXTERNAL:
                 return None, "external"
             if isinstance(owner, Entity):
@@ -347,6 +354,20 @@ class PythonCalls:
                 return self._method_of(owner, name)
         return self.untyped(name)
 
+    def attribute_type(self, caller: Entity | None, attribute: str):
+        """(type, file, class) of ``self.attribute`` as the caller's class or an ancestor
+        declares or assigns it."""
+        klass = self.enclosing_class(caller)
+        if klass is None:
+            return None
+        by_id = self.catalog.by_id
+        for nid in self.mro(klass.nid):
+            owner = by_id.get(nid)
+            declared = owner.attributes.get(attribute) if owner and owner.attributes else None
+            if declared is not None:
+                return declared, owner.file_id, owner
+        return None
+
     def _method_of(
         self,
         klass: Entity,
@@ -363,8 +384,8 @@ class PythonCalls:
         if isinstance(found, Entity):
             if dispatch:
                 overrides = self.in_subclasses(klass.nid, name)
-                if len(overrides) >= AMBIGUOUS_CAP:  # a short list would leave some out
-                    return None, f"ambiguous:{len(overrides) + 1}"
+                if len(overrides) >= AMBIGUOUS_CAP:  # too many to list: the declared one
+                    return [found], "ambiguous", len(overrides) + 1
                 if overrides:
                     return [found, *overrides], "ambiguous"
             return found, "type_inferred"
@@ -408,7 +429,10 @@ class PythonCalls:
             return candidates[0], "type_inferred"
         if 1 < len(candidates) <= AMBIGUOUS_CAP:
             return candidates, "ambiguous"
-        if candidates:
+        if candidates:  # too many to list: the method the interface declares
+            declared = self.lookup(interface.nid, name)
+            if isinstance(declared, Entity):
+                return [declared], "ambiguous", len(candidates)
             return None, f"ambiguous:{len(candidates)}"
         return self.untyped(name)
 

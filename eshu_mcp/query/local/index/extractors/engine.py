@@ -318,6 +318,11 @@ class LanguageEngine:
                 found = declared.get((klass, type_name[1:]))
                 if found is not None:
                     declared.setdefault((klass, attribute), found)
+        typed: dict[int, dict[str, str]] = {}
+        for (klass, attribute), type_name in declared.items():
+            typed.setdefault(klass, {})[attribute[len(prefix) :]] = type_name
+        for klass, types in typed.items():  # subclasses elsewhere read them at resolution
+            entities[klass]["metadata"]["attribute_types"] = types
         calls = result.calls
         for position, call in enumerate(calls):
             receiver, inferred = call[3], call[4]
