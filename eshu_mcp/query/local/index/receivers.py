@@ -260,8 +260,13 @@ class PythonCalls:
         if expr.endswith("()"):
             callee = self._callee(expr[:-2], file_id, caller, klass, depth)
             found = self._result_type(callee, depth) if isinstance(callee, Entity) else callee
+        elif expr.startswith("self.") and expr.count(".") == 1:  # an attribute's type
+            declared = self.attribute_type(caller, expr[5:])
+            found = None
+            if declared is not None and depth < CALL_DEPTH:
+                found = self.type_of(declared[0], declared[1], declared[2], depth + 1)
         else:
-            found = self.dotted(expr, file_id, caller)
+            found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
             if isinstance(found, Entity) and found.entity_type == "Function":
                 found = None
         self._types[key] = found
