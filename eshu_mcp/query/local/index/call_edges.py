@@ -51,7 +51,8 @@ def resolve_calls(
         caller = by_id.get(call[2]) if call[2] else None
         if python is not None and language_of.get(call[1]) == "python":
             # the caller's scopes and class decide: equal keys resolve equally
-            key = (call[1], call[2], *call[3:8])
+            scope = python.scope_key(caller, call[1], call[3], call[5], call[6])
+            key = (call[1], scope, *call[3:8])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = python.resolve(call, caller)

@@ -60,6 +60,33 @@ class PythonCalls:
         self._everywhere: dict[str, list[Entity]] = {}
         self._lookups: dict[tuple, object] = {}
         self._overrides: dict[tuple[int, str], list[Entity]] = {}
+        by_id = catalog.by_id
+        self._nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
+        for e in by_id.values():
+            if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
+                self._nested[e.file_id].add(e.name)
+
+    def scope_key(
+        self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred
+    ) -> object:
+        """What of the caller a call's resolution depends on: its class (self, super(),
+        self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
+        if caller is None:
+            return None
+        nested = self._nested.get(file_id)
+        if nested and (
+            _head(receiver if receiver is not None else call_name) in nested
+            or (inferred is not None and _head(inferred) in nested)
+        ):
+            return caller.nid
+        if receiver is not None and (
+            receiver in SELF_NAMES
+            or receiver.startswith(("self.", "super("))
+            or (inferred is not None and inferred.startswith(("self.", "cls.")))
+        ):
+            klass = self.enclosing_class(caller)
+            return None if klass is None else -klass.nid
+        return None
 
     # ------------------------------------------------------------------ classes
 
@@ -159,12 +186,13 @@ class PythonCalls:
         return None
 
     def _scopes(self, entity: Entity | None) -> list[int | None]:
-        """Node numbers of the caller and its enclosing definitions, innermost first, then
-        None (module level)."""
+        """Node numbers of the caller and its enclosing functions, innermost first, then None
+        (module level): a class body is no scope for the functions inside it."""
         chain: list[int | None] = []
         by_id = self.catalog.by_id
         while entity is not None:
-            chain.append(entity.nid)
+            if entity.entity_type == "Function":
+                chain.append(entity.nid)
             entity = by_id.get(entity.parent) if entity.parent else None
         chain.append(None)
         return chain
@@ -253,7 +281,11 @@ class PythonCalls:
     def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
         """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
         klass = self.enclosing_class(caller) if expr.startswith(("self.", "cls.")) else None
-        key = (expr, file_id, caller.nid if caller is not None else None)
+        if klass is not None:
+            key = (expr, file_id, -klass.nid)
+        else:
+            nested = caller is not None and _head(expr) in self._nested.get(file_id, ())
+            key = (expr, file_id, caller.nid if nested else None)
         if key in self._types:
             return self._types[key]
         self._types[key] = None  # recursion through the same expression finds nothing
@@ -469,6 +501,11 @@ class PythonCalls:
             if winner is not None:
                 found[winner.nid] = winner
         return list(found.values())
+
+
+def _head(expr: str) -> str:
+    """The first name of a dotted expression or call chain."""
+    return expr.split(".", 1)[0].split("(", 1)[0]
 
 
 def _line(entity: Entity) -> int:

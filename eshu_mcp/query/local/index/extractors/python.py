@@ -72,6 +72,7 @@ _FIELD = {
         "right",
         "type",
         "value",
+        "alias",
     )
 }
 _NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
@@ -81,6 +82,7 @@ _FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
     _FIELD[f] for f in ("function", "arguments", "attribute", "object")
 )
 _LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
+_ALIAS = _FIELD["alias"]
 _TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
@@ -283,6 +285,8 @@ def assign(node: Node) -> tuple[str, str] | None:
     ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
     ``Cls``.
     """
+    if node.type == "as_pattern":
+        return _bound_by_as(node)
     left = node.child_by_field_id(_LEFT)
     if left is None or left.type not in ("identifier", "attribute"):
         return None
@@ -310,6 +314,24 @@ def assign(node: Node) -> tuple[str, str] | None:
     return (target, callee + "()") if is_dotted(callee) else None
 
 
+def _bound_by_as(node: Node) -> tuple[str, str] | None:
+    """``with X(...) as x`` (what ``X().__enter__()`` returns) and ``except E as e``."""
+    alias = node.child_by_field_id(_ALIAS)
+    name = alias.named_child(0) if alias is not None and alias.named_child_count else None
+    value = node.named_child(0)
+    if name is None or name.type != "identifier" or value is None:
+        return None
+    if node.parent is not None and node.parent.type == "except_clause":
+        written = text(value)
+        return (text(name), written) if is_dotted(written) else (text(name), ALIAS)
+    if value.type == "call":
+        function = value.child_by_field_id(_FUNCTION)
+        callee = text(function) if function is not None else ""
+        if is_dotted(callee):
+            return text(name), callee + "().__enter__()"
+    return text(name), ALIAS
+
+
 ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
 """Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
 
@@ -323,11 +345,14 @@ SPEC = LanguageSpec(
     call=call,
     imports=frozenset({"import_statement", "import_from_statement"}),
     import_rows=import_rows,
-    assignments=frozenset({"assignment"}),
+    assignments=frozenset({"assignment", "as_pattern"}),
     assign=assign,
     complexity=COMPLEXITY,
     docstring=lambda found: found.metadata.get("docstring"),
     module_docstring=_docstring,
-    query_patterns={"assignment": ASSIGNMENT_PATTERN},
+    query_patterns={
+        "assignment": ASSIGNMENT_PATTERN,
+        "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
+    },
     instance_prefix="self.",
 )
