@@ -59,6 +59,7 @@ class PythonCalls:
         self._returns: dict[int, object] = {}
         self._everywhere: dict[str, list[Entity]] = {}
         self._lookups: dict[tuple, object] = {}
+        self._names: dict[tuple[str, int], object] = {}
         self._overrides: dict[tuple[int, str], list[Entity]] = {}
         by_id = catalog.by_id
         self._nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
@@ -212,11 +213,6 @@ class PythonCalls:
         catalog = self.catalog
         for file_id in file_ids:
             found = [e for e in catalog.callables.in_file(name, file_id) if e.parent is None]
-            found += [
-                e
-                for e in catalog.types.get(name, ())
-                if e.file_id == file_id and e.parent is None and e not in found
-            ]
             if found:
                 return max(found, key=_line)
         if hops:
@@ -232,11 +228,17 @@ class PythonCalls:
 
     def named(self, name: str, file_id: int, caller: Entity | None):
         """What a bare name means in a file: a definition, EXTERNAL, or None."""
-        catalog = self.catalog
-        local = catalog.callables.in_file(name, file_id) + [
-            e for e in catalog.types.get(name, ()) if e.file_id == file_id
-        ]
-        found = self._in_file(local, caller)
+        if name in self._nested.get(file_id, ()):
+            return self._named(name, file_id, caller)
+        key = (name, file_id)  # no function of the file defines it: the caller cannot matter
+        found = self._names.get(key, False)
+        if found is False:
+            found = self._names[key] = self._named(name, file_id, None)
+        return found
+
+    def _named(self, name: str, file_id: int, caller: Entity | None):
+        # every Python class is constructible, so callables hold all of them
+        found = self._in_file(self.catalog.callables.in_file(name, file_id), caller)
         if found is not None:
             return found
         binding = self.bindings.lookup(file_id, name)
