@@ -208,6 +208,15 @@ class ReceiverResolutionTests(SynchronousTestCase):
             " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'IMPLEMENTS'"
         ).fetchall()
         self.assertEqual([tuple(row) for row in implements], [("Clock", "IClock")])
+        overrides = self.conn.execute(
+            "SELECT s.qualified_name, t.qualified_name FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'OVERRIDES'"
+            " AND t.relative_path = 'pkg/iface.py'"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(row) for row in overrides], [("Clock.callLater", "IClock.callLater")]
+        )
 
     def test_an_attribute_declared_in_a_base_class_types_self_calls(self) -> None:
         edges = self.calls_from("pkg/proto.py", "tick", "callLater")

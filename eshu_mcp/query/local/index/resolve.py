@@ -264,8 +264,7 @@ def _inheritance(
             if target is not None:
                 edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
                 edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-                if kind != "implements":
-                    resolved.append((child, target, method))
+                resolved.append((child, target, method))  # methods override what it declares
             continue
         pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None
