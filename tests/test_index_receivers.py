@@ -7,6 +7,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.index import generation_write
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 
@@ -226,3 +227,56 @@ class ReceiverResolutionTests(SynchronousTestCase):
         # ten definitions could run: the declared one is linked, as ambiguous, with 0.75/10
         edges = self.calls_from("pkg/many.py", "use", "feed")
         self.assertEqual([(q, m, c) for _, q, _, m, c in edges], [("Root.feed", "ambiguous", 0.08)])
+
+
+class ReceiverTypesAcrossGenerationsTests(SynchronousTestCase):
+    """A type stated in one file and used in another is re-read when only that file changes."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-gen-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = self.tmp / "repo"
+        files = {
+            "clocks.py": "class Clock:\n    def tick(self):\n        pass\n"
+            "class Other:\n    def tick(self):\n        pass\n"
+            "def make() -> Clock:\n    return Clock()\n",
+            "base.py": "from clocks import Clock\nclass Base:\n    clock: Clock\n",
+            "user.py": "from base import Base\nfrom clocks import make\n"
+            "class User(Base):\n    def run(self):\n        self.clock.tick()\n"
+            "def later():\n    c = make()\n    c.tick()\n",
+        }
+        self.repo.mkdir()
+        for path, body in files.items():
+            (self.repo / path).write_text(body)
+        git(self.repo, "init", "-q", "-b", "main")
+        self.commit()
+        self.db = self.tmp / "index.sqlite"
+
+    def commit(self) -> None:
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "change")
+
+    def ticks(self) -> dict[str, str]:
+        """caller -> qualified name of the tick it calls."""
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        conn = open_reader(self.db)
+        try:
+            rows = conn.execute(
+                "SELECT s.entity_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.entity_name = 'tick'"
+            ).fetchall()
+        finally:
+            conn.close()
+        return dict(tuple(row) for row in rows)
+
+    def test_a_changed_attribute_or_return_annotation_retargets_calls_elsewhere(self) -> None:
+        self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
+        self.assertEqual(self.ticks(), {"run": "Clock.tick", "later": "Clock.tick"})
+        base = self.repo / "base.py"
+        base.write_text(base.read_text().replace("Clock", "Other"))
+        clocks = self.repo / "clocks.py"
+        clocks.write_text(clocks.read_text().replace("-> Clock", "-> Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"run": "Other.tick", "later": "Other.tick"})

@@ -22,7 +22,7 @@ from .generations import (
     payload_hash,
     repository_key,
 )
-from .graph_inputs import FirstBuildInputs, go_mods_on_disk
+from .graph_inputs import FirstBuildInputs, attribute_types_json, go_mods_on_disk
 from .identity import repository_slug
 from .parse import parse_file
 from .resolve import ChangeSet, resolve_repository, retire_edges
@@ -271,7 +271,21 @@ class GenerationWrite:
         new_bases = {
             (prepared.entity_rows[row][1], base, kind) for row, base, kind in prepared.base_rows
         }
-        self.hierarchy_changed |= old_bases != new_bases
+        # a class's declared attribute types type self.attr calls in its subclasses' files
+        old_types = {
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT entity_name, json_extract(metadata, '$.attribute_types') FROM entity_rows"
+                " WHERE file_id = ? AND metadata LIKE '%\"attribute_types\"%'",
+                (file_id,),
+            )
+        }
+        new_types = {
+            (row[1], attribute_types_json(row[writer.METADATA]))
+            for row in prepared.entity_rows
+            if '"attribute_types"' in row[writer.METADATA]
+        }
+        self.hierarchy_changed |= old_bases != new_bases or old_types != new_types
 
     def finish(self) -> dict[str, int]:
         """Facts, edges, repository row and refs; returns edge counts."""

@@ -154,7 +154,7 @@ class FirstBuildInputs:
                     language,
                     row[2],
                     row[SIGNATURE],
-                    _attribute_types(row[METADATA]),
+                    attribute_types_json(row[METADATA]),
                 )
             )
         for row, base_name, kind in prepared.base_rows:
@@ -189,7 +189,7 @@ class FirstBuildInputs:
         )
 
 
-def _attribute_types(metadata: str) -> str | None:
+def attribute_types_json(metadata: str) -> str | None:
     """A class's attribute types as the read-back gives them (JSON), from its metadata."""
     if '"attribute_types"' not in metadata:
         return None
