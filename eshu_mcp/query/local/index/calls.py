@@ -1,7 +1,8 @@
 """
 Call resolution tiers (local-backend §5.5) over name lookups of one repository's entities:
 same_file -> import_binding -> type_inferred -> scope_unique_name -> repo_unique_name, with
-unresolved calls explained as builtin, external, ambiguous:<n> or no_definition.
+unresolved calls explained as builtin, external, ambiguous:<n> or no_definition. Python calls
+resolve by receiver type instead (``receivers.py``); this module keeps the catalog they share.
 """
 
 from __future__ import annotations

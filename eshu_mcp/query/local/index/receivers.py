@@ -443,6 +443,21 @@ class PythonCalls:
     def _implementations(self, interface: Entity, name: str):
         """A call on a receiver declared as an interface: the method in every class that
         implements it (or a sub-interface), and their subclasses."""
+        candidates = self._implemented(interface, name)
+        if len(candidates) == 1:
+            return candidates[0], "type_inferred"
+        if 1 < len(candidates) <= AMBIGUOUS_CAP:
+            return candidates, "ambiguous"
+        if candidates:  # too many to list: the method the interface declares
+            declared = self.lookup(interface.nid, name)
+            if isinstance(declared, Entity):
+                return [declared], "ambiguous", len(candidates)
+            return None, f"ambiguous:{len(candidates)}"
+        return self.untyped(name)
+
+    def _implemented(self, interface: Entity, name: str) -> list[Entity]:
+        """The method ``name`` of the classes implementing the interface (or one of its
+        sub-interfaces), and of their subclasses; at most one more than AMBIGUOUS_CAP."""
         hierarchy = self.hierarchy
         found: dict[int, Entity] = {}
         frontier, seen = [interface.nid], {interface.nid}
@@ -463,17 +478,7 @@ class PythonCalls:
                     if isinstance(method, Entity):
                         found[method.nid] = method
             frontier = following
-        candidates = list(found.values())
-        if len(candidates) == 1:
-            return candidates[0], "type_inferred"
-        if 1 < len(candidates) <= AMBIGUOUS_CAP:
-            return candidates, "ambiguous"
-        if candidates:  # too many to list: the method the interface declares
-            declared = self.lookup(interface.nid, name)
-            if isinstance(declared, Entity):
-                return [declared], "ambiguous", len(candidates)
-            return None, f"ambiguous:{len(candidates)}"
-        return self.untyped(name)
+        return list(found.values())
 
     def untyped(self, name: str):
         """A method call whose receiver's class is unknown: every method of that name."""
@@ -491,17 +496,28 @@ class PythonCalls:
         return found, "ambiguous"
 
     def _candidates(self, name: str) -> list[Entity]:
+        """Every method named ``name``; when exactly one interface declares the name, only
+        the methods of the classes implementing it (the receiver most likely provides it)."""
         by_id = self.catalog.by_id
         found: dict[int, Entity] = {}
+        interfaces: dict[int, Entity] = {}
         for method in self.catalog.methods.by_name.get(name, ()):
             if method.language != "python" or method.parent is None:
                 continue
             owner = by_id.get(method.parent)
-            if owner is None or self.is_declaration(owner.nid):
+            if owner is None:
+                continue
+            if self.is_declaration(owner.nid):
+                interfaces[owner.nid] = owner
                 continue
             winner = self.members(owner.nid).get(name)
             if winner is not None:
                 found[winner.nid] = winner
+        if len(interfaces) == 1 and len(found) > AMBIGUOUS_CAP:
+            (interface,) = interfaces.values()
+            implemented = self._implemented(interface, name)
+            if 0 < len(implemented) <= AMBIGUOUS_CAP:
+                return implemented
         return list(found.values())
 
 

@@ -1,8 +1,10 @@
 """
 Resolving one repository's graph from raw parser evidence (local-backend §5.5): CALLS
 through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
-repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, IMPORTS file -> entity, and the
-modules table. The edges a file declares by itself are the writer's (``declared.py``).
+repo_unique_name (Python: by receiver type, or ambiguous; see ``receivers.py``),
+INHERITS/IMPLEMENTS from bases (Python: through the file's imports, building the class
+hierarchy Python calls resolve with), OVERRIDES, IMPORTS file -> entity, and the modules
+table. The edges a file declares by itself are the writer's (``declared.py``).
 """
 
 from __future__ import annotations
