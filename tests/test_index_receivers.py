@@ -110,6 +110,11 @@ SOURCES = {
     "pkg/many.py": "class Root:\n    def feed(self):\n        pass\n"
     + "".join(f"class S{n}(Root):\n    def feed(self):\n        pass\n" for n in range(9))
     + "def use(root: Root):\n    root.feed()\n",
+    "pkg/pumps.py": "from zope.interface import Interface, implementer\n"
+    "class IPump(Interface):\n    def pump():\n        pass\n"
+    "@implementer(IPump)\nclass Pumper:\n    def pump(self):\n        pass\n"
+    + "".join(f"class P{n}:\n    def pump(self):\n        pass\n" for n in range(9))
+    + "def blind(thing):\n    thing.pump()\n",
 }
 
 
@@ -207,6 +212,7 @@ class ReceiverResolutionTests(SynchronousTestCase):
             "SELECT s.entity_name, t.entity_name FROM edges e"
             " JOIN entities s ON s.entity_id = e.source_id"
             " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'IMPLEMENTS'"
+            " AND t.relative_path = 'pkg/iface.py'"
         ).fetchall()
         self.assertEqual([tuple(row) for row in implements], [("Clock", "IClock")])
         overrides = self.conn.execute(
@@ -222,6 +228,13 @@ class ReceiverResolutionTests(SynchronousTestCase):
     def test_an_attribute_declared_in_a_base_class_types_self_calls(self) -> None:
         edges = self.calls_from("pkg/proto.py", "tick", "callLater")
         self.assertEqual([(p, q) for p, q, *_ in edges], [("pkg/iface.py", "Clock.callLater")])
+
+    def test_an_untyped_call_of_a_name_one_interface_declares_reaches_its_implementers(
+        self,
+    ) -> None:
+        # ten classes define pump(); only one implements the interface that declares it
+        edges = self.calls_from("pkg/pumps.py", "blind", "pump")
+        self.assertEqual([q for _, q, *_ in edges], ["Pumper.pump"])
 
     def test_a_call_more_overrides_could_take_names_the_declared_method_only(self) -> None:
         # ten definitions could run: the declared one is linked, as ambiguous, with 0.75/10
