@@ -15,35 +15,14 @@ from collections import defaultdict
 from .bindings import FileBindings
 from .builtins import PYTHON_TYPE_METHODS, is_builtin
 from .calls import Catalog, Entity
+from .pyclasses import AMBIGUOUS_CAP, EXTERNAL, Hierarchy
 from .typenames import call_chain, is_dotted, returned_type
 
-EXTERNAL = "external"
-"""What a name resolves to when it is bound to something outside the repository."""
-AMBIGUOUS_CAP = 8
-"""An untyped method call with more same-named candidates than this stays unresolved."""
 REEXPORT_HOPS = 4
 CALL_DEPTH = 3
 INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
 """Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
 SELF_NAMES = frozenset({"self", "cls"})
-
-
-class Hierarchy:
-    """Resolved Python bases of each class (by node number), filled before calls resolve."""
-
-    def __init__(self) -> None:
-        self.bases: dict[int, list[int]] = defaultdict(list)
-        self.subclasses: dict[int, list[int]] = defaultdict(list)
-        self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
-        self.declarations: set[int] = set()  # classes deriving directly from an interface root
-        self.implementers: dict[int, list[int]] = defaultdict(list)  # @implementer(interface)
-
-    def add(self, child: int, base: int) -> None:
-        self.bases[child].append(base)
-        self.subclasses[base].append(child)
-
-    def implements(self, child: int, interface: int) -> None:
-        self.implementers[interface].append(child)
 
 
 class PythonCalls:
@@ -52,15 +31,11 @@ class PythonCalls:
     def __init__(self, catalog: Catalog, bindings: FileBindings, hierarchy: Hierarchy) -> None:
         self.catalog = catalog
         self.bindings = bindings
-        self.hierarchy = hierarchy
-        self._members: dict[int, dict[str, Entity]] = {}
-        self._mro: dict[int, list[int]] = {}
+        self.classes = hierarchy
         self._types: dict[tuple, object] = {}
         self._returns: dict[int, object] = {}
         self._everywhere: dict[str, list[Entity]] = {}
-        self._lookups: dict[tuple, object] = {}
         self._names: dict[tuple[str, int], object] = {}
-        self._overrides: dict[tuple[int, str], list[Entity]] = {}
         by_id = catalog.by_id
         self._nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -90,90 +65,6 @@ class PythonCalls:
         return None
 
     # ------------------------------------------------------------------ classes
-
-    def members(self, class_nid: int) -> dict[str, Entity]:
-        """A class's own methods by name; the last definition wins (``@overload`` stubs lose)."""
-        found = self._members.get(class_nid)
-        if found is None:
-            found = self._members[class_nid] = {
-                e.name: e
-                for e in sorted(self.catalog.children.get(class_nid, ()), key=_line)
-                if e.entity_type == "Function"
-            }
-        return found
-
-    def mro(self, class_nid: int) -> list[int]:
-        """The class and its resolved ancestors in C3 order (depth-first when C3 fails)."""
-        found = self._mro.get(class_nid)
-        if found is not None:
-            return found
-        self._mro[class_nid] = [class_nid]  # a cycle in broken code ends here
-        bases = self.hierarchy.bases.get(class_nid, ())
-        sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
-        merged = [class_nid]
-        while any(sequences):
-            for sequence in sequences:
-                head = sequence[0] if sequence else None
-                if head is not None and not any(head in s[1:] for s in sequences):
-                    break
-            else:
-                merged += [n for s in sequences for n in s if n not in merged]
-                break
-            merged.append(head)
-            sequences = [s[1:] if s and s[0] == head else s for s in sequences]
-        found = self._mro[class_nid] = list(dict.fromkeys(merged))
-        return found
-
-    def lookup(self, class_nid: int, name: str, skip_own: bool = False):
-        """The method ``name`` as the class's MRO finds it; EXTERNAL when an unresolved base
-        may hold it; None when the known hierarchy has no such method."""
-        key = (class_nid, name, skip_own)
-        found = self._lookups.get(key, False)
-        if found is False:
-            found = self._lookups[key] = self._lookup(class_nid, name, skip_own)
-        return found
-
-    def _lookup(self, class_nid: int, name: str, skip_own: bool):
-        order = self.mro(class_nid)
-        for nid in order[1:] if skip_own else order:
-            method = self.members(nid).get(name)
-            if method is not None:
-                return method
-        if any(nid in self.hierarchy.open for nid in order):
-            return EXTERNAL
-        return None
-
-    def is_declaration(self, class_nid: int) -> bool:
-        """Whether the class is an interface (its methods declare, others implement)."""
-        return any(nid in self.hierarchy.declarations for nid in self.mro(class_nid))
-
-    def in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
-        """Definitions of ``name`` in the class's descendants (overrides, or a template
-        method's hooks), nearest first; at most one more than AMBIGUOUS_CAP."""
-        key = (class_nid, name)
-        found = self._overrides.get(key)
-        if found is None:
-            found = self._overrides[key] = self._in_subclasses(class_nid, name)
-        return found
-
-    def _in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
-        if class_nid not in self.hierarchy.subclasses:
-            return []
-        found: dict[int, Entity] = {}
-        frontier, seen = [class_nid], {class_nid}
-        while frontier and len(found) <= AMBIGUOUS_CAP:
-            following = []
-            for nid in frontier:
-                for child in self.hierarchy.subclasses.get(nid, ()):
-                    if child in seen:
-                        continue
-                    seen.add(child)
-                    method = self.members(child).get(name)
-                    if method is not None:
-                        found[method.nid] = method
-                    following.append(child)
-            frontier = following
-        return list(found.values())
 
     # ------------------------------------------------------------------ names
 
@@ -313,7 +204,7 @@ class PythonCalls:
         if not receiver:
             return self.named(name, file_id, caller)
         if receiver in SELF_NAMES:
-            return self.lookup(klass.nid, name) if klass is not None else None
+            return self.classes.lookup(klass.nid, name) if klass is not None else None
         found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
         if found is not None:
             return found
@@ -322,7 +213,7 @@ class PythonCalls:
         if owner is None and "." not in receiver:
             return None
         if isinstance(owner, Entity):
-            return self.lookup(owner.nid, name)
+            return self.classes.lookup(owner.nid, name)
         return owner
 
     def _result_type(self, callee: Entity, depth: int):
@@ -345,7 +236,7 @@ class PythonCalls:
         """(target, method), (candidates, "ambiguous"[, how many could run]) or (None,
         reason). A call through a declared class or interface whose method more classes
         override than are listed is linked to the declared method alone, with the count."""
-        _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _line = call
+        _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _at = call
         if receiver is None:
             found = self.named(name, file_id, caller)
             if isinstance(found, Entity):
@@ -371,7 +262,7 @@ class PythonCalls:
             if owner is EXTERNAL:
                 return None, "external"
             if isinstance(owner, Entity):
-                if self.is_declaration(owner.nid):
+                if self.classes.is_declaration(owner.nid):
                     return self._implementations(owner, name)
                 # an instance built here has exactly its class; a declared one may be a subclass
                 built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
@@ -388,7 +279,7 @@ class PythonCalls:
             if (
                 isinstance(owner, Entity)
                 and owner.entity_type != "Function"
-                and not self.is_declaration(owner.nid)
+                and not self.classes.is_declaration(owner.nid)
             ):
                 return self._method_of(owner, name)
         return self.untyped(name)
@@ -400,7 +291,7 @@ class PythonCalls:
         if klass is None:
             return None
         by_id = self.catalog.by_id
-        for nid in self.mro(klass.nid):
+        for nid in self.classes.mro(klass.nid):
             owner = by_id.get(nid)
             declared = owner.attributes.get(attribute) if owner and owner.attributes else None
             if declared is not None:
@@ -419,10 +310,10 @@ class PythonCalls:
         an instance of a subclass: when subclasses override the method, the call is ambiguous
         between the MRO's definition and the overrides. With ``hooks``, a method the class
         does not have may be one its subclasses provide."""
-        found = self.lookup(klass.nid, name, skip_own)
+        found = self.classes.lookup(klass.nid, name, skip_own)
         if isinstance(found, Entity):
             if dispatch:
-                overrides = self.in_subclasses(klass.nid, name)
+                overrides = self.classes.in_subclasses(klass.nid, name)
                 if len(overrides) >= AMBIGUOUS_CAP:  # too many to list: the declared one
                     return [found], "ambiguous", len(overrides) + 1
                 if overrides:
@@ -431,7 +322,7 @@ class PythonCalls:
         if found is EXTERNAL:
             return None, "external"
         if hooks:
-            provided = self.in_subclasses(klass.nid, name)
+            provided = self.classes.in_subclasses(klass.nid, name)
             if len(provided) == 1:
                 return provided[0], "type_inferred"
             if 0 < len(provided) <= AMBIGUOUS_CAP:
@@ -443,42 +334,17 @@ class PythonCalls:
     def _implementations(self, interface: Entity, name: str):
         """A call on a receiver declared as an interface: the method in every class that
         implements it (or a sub-interface), and their subclasses."""
-        candidates = self._implemented(interface, name)
+        candidates = self.classes.implemented(interface, name)
         if len(candidates) == 1:
             return candidates[0], "type_inferred"
         if 1 < len(candidates) <= AMBIGUOUS_CAP:
             return candidates, "ambiguous"
         if candidates:  # too many to list: the method the interface declares
-            declared = self.lookup(interface.nid, name)
+            declared = self.classes.lookup(interface.nid, name)
             if isinstance(declared, Entity):
                 return [declared], "ambiguous", len(candidates)
             return None, f"ambiguous:{len(candidates)}"
         return self.untyped(name)
-
-    def _implemented(self, interface: Entity, name: str) -> list[Entity]:
-        """The method ``name`` of the classes implementing the interface (or one of its
-        sub-interfaces), and of their subclasses; at most one more than AMBIGUOUS_CAP."""
-        hierarchy = self.hierarchy
-        found: dict[int, Entity] = {}
-        frontier, seen = [interface.nid], {interface.nid}
-        while frontier and len(found) <= AMBIGUOUS_CAP:
-            following = []
-            for nid in frontier:
-                for child in (
-                    *hierarchy.implementers.get(nid, ()),
-                    *hierarchy.subclasses.get(nid, ()),
-                ):
-                    if child in seen:
-                        continue
-                    seen.add(child)
-                    following.append(child)
-                    if child in hierarchy.declarations or self.is_declaration(child):
-                        continue
-                    method = self.lookup(child, name)
-                    if isinstance(method, Entity):
-                        found[method.nid] = method
-            frontier = following
-        return list(found.values())
 
     def untyped(self, name: str):
         """A method call whose receiver's class is unknown: every method of that name."""
@@ -507,15 +373,15 @@ class PythonCalls:
             owner = by_id.get(method.parent)
             if owner is None:
                 continue
-            if self.is_declaration(owner.nid):
+            if self.classes.is_declaration(owner.nid):
                 interfaces[owner.nid] = owner
                 continue
-            winner = self.members(owner.nid).get(name)
+            winner = self.classes.members(owner.nid).get(name)
             if winner is not None:
                 found[winner.nid] = winner
         if len(interfaces) == 1 and len(found) > AMBIGUOUS_CAP:
             (interface,) = interfaces.values()
-            implemented = self._implemented(interface, name)
+            implemented = self.classes.implemented(interface, name)
             if 0 < len(implemented) <= AMBIGUOUS_CAP:
                 return implemented
         return list(found.values())

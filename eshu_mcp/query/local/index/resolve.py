@@ -20,7 +20,8 @@ from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
 from .graph_inputs import GraphInputs, read_graph_inputs
-from .receivers import EXTERNAL, INTERFACE_ROOTS, Hierarchy, PythonCalls
+from .pyclasses import EXTERNAL, Hierarchy
+from .receivers import INTERFACE_ROOTS, PythonCalls
 from .writer import INSERT_EDGES
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
@@ -169,7 +170,7 @@ def resolve_repository(
             )
         )
 
-    python = PythonCalls(catalog, bindings, Hierarchy())
+    python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
@@ -233,7 +234,7 @@ def _python_base(child: Entity, base_name: str, kind: str, file_id: int, python:
     """A Python base (or ``@implementer`` interface) through the file's definitions and
     imports; records the hierarchy."""
     found = python.dotted(base_name, file_id, catalog_parent(python, child))
-    hierarchy = python.hierarchy
+    hierarchy = python.classes
     if isinstance(found, Entity) and found.entity_type != "Function" and found.nid != child.nid:
         if kind == "implements":
             hierarchy.implements(child.nid, found.nid)
