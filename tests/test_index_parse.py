@@ -144,14 +144,52 @@ class LanguageExtractionTests(SynchronousTestCase):
             ],
         )
 
-    def test_python_type_bound_locals_need_a_capitalised_constructor(self) -> None:
+    def test_python_locals_keep_the_callee_or_annotation_that_types_them(self) -> None:
+        # a call result is typed later by what the callee turns out to be (a class, or a
+        # function's return annotation); an annotation states the class directly
         parsed = parse_file(
             "p.py",
-            b"def f():\n    a = Widget()\n    b = make()\n    c: T = m.Part()\n"
-            b"    a.go()\n    b.go()\n    c.go()\n",
+            b"def f(p: Optional[mod.Thing[int]], q: 'Other | None', r: Union[A, B]):\n"
+            b"    a = Widget()\n    b = make()\n    c: T = m.Part()\n"
+            b"    a.go()\n    b.go()\n    c.go()\n    p.go()\n    q.go()\n    r.go()\n",
         )
         inferred = {c[3]: c[4] for c in parsed.calls if c[1] == "go"}
-        self.assertEqual(inferred, {"a": "Widget", "b": None, "c": "Part"})
+        self.assertEqual(
+            inferred,
+            {"a": "Widget()", "b": "make()", "c": "T", "p": "mod.Thing", "q": "Other", "r": None},
+        )
+
+    def test_python_instance_attributes_type_calls_in_every_method(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"class C:\n    cache: Store\n    def use(self):\n        self.d.fire()\n"
+            b"        def later():\n            self.cache.get()\n"
+            b"    def __init__(self):\n        self.d = defer.Deferred()\n",
+        )
+        inferred = {c[2]: c[4] for c in parsed.calls if c[3]}
+        self.assertEqual(
+            inferred,
+            {"self.d.fire": "defer.Deferred()", "self.cache.get": "Store", "defer.Deferred": None},
+        )
+
+    def test_python_aliases_carry_a_type_and_rebinding_forgets_it(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"class T:\n    def setUp(self):\n        self.proto = Echo()\n"
+            b"    def test(self, r: IR):\n        p = self.proto\n        p.feed()\n"
+            b"        q = r\n        q.tick()\n        q = 3\n        q.bit_length()\n",
+        )
+        inferred = {c[2]: c[4] for c in parsed.calls if c[3]}
+        self.assertEqual(inferred, {"p.feed": "Echo()", "q.tick": "IR", "q.bit_length": None})
+
+    def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"class C(protocol.Protocol, Deferred[object], Generic[T], metaclass=M):\n    pass\n",
+        )
+        self.assertEqual(
+            [base for _, base, _ in parsed.bases], ["protocol.Protocol", "Deferred", "Generic"]
+        )
 
     def test_node_text_outside_extraction_reads_the_node(self) -> None:
         from eshu_mcp.query.local.index.extractors import core, engine_for

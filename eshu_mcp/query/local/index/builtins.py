@@ -54,6 +54,13 @@ BUILTINS["tsx"] = BUILTINS["javascript"]
 BUILTINS["cpp"] = BUILTINS["c"] | {"make_shared", "make_unique", "move", "forward"}
 
 PYTHON_EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning")
+PYTHON_TYPE_METHODS = _words(
+    """append extend insert remove pop clear copy count index reverse sort keys values items
+    get setdefault update popitem add discard union intersection difference issubset join
+    split rsplit strip lstrip rstrip replace startswith endswith find rfind lower upper
+    encode decode format partition rpartition splitlines ljust rjust zfill isdigit hex"""
+)
+"""Methods of Python's builtin types: an untyped ``x.replace()`` is as likely one of these."""
 
 
 def is_builtin(language: str | None, name: str) -> bool:

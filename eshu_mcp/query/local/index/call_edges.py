@@ -15,9 +15,14 @@ from contextlib import contextmanager
 from .bindings import FileBindings
 from .calls import CALLABLE_TYPES, Catalog, resolve_call
 from .codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
+from .receivers import PythonCalls
 
 CALLS = EDGE_TYPES["CALLS"]
 CONSTRUCTOR_CALL = CALL_KINDS["constructor_call"]
+AMBIGUOUS_SHARE = 75
+"""An ambiguous call's n edges get this confidence (hundredths) over n each: measured on
+Twisted, what runs is one of the candidates (each as likely) about three times in four, and
+something outside the repository (a builtin type's or a library's method) otherwise."""
 SPLIT_ABOVE = 20_000
 """Calls below this are resolved in-process: a fork costs more than half of them."""
 
@@ -28,12 +33,14 @@ def resolve_calls(
     bindings: FileBindings,
     language_of: dict[int, str | None],
     file_nids: dict[int, int],
+    python: PythonCalls | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
     Resolve call_rows tuples (call_id, file_id, caller, name, full_name, receiver, inferred,
     call_kind, arg_count, line) to CALLS edge_rows tuples without ``repo`` (type first) and
     (call_id, reason) pairs for the calls that resolve to nothing. One edge per
-    (source, target, line).
+    (source, target, line); an ambiguous call has one edge per candidate.
+    Python calls go through ``python`` (receiver types) when given.
     """
     edges: list[tuple] = []
     unresolved: list[tuple[int, str]] = []
@@ -42,24 +49,47 @@ def resolve_calls(
     by_id = catalog.by_id
     for call in calls:
         caller = by_id.get(call[2]) if call[2] else None
-        # Everything resolve_call reads of a call: equal keys resolve equally.
-        key = (call[1], caller.class_context if caller else None, *call[3:8])
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = resolve_call(call, catalog, bindings, language_of)
-        target, how = found
+        if python is not None and language_of.get(call[1]) == "python":
+            # the caller's scopes and class decide: equal keys resolve equally
+            scope = python.scope_key(caller, call[1], call[3], call[5], call[6])
+            key = (call[1], scope, *call[3:8])
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = python.resolve(call, caller)
+        else:
+            # Everything resolve_call reads of a call: equal keys resolve equally.
+            key = (call[1], caller.class_context if caller else None, *call[3:8])
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = resolve_call(call, catalog, bindings, language_of)
+        target, how = found[0], found[1]
         if target is None:
             unresolved.append((call[0], how))
             continue
         source = call[2] or file_nids[call[1]]
-        identity = (source, target.nid, call[9])
-        if identity in seen:
-            continue
-        seen.add(identity)
-        kind = CONSTRUCTOR_CALL if target.entity_type in CALLABLE_TYPES else call[7]
-        edges.append(
-            (CALLS, source, target.nid, kind, None, METHODS[how], CONFIDENCE[how], call[9], call[1])
-        )
+        confidence = CONFIDENCE[how]
+        if isinstance(target, list):  # each candidate as likely as the others
+            could_run = found[2] if len(found) > 2 else len(target)
+            confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
+        for one in target if isinstance(target, list) else (target,):
+            identity = (source, one.nid, call[9])
+            if identity in seen:
+                continue
+            seen.add(identity)
+            kind = CONSTRUCTOR_CALL if one.entity_type in CALLABLE_TYPES else call[7]
+            edges.append(
+                (
+                    CALLS,
+                    source,
+                    one.nid,
+                    kind,
+                    None,
+                    METHODS[how],
+                    confidence,
+                    call[9],
+                    call[1],
+                )
+            )
     return edges, unresolved
 
 
@@ -70,6 +100,7 @@ def resolve_calls_split(
     language_of: dict[int, str | None],
     file_nids: dict[int, int],
     meanwhile: Callable[[], None] | None = None,
+    python: PythonCalls | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
     :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
@@ -77,7 +108,7 @@ def resolve_calls_split(
     """
     if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         with alongside(meanwhile):
-            return resolve_calls(calls, catalog, bindings, language_of, file_nids)
+            return resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
     files = sorted({call[1] for call in calls})
     boundary = files[len(files) // 2]
     mine = [call for call in calls if call[1] < boundary]
@@ -88,7 +119,7 @@ def resolve_calls_split(
         status = 1
         try:
             os.close(read_end)
-            result = resolve_calls(theirs, catalog, bindings, language_of, file_nids)
+            result = resolve_calls(theirs, catalog, bindings, language_of, file_nids, python)
             with os.fdopen(write_end, "wb") as pipe:
                 pickle.dump(result, pipe, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
@@ -98,7 +129,9 @@ def resolve_calls_split(
     pipe = os.fdopen(read_end, "rb")
     try:
         with alongside(meanwhile):
-            edges, unresolved = resolve_calls(mine, catalog, bindings, language_of, file_nids)
+            edges, unresolved = resolve_calls(
+                mine, catalog, bindings, language_of, file_nids, python
+            )
         payload = pipe.read()
     finally:
         pipe.close()  # before waiting: a child still writing gets EPIPE instead of blocking

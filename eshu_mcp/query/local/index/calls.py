@@ -1,11 +1,13 @@
 """
 Call resolution tiers (local-backend §5.5) over name lookups of one repository's entities:
 same_file -> import_binding -> type_inferred -> scope_unique_name -> repo_unique_name, with
-unresolved calls explained as builtin, external, ambiguous:<n> or no_definition.
+unresolved calls explained as builtin, external, ambiguous:<n> or no_definition. Python calls
+resolve by receiver type instead (``receivers.py``); this module keeps the catalog they share.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 from attrs import define
@@ -38,6 +40,8 @@ class Entity:
     parent: int | None
     language: str | None
     line: int
+    signature: str | None = None  # kept for Python functions with a return annotation
+    attributes: dict[str, str] | None = None  # Python classes: self.<attr> -> declared type
 
 
 NOTHING: list[Entity] = []
@@ -150,8 +154,14 @@ class Catalog:
             self.bases_of[class_name].append(base_name)
 
     def add(self, row: tuple) -> None:
-        """Add one entity: (nid, file_id, type, name, class_context, parent, language, line)."""
-        entity = Entity(*row)
+        """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
+        signature, attribute types as JSON)."""
+        entity = Entity(*row[:8])
+        if len(row) > 8 and row[6] == "python":
+            if row[8] and "->" in row[8]:
+                entity.signature = row[8]
+            if len(row) > 9 and row[9]:
+                entity.attributes = json.loads(row[9])
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)

@@ -22,7 +22,7 @@ from .generations import (
     payload_hash,
     repository_key,
 )
-from .graph_inputs import FirstBuildInputs, go_mods_on_disk
+from .graph_inputs import FirstBuildInputs, attribute_types_json, go_mods_on_disk
 from .identity import repository_slug
 from .parse import parse_file
 from .resolve import ChangeSet, resolve_repository, retire_edges
@@ -215,8 +215,13 @@ class GenerationWrite:
             first.references.extend(self.batch.references[references_from:])
             first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
-        before = {(e.entity_id, e.name) for e in old}
-        self.touched_names.update(name for _, name in before ^ set(prepared.names.items()))
+        # names defined, removed, moved, or re-signed (a return annotation types call results)
+        before = {(e.entity_id, e.name, e.signature) for e in old}
+        after = {
+            (eid, row[1], row[writer.SIGNATURE])
+            for eid, row in zip(prepared.entity_ids, prepared.entity_rows, strict=True)
+        }
+        self.touched_names.update(name for _, name, _ in before ^ after)
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"
@@ -268,7 +273,21 @@ class GenerationWrite:
         new_bases = {
             (prepared.entity_rows[row][1], base, kind) for row, base, kind in prepared.base_rows
         }
-        self.hierarchy_changed |= old_bases != new_bases
+        # a class's declared attribute types type self.attr calls in its subclasses' files
+        old_types = {
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT entity_name, json_extract(metadata, '$.attribute_types') FROM entity_rows"
+                " WHERE file_id = ? AND metadata LIKE '%\"attribute_types\"%'",
+                (file_id,),
+            )
+        }
+        new_types = {
+            (row[1], attribute_types_json(row[writer.METADATA]))
+            for row in prepared.entity_rows
+            if '"attribute_types"' in row[writer.METADATA]
+        }
+        self.hierarchy_changed |= old_bases != new_bases or old_types != new_types
 
     def finish(self) -> dict[str, int]:
         """Facts, edges, repository row and refs; returns edge counts."""

@@ -7,6 +7,7 @@ and bindings, base-type evidence and file node numbers. Read back from the datab
 
 from __future__ import annotations
 
+import json
 import posixpath
 import sqlite3
 from collections import Counter
@@ -17,7 +18,7 @@ from .bindings import FileBindings, ImportRecord, ImportResolver, resolve_import
 from .calls import Catalog
 from .languages import language_of
 from .modules import go_module_paths
-from .writer import PARENT, PreparedFile
+from .writer import METADATA, PARENT, SIGNATURE, PreparedFile
 
 
 @define
@@ -41,6 +42,21 @@ class GraphInputs:
         return {file_id: language for file_id, _, language in self.files}
 
 
+def declared_order(rows: list[tuple]) -> list[tuple]:
+    """(nid, class name, base name, kind, file_id) rows ordered by class, then by the order
+    the class lists its bases (the MRO depends on it), from (entity id, nid, class name, base
+    name, kind, file_id, the class's bases as JSON) rows."""
+    keyed = []
+    for entity_id, nid, name, base_name, kind, file_id, written in rows:
+        listed = json.loads(written) if written else []
+        position = listed.index(base_name) if base_name in listed else len(listed)
+        keyed.append(
+            ((entity_id, position, base_name, kind), (nid, name, base_name, kind, file_id))
+        )
+    keyed.sort(key=lambda pair: pair[0])
+    return [row for _, row in keyed]
+
+
 def read_graph_inputs(
     conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None = None
 ) -> GraphInputs:
@@ -52,16 +68,21 @@ def read_graph_inputs(
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
-    bases = conn.execute(
-        "SELECT n.nid, r.entity_name, b.base_name, b.kind, b.file_id FROM bases b"
-        " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
-        " WHERE b.repo_id = ? ORDER BY b.entity_id, b.base_name, b.kind",
-        (repo_id,),
-    ).fetchall()
+    bases = declared_order(
+        conn.execute(
+            "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
+            " json_extract(r.metadata, '$.bases') FROM bases b"
+            " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+            " WHERE b.repo_id = ?",
+            (repo_id,),
+        ).fetchall()
+    )
     catalog = Catalog(
         conn.execute(
             "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-            " f.language, r.start_line FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
+            " f.language, r.start_line, r.signature,"
+            " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
+            " JOIN files f ON f.file_id = r.file_id"
             " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid",
             (repo_id,),
         ).fetchall(),
@@ -134,17 +155,28 @@ class FirstBuildInputs:
                     None if parent is None else nids[parent],
                     language,
                     row[2],
+                    row[SIGNATURE],
+                    attribute_types_json(row[METADATA]),
                 )
             )
         for row, base_name, kind in prepared.base_rows:
             entity = prepared.entity_ids[row]
             name = prepared.entity_rows[row][1]
-            self.bases.append((entity, nids[row], name, base_name, kind, file_id))
+            self.bases.append((entity, nids[row], name, base_name, kind, file_id, row))
 
     def inputs(self) -> GraphInputs:
         """The gathered inputs, bases in the order a read-back gives them."""
-        bases = sorted(set(self.bases))  # (entity id, base name, kind) order; duplicates ignored
-        for _, _, class_name, base_name, _, _ in bases:
+        listed: dict[tuple[str, int], list[str]] = {}
+        for entity, _, _, base_name, _, file_id, _ in self.bases:
+            listed.setdefault((entity, file_id), []).append(base_name)
+        unique = {(b[0], b[3], b[4]): b for b in reversed(self.bases)}  # as the table keeps
+        bases = declared_order(
+            [
+                (entity, nid, name, base_name, kind, file_id, json.dumps(listed[entity, file_id]))
+                for entity, nid, name, base_name, kind, file_id, _ in unique.values()
+            ]
+        )
+        for _, class_name, base_name, _, _ in bases:
             self.catalog.add_base(class_name, base_name)
         return GraphInputs(
             self.files,
@@ -152,12 +184,19 @@ class FirstBuildInputs:
             self.imports.records,
             self.imports.bindings,
             set(),
-            [(nid, base, kind, file_id) for _, nid, _, base, kind, file_id in bases],
+            [(nid, base, kind, file_id) for nid, _, base, kind, file_id in bases],
             self.file_nids,
             self.calls,
             self.declared,
             self.references,
         )
+
+
+def attribute_types_json(metadata: str) -> str | None:
+    """A class's attribute types as the read-back gives them (JSON), from its metadata."""
+    if '"attribute_types"' not in metadata:
+        return None
+    return json.dumps(json.loads(metadata)["attribute_types"], separators=(",", ":"))
 
 
 def go_mods_on_disk(root, paths: list[str]) -> dict[str, str]:

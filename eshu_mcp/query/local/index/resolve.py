@@ -1,8 +1,10 @@
 """
 Resolving one repository's graph from raw parser evidence (local-backend §5.5): CALLS
 through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
-repo_unique_name, INHERITS/IMPLEMENTS from bases, OVERRIDES, IMPORTS file -> entity, and the
-modules table. The edges a file declares by itself are the writer's (``declared.py``).
+repo_unique_name (Python: by receiver type, or ambiguous; see ``receivers.py``),
+INHERITS/IMPLEMENTS from bases (Python: through the file's imports, building the class
+hierarchy Python calls resolve with), OVERRIDES, IMPORTS file -> entity, and the modules
+table. The edges a file declares by itself are the writer's (``declared.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
 from .graph_inputs import GraphInputs, read_graph_inputs
+from .pyclasses import EXTERNAL, Hierarchy
+from .receivers import INTERFACE_ROOTS, PythonCalls
 from .references import files_referring, read_references, resolve_references
 from .writer import INSERT_EDGES
 
@@ -168,11 +172,12 @@ def resolve_repository(
             )
         )
 
-    _inheritance(inputs.bases, catalog, bindings, edge)
+    python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+    _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     call_edges, unresolved = resolve_calls_split(
-        calls, catalog, bindings, language_of, file_nids, meanwhile
+        calls, catalog, bindings, language_of, file_nids, meanwhile, python
     )
     edges.extend((repo_key, *row) for row in call_edges)
     references = inputs.references
@@ -231,11 +236,44 @@ def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
     return None, None
 
 
-def _inheritance(bases, catalog: Catalog, bindings: FileBindings, edge) -> None:
+def _python_base(child: Entity, base_name: str, kind: str, file_id: int, python: PythonCalls):
+    """A Python base (or ``@implementer`` interface) through the file's definitions and
+    imports; records the hierarchy."""
+    found = python.dotted(base_name, file_id, catalog_parent(python, child))
+    hierarchy = python.classes
+    if isinstance(found, Entity) and found.entity_type != "Function" and found.nid != child.nid:
+        if kind == "implements":
+            hierarchy.implements(child.nid, found.nid)
+        else:
+            hierarchy.add(child.nid, found.nid)
+        return found, "same_file" if found.file_id == file_id else "import_binding"
+    if kind == "implements":
+        return None, None
+    hierarchy.open.add(child.nid)
+    if found == EXTERNAL and base_name.rsplit(".", 1)[-1] in INTERFACE_ROOTS:
+        hierarchy.declarations.add(child.nid)
+    return None, None
+
+
+def catalog_parent(python: PythonCalls, entity: Entity) -> Entity | None:
+    """The definition enclosing ``entity`` (where its base names are looked up)."""
+    return python.catalog.by_id.get(entity.parent) if entity.parent else None
+
+
+def _inheritance(
+    bases, catalog: Catalog, bindings: FileBindings, edge, python: PythonCalls, language_of
+) -> None:
     resolved: list[tuple[Entity, Entity, str]] = []
     for nid, base_name, kind, file_id in bases:
         child = catalog.by_id.get(nid)
         if child is None:
+            continue
+        if language_of.get(file_id) == "python":
+            target, method = _python_base(child, base_name, kind, file_id, python)
+            if target is not None:
+                edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
+                edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+                resolved.append((child, target, method))  # methods override what it declares
             continue
         pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None
@@ -298,6 +336,9 @@ def _imports(
                 targets = catalog.callables.in_files(binding.symbol, binding.file_ids) + [
                     e for e in catalog.types.get(binding.symbol, []) if e.file_id in files
                 ]
+                top = [e for e in targets if e.parent is None]
+                if top:  # the last top-level definition is the one imported (not @overload stubs)
+                    targets = [max(top, key=lambda e: (e.file_id == top[0].file_id, e.line))]
                 if targets:
                     edge(
                         "IMPORTS",

@@ -46,6 +46,7 @@ class OldEntity:
     entity_id: str
     name: str
     nid: int
+    signature: str | None = None
 
 
 def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
@@ -53,7 +54,7 @@ def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
     old = [
         OldEntity(*row)
         for row in conn.execute(
-            "SELECT n.node_id, r.entity_name, r.rid FROM entity_rows r"
+            "SELECT n.node_id, r.entity_name, r.rid, r.signature FROM entity_rows r"
             " JOIN nodes n ON n.nid = r.rid WHERE r.file_id = ?",
             (file_id,),
         )
@@ -146,6 +147,8 @@ class PreparedFile:
 
 PARENT = 6
 """Index of the parent (an entity row number until the writer numbers it) in entity rows."""
+SIGNATURE, METADATA = 10, 11
+"""Indexes of the signature and the metadata JSON in entity rows."""
 metadata_json = json.JSONEncoder(sort_keys=True).encode
 """An entity's metadata as stored (one encoder for every entity: json.dumps builds one a call)."""
 

@@ -16,8 +16,11 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
+ALIAS = "@"
+"""An assignment reader's type that means "whatever type the name after it has" (``x = y``);
+alone, "no type any more". The engine resolves it: receiver types never start with it."""
 
 DOCSTRING_CAP = 4096
 SIGNATURE_CAP = 400
@@ -38,6 +41,7 @@ class Definition(NamedTuple):
     class_context: str | None = None
     bases: tuple[tuple[str, str], ...] = ()
     metadata: Mapping[str, Any] = MappingProxyType({})
+    locals: tuple[tuple[str, str], ...] = ()  # parameter name -> declared type (Python)
 
 
 class Call(NamedTuple):
@@ -105,6 +109,9 @@ class LanguageSpec:
     """Capture names of definitions used as values (passed, assigned, returned, registered)."""
     reference: Callable[[Node], tuple[str, str | None] | None] = _no_reference
     """(name, receiver or None) of a captured value reference; None to skip it."""
+    instance_prefix: str | None = None
+    """How a method names an attribute of its own instance (``self.``): the types assigned to
+    those attributes in one method are the receiver types of calls in every method."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

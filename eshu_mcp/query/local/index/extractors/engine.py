@@ -12,7 +12,9 @@ from typing import Any
 from attrs import Factory, define
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from .attributes import type_instance_attributes
 from .core import (
+    ALIAS,
     CURRENT_SOURCE,
     SIGNATURE_CAP,
     Definition,
@@ -141,6 +143,9 @@ class LanguageEngine:
         import_rows = spec.import_rows
         calls = result.calls
         imports = result.imports
+        prefix = spec.instance_prefix
+        attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
+        module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
         top: tuple | None = None
         counts: dict[int, int] = {}
@@ -194,7 +199,12 @@ class LanguageEngine:
                     end = node.end_byte * scale
                     if found.label == "Function":
                         counts[index] = 0
-                        top = (end, index, counted, (index, {}), index)
+                        # a nested function sees its enclosing function's locals
+                        outer = None if top is None else top[_FUNCTION]
+                        scope = dict(module_scope if outer is None else outer[1])
+                        if found.locals:
+                            scope.update(found.locals)
+                        top = (end, index, counted, (index, scope), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
                         top = (end, index, False, function, index)
@@ -248,8 +258,27 @@ class LanguageEngine:
                 )
             if role & _ASSIGNS:
                 bound = assign(node)
-                if bound is not None and function is not None:
-                    function[1][bound[0]] = bound[1]
+                if bound is not None:
+                    target, value = bound
+                    scope = module_scope if function is None else function[1]
+                    if value[:1] == ALIAS:  # x = y: y's type, if known; self.y's: resolved later
+                        alias = value[1:]
+                        known = scope.get(alias) if alias else None
+                        if known is not None:
+                            value = known
+                        elif not (prefix and alias.startswith(prefix) and function is not None):
+                            scope.pop(target, None)
+                            value = None
+                    if value is None:
+                        pass
+                    elif function is not None:
+                        scope[target] = value
+                        if prefix and target.startswith(prefix):
+                            attributes.append((function[0], target, value))
+                    elif top is None:
+                        module_scope[target] = value
+                    elif prefix and top[_OWNER] is not None and value[:1] != ALIAS:
+                        attributes.append((top[_OWNER], prefix + target, value))
             if top is not None and top[_COUNTS]:
                 if role & _BRANCHES:
                     if not (role & _CATCH_ALL and _is_catch_all(node)):
@@ -262,11 +291,13 @@ class LanguageEngine:
             entities = result.entities
             for index, count in counts.items():
                 entities[index]["cyclomatic_complexity"] = 1 + count
+        if prefix:
+            type_instance_attributes(result, attributes, prefix, self.type_context_labels)
 
     def _add_entity(
         self, found: Definition, top: tuple | None, result: Extraction, source: bytes
     ) -> int:
-        label, name, name_node, span, body, args, class_context, bases, metadata = found
+        label, name, name_node, span, body, args, class_context, bases, metadata, _ = found
         parent = None if top is None else top[_OWNER]
         metadata = dict(metadata)
         entities = result.entities

@@ -7,8 +7,10 @@ import re
 import tree_sitter_python
 from tree_sitter import Language, Node
 
+from ..typenames import annotation_type, is_dotted
 from . import core
 from .core import (
+    ALIAS,
     CURRENT_SOURCE,
     DOCSTRING_CAP,
     ComplexityTable,
@@ -50,6 +52,7 @@ ROOT_DECORATORS = {
     "command": "python.cli_command",
     "task": "python.celery_task",
     "fixture": "python.pytest_fixture",
+    "overload": "python.overload",
 }
 
 
@@ -67,6 +70,9 @@ _FIELD = {
         "object",
         "left",
         "right",
+        "type",
+        "value",
+        "alias",
     )
 }
 _NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
@@ -75,7 +81,9 @@ _NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
 _FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
     _FIELD[f] for f in ("function", "arguments", "attribute", "object")
 )
-_LEFT, _RIGHT = _FIELD["left"], _FIELD["right"]
+_LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
+_ALIAS = _FIELD["alias"]
+_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
 (the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
@@ -110,10 +118,12 @@ def _docstring(body: Node | None) -> str | None:
     return content.strip()[:DOCSTRING_CAP] or None
 
 
-def _args(params: Node | None) -> tuple[str, ...]:
+def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Parameter names, and the class each annotated parameter is declared to be."""
     if params is None:
-        return ()
+        return (), ()
     names = []
+    typed = []
     for param in params.named_children:
         if param.type == "identifier":
             names.append(text(param))
@@ -123,7 +133,37 @@ def _args(params: Node | None) -> tuple[str, ...]:
             name = next((c for c in param.named_children if c.type == "identifier"), None)
         if name is not None:
             names.append(text(name))
-    return tuple(names)
+            if param.type in _TYPED_PARAMETERS:
+                declared = annotation_type(text(param.child_by_field_id(_TYPE)))
+                if declared is not None:
+                    typed.append((names[-1], declared))
+    return tuple(names), tuple(typed)
+
+
+def _implemented(decorators) -> list[str]:
+    """The interfaces a zope ``@implementer(IA, mod.IB)`` decorator declares."""
+    found: list[str] = []
+    for decorator in decorators:
+        head, _, rest = decorator.partition("(")
+        if head.strip().rsplit(".", 1)[-1] != "implementer" or not rest.endswith(")"):
+            continue
+        for argument in rest[:-1].split(","):
+            written = "".join(argument.split())
+            if written and is_dotted(written):
+                found.append(written)
+    return found
+
+
+def _base(node: Node) -> str | None:
+    """A base class as a dotted name (``protocol.Protocol``; ``Deferred`` for ``Deferred[T]``)."""
+    if node.type == "subscript":
+        node = node.child_by_field_id(_VALUE)
+        if node is None:
+            return None
+    if node.type not in ("identifier", "attribute"):
+        return None
+    written = "".join(text(node).split())
+    return written if is_dotted(written) else None
 
 
 def _root_kinds(name: str, decorators: list[str]) -> list[str]:
@@ -167,15 +207,19 @@ def define(node: Node) -> Definition | None:
         bases = []
         superclasses = node.child_by_field_id(_SUPERCLASSES)
         for base in superclasses.named_children if superclasses is not None else ():
-            if base.type in ("identifier", "attribute"):
-                bases.append((text(base).rsplit(".", 1)[-1], "extends"))
+            written = _base(base)
+            if written is not None:
+                bases.append((written, "extends"))
+        bases += [(name, "implements") for name in _implemented(metadata.get("decorators", ()))]
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
     if core.starts_with(node, b"async"):
         metadata["async"] = True
-    args = _args(node.child_by_field_id(_PARAMETERS))
-    return Definition("Function", name, name_node, span, body, args=args, metadata=metadata)
+    args, typed = _args(node.child_by_field_id(_PARAMETERS))
+    return Definition(
+        "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
+    )
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
@@ -236,24 +280,60 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
-    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
+    """
+    A name (or ``self.attr``) bound to a type: ``v = Cls()`` / ``v = f()`` give ``Cls()`` /
+    ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
+    ``Cls``.
+    """
+    if node.type == "as_pattern":
+        return _bound_by_as(node)
     left = node.child_by_field_id(_LEFT)
-    right = node.child_by_field_id(_RIGHT)
-    if left is None or right is None or left.type != "identifier" or right.type != "call":
+    if left is None or left.type not in ("identifier", "attribute"):
         return None
+    target = text(left)
+    if left.type == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+        return None
+    declared = node.child_by_field_id(_TYPE)
+    if declared is not None:
+        found = annotation_type(text(declared))
+        return None if found is None else (target, found)
+    right = node.child_by_field_id(_RIGHT)
+    if right is None:
+        return None
+    if right.type in ("identifier", "attribute"):  # an alias: the engine looks the name up
+        source = text(right)
+        if right.type == "identifier" or (source.startswith("self.") and source.count(".") == 1):
+            return target, ALIAS + source
+        return target, ALIAS  # rebound to something untyped
+    if right.type != "call":
+        return target, ALIAS
     function = right.child_by_field_id(_FUNCTION)
     if function is None or function.type not in ("identifier", "attribute"):
         return None
-    type_name = text(function).rsplit(".", 1)[-1]
-    if not type_name[:1].isupper():
+    callee = text(function)
+    return (target, callee + "()") if is_dotted(callee) else None
+
+
+def _bound_by_as(node: Node) -> tuple[str, str] | None:
+    """``with X(...) as x`` (what ``X().__enter__()`` returns) and ``except E as e``."""
+    alias = node.child_by_field_id(_ALIAS)
+    name = alias.named_child(0) if alias is not None and alias.named_child_count else None
+    value = node.named_child(0)
+    if name is None or name.type != "identifier" or value is None:
         return None
-    return text(left), type_name
+    if node.parent is not None and node.parent.type == "except_clause":
+        written = text(value)
+        return (text(name), written) if is_dotted(written) else (text(name), ALIAS)
+    if value.type == "call":
+        function = value.child_by_field_id(_FUNCTION)
+        callee = text(function) if function is not None else ""
+        if is_dotted(callee):
+            return text(name), callee + "().__enter__()"
+    return text(name), ALIAS
 
 
-ASSIGNMENT_PATTERN = (
-    "(assignment left: (identifier) right: (call function: [(identifier) (attribute)])) @assignment"
-)
-"""Only ``name = callee(...)`` assignments can bind a local type, so only those are captured."""
+ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
+"""Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
 
 
 REFERENCE_PATTERN = core.reference_patterns(
@@ -309,12 +389,17 @@ SPEC = LanguageSpec(
     call=call,
     imports=frozenset({"import_statement", "import_from_statement"}),
     import_rows=import_rows,
-    assignments=frozenset({"assignment"}),
+    assignments=frozenset({"assignment", "as_pattern"}),
     assign=assign,
     complexity=COMPLEXITY,
     docstring=lambda found: found.metadata.get("docstring"),
     module_docstring=_docstring,
     references=frozenset({"reference"}),
     reference=reference,
-    query_patterns={"assignment": ASSIGNMENT_PATTERN, "reference": REFERENCE_PATTERN},
+    query_patterns={
+        "assignment": ASSIGNMENT_PATTERN,
+        "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
+        "reference": REFERENCE_PATTERN,
+    },
+    instance_prefix="self.",
 )

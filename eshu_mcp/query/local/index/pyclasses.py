@@ -1,0 +1,154 @@
+"""
+The resolved Python class hierarchy of one repository (classes by node number): bases in
+declared order, subclasses, ``@implementer`` interfaces, classes with a base outside the
+repository; and what it answers: each class's own methods (the last definition of a name
+wins, so ``@overload`` stubs lose), its C3 MRO, the method a lookup finds, overrides below
+a class and the implementations of an interface.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .calls import Catalog, Entity
+
+EXTERNAL = "external"
+"""What a name resolves to when it is bound to something outside the repository."""
+AMBIGUOUS_CAP = 8
+"""The most candidates an ambiguous call lists."""
+
+
+class Hierarchy:
+    """Resolved Python bases of each class (by node number), filled before calls resolve."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._members: dict[int, dict[str, Entity]] = {}
+        self._mro: dict[int, list[int]] = {}
+        self._lookups: dict[tuple, object] = {}
+        self._overrides: dict[tuple[int, str], list[Entity]] = {}
+        self.bases: dict[int, list[int]] = defaultdict(list)
+        self.subclasses: dict[int, list[int]] = defaultdict(list)
+        self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
+        self.declarations: set[int] = set()  # classes deriving directly from an interface root
+        self.implementers: dict[int, list[int]] = defaultdict(list)  # @implementer(interface)
+
+    def add(self, child: int, base: int) -> None:
+        self.bases[child].append(base)
+        self.subclasses[base].append(child)
+
+    def implements(self, child: int, interface: int) -> None:
+        self.implementers[interface].append(child)
+
+    def members(self, class_nid: int) -> dict[str, Entity]:
+        """A class's own methods by name; the last definition wins (``@overload`` stubs lose)."""
+        found = self._members.get(class_nid)
+        if found is None:
+            found = self._members[class_nid] = {
+                e.name: e
+                for e in sorted(self.catalog.children.get(class_nid, ()), key=_line)
+                if e.entity_type == "Function"
+            }
+        return found
+
+    def mro(self, class_nid: int) -> list[int]:
+        """The class and its resolved ancestors in C3 order (depth-first when C3 fails)."""
+        found = self._mro.get(class_nid)
+        if found is not None:
+            return found
+        self._mro[class_nid] = [class_nid]  # a cycle in broken code ends here
+        bases = self.bases.get(class_nid, ())
+        sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
+        merged = [class_nid]
+        while any(sequences):
+            for sequence in sequences:
+                head = sequence[0] if sequence else None
+                if head is not None and not any(head in s[1:] for s in sequences):
+                    break
+            else:
+                merged += [n for s in sequences for n in s if n not in merged]
+                break
+            merged.append(head)
+            sequences = [s[1:] if s and s[0] == head else s for s in sequences]
+        found = self._mro[class_nid] = list(dict.fromkeys(merged))
+        return found
+
+    def lookup(self, class_nid: int, name: str, skip_own: bool = False):
+        """The method ``name`` as the class's MRO finds it; EXTERNAL when an unresolved base
+        may hold it; None when the known hierarchy has no such method."""
+        key = (class_nid, name, skip_own)
+        found = self._lookups.get(key, False)
+        if found is False:
+            found = self._lookups[key] = self._lookup(class_nid, name, skip_own)
+        return found
+
+    def _lookup(self, class_nid: int, name: str, skip_own: bool):
+        order = self.mro(class_nid)
+        for nid in order[1:] if skip_own else order:
+            method = self.members(nid).get(name)
+            if method is not None:
+                return method
+        if any(nid in self.open for nid in order):
+            return EXTERNAL
+        return None
+
+    def is_declaration(self, class_nid: int) -> bool:
+        """Whether the class is an interface (its methods declare, others implement)."""
+        return any(nid in self.declarations for nid in self.mro(class_nid))
+
+    def in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
+        """Definitions of ``name`` in the class's descendants (overrides, or a template
+        method's hooks), nearest first; at most one more than AMBIGUOUS_CAP."""
+        key = (class_nid, name)
+        found = self._overrides.get(key)
+        if found is None:
+            found = self._overrides[key] = self._in_subclasses(class_nid, name)
+        return found
+
+    def _in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
+        if class_nid not in self.subclasses:
+            return []
+        found: dict[int, Entity] = {}
+        frontier, seen = [class_nid], {class_nid}
+        while frontier and len(found) <= AMBIGUOUS_CAP:
+            following = []
+            for nid in frontier:
+                for child in self.subclasses.get(nid, ()):
+                    if child in seen:
+                        continue
+                    seen.add(child)
+                    method = self.members(child).get(name)
+                    if method is not None:
+                        found[method.nid] = method
+                    following.append(child)
+            frontier = following
+        return list(found.values())
+
+    def implemented(self, interface: Entity, name: str) -> list[Entity]:
+        """The method ``name`` of the classes implementing the interface (or one of its
+        sub-interfaces), and of their subclasses; at most one more than AMBIGUOUS_CAP."""
+        hierarchy = self
+        found: dict[int, Entity] = {}
+        frontier, seen = [interface.nid], {interface.nid}
+        while frontier and len(found) <= AMBIGUOUS_CAP:
+            following = []
+            for nid in frontier:
+                for child in (
+                    *hierarchy.implementers.get(nid, ()),
+                    *hierarchy.subclasses.get(nid, ()),
+                ):
+                    if child in seen:
+                        continue
+                    seen.add(child)
+                    following.append(child)
+                    if child in hierarchy.declarations or self.is_declaration(child):
+                        continue
+                    method = self.lookup(child, name)
+                    if isinstance(method, Entity):
+                        found[method.nid] = method
+            frontier = following
+        return list(found.values())
+
+
+def _line(entity: Entity) -> int:
+    return entity.line

@@ -1,0 +1,295 @@
+"""Python calls resolve by what the code states about their receiver, or say they cannot."""
+
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index import generation_write
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+
+from .test_index_indexer import git
+
+SOURCES = {
+    "pkg/__init__.py": "",
+    "pkg/defer.py": """
+        from typing import overload
+
+        class Deferred(Awaitable[object]):
+            def addCallback(self, f):
+                return self
+
+            def pause(self):
+                self._run()
+
+            def _run(self):
+                pass
+
+        class DeferredList(Deferred[list]):
+            def _run(self):
+                pass
+
+        @overload
+        def maybeDeferred(f: int) -> Deferred[int]: ...
+        @overload
+        def maybeDeferred(f: str) -> Deferred[str]: ...
+        def maybeDeferred(f) -> "Deferred[object]":
+            return Deferred()
+        """,
+    "pkg/fake.py": """
+        class FakeDeferred:
+            def addCallback(self, f):
+                return self
+
+        class Recorder:
+            def addCallback(self, f):
+                pass
+
+        def untyped(d):
+            d.addCallback(1)
+
+        def annotated(d: "Optional[defer.Deferred[int]]"):
+            d.addCallback(2)
+
+        from pkg import defer
+        from pkg.defer import maybeDeferred
+
+        def returned():
+            d = maybeDeferred(3)
+            d.addCallback(4)
+
+        class Holder:
+            def __init__(self):
+                self.d = defer.Deferred()
+
+            def use(self):
+                def later():
+                    self.d.addCallback(5)
+                    self.use()
+                return later
+        """,
+    "pkg/iface.py": """
+        from zope.interface import Interface, implementer
+
+        class IClock(Interface):
+            def callLater(delay):
+                pass
+
+        @implementer(IClock)
+        class Clock:
+            def callLater(self, delay):
+                pass
+
+        class Other:
+            def callLater(self, delay):
+                pass
+
+        def schedule(clock: IClock):
+            clock.callLater(1)
+        """,
+    "pkg/proto.py": """
+        from pkg import defer
+        from pkg.base import Base
+
+        class Mine(defer.Deferred):
+            pass
+
+        class User(Base):
+            def tick(self):
+                self.clock.callLater(1)
+        """,
+    "pkg/base.py": """
+        from pkg.iface import IClock
+
+        class Base:
+            clock: IClock
+        """,
+    "pkg/many.py": "class Root:\n    def feed(self):\n        pass\n"
+    + "".join(f"class S{n}(Root):\n    def feed(self):\n        pass\n" for n in range(9))
+    + "def use(root: Root):\n    root.feed()\n",
+    "pkg/pumps.py": "from zope.interface import Interface, implementer\n"
+    "class IPump(Interface):\n    def pump():\n        pass\n"
+    "@implementer(IPump)\nclass Pumper:\n    def pump(self):\n        pass\n"
+    + "".join(f"class P{n}:\n    def pump(self):\n        pass\n" for n in range(9))
+    + "def blind(thing):\n    thing.pump()\n",
+}
+
+
+class ReceiverResolutionTests(SynchronousTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-"))
+        repo = cls.tmp / "repo"
+        for path, body in SOURCES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(textwrap.dedent(body).lstrip())
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        cls.db = cls.tmp / "index.sqlite"
+        assert index_repositories(cls.db, [repo], workers=1).ok
+        cls.conn = open_reader(cls.db)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.conn.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def calls_from(self, path: str, caller: str, name: str) -> list[tuple]:
+        """(target path, target qualified name, target line, method, confidence) edges."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.relative_path, t.qualified_name, t.start_line, e.resolution_method,"
+                " e.confidence FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+                " AND s.relative_path = ? AND s.entity_name = ? AND t.entity_name = ?",
+                (path, caller, name),
+            ).fetchall()
+        )
+
+    def test_an_untyped_receiver_is_ambiguous_between_every_candidate(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "untyped", "addCallback")
+        self.assertEqual(
+            [(p, q) for p, q, _, _, _ in edges],
+            [
+                ("pkg/defer.py", "Deferred.addCallback"),
+                ("pkg/fake.py", "FakeDeferred.addCallback"),
+                ("pkg/fake.py", "Recorder.addCallback"),
+            ],
+        )
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
+
+    def test_an_annotation_names_the_class_through_the_imports(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "annotated", "addCallback")
+        self.assertEqual(
+            [(p, q, m) for p, q, _, m, _ in edges],
+            [("pkg/defer.py", "Deferred.addCallback", "type_inferred")],
+        )
+
+    def test_a_return_annotation_types_the_local_and_overload_stubs_lose(self) -> None:
+        to_maybe = self.calls_from("pkg/fake.py", "returned", "maybeDeferred")
+        implementation = self.conn.execute(
+            "SELECT MAX(start_line) FROM entities WHERE entity_name = 'maybeDeferred'"
+        ).fetchone()[0]
+        self.assertEqual(
+            [(q, line) for _, q, line, _, _ in to_maybe], [("maybeDeferred", implementation)]
+        )
+        on_result = self.calls_from("pkg/fake.py", "returned", "addCallback")
+        self.assertEqual([q for _, q, _, _, _ in on_result], ["Deferred.addCallback"])
+
+    def test_a_self_attribute_types_calls_in_nested_functions_of_every_method(self) -> None:
+        edges = self.calls_from("pkg/fake.py", "later", "addCallback")
+        self.assertEqual([q for _, q, _, _, _ in edges], ["Deferred.addCallback"])
+        self.assertEqual(
+            [q for _, q, _, _, _ in self.calls_from("pkg/fake.py", "later", "use")], ["Holder.use"]
+        )
+
+    def test_a_self_call_overridden_below_is_ambiguous_between_the_overrides(self) -> None:
+        edges = self.calls_from("pkg/defer.py", "pause", "_run")
+        self.assertEqual(
+            [(q, m, c) for _, q, _, m, c in edges],
+            [("Deferred._run", "ambiguous", 0.38), ("DeferredList._run", "ambiguous", 0.38)],
+        )
+
+    def test_subscripted_and_dotted_bases_resolve_through_imports(self) -> None:
+        children = self.conn.execute(
+            "SELECT s.entity_name FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'INHERITS'"
+            " AND t.qualified_name = 'Deferred' ORDER BY 1"
+        ).fetchall()
+        self.assertEqual([name for (name,) in children], ["DeferredList", "Mine"])
+
+    def test_an_interface_typed_receiver_reaches_the_implementations(self) -> None:
+        edges = self.calls_from("pkg/iface.py", "schedule", "callLater")
+        self.assertEqual(
+            [(q, m) for _, q, _, m, _ in edges], [("Clock.callLater", "type_inferred")]
+        )
+        implements = self.conn.execute(
+            "SELECT s.entity_name, t.entity_name FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'IMPLEMENTS'"
+            " AND t.relative_path = 'pkg/iface.py'"
+        ).fetchall()
+        self.assertEqual([tuple(row) for row in implements], [("Clock", "IClock")])
+        overrides = self.conn.execute(
+            "SELECT s.qualified_name, t.qualified_name FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'OVERRIDES'"
+            " AND t.relative_path = 'pkg/iface.py'"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(row) for row in overrides], [("Clock.callLater", "IClock.callLater")]
+        )
+
+    def test_an_attribute_declared_in_a_base_class_types_self_calls(self) -> None:
+        edges = self.calls_from("pkg/proto.py", "tick", "callLater")
+        self.assertEqual([(p, q) for p, q, *_ in edges], [("pkg/iface.py", "Clock.callLater")])
+
+    def test_an_untyped_call_of_a_name_one_interface_declares_reaches_its_implementers(
+        self,
+    ) -> None:
+        # ten classes define pump(); only one implements the interface that declares it
+        edges = self.calls_from("pkg/pumps.py", "blind", "pump")
+        self.assertEqual([q for _, q, *_ in edges], ["Pumper.pump"])
+
+    def test_a_call_more_overrides_could_take_names_the_declared_method_only(self) -> None:
+        # ten definitions could run: the declared one is linked, as ambiguous, with 0.75/10
+        edges = self.calls_from("pkg/many.py", "use", "feed")
+        self.assertEqual([(q, m, c) for _, q, _, m, c in edges], [("Root.feed", "ambiguous", 0.08)])
+
+
+class ReceiverTypesAcrossGenerationsTests(SynchronousTestCase):
+    """A type stated in one file and used in another is re-read when only that file changes."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-gen-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = self.tmp / "repo"
+        files = {
+            "clocks.py": "class Clock:\n    def tick(self):\n        pass\n"
+            "class Other:\n    def tick(self):\n        pass\n"
+            "def make() -> Clock:\n    return Clock()\n",
+            "base.py": "from clocks import Clock\nclass Base:\n    clock: Clock\n",
+            "user.py": "from base import Base\nfrom clocks import make\n"
+            "class User(Base):\n    def run(self):\n        self.clock.tick()\n"
+            "def later():\n    c = make()\n    c.tick()\n",
+        }
+        self.repo.mkdir()
+        for path, body in files.items():
+            (self.repo / path).write_text(body)
+        git(self.repo, "init", "-q", "-b", "main")
+        self.commit()
+        self.db = self.tmp / "index.sqlite"
+
+    def commit(self) -> None:
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "change")
+
+    def ticks(self) -> dict[str, str]:
+        """caller -> qualified name of the tick it calls."""
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        conn = open_reader(self.db)
+        try:
+            rows = conn.execute(
+                "SELECT s.entity_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.entity_name = 'tick'"
+            ).fetchall()
+        finally:
+            conn.close()
+        return dict(tuple(row) for row in rows)
+
+    def test_a_changed_attribute_or_return_annotation_retargets_calls_elsewhere(self) -> None:
+        self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
+        self.assertEqual(self.ticks(), {"run": "Clock.tick", "later": "Clock.tick"})
+        base = self.repo / "base.py"
+        base.write_text(base.read_text().replace("Clock", "Other"))
+        clocks = self.repo / "clocks.py"
+        clocks.write_text(clocks.read_text().replace("-> Clock", "-> Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"run": "Other.tick", "later": "Other.tick"})
