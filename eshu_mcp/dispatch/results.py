@@ -154,6 +154,44 @@ def _with_note(summary: str, note: str) -> str:
     return f"{summary}\n{note}" if note else summary
 
 
+def _budgeted_result(
+    tool: str,
+    payload: Any,
+    *,
+    in_envelope: bool,
+    is_error: bool,
+    budget: int,
+    compact: bool,
+    paging_offset: int | None,
+) -> dict:
+    """
+    The result for an envelope or plain ``payload`` fitted to the budget, or its replacement.
+
+    The summary carries the trim note; full detail adds the resource copy.
+    """
+    fitted = _fitted(
+        tool,
+        payload,
+        in_envelope=in_envelope,
+        is_error=is_error,
+        budget=budget,
+        compact=compact,
+        paging_offset=paging_offset,
+    )
+    if isinstance(fitted, dict):
+        return fitted
+    payload, serialized, note = fitted
+    summarize, uri, mime_type = (
+        (summarize_envelope, ENVELOPE_URI, ENVELOPE_MIME_TYPE)
+        if in_envelope
+        else (summarize_plain, PAYLOAD_URI, PAYLOAD_MIME_TYPE)
+    )
+    summary = _with_note(summarize(tool, payload), note)
+    if compact:
+        return _result([_text_block(summary)], payload, is_error)
+    return _with_resource(summary, uri, mime_type, payload, serialized, is_error=is_error)
+
+
 def envelope_result(
     tool: str,
     envelope: dict,
@@ -169,7 +207,7 @@ def envelope_result(
     ``compact`` sends the envelope once, as ``structuredContent`` (the protocol layer
     moves it into a resource block for clients that cannot read structured content).
     """
-    fitted = _fitted(
+    return _budgeted_result(
         tool,
         envelope,
         in_envelope=True,
@@ -177,15 +215,6 @@ def envelope_result(
         budget=budget,
         compact=compact,
         paging_offset=paging_offset,
-    )
-    if isinstance(fitted, dict):
-        return fitted
-    envelope, serialized, note = fitted
-    summary = _with_note(summarize_envelope(tool, envelope), note)
-    if compact:
-        return _result([_text_block(summary)], envelope, is_error)
-    return _with_resource(
-        summary, ENVELOPE_URI, ENVELOPE_MIME_TYPE, envelope, serialized, is_error=is_error
     )
 
 
@@ -198,7 +227,7 @@ def plain_result(
     paging_offset: int | None = None,
 ) -> dict:
     """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
-    fitted = _fitted(
+    return _budgeted_result(
         tool,
         value,
         in_envelope=False,
@@ -207,13 +236,6 @@ def plain_result(
         compact=compact,
         paging_offset=paging_offset,
     )
-    if isinstance(fitted, dict):
-        return fitted
-    value, serialized, note = fitted
-    summary = _with_note(summarize_plain(tool, value), note)
-    if compact:
-        return _result([_text_block(summary)], value)
-    return _with_resource(summary, PAYLOAD_URI, PAYLOAD_MIME_TYPE, value, serialized)
 
 
 def with_resource_copy(result: dict) -> dict:
