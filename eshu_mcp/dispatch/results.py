@@ -109,47 +109,6 @@ def _over_budget_result(tool: str, size: int, budget: int) -> dict:
     )
 
 
-def _fitted(
-    tool: str,
-    payload: Any,
-    *,
-    in_envelope: bool,
-    is_error: bool,
-    budget: int,
-    compact: bool,
-    paging_offset: int | None,
-) -> tuple[Any, str, str] | dict:
-    """
-    ``(payload, serialized, note)`` within the budget, or the over-budget result.
-
-    A compact answer counts one wire copy and, when over, drops rows from its end
-    (``note`` then says how to get the rest); a full answer keeps Eshu's rule.
-    """
-    serialized = dumps(payload)
-    size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
-    if not exceeds_budget(size, budget):
-        return payload, serialized, ""
-    trimmed = None
-    if compact and not is_error:
-        trimmed = trim_rows(
-            payload,
-            in_envelope=in_envelope,
-            budget=budget,
-            measure=measure_one_copy,
-            paging_offset=paging_offset,
-        )
-    if trimmed is None:
-        return _over_budget_result(tool, size, budget)
-    log.info(
-        "mcp tool response trimmed to budget: {tool} answered {response_bytes} bytes,"
-        " sent {sent_bytes}",
-        tool=tool,
-        response_bytes=size,
-        sent_bytes=trimmed.size,
-    )
-    return trimmed.payload, dumps(trimmed.payload), trimmed.note
-
-
 def _with_note(summary: str, note: str) -> str:
     return f"{summary}\n{note}" if note else summary
 
@@ -165,22 +124,35 @@ def _budgeted_result(
     paging_offset: int | None,
 ) -> dict:
     """
-    The result for an envelope or plain ``payload`` fitted to the budget, or its replacement.
+    The result for an envelope or plain ``payload`` within the budget, or its replacement.
 
-    The summary carries the trim note; full detail adds the resource copy.
+    A compact answer counts one wire copy and, when over, drops rows from its end (the
+    summary then says how to get the rest); a full answer keeps Eshu's rule and carries
+    the resource copy.
     """
-    fitted = _fitted(
-        tool,
-        payload,
-        in_envelope=in_envelope,
-        is_error=is_error,
-        budget=budget,
-        compact=compact,
-        paging_offset=paging_offset,
-    )
-    if isinstance(fitted, dict):
-        return fitted
-    payload, serialized, note = fitted
+    serialized = dumps(payload)
+    size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
+    note = ""
+    if exceeds_budget(size, budget):
+        trimmed = None
+        if compact and not is_error:
+            trimmed = trim_rows(
+                payload,
+                in_envelope=in_envelope,
+                budget=budget,
+                measure=measure_one_copy,
+                paging_offset=paging_offset,
+            )
+        if trimmed is None:
+            return _over_budget_result(tool, size, budget)
+        log.info(
+            "mcp tool response trimmed to budget: {tool} answered {response_bytes} bytes,"
+            " sent {sent_bytes}",
+            tool=tool,
+            response_bytes=size,
+            sent_bytes=trimmed.size,
+        )
+        payload, serialized, note = trimmed.payload, dumps(trimmed.payload), trimmed.note
     summarize, uri, mime_type = (
         (summarize_envelope, ENVELOPE_URI, ENVELOPE_MIME_TYPE)
         if in_envelope
