@@ -109,11 +109,7 @@ def _over_budget_result(tool: str, size: int, budget: int) -> dict:
     )
 
 
-def _with_note(summary: str, note: str) -> str:
-    return f"{summary}\n{note}" if note else summary
-
-
-def _budgeted_result(
+def _fitted(
     tool: str,
     payload: Any,
     *,
@@ -122,37 +118,57 @@ def _budgeted_result(
     budget: int,
     compact: bool,
     paging_offset: int | None,
-) -> dict:
+) -> tuple[Any, str, str] | dict:
     """
-    The result for an envelope or plain ``payload`` within the budget, or its replacement.
+    ``(payload, serialized, note)`` within the budget, or the over-budget result.
 
-    A compact answer counts one wire copy and, when over, drops rows from its end (the
-    summary then says how to get the rest); a full answer keeps Eshu's rule and carries
-    the resource copy.
+    A compact answer counts one wire copy and, when over, drops rows from its end
+    (``note`` then says how to get the rest); a full answer keeps Eshu's rule.
     """
     serialized = dumps(payload)
     size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
-    note = ""
-    if exceeds_budget(size, budget):
-        trimmed = None
-        if compact and not is_error:
-            trimmed = trim_rows(
-                payload,
-                in_envelope=in_envelope,
-                budget=budget,
-                measure=measure_one_copy,
-                paging_offset=paging_offset,
-            )
-        if trimmed is None:
-            return _over_budget_result(tool, size, budget)
-        log.info(
-            "mcp tool response trimmed to budget: {tool} answered {response_bytes} bytes,"
-            " sent {sent_bytes}",
-            tool=tool,
-            response_bytes=size,
-            sent_bytes=trimmed.size,
+    if not exceeds_budget(size, budget):
+        return payload, serialized, ""
+    trimmed = None
+    if compact and not is_error:
+        trimmed = trim_rows(
+            payload,
+            in_envelope=in_envelope,
+            budget=budget,
+            measure=measure_one_copy,
+            paging_offset=paging_offset,
         )
-        payload, serialized, note = trimmed.payload, dumps(trimmed.payload), trimmed.note
+    if trimmed is None:
+        return _over_budget_result(tool, size, budget)
+    log.info(
+        "mcp tool response trimmed to budget: {tool} answered {response_bytes} bytes,"
+        " sent {sent_bytes}",
+        tool=tool,
+        response_bytes=size,
+        sent_bytes=trimmed.size,
+    )
+    return trimmed.payload, dumps(trimmed.payload), trimmed.note
+
+
+def _with_note(summary: str, note: str) -> str:
+    return f"{summary}\n{note}" if note else summary
+
+
+def _fitted_result(
+    tool: str,
+    fitted: tuple[Any, str, str] | dict,
+    *,
+    in_envelope: bool,
+    is_error: bool,
+    compact: bool,
+) -> dict:
+    """
+    The result for what ``_fitted`` returned: the over-budget result as it is, else the
+    summary (with the trim note) beside the payload, and in full detail its resource copy.
+    """
+    if isinstance(fitted, dict):
+        return fitted
+    payload, serialized, note = fitted
     summarize, uri, mime_type = (
         (summarize_envelope, ENVELOPE_URI, ENVELOPE_MIME_TYPE)
         if in_envelope
@@ -179,7 +195,7 @@ def envelope_result(
     ``compact`` sends the envelope once, as ``structuredContent`` (the protocol layer
     moves it into a resource block for clients that cannot read structured content).
     """
-    return _budgeted_result(
+    fitted = _fitted(
         tool,
         envelope,
         in_envelope=True,
@@ -188,6 +204,7 @@ def envelope_result(
         compact=compact,
         paging_offset=paging_offset,
     )
+    return _fitted_result(tool, fitted, in_envelope=True, is_error=is_error, compact=compact)
 
 
 def plain_result(
@@ -199,7 +216,7 @@ def plain_result(
     paging_offset: int | None = None,
 ) -> dict:
     """The result for a plain JSON value or raw body string; ``isError`` only if over budget."""
-    return _budgeted_result(
+    fitted = _fitted(
         tool,
         value,
         in_envelope=False,
@@ -208,6 +225,7 @@ def plain_result(
         compact=compact,
         paging_offset=paging_offset,
     )
+    return _fitted_result(tool, fitted, in_envelope=False, is_error=False, compact=compact)
 
 
 def with_resource_copy(result: dict) -> dict:
