@@ -31,6 +31,11 @@ from bench_support import twisted_repository
 from eshu_mcp.query.local.index.indexer import index_repositories
 
 
+def make_repository(parent: Path) -> Path:
+    """``parent/twisted-src``, the Twisted git repository (bench_dead_code.py imports it)."""
+    return twisted_repository(parent, "twisted-src")
+
+
 def database_bytes(db: Path) -> int:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -82,7 +87,7 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
         root = Path(tmp)
-        repo = twisted_repository(root, "twisted-src")
+        repo = make_repository(root)
         full: list[float] = []
         full_cpu: list[float] = []
         tails: list[float] = []
