@@ -12,22 +12,20 @@ answer replaced by the response-budget error (full) or cut to fit it (compact, w
     python scripts/bench_answer_detail.py [--keep DIR] [--json]
 """
 
-import argparse
-import itertools
 import json
 import statistics
-import sys
-import tempfile
-from pathlib import Path
 
-from bench_query import twisted_sources
-from twisted.internet import defer, task
+from bench_support import (
+    argument_parser,
+    in_process,
+    percentile,
+    react,
+    scratch_folder,
+    tool_result,
+    twisted_index,
+)
 
 from eshu_mcp.encoding import dumps
-from eshu_mcp.protocol.server import CallContext
-from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.service import ServerSettings, build_mcp_server
 
 DEFER = {"relative_path": "twisted/internet/defer.py"}
 QUESTIONS = [
@@ -82,18 +80,11 @@ QUESTIONS = [
     ("most complex functions", "find_most_complex_functions", {"limit": 10}),
     ("hardcoded secrets", "investigate_hardcoded_secrets", {}),
 ]
-MESSAGE_IDS = itertools.count(1)
 
 
 async def ask(connection, tool: str, args: dict) -> tuple[int, bool, dict]:
-    message = {
-        "jsonrpc": "2.0",
-        "id": next(MESSAGE_IDS),
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": args},
-    }
-    reply = await connection.handle(message, CallContext(transport="bench"))
-    result = reply["result"]
+    """Wire bytes of the result, whether the budget replaced or cut it, and the result."""
+    result = await tool_result(connection, tool, args)
     structured = result.get("structuredContent") or {}
     data = structured.get("data") if isinstance(structured, dict) else None
     error = structured.get("error") if isinstance(structured, dict) else None
@@ -105,24 +96,11 @@ async def ask(connection, tool: str, args: dict) -> tuple[int, bool, dict]:
 
 
 async def run(reactor, options) -> None:
-    workdir = Path(options.keep or tempfile.mkdtemp(prefix="eshu-bench-detail-"))
-    db = workdir / "index.sqlite"
-    if not db.exists():
-        repo = twisted_sources(workdir)
-        print(f"indexing {repo} ...", file=sys.stderr)
-        index_repositories(db, [repo])
-    backend = LocalQueryBackend(str(db), reactor=reactor)
-    backend.startService()
-    try:
-        connections = {}
-        for detail in ("full", "compact"):
-            server = build_mcp_server(
-                backend.resource,
-                clock=reactor,
-                settings=ServerSettings(toolsets="all", answer_detail=detail),
-                backend=backend,
-            )
-            connections[detail] = server.connection(default_version="2025-11-25")
+    db = twisted_index(scratch_folder(options.keep, "eshu-bench-detail-"))
+    async with in_process(reactor, db) as bench:
+        connections = {
+            detail: bench.connection(answer_detail=detail) for detail in ("full", "compact")
+        }
         _, _, repos = await ask(connections["full"], "list_indexed_repositories", {})
         repo_id = repos["structuredContent"]["data"]["repositories"][0]["id"]
         _, _, found = await ask(connections["full"], "find_symbol", {"symbol": "Deferred"})
@@ -153,21 +131,15 @@ async def run(reactor, options) -> None:
             sizes = sorted(row[key] for row in report)
             print(
                 f"{key}: median {statistics.median(sizes):.0f},"
-                f" p95 {sizes[min(len(sizes) - 1, int(len(sizes) * 0.95))]}, max {sizes[-1]}"
+                f" p95 {percentile(sizes, 0.95)}, max {sizes[-1]}"
             )
         print("! replaced by the over-budget error   ~ cut to the budget with truncated")
         if options.json:
             print(json.dumps(report))
-    finally:
-        await defer.maybeDeferred(backend.stopService)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--keep", help="reuse or keep the index in this folder")
-    parser.add_argument("--json", action="store_true")
-    options = parser.parse_args()
-    task.react(lambda reactor: defer.ensureDeferred(run(reactor, options)))
+    react(run, argument_parser(__doc__).parse_args())
 
 
 if __name__ == "__main__":

@@ -16,28 +16,26 @@ content. Then median / p95 / max over all questions.
     python scripts/bench_answers.py [--keep DIR] [--json] [--dump DIR] [--only NAME]
 """
 
-import argparse
-import itertools
 import json
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from twisted.internet import defer, task
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_query import twisted_sources
+from bench_support import (
+    argument_parser,
+    in_process,
+    react,
+    scratch_folder,
+    tool_result,
+    twisted_index,
+)
 
 from eshu_mcp.encoding import dumps
-from eshu_mcp.protocol.server import CallContext
-from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.service import ServerSettings, build_mcp_server
 
 # An expectation reads, from the structured content, the strings the text block must
 # contain for it to carry the answer on its own (every one of them).
@@ -281,6 +279,11 @@ QUESTIONS: dict[str, tuple[str, dict, Expect]] = {
 
 
 def percentile(values: list[float], fraction: float) -> float:
+    """
+    The value at rank ``round(fraction * (len - 1))`` of the sorted values.
+
+    Not bench_support's rank (``int(len * fraction)``): the published figures use this one.
+    """
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
@@ -300,36 +303,13 @@ def text_of(result: dict) -> str:
 
 
 async def run(reactor, options) -> None:
-    workdir = Path(options.keep or tempfile.mkdtemp(prefix="eshu-bench-answers-"))
-    db = workdir / "index.sqlite"
-    if not db.exists():
-        repo = twisted_sources(workdir)
-        print(f"indexing {repo} twice (a change in between) ...", file=sys.stderr)
-        index_repositories(db, [repo])
-        with (repo / "twisted" / "python" / "util.py").open("a") as source:
-            source.write("\n\ndef _bench_added(value):\n    return value + 1\n")
-        index_repositories(db, [repo])
-    backend = LocalQueryBackend(str(db), reactor=reactor)
-    backend.startService()
-    ids = itertools.count(1)
-    try:
-        server = build_mcp_server(
-            backend.resource,
-            clock=reactor,
-            settings=ServerSettings(toolsets="all"),
-            backend=backend,
-        )
-        connection = server.connection(default_version="2025-11-25")
+    workdir = scratch_folder(options.keep, "eshu-bench-answers-")
+    db = twisted_index(workdir, two_generations=True)
+    async with in_process(reactor, db) as bench:
+        connection = bench.connection()
 
-        async def call(tool: str, args: dict) -> dict:
-            message = {
-                "jsonrpc": "2.0",
-                "id": next(ids),
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": args},
-            }
-            reply = await connection.handle(message, CallContext(transport="bench"))
-            return reply["result"]
+        def call(tool: str, args: dict):
+            return tool_result(connection, tool, args)
 
         repos = await call("list_indexed_repositories", {})
         names = {REPO: repos["structuredContent"]["data"]["repositories"][0]["id"]}
@@ -392,18 +372,13 @@ async def run(reactor, options) -> None:
             )
         for key, value in summary.items():
             print(f"{key:<20} {value}")
-    finally:
-        await defer.maybeDeferred(backend.stopService)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--keep", help="reuse or keep the index in this folder")
-    parser.add_argument("--json", action="store_true")
+    parser = argument_parser(__doc__)
     parser.add_argument("--dump", help="write each result and its text block to this folder")
     parser.add_argument("--only", help="ask only the questions whose name contains this")
-    options = parser.parse_args()
-    task.react(lambda reactor: defer.ensureDeferred(run(reactor, options)))
+    react(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ import json
 import pickle
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -96,27 +95,7 @@ DEFAULT_MODULES = [
 ]
 
 HIERARCHY = [("twisted.internet.defer", "Deferred"), ("twisted.internet.protocol", "Protocol")]
-
-
-def twisted_sources() -> Path:
-    import twisted
-
-    return Path(twisted.__file__).parent
-
-
-def make_repository(workdir: Path) -> Path:
-    repo = workdir / "twisted-src"
-    shutil.rmtree(repo, ignore_errors=True)
-    shutil.copytree(
-        twisted_sources(), repo / "twisted", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "twisted sources"]):
-        subprocess.run(
-            ["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=b", *args],
-            check=True,
-            capture_output=True,
-        )
-    return repo
+REPOSITORY = "twisted-src"  # the copy's folder under the work directory
 
 
 def load_scan(cache_dir: Path, repo: Path, version: str, log) -> SourceTree:
@@ -320,6 +299,8 @@ def main(argv: list[str]) -> int:
     except ImportError:
         print("eshu_mcp is not importable: run from a checkout with PYTHONPATH=.", file=sys.stderr)
         return 2
+    from bench_support import twisted_repository
+
     from eshu_mcp.query.local.index.indexer import index_repositories
     from eshu_mcp.query.local.index.store import open_reader
 
@@ -330,12 +311,12 @@ def main(argv: list[str]) -> int:
     result: dict = {"eshu_mcp": str(Path(eshu_mcp.__file__).parent)}
     try:
         if options.reuse and db.exists():
-            repo = workdir / "twisted-src"
+            repo = workdir / REPOSITORY
             log(f"reusing {db}")
         else:
             for stale in workdir.glob("index.sqlite*"):
                 stale.unlink()
-            repo = make_repository(workdir)
+            repo = twisted_repository(workdir, REPOSITORY)
             started = time.perf_counter()
             report = index_repositories(db, [repo])
             result["index_seconds"] = round(time.perf_counter() - started, 2)

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
 import resource
-import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,26 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_support import twisted_repository
+
 from eshu_mcp.query.local.index.indexer import index_repositories
 
 
-def twisted_sources() -> Path:
-    spec = importlib.util.find_spec("twisted")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def make_repository(parent: Path) -> Path:
-    repo = parent / "twisted-src"
-    shutil.copytree(
-        twisted_sources(), repo / "twisted", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "twisted sources"]):
-        subprocess.run(
-            ["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=b", *args],
-            check=True,
-            capture_output=True,
-        )
-    return repo
+    """``parent/twisted-src``, the Twisted git repository (bench_dead_code.py imports it)."""
+    return twisted_repository(parent, "twisted-src")
 
 
 def database_bytes(db: Path) -> int:

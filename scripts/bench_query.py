@@ -12,25 +12,21 @@ Resource and reader pool), since absolute numbers on a shared machine drift.
     python scripts/bench_query.py [--calls 200] [--rounds 3] [--keep DIR]
 """
 
-import argparse
-import itertools
 import json
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-from twisted.internet import defer, task
+from bench_support import (
+    argument_parser,
+    in_process,
+    percentile,
+    react,
+    scratch_folder,
+    tools_call,
+    twisted_index,
+)
 
-from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.dispatch.routes import resolve_route
-from eshu_mcp.protocol.server import CallContext
-from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.service import ServerSettings, build_mcp_server
 
 SCENARIOS = {
     "find_code": {"query": "Deferred", "limit": 10},
@@ -40,7 +36,6 @@ SCENARIOS = {
     "dead_code": {"query_type": "dead_code", "limit": 50},
     "file_lines": None,  # filled in once the repository id is known
 }
-MESSAGE_IDS = itertools.count(1)
 TOOL_FOR = {
     "find_code": "find_code",
     "find_symbol": "find_symbol",
@@ -51,29 +46,9 @@ TOOL_FOR = {
 }
 
 
-def twisted_sources(into: Path) -> Path:
-    """Copy the installed twisted package into a fresh git repository."""
-    import twisted
-
-    repo = into / "twisted-sources"
-    shutil.rmtree(repo, ignore_errors=True)
-    shutil.copytree(
-        Path(twisted.__file__).parent,
-        repo / "twisted",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b", "-C", str(repo)]
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
-    return repo
-
-
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p50 = ordered[len(ordered) // 2]
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return p50 * 1000, p99 * 1000
+    """p50 and p99 of ``samples`` (seconds), in milliseconds."""
+    return percentile(samples, 0.5) * 1000, percentile(samples, 0.99) * 1000
 
 
 async def time_calls(make_call, calls: int) -> list[float]:
@@ -88,23 +63,10 @@ async def time_calls(make_call, calls: int) -> list[float]:
 
 
 async def run(reactor, options) -> None:
-    workdir = Path(options.keep or tempfile.mkdtemp(prefix="eshu-bench-query-"))
-    db = workdir / "index.sqlite"
-    if not db.exists():
-        repo = twisted_sources(workdir)
-        print(f"indexing {repo} ...", file=sys.stderr)
-        index_repositories(db, [repo])
-    backend = LocalQueryBackend(str(db), reactor=reactor)
-    backend.startService()
-    try:
-        dispatcher = InProcessDispatcher(backend.resource, reactor)
-        server = build_mcp_server(
-            backend.resource,
-            clock=reactor,
-            settings=ServerSettings(toolsets="all"),
-            backend=backend,
-        )
-        connection = server.connection(default_version="2025-11-25")
+    db = twisted_index(scratch_folder(options.keep, "eshu-bench-query-"))
+    async with in_process(reactor, db) as bench:
+        dispatcher = bench.dispatcher
+        connection = bench.connection()
         repos = await dispatcher.call("list_indexed_repositories", {})
         repo_id = repos["structuredContent"]["data"]["repositories"][0]["id"]
         scenarios = dict(SCENARIOS)
@@ -126,14 +88,8 @@ async def run(reactor, options) -> None:
                     lambda route=route: dispatcher.request(route), options.calls
                 )
 
-                def over_mcp(tool=tool, args=args, ids=MESSAGE_IDS):
-                    message = {
-                        "jsonrpc": "2.0",
-                        "id": next(ids),
-                        "method": "tools/call",
-                        "params": {"name": tool, "arguments": args},
-                    }
-                    return connection.handle(message, CallContext(transport="bench"))
+                def over_mcp(tool=tool, args=args):
+                    return tools_call(connection, tool, args)
 
                 mcp = await time_calls(over_mcp, options.calls)
                 entry = rows.setdefault(name, {"in_process": [], "mcp": [], "baseline": []})
@@ -159,18 +115,13 @@ async def run(reactor, options) -> None:
         print(f"baseline (GET /api/v0/repositories in process) p50 {baseline_p50:.3f} ms")
         if options.json:
             print(json.dumps(report))
-    finally:
-        await defer.maybeDeferred(backend.stopService)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser = argument_parser(__doc__)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--keep", help="reuse or keep the index in this folder")
-    parser.add_argument("--json", action="store_true")
-    options = parser.parse_args()
-    task.react(lambda reactor: defer.ensureDeferred(run(reactor, options)))
+    react(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -17,23 +17,16 @@ its response budget) and reports:
     python scripts/bench_relationships.py [--keep DIR] [--json]
 """
 
-import argparse
 import itertools
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-from twisted.internet import defer, task
+from bench_support import argument_parser, in_process, react, scratch_folder, twisted_index
 
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET, measure
-from eshu_mcp.dispatch.inprocess import InProcessDispatcher
-from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
 
 AMBIGUOUS_NAMES = ("write", "dataReceived", "addCallback", "loseConnection", "callLater")
 # (tool, page size) pairs paged through; each tool's arguments naming one entity's callers.
@@ -57,24 +50,6 @@ PAGED_CALLERS = {
 }
 MOST_CALLED = 4
 MAX_PAGES = 400
-
-
-def twisted_repository(into: Path) -> Path:
-    """Copy the installed twisted package into a fresh git repository."""
-    import twisted
-
-    repo = into / "twisted-sources"
-    shutil.rmtree(repo, ignore_errors=True)
-    shutil.copytree(
-        Path(twisted.__file__).parent,
-        repo / "twisted",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b", "-C", str(repo)]
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
-    return repo
 
 
 def payload(result: dict) -> dict:
@@ -196,28 +171,18 @@ async def anchoring(call, db: Path) -> list[dict]:
 
 
 async def run(reactor, options) -> None:
-    workdir = Path(options.keep or tempfile.mkdtemp(prefix="eshu-bench-rel-"))
-    db = workdir / "index.sqlite"
-    if not db.exists():
-        repo = twisted_repository(workdir)
-        print(f"indexing {repo} ...", file=sys.stderr)
-        index_repositories(db, [repo])
-    backend = LocalQueryBackend(str(db), reactor=reactor)
-    backend.startService()
+    workdir = scratch_folder(options.keep, "eshu-bench-rel-")
     try:
-        dispatcher = InProcessDispatcher(backend.resource, reactor)
-
-        def call(tool: str, args: dict):
-            return dispatcher.call(tool, args)
-
-        report = {
-            "budget_bytes": DEFAULT_RESPONSE_BUDGET,
-            "sizes_at_limit_200": await sizes(call),
-            "paging": await paging(call, db),
-            "anchoring": await anchoring(call, db),
-        }
+        db = twisted_index(workdir)
+        async with in_process(reactor, db) as bench:
+            call = bench.dispatcher.call
+            report = {
+                "budget_bytes": DEFAULT_RESPONSE_BUDGET,
+                "sizes_at_limit_200": await sizes(call),
+                "paging": await paging(call, db),
+                "anchoring": await anchoring(call, db),
+            }
     finally:
-        await defer.maybeDeferred(backend.stopService)
         if not options.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     if options.json:
@@ -247,11 +212,7 @@ async def run(reactor, options) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--keep", help="index into (or reuse) this directory")
-    parser.add_argument("--json", action="store_true")
-    options = parser.parse_args()
-    task.react(lambda reactor: defer.ensureDeferred(run(reactor, options)))
+    react(run, argument_parser(__doc__).parse_args())
 
 
 if __name__ == "__main__":

@@ -212,28 +212,20 @@ async def _dead_code(dispatcher, index, tree) -> dict:
 
 def measure_api(db, index, tree, rows: list[dict], anchors: list[dict], log) -> dict:
     """Run the tool measures under a reactor; returns their results."""
-    from twisted.internet import defer, task
-
-    from eshu_mcp.dispatch.inprocess import InProcessDispatcher
-    from eshu_mcp.query.local.backend import LocalQueryBackend
+    from bench_support import in_process, react
 
     answer: dict = {}
 
     async def run(reactor):
-        backend = LocalQueryBackend(str(db), reactor=reactor)
-        backend.startService()
-        try:
-            dispatcher = InProcessDispatcher(backend.resource, reactor)
+        async with in_process(reactor, db) as bench:
             log("api: callers ...")
-            answer["callers"] = await _callers(dispatcher, index, rows)
+            answer["callers"] = await _callers(bench.dispatcher, index, rows)
             log("api: class hierarchy, dead code ...")
-            answer["hierarchy"] = await _hierarchy(dispatcher, index, anchors)
-            answer["dead_code"] = await _dead_code(dispatcher, index, tree)
-        finally:
-            await defer.maybeDeferred(backend.stopService)
+            answer["hierarchy"] = await _hierarchy(bench.dispatcher, index, anchors)
+            answer["dead_code"] = await _dead_code(bench.dispatcher, index, tree)
 
     try:
-        task.react(lambda reactor: defer.ensureDeferred(run(reactor)))
+        react(run)
     except SystemExit as stop:
         if stop.code:
             raise

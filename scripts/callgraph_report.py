@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+# The per-tier edge counts of the runtime table, summed in its totals rows: edges and how
+# they were judged, then why an edge was not checked (or was right only through a wrapper).
+CHECKED_COUNTS = ("edges", "checked", "correct", "wrong", "wrong_override", "wrong_outside")
+UNCHECKED_COUNTS = ("not_run", "name_not_seen", "generator_target", "correct_only_via_wrapper")
+
 
 def _fmt(value) -> str:
     if value is None:
@@ -32,18 +37,7 @@ def _table(title: str, rows: list[dict], columns: list[str]) -> None:
 
 def _total(label: str, tiers: list[dict]) -> dict:
     total: dict = {"tier": label}
-    for key in (
-        "edges",
-        "checked",
-        "correct",
-        "wrong",
-        "wrong_override",
-        "wrong_outside",
-        "not_run",
-        "name_not_seen",
-        "generator_target",
-        "correct_only_via_wrapper",
-    ):
+    for key in (*CHECKED_COUNTS, *UNCHECKED_COUNTS):
         total[key] = sum(t[key] for t in tiers)
     total["precision"] = round(total["correct"] / total["checked"], 3) if total["checked"] else None
     return total
@@ -92,19 +86,11 @@ def print_report(result: dict) -> None:
             [*tiers, *totals],
             [
                 "tier",
-                "edges",
-                "checked",
-                "correct",
-                "wrong",
-                "wrong_override",
-                "wrong_outside",
+                *CHECKED_COUNTS,
                 "precision",
                 "stored_confidence",
                 "confidence_gap",
-                "not_run",
-                "name_not_seen",
-                "generator_target",
-                "correct_only_via_wrapper",
+                *UNCHECKED_COUNTS,
             ],
         )
         for tier, lines in runtime.get("wrong_examples", {}).items():

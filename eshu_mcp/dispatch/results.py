@@ -168,6 +168,32 @@ def _with_note(summary: str, note: str) -> str:
     return f"{summary}\n{note}" if note else summary
 
 
+def _fitted_result(
+    tool: str,
+    fitted: tuple[Any, str, str] | dict,
+    *,
+    in_envelope: bool,
+    is_error: bool,
+    compact: bool,
+) -> dict:
+    """
+    The result for what ``_fitted`` returned: the over-budget result as it is, else the
+    summary (with the trim note) beside the payload, and in full detail its resource copy.
+    """
+    if isinstance(fitted, dict):
+        return fitted
+    payload, serialized, note = fitted
+    summarize, uri, mime_type = (
+        (summarize_envelope, ENVELOPE_URI, ENVELOPE_MIME_TYPE)
+        if in_envelope
+        else (summarize_plain, PAYLOAD_URI, PAYLOAD_MIME_TYPE)
+    )
+    summary = _with_note(summarize(tool, payload), note)
+    if compact:
+        return _result([_text_block(summary)], payload, is_error)
+    return _with_resource(summary, uri, mime_type, payload, serialized, is_error=is_error)
+
+
 def envelope_result(
     tool: str,
     envelope: dict,
@@ -194,15 +220,7 @@ def envelope_result(
         paging_offset=paging_offset,
         page_budget=page_budget,
     )
-    if isinstance(fitted, dict):
-        return fitted
-    envelope, serialized, note = fitted
-    summary = _with_note(summarize_envelope(tool, envelope), note)
-    if compact:
-        return _result([_text_block(summary)], envelope, is_error)
-    return _with_resource(
-        summary, ENVELOPE_URI, ENVELOPE_MIME_TYPE, envelope, serialized, is_error=is_error
-    )
+    return _fitted_result(tool, fitted, in_envelope=True, is_error=is_error, compact=compact)
 
 
 def plain_result(
@@ -225,13 +243,7 @@ def plain_result(
         paging_offset=paging_offset,
         page_budget=page_budget,
     )
-    if isinstance(fitted, dict):
-        return fitted
-    value, serialized, note = fitted
-    summary = _with_note(summarize_plain(tool, value), note)
-    if compact:
-        return _result([_text_block(summary)], value)
-    return _with_resource(summary, PAYLOAD_URI, PAYLOAD_MIME_TYPE, value, serialized)
+    return _fitted_result(tool, fitted, in_envelope=False, is_error=False, compact=compact)
 
 
 def with_resource_copy(result: dict) -> dict:
