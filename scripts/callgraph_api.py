@@ -185,19 +185,32 @@ async def _hierarchy(dispatcher, index, anchors: list[dict]) -> list[dict]:
     return out
 
 
+DEAD_CODE_PAGES = 200
+"""Pages of find_dead_code read at most (each cut to the answer page by size)."""
+
+
 async def _dead_code(dispatcher, index, tree) -> dict:
-    for limit in (500, 200, 100, 50, 25):
-        result = await dispatcher.call("find_dead_code", {"repo_id": index.repo_id, "limit": limit})
+    """Every row find_dead_code reports, paged through by offset as an assistant would."""
+    results: list[dict] = []
+    offset, limit, pages, error = 0, 100, 0, {}
+    for _ in range(DEAD_CODE_PAGES):
+        pages += 1
+        args = {"repo_id": index.repo_id, "limit": limit, "offset": offset}
+        result = await dispatcher.call("find_dead_code", args)
         error = (result.get("structuredContent") or {}).get("error") or {}
-        if error.get("code") != "mcp_response_over_budget":
+        data = _data(result)
+        if error or not data:
             break
-    data = _data(result)
-    results = data.get("results") or []
+        results += data.get("results") or []
+        if data.get("next_offset") is None:
+            break
+        offset = data["next_offset"]
     unreferenced = [r for r in results if references(tree, r.get("name", "")) == 0]
     scan = {k: v for k, v in data.items() if "scan" in k or "files" in k or k == "truncated"}
     return {
         "error": error.get("code"),
         "limit": limit,
+        "pages": pages,
         "reported": len(results),
         "files_with_results": len({r.get("file_path") for r in results}),
         "repository_files": len(tree.module_of),

@@ -53,6 +53,7 @@ class SourceTree:
     module_of: dict[str, str] = attr.ib(factory=dict)  # path -> dotted module
     name_tokens: Counter = attr.ib(factory=Counter)  # identifier uses (not definitions)
     string_tokens: Counter = attr.ib(factory=Counter)  # string literals that are identifiers
+    own_tokens: Counter = attr.ib(factory=Counter)  # uses inside a def/class of that name
     unparsable: list[str] = attr.ib(factory=list)
     classes: dict[tuple[str, str], tuple[str, int]] = attr.ib(factory=dict)  # (module, qualname)
     ancestor_memo: dict = attr.ib(factory=dict)
@@ -110,15 +111,20 @@ class _FileWalker:
     def walk(self, node, scope: tuple | None) -> None:
         """``scope`` is (qualname, def line, is a function) of the innermost def/class."""
         names, strings = self.tree.name_tokens, self.tree.string_tokens
+        own = self.tree.own_tokens
         stack = [(node, scope)]
         while stack:
             node, scope = stack.pop()
             kind = type(node)
             if kind is ast.Name:
                 names[node.id] += 1
+                if scope is not None and node.id in scope[0].split("."):
+                    own[node.id] += 1  # recursion, or a wrapper naming what it wraps
                 continue
             if kind is ast.Attribute:
                 names[node.attr] += 1
+                if scope is not None and node.attr in scope[0].split("."):
+                    own[node.attr] += 1
             elif kind is ast.Constant:
                 if isinstance(node.value, str) and node.value.isidentifier():
                     strings[node.value] += 1
@@ -286,8 +292,12 @@ def direct_subclasses(tree: SourceTree, module: str, name: str) -> set[tuple[str
 
 
 def references(tree: SourceTree, name: str) -> int:
-    """Uses of ``name`` anywhere in the tree outside definitions (tokens and string literals)."""
-    return tree.name_tokens[name] + tree.string_tokens[name]
+    """
+    Uses of ``name`` anywhere in the tree outside definitions (tokens and string literals),
+    less those inside a definition of that very name: a recursive call, or a wrapper's
+    ``self._port.getCD()``, does not make ``getCD`` used.
+    """
+    return tree.name_tokens[name] - tree.own_tokens[name] + tree.string_tokens[name]
 
 
 def ancestors(tree: SourceTree, key: tuple[str, int]) -> set[tuple[str, int]]:

@@ -308,3 +308,11 @@ class CompactAnswerTests(SynchronousTestCase):
         self.assertEqual(
             compact["target_resolution"], {"status": "ambiguous", "candidate_count": 1}
         )
+
+    def test_a_recursive_call_keeps_the_caller_of_an_incoming_row(self):
+        row = {"source_id": "a", "source_name": "f", "target_id": "a", "target_name": "f"}
+        data = {"target_resolution": {"entity_id": "a"}, "relationships": [row]}
+        incoming = compact_answer({**data, "scope": {"direction": "incoming"}})
+        self.assertEqual(incoming["relationships"], [{"source_id": "a", "source_name": "f"}])
+        outgoing = compact_answer({**data, "scope": {"direction": "outgoing"}})
+        self.assertEqual(outgoing["relationships"], [{"target_id": "a", "target_name": "f"}])

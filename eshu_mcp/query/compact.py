@@ -201,7 +201,7 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
         # its anchor; ``definition_groups`` states each definition once.
         anchor = view.anchor or _text(obj.get("definition_entity_id"))
         if anchor:
-            _drop_anchor_side(out, anchor)
+            _drop_anchor_side(out, anchor, obj.get("direction", view.direction))
     return out
 
 
@@ -295,12 +295,15 @@ def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
     return True
 
 
-def _drop_anchor_side(row: dict, anchor: str) -> None:
+def _drop_anchor_side(row: dict, anchor: str, direction: Any) -> None:
     """
     In a relationship row, drop the side that is the anchor (``target_resolution`` states
-    it once) and the other side's end line (its start and the call's line place it).
+    it once) and the other side's end line (its start and the call's line place it). A
+    call of the anchor by itself keeps the side the direction asks about: the caller of an
+    incoming row, the callee of an outgoing one.
     """
-    for side, other in (("source", "target"), ("target", "source")):
+    sides = (("source", "target"), ("target", "source"))
+    for side, other in sides if direction == "outgoing" else sides[::-1]:
         if row.get(f"{side}_id") == anchor:
             for detail in (*_SIDE_DETAILS, "id", "name"):
                 row.pop(f"{side}_{detail}", None)
