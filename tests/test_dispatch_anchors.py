@@ -71,7 +71,9 @@ class RelationshipToolTests(SynchronousTestCase):
         data = self.run_tool(query_type="find_callers", target="write", repo_id="net")["data"]
         self.assertEqual(data["target_resolution"]["status"], "ambiguous")
         self.assertEqual(len(data["relationships"]), 25)
-        self.assertEqual([g["returned"] for g in data["definition_groups"]], [17, 8, 0])
+        self.assertEqual([g["returned"] for g in data["definition_groups"]], [25, 0, 0])
+        self.assertEqual([g["edge_count"] for g in data["definition_groups"]], [150, 8, 0])
+        self.assertEqual(data["summary"]["next_offset"], 25)
 
     def test_the_largest_limit_fits_the_response_budget(self):
         self.index.writer.execute(
