@@ -47,6 +47,25 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertNotIn("next_offset", data)
         self.assertIn("lower limit", trimmed.note)
 
+    def test_a_cut_nested_list_says_so_in_its_own_truncated_flag(self):
+        value = {
+            "class_hierarchy": {"descendants": rows(100), "descendants_truncated": False},
+        }
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=0)
+        self.assertIs(trimmed.payload["class_hierarchy"]["descendants_truncated"], True)
+        self.assertIs(value["class_hierarchy"]["descendants_truncated"], False)
+
+    def test_the_summary_next_offset_follows_the_cut(self):
+        summary = {"next_offset": 140, "truncated": True}
+        value = {"relationships": rows(40), "summary": summary, "coverage": {"next_offset": 140}}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        self.assertLess(len(data["relationships"]), 40)
+        self.assertEqual(data["next_offset"], 100 + len(data["relationships"]))
+        self.assertEqual(data["summary"]["next_offset"], data["next_offset"])
+        self.assertEqual(data["coverage"]["next_offset"], data["next_offset"])
+        self.assertEqual(summary["next_offset"], 140)
+
     def test_nothing_to_cut_gives_up(self):
         self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
         self.assertIsNone(trim({"data": [1, 2, 3]}, 10))

@@ -58,6 +58,23 @@ def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dic
     return out
 
 
+def _mark_cut(cut: dict, path: tuple[str, ...], next_offset: int | None, kept: int) -> None:
+    """
+    Keep the answer's own paging fields true after a cut: a nested list's
+    ``<name>_truncated`` flag, and the summary's ``relationship_count`` and the
+    ``next_offset`` of its summary and coverage blocks when the cut list is their page.
+    """
+    if len(path) == 2 and f"{path[1]}_truncated" in cut[path[0]]:
+        cut[path[0]][f"{path[1]}_truncated"] = True
+    if next_offset is None:
+        return
+    for block in ("summary", "coverage"):
+        if isinstance(cut.get(block), dict) and "next_offset" in cut[block]:
+            cut[block] = {**cut[block], "next_offset": next_offset, "truncated": True}
+            if "relationship_count" in cut[block]:
+                cut[block]["relationship_count"] = kept
+
+
 def _note(
     kept: int, total: int, name: str, budget: int, next_offset: int | None, bound: str
 ) -> str:
@@ -104,6 +121,7 @@ def trim_rows(
         next_offset = next_of(kept)
         if next_offset is not None:
             cut["next_offset"] = next_offset
+        _mark_cut(cut, path, next_offset, kept)
         note = _note(kept, len(rows), path[-1], budget, next_offset, bound)
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
@@ -149,6 +167,7 @@ def _trim_every_list(
             cut = _with_rows(cut, path, rows[:kept], len(rows))
             if kept < len(rows):
                 kept_of.append((kept, len(rows), path[-1]))
+                _mark_cut(cut, path, None, kept)
         cut["truncated"] = True
         cuts = ", ".join(f"{kept} of {total} {name}" for kept, total, name in kept_of)
         note = (

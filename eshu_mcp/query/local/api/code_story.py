@@ -227,7 +227,9 @@ def relationship_story(
         "summary": {},
     }
     if req["query_type"] == "class_hierarchy" and anchor_row is not None:
-        data["class_hierarchy"] = class_hierarchy(conn, anchor_row, req["max_depth"])
+        data["class_hierarchy"] = class_hierarchy(
+            conn, anchor_row, req["max_depth"], req["offset"], req["limit"]
+        )
     if grouping is not None:
         data["target_resolution"] = grouped_resolution(req, grouping)
         data["definition_groups"] = grouping.groups
