@@ -66,6 +66,16 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertEqual(data["coverage"]["next_offset"], data["next_offset"])
         self.assertEqual(summary["next_offset"], 140)
 
+    def test_cutting_a_list_beside_the_page_moves_no_offset(self):
+        summary = {"next_offset": 110, "relationship_count": 10, "truncated": True}
+        value = {"relationships": rows(10, 20), "definition_groups": rows(40), "summary": summary}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        self.assertLess(len(data["definition_groups"]), 40)
+        self.assertEqual(len(data["relationships"]), 10)
+        self.assertNotIn("next_offset", data)
+        self.assertEqual(data["summary"], summary)
+
     def test_nothing_to_cut_gives_up(self):
         self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
         self.assertIsNone(trim({"data": [1, 2, 3]}, 10))

@@ -58,6 +58,18 @@ def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dic
     return out
 
 
+def _is_page(data: dict, rows: list) -> bool:
+    """
+    Whether ``rows`` are the page ``offset`` addresses: a relationship story counts its
+    page in ``summary.relationship_count``; a list beside it (its ``definition_groups``)
+    is not the page, and cutting it moves no offset.
+    """
+    summary = data.get("summary")
+    if isinstance(summary, dict) and isinstance(summary.get("relationship_count"), int):
+        return summary["relationship_count"] == len(rows)
+    return True
+
+
 def _mark_cut(cut: dict, path: tuple[str, ...], next_offset: int | None, kept: int) -> None:
     """
     Keep the answer's own paging fields true after a cut: a nested list's
@@ -111,7 +123,7 @@ def trim_rows(
     costs = [measure(dumps(row) + ",") - empty for row in rows]
     next_of = (
         (lambda kept: paging_offset + kept)
-        if paging_offset is not None and len(path) == 1
+        if paging_offset is not None and len(path) == 1 and _is_page(data, rows)
         else (lambda kept: None)
     )
 
