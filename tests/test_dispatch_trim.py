@@ -76,6 +76,18 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertNotIn("next_offset", data)
         self.assertEqual(data["summary"], summary)
 
+    def test_when_every_list_is_cut_the_page_still_says_where_to_resume(self):
+        summary = {"next_offset": 140, "relationship_count": 40, "truncated": True}
+        value = {"relationships": rows(40), "definition_groups": rows(40), "summary": summary}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        kept = len(data["relationships"])
+        self.assertLess(kept, 40)
+        self.assertLess(len(data["definition_groups"]), 40)
+        self.assertEqual(data["next_offset"], 100 + kept)
+        self.assertEqual(data["summary"]["next_offset"], 100 + kept)
+        self.assertIn(f"offset={100 + kept}", trimmed.note)
+
     def test_nothing_to_cut_gives_up(self):
         self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
         self.assertIsNone(trim({"data": [1, 2, 3]}, 10))

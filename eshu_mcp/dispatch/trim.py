@@ -153,7 +153,9 @@ def trim_rows(
         kept -= 1
     if len(lists) < 2:
         return None
-    return _trim_every_list(payload, data, lists, in_envelope, budget, measure, bound)
+    return _trim_every_list(
+        payload, data, lists, in_envelope, budget, measure, bound, paging_offset
+    )
 
 
 def _trim_every_list(
@@ -164,28 +166,37 @@ def _trim_every_list(
     budget: int,
     measure: Callable[[str], int],
     bound: str,
+    paging_offset: int | None = None,
 ) -> Trimmed | None:
     """
     Every row list cut to the same share of its rows (at least one each), the largest
     share that fits: for answers whose rows are spread over several lists (evidence
-    groups and symbols, cleanup buckets), none of which alone can make room.
+    groups and symbols, cleanup buckets), none of which alone can make room. When one
+    of them is the page ``offset`` addresses, ``next_offset`` follows its cut.
     """
 
     def build(share: float) -> tuple[Any, str]:
         cut = dict(data)
         kept_of: list[tuple[int, int, str]] = []
+        following = None
         for path, rows in lists:
             kept = max(1, int(len(rows) * share))
             cut = _with_rows(cut, path, rows[:kept], len(rows))
             if kept < len(rows):
                 kept_of.append((kept, len(rows), path[-1]))
-                _mark_cut(cut, path, None, kept)
+                paged = paging_offset is not None and len(path) == 1 and _is_page(data, rows)
+                next_offset = paging_offset + kept if paged else None
+                if next_offset is not None:
+                    cut["next_offset"] = following = next_offset
+                _mark_cut(cut, path, next_offset, kept)
         cut["truncated"] = True
         cuts = ", ".join(f"{kept} of {total} {name}" for kept, total, name in kept_of)
-        note = (
-            f"Only the first {cuts} fit the {budget}-byte {bound}; lower limit or narrow"
-            " the question (repo_id, language, a path) for the rest."
+        rest = (
+            f"call again with offset={following} for the rest of the page's rows."
+            if following is not None
+            else "lower limit or narrow the question (repo_id, language, a path) for the rest."
         )
+        note = f"Only the first {cuts} fit the {budget}-byte {bound}; {rest}"
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
 
