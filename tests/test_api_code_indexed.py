@@ -61,10 +61,12 @@ def create_charge(req):
 }
 
 
-def indexed_repository(case: SynchronousTestCase) -> tuple[str, str]:
-    """Write SOURCES into a fresh git repository, index it, return (db path, repo name)."""
-    root = Path(scratch_dir(case)) / "payments"
-    for relative, text in SOURCES.items():
+def indexed_repository(
+    case: SynchronousTestCase, sources: dict[str, str] = SOURCES, name: str = "payments"
+) -> tuple[str, str]:
+    """Write ``sources`` into a fresh git repository, index it, return (db path, repo name)."""
+    root = Path(scratch_dir(case)) / name
+    for relative, text in sources.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -78,7 +80,7 @@ def indexed_repository(case: SynchronousTestCase) -> tuple[str, str]:
     db = str(root.parent / "index.sqlite")
     report = index_repositories(db, [str(root)], workers=1)
     case.assertTrue(report.ok, report)
-    return db, "payments"
+    return db, name
 
 
 class IndexedCodeRoutesTests(SynchronousTestCase):

@@ -217,24 +217,67 @@ class StoryGroupedByDefinitionTests(SynchronousTestCase):
         groups = data["definition_groups"]
         self.assertEqual([g["edge_count"] for g in groups], [150, 8, 0])
         self.assertEqual(groups[0]["entity_id"], self.index.entities["write"])
-        self.assertEqual([g["returned"] for g in groups], [12, 8, 0])
-        self.assertEqual([g["truncated"] for g in groups], [True, False, False])
+        self.assertEqual([g["returned"] for g in groups], [20, 0, 0])
+        self.assertEqual([g.get("offset") for g in groups], [0, 150, None])
         rows = data["relationships"]
         self.assertEqual(len(rows), 20)
-        self.assertEqual({r["definition_entity_id"] for r in rows[:12]}, {groups[0]["entity_id"]})
+        self.assertEqual({r["definition_entity_id"] for r in rows}, {groups[0]["entity_id"]})
         self.assertTrue(all(r["target_id"] == r["definition_entity_id"] for r in rows))
         self.assertTrue(data["summary"]["truncated"])
-        self.assertIsNone(data["summary"]["next_offset"])
+        self.assertEqual(data["summary"]["next_offset"], 20)
         self.assertEqual(data["summary"]["definition_count"], 3)
         self.assertEqual(data["summary"]["definitions_with_relationships"], 2)
 
+    def test_paging_a_shared_name_serves_every_row_once_in_the_unpaged_order(self):
+        whole = self.story(target="write", direction="incoming", limit=200)
+        # The response budget cuts the largest page short; its rest is read from next_offset.
+        rest = self.story(
+            target="write", direction="incoming", limit=200, offset=whole["summary"]["next_offset"]
+        )
+        self.assertIsNone(rest["summary"]["next_offset"])
+        whole["relationships"] += rest["relationships"]
+        served, offset, reads = [], 0, 0
+        while offset is not None and reads < 100:
+            page = self.story(target="write", direction="incoming", limit=7, offset=offset)
+            self.assertEqual(
+                [g["entity_id"] for g in page["definition_groups"]],
+                [g["entity_id"] for g in whole["definition_groups"]],
+            )
+            served += page["relationships"]
+            offset = page["summary"]["next_offset"]
+            reads += 1
+        self.assertEqual(reads, 23)
+
+        def key(row):
+            return (row["source_id"], row["target_id"], row["line_number"])
+
+        self.assertEqual([key(r) for r in served], [key(r) for r in whole["relationships"]])
+        stored = self.conn.execute(
+            "SELECT source_id, target_id, line_number FROM edges WHERE type = 'CALLS'"
+            " AND target_id IN (?, ?)",
+            (self.index.entities["write"], self.index.entities["second_write"]),
+        ).fetchall()
+        self.assertEqual(sorted(map(key, served)), sorted(tuple(row) for row in stored))
+
+    def test_a_page_across_two_groups_takes_the_end_of_one_and_the_start_of_the_next(self):
+        data = self.story(target="write", direction="incoming", limit=10, offset=145)
+        groups = data["definition_groups"]
+        self.assertEqual([g["returned"] for g in groups], [5, 5, 0])
+        self.assertEqual(
+            [r["definition_entity_id"] for r in data["relationships"]],
+            [groups[0]["entity_id"]] * 5 + [groups[1]["entity_id"]] * 5,
+        )
+        self.assertEqual(data["summary"]["next_offset"], 155)
+
     def test_grouped_rows_show_ambiguous_resolutions(self):
-        data = self.story(target="write", direction="incoming", limit=20)
+        data = self.story(target="write", direction="incoming", limit=20, offset=150)
         weak = [
             r
             for r in data["relationships"]
             if r["target_id"] == self.index.entities["second_write"]
         ]
+        self.assertEqual(len(weak), 8)
+        self.assertIsNone(data["summary"]["next_offset"])
         self.assertEqual(
             {(r["resolution_method"], r["confidence"]) for r in weak}, {("ambiguous", 0.3)}
         )

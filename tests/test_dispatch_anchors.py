@@ -6,6 +6,8 @@ names one definition, and the largest advertised limit fits the response budget.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -71,7 +73,34 @@ class RelationshipToolTests(SynchronousTestCase):
         data = self.run_tool(query_type="find_callers", target="write", repo_id="net")["data"]
         self.assertEqual(data["target_resolution"]["status"], "ambiguous")
         self.assertEqual(len(data["relationships"]), 25)
-        self.assertEqual([g["returned"] for g in data["definition_groups"]], [17, 8, 0])
+        self.assertEqual([g["returned"] for g in data["definition_groups"]], [25, 0, 0])
+        self.assertEqual([g["edge_count"] for g in data["definition_groups"]], [150, 8, 0])
+        self.assertEqual(data["summary"]["next_offset"], 25)
+
+    def test_paging_a_shared_name_through_the_tool_serves_every_edge_once(self):
+        stored = Counter(
+            (row["source_id"], row["target_id"], row["line_number"])
+            for row in self.index.reader().execute(
+                "SELECT source_id, target_id, line_number FROM edges WHERE type = 'CALLS'"
+                " AND target_id IN (?, ?)",
+                (self.index.entities["write"], self.index.entities["second_write"]),
+            )
+        )
+        served: Counter = Counter()
+        offset, reads = 0, 0
+        while offset is not None and reads < 100:
+            data = self.run_tool(
+                query_type="find_callers", target="write", repo_id="net", limit=40, offset=offset
+            )["data"]
+            self.assertEqual(len(data["definition_groups"]), 3)
+            for row in data["relationships"]:
+                target = row.get("target_id") or row["definition_entity_id"]
+                served[(row["source_id"], target, row["line_number"])] += 1
+            following = data["summary"]["next_offset"]
+            self.assertEqual(following, data.get("next_offset", following))
+            self.assertTrue(following is None or following > offset)
+            offset, reads = following, reads + 1
+        self.assertEqual(served, stored)
 
     def test_the_largest_limit_fits_the_response_budget(self):
         self.index.writer.execute(

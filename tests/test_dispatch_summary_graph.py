@@ -128,6 +128,31 @@ class GraphFamilySummaryTests(SynchronousTestCase):
             ],
         )
 
+    def test_a_page_of_subclasses_says_how_many_there_are_and_where_the_next_starts(self):
+        data = {
+            "class_hierarchy": {
+                "name": "Protocol",
+                "ancestors": [],
+                "descendants": [
+                    {"name": "Finger", "file_path": "twisted/protocols/finger.py", "type": "Class"}
+                ],
+                "descendants_count": 341,
+                "direct_descendant_count": 141,
+                "descendants_truncated": True,
+                "descendants_next_offset": 1,
+            },
+            "relationships": [],
+        }
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(
+            lines[:2],
+            [
+                "derived/fresh — class hierarchy of Protocol: 0 ancestors, 1 of 341 descendants"
+                " (141 direct)",
+                "subclasses of Protocol (truncated), the next from offset=1:",
+            ],
+        )
+
     def test_call_chain_reads_a_to_b_to_c(self):
         for shape, make in SHAPES.items():
             nodes = [

@@ -47,6 +47,47 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertNotIn("next_offset", data)
         self.assertIn("lower limit", trimmed.note)
 
+    def test_a_cut_nested_list_says_so_in_its_own_truncated_flag(self):
+        value = {
+            "class_hierarchy": {"descendants": rows(100), "descendants_truncated": False},
+        }
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=0)
+        self.assertIs(trimmed.payload["class_hierarchy"]["descendants_truncated"], True)
+        self.assertIs(value["class_hierarchy"]["descendants_truncated"], False)
+
+    def test_the_summary_next_offset_follows_the_cut(self):
+        summary = {"next_offset": 140, "truncated": True}
+        value = {"relationships": rows(40), "summary": summary, "coverage": {"next_offset": 140}}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        self.assertLess(len(data["relationships"]), 40)
+        self.assertEqual(data["next_offset"], 100 + len(data["relationships"]))
+        self.assertEqual(data["summary"]["next_offset"], data["next_offset"])
+        self.assertEqual(data["coverage"]["next_offset"], data["next_offset"])
+        self.assertEqual(summary["next_offset"], 140)
+
+    def test_cutting_a_list_beside_the_page_moves_no_offset(self):
+        summary = {"next_offset": 110, "relationship_count": 10, "truncated": True}
+        value = {"relationships": rows(10, 20), "definition_groups": rows(40), "summary": summary}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        self.assertLess(len(data["definition_groups"]), 40)
+        self.assertEqual(len(data["relationships"]), 10)
+        self.assertNotIn("next_offset", data)
+        self.assertEqual(data["summary"], summary)
+
+    def test_when_every_list_is_cut_the_page_still_says_where_to_resume(self):
+        summary = {"next_offset": 140, "relationship_count": 40, "truncated": True}
+        value = {"relationships": rows(40), "definition_groups": rows(40), "summary": summary}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=100)
+        data = trimmed.payload
+        kept = len(data["relationships"])
+        self.assertLess(kept, 40)
+        self.assertLess(len(data["definition_groups"]), 40)
+        self.assertEqual(data["next_offset"], 100 + kept)
+        self.assertEqual(data["summary"]["next_offset"], 100 + kept)
+        self.assertIn(f"offset={100 + kept}", trimmed.note)
+
     def test_nothing_to_cut_gives_up(self):
         self.assertIsNone(trim({"data": {"blob": "y" * 50_000}}, 10_000))
         self.assertIsNone(trim({"data": [1, 2, 3]}, 10))

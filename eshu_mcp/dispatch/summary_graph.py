@@ -219,15 +219,21 @@ def class_hierarchy(data: dict) -> Lines:
     name = entity_name(tree) or first_text(field_map(data, "target_resolution"), "name")
     ancestors = field_rows(tree, "ancestors")
     descendants = field_rows(tree, "descendants")
-    lines = [
-        f"class hierarchy of {name}: {plural(len(ancestors), 'ancestor')}, "
-        f"{plural(len(descendants), 'descendant')}"
-    ]
+    total = first_int(tree, "descendants_count")
+    counted = plural(len(descendants), "descendant")
+    if total is not None and total > len(descendants):
+        direct = first_int(tree, "direct_descendant_count")
+        counted = f"{len(descendants)} of {plural(total, 'descendant')}"
+        counted += f" ({direct} direct)" if direct is not None else ""
+    lines = [f"class hierarchy of {name}: {plural(len(ancestors), 'ancestor')}, {counted}"]
     if ancestors:
         more = " (truncated)" if tree.get("ancestors_truncated") is True else ""
         lines.append(clamp_line(f"{name} inherits from: {_names(ancestors)}{more}"))
     if descendants:
         more = " (truncated)" if tree.get("descendants_truncated") is True else ""
+        following = first_int(tree, "descendants_next_offset")
+        if following is not None:
+            more += f", the next from offset={following}"
         lines.append(f"subclasses of {name}{more}:")
         lines.extend(row_lines(descendants))
     return lines

@@ -58,6 +58,35 @@ def _with_rows(data: dict, path: tuple[str, ...], rows: list, total: int) -> dic
     return out
 
 
+def _is_page(data: dict, rows: list) -> bool:
+    """
+    Whether ``rows`` are the page ``offset`` addresses: a relationship story counts its
+    page in ``summary.relationship_count``; a list beside it (its ``definition_groups``)
+    is not the page, and cutting it moves no offset.
+    """
+    summary = data.get("summary")
+    if isinstance(summary, dict) and isinstance(summary.get("relationship_count"), int):
+        return summary["relationship_count"] == len(rows)
+    return True
+
+
+def _mark_cut(cut: dict, path: tuple[str, ...], next_offset: int | None, kept: int) -> None:
+    """
+    Keep the answer's own paging fields true after a cut: a nested list's
+    ``<name>_truncated`` flag, and the summary's ``relationship_count`` and the
+    ``next_offset`` of its summary and coverage blocks when the cut list is their page.
+    """
+    if len(path) == 2 and f"{path[1]}_truncated" in cut[path[0]]:
+        cut[path[0]][f"{path[1]}_truncated"] = True
+    if next_offset is None:
+        return
+    for block in ("summary", "coverage"):
+        if isinstance(cut.get(block), dict) and "next_offset" in cut[block]:
+            cut[block] = {**cut[block], "next_offset": next_offset, "truncated": True}
+            if "relationship_count" in cut[block]:
+                cut[block]["relationship_count"] = kept
+
+
 def _note(
     kept: int, total: int, name: str, budget: int, next_offset: int | None, bound: str
 ) -> str:
@@ -94,7 +123,7 @@ def trim_rows(
     costs = [measure(dumps(row) + ",") - empty for row in rows]
     next_of = (
         (lambda kept: paging_offset + kept)
-        if paging_offset is not None and len(path) == 1
+        if paging_offset is not None and len(path) == 1 and _is_page(data, rows)
         else (lambda kept: None)
     )
 
@@ -104,6 +133,7 @@ def trim_rows(
         next_offset = next_of(kept)
         if next_offset is not None:
             cut["next_offset"] = next_offset
+        _mark_cut(cut, path, next_offset, kept)
         note = _note(kept, len(rows), path[-1], budget, next_offset, bound)
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
@@ -123,7 +153,9 @@ def trim_rows(
         kept -= 1
     if len(lists) < 2:
         return None
-    return _trim_every_list(payload, data, lists, in_envelope, budget, measure, bound)
+    return _trim_every_list(
+        payload, data, lists, in_envelope, budget, measure, bound, paging_offset
+    )
 
 
 def _trim_every_list(
@@ -134,27 +166,37 @@ def _trim_every_list(
     budget: int,
     measure: Callable[[str], int],
     bound: str,
+    paging_offset: int | None = None,
 ) -> Trimmed | None:
     """
     Every row list cut to the same share of its rows (at least one each), the largest
     share that fits: for answers whose rows are spread over several lists (evidence
-    groups and symbols, cleanup buckets), none of which alone can make room.
+    groups and symbols, cleanup buckets), none of which alone can make room. When one
+    of them is the page ``offset`` addresses, ``next_offset`` follows its cut.
     """
 
     def build(share: float) -> tuple[Any, str]:
         cut = dict(data)
         kept_of: list[tuple[int, int, str]] = []
+        following = None
         for path, rows in lists:
             kept = max(1, int(len(rows) * share))
             cut = _with_rows(cut, path, rows[:kept], len(rows))
             if kept < len(rows):
                 kept_of.append((kept, len(rows), path[-1]))
+                paged = paging_offset is not None and len(path) == 1 and _is_page(data, rows)
+                next_offset = paging_offset + kept if paged else None
+                if next_offset is not None:
+                    cut["next_offset"] = following = next_offset
+                _mark_cut(cut, path, next_offset, kept)
         cut["truncated"] = True
         cuts = ", ".join(f"{kept} of {total} {name}" for kept, total, name in kept_of)
-        note = (
-            f"Only the first {cuts} fit the {budget}-byte {bound}; lower limit or narrow"
-            " the question (repo_id, language, a path) for the rest."
+        rest = (
+            f"call again with offset={following} for the rest of the page's rows."
+            if following is not None
+            else "lower limit or narrow the question (repo_id, language, a path) for the rest."
         )
+        note = f"Only the first {cuts} fit the {budget}-byte {bound}; {rest}"
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
 

@@ -33,6 +33,18 @@ INHERITABLE_LABELS = frozenset(
 # Bound on nodes a breadth-first walk may visit (the spec's "expansions ~50k").
 MAX_EXPANSIONS = 50000
 CANDIDATE_LIMIT = 25
+# An ``@overload`` stub (the index marks it in ``dead_code_root_kinds``) stands for the
+# function it declares: by name, the implementation answers, which is the definition
+# without the decorator in the same scope (file, class, kind), or the last of the stubs
+# when there is none (a ``.pyi`` file, a protocol). Calls resolve to it the same way.
+_STUB = "e.metadata LIKE '%\"python.overload\"%'"
+OVERLOAD_STUB_HIDDEN = (
+    f"NOT ({_STUB} AND EXISTS (SELECT 1 FROM entities o WHERE o.entity_name = e.entity_name"
+    " AND o.file_id = e.file_id AND o.entity_type = e.entity_type"
+    " AND COALESCE(o.class_context, '') = COALESCE(e.class_context, '')"
+    " AND o.entity_id <> e.entity_id AND (o.metadata IS NULL"
+    " OR o.metadata NOT LIKE '%\"python.overload\"%' OR o.start_line > e.start_line)))"
+)
 
 
 def describe_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -237,9 +249,12 @@ def name_candidates(
     labels: Sequence[str] = (),
     limit: int = CANDIDATE_LIMIT,
 ) -> list[dict[str, Any]]:
-    """Entities named exactly ``name`` in scope (``limit+1`` probe, deterministic order)."""
+    """
+    Entities named exactly ``name`` in scope (``limit+1`` probe, deterministic order),
+    the ``@overload`` stubs of a function folded into its implementation.
+    """
     where, params = scope_predicate(repo_id, language)
-    where += " AND e.entity_name = ?"
+    where += " AND e.entity_name = ? AND " + OVERLOAD_STUB_HIDDEN
     params.append(name.strip())
     if labels:
         clause, values = in_clause("e.entity_type", labels)

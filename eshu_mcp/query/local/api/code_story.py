@@ -50,7 +50,7 @@ from eshu_mcp.query.local.api.code_story_groups import (
     count_returned,
     group_by_definition,
     grouped_resolution,
-    one_hop_rows,
+    one_hop_page,
     share_rows,
 )
 from eshu_mcp.query.local.api.code_story_page import (
@@ -206,12 +206,13 @@ def relationship_story(
             found, counts, following, _ = _transitive(conn, {**req, "limit": quota}, [entity_id])
             return GroupRows(found, sum(counts.values()), following)
 
-        rows_for = (
-            transitive_rows
-            if req["include_transitive"]
-            else one_hop_rows(conn, filter_for, lambda f: story_segments(conn, req, f, readable))
-        )
-        grouping = group_by_definition(conn, req, repo_id, filter_for, rows_for)
+        if req["include_transitive"]:
+            grouping = group_by_definition(conn, req, repo_id, filter_for, rows_for=transitive_rows)
+        else:
+            page_rows = one_hop_page(
+                conn, filter_for, lambda f: story_segments(conn, req, f, readable)
+            )
+            grouping = group_by_definition(conn, req, repo_id, filter_for, page_rows=page_rows)
         rows, available, cut = grouping.rows, grouping.available, grouping.following
         floored = grouping.floored
     count_cut = any(cut.values())
@@ -226,7 +227,9 @@ def relationship_story(
         "summary": {},
     }
     if req["query_type"] == "class_hierarchy" and anchor_row is not None:
-        data["class_hierarchy"] = class_hierarchy(conn, anchor_row, req["max_depth"])
+        data["class_hierarchy"] = class_hierarchy(
+            conn, anchor_row, req["max_depth"], req["offset"], req["limit"]
+        )
     if grouping is not None:
         data["target_resolution"] = grouped_resolution(req, grouping)
         data["definition_groups"] = grouping.groups
@@ -235,17 +238,18 @@ def relationship_story(
     if req["query_type"] == "overrides" and clamped:
         allowance -= wire_bytes(override_story(kept, anchor_row))
         kept, budget_cut, clamped = fit_rows(rows, req["token_budget"], allowance)
+    if grouping is not None and not grouping.paged and (clamped or budget_cut):
+        # A transitive sample keeps rows of every group it shows.
+        shared = share_rows(rows, len(kept))
+        kept, budget_again, clamped_again = fit_rows(shared, req["token_budget"], allowance)
+        budget_cut, clamped = budget_cut or budget_again, clamped or clamped_again
     if grouping is not None:
-        if clamped or budget_cut:
-            shared = share_rows(rows, len(kept))
-            kept, budget_again, clamped_again = fit_rows(shared, req["token_budget"], allowance)
-            budget_cut, clamped = budget_cut or budget_again, clamped or clamped_again
         count_returned(grouping.groups, kept)
     count_cut = count_cut or clamped
     returned = Counter(row["direction"] for row in kept)
     returned_by = {"incoming": returned["incoming"], "outgoing": returned["outgoing"]}
     following = None
-    if (count_cut or budget_cut) and not req["include_transitive"] and grouping is None:
+    if (count_cut or budget_cut) and not req["include_transitive"]:
         following = next_offset(req["offset"], len(kept), True)
     data["relationships"] = kept
     data["summary"] = {

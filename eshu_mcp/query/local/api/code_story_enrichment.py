@@ -28,8 +28,23 @@ def repository_overrides(conn: sqlite3.Connection, req: dict[str, Any], repo_id:
     return rows, {"incoming": 0, "outgoing": len(edges)}, cut
 
 
-def class_hierarchy(conn: sqlite3.Connection, row: dict[str, Any], max_depth: int):
-    """Ancestors and descendants of a class over INHERITS/IMPLEMENTS, bounded by depth."""
+def class_hierarchy(
+    conn: sqlite3.Connection,
+    row: dict[str, Any],
+    max_depth: int,
+    offset: int = 0,
+    limit: int | None = None,
+):
+    """
+    Ancestors and descendants of a class over INHERITS/IMPLEMENTS, bounded by depth.
+
+    Descendants come breadth first (every direct subclass before any of depth 2), one
+    page of ``limit`` from ``offset`` (the story's own), so a class with hundreds of
+    subclasses pages them: ``descendants_count`` says how many the walk found (and
+    ``direct_descendant_count`` how many of them are direct), ``descendants_truncated``
+    whether any lie outside this page or the walk's bound, ``descendants_next_offset``
+    where the next page starts. Ancestors (a class's ancestry is short) come whole.
+    """
     types = ("INHERITS", "IMPLEMENTS")
     block: dict[str, Any] = {
         "entity_id": row["entity_id"],
@@ -41,6 +56,10 @@ def class_hierarchy(conn: sqlite3.Connection, row: dict[str, Any], max_depth: in
         ("descendants", "incoming", "source"),
     ):
         found, bounded = walk(conn, [row["entity_id"]], direction, types, max_depth, max_nodes=2000)
+        total = len(found)
+        paged = key == "descendants" and limit is not None
+        if paged:
+            found = found[offset : offset + limit]
         rendered = edge_rows(conn, [edge for edge, _ in found], direction)
         block[key] = [
             {
@@ -54,7 +73,23 @@ def class_hierarchy(conn: sqlite3.Connection, row: dict[str, Any], max_depth: in
             for item, (_, depth) in zip(rendered, found, strict=True)
         ]
         block[f"{key}_truncated"] = bounded
+        if paged:
+            more = offset + len(found) < total
+            block["descendants_count"] = total
+            block["direct_descendant_count"] = _direct_count(conn, row["entity_id"], types)
+            block["descendants_offset"] = offset
+            block["descendants_truncated"] = bounded or more or (offset > 0 and total > 0)
+            block["descendants_next_offset"] = offset + len(found) if more else None
     return block
+
+
+def _direct_count(conn: sqlite3.Connection, entity_id: str, types: tuple[str, ...]) -> int:
+    """Distinct direct subclasses (and implementers) of one class."""
+    (count,) = conn.execute(
+        "SELECT COUNT(DISTINCT source_id) FROM edges WHERE target_id = ? AND type IN (?, ?)",
+        (entity_id, *types),
+    ).fetchone()
+    return int(count)
 
 
 def override_story(rows: list[dict[str, Any]], anchor: dict[str, Any] | None) -> dict[str, Any]:

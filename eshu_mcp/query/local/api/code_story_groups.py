@@ -2,11 +2,13 @@
 Relationship stories of a name that several definitions share, grouped by definition.
 
 ``find_callers write`` has no single answer in a codebase where forty classes define
-``write``. Instead of an empty "ambiguous" page, the story counts each definition's edges,
-lists the definitions with the most edges first, and shows the first rows of the largest
-groups, all within the request's ``limit``. Each group carries the entity id to ask for
-that one definition (``entity_id``, or ``target`` set to the id or its handle), whose
-story then pages exactly.
+``write``. Instead of an empty "ambiguous" page, the story counts each definition's edges
+and orders the definitions by them, most first; their rows form one sequence (each group's
+rows in its own story order, group after group) that ``offset`` and ``limit`` page exactly,
+like a single definition's story. Every page lists the largest definitions (and those its
+rows come from) with their counts, the offset where their rows start, and the entity id to
+ask for that one definition (``entity_id``, or ``target`` set to the id or its handle).
+Transitive stories do not page: they show the first rows of the largest groups instead.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ LISTED_GROUPS = 25
 
 HOW_TO_NARROW = (
     "the name matches several definitions; rows are grouped by definition, the definitions"
-    " with the most edges first. Pass entity_id (or target set to a group's entity_id or"
-    " entity_handle) to read and page one definition's relationships"
+    " with the most edges first, and page with offset (each group's offset says where its"
+    " rows start). Pass entity_id (or target set to a group's entity_id or entity_handle)"
+    " to read one definition's relationships alone"
 )
 
 
@@ -52,18 +55,18 @@ class GroupRows:
     following: dict[str, bool]
 
 
-def one_hop_rows(
+def one_hop_page(
     conn: sqlite3.Connection,
     filter_for: Callable[[list[str]], EdgeFilter],
     segments_for: Callable[[EdgeFilter], list[Segment]],
-) -> Callable[[str, int], GroupRows]:
-    """Direct rows of one definition: the first page of its own story."""
+) -> Callable[[str, int, int], GroupRows]:
+    """Direct rows ``[offset, offset + limit)`` of one definition's own story."""
 
-    def rows_for(entity_id: str, quota: int) -> GroupRows:
-        page = read_page(segments_for(filter_for([entity_id])), 0, quota)
+    def page_rows(entity_id: str, offset: int, limit: int) -> GroupRows:
+        page = read_page(segments_for(filter_for([entity_id])), offset, limit)
         return GroupRows(render_page(conn, page), sum(page.counts.values()), page.following)
 
-    return rows_for
+    return page_rows
 
 
 @frozen
@@ -77,6 +80,7 @@ class Grouping:
     floored: int
     definition_count: int
     definitions_truncated: bool
+    paged: bool
 
 
 def _counts(
@@ -101,9 +105,15 @@ def group_by_definition(
     req: dict[str, Any],
     repo_id: str,
     filter_for: Callable[[list[str]], EdgeFilter],
-    rows_for: Callable[[str, int], GroupRows],
+    *,
+    page_rows: Callable[[str, int, int], GroupRows] | None = None,
+    rows_for: Callable[[str, int], GroupRows] | None = None,
 ) -> Grouping:
-    """Count, order and sample the edges of every definition named ``req["target"]``."""
+    """
+    Count and order the edges of every definition named ``req["target"]``, then read one
+    exact page of their rows (``page_rows``), or, for transitive stories, which do not
+    page, a sample of the largest groups (``rows_for``).
+    """
     labels = sorted(INHERITABLE_LABELS) if req["query_type"] == "class_hierarchy" else ()
     candidates = name_candidates(
         conn,
@@ -129,18 +139,18 @@ def group_by_definition(
         return sum(per_direction[d].get(entity_id, 0) for d in directions)
 
     ordered = sorted(candidates, key=lambda c: (-size(c["entity_id"]), position[c["entity_id"]]))
-    shown = [c["entity_id"] for c in ordered[:ROW_GROUPS] if size(c["entity_id"])]
-    quotas = row_quotas([size(entity_id) for entity_id in shown], req["limit"])
-    quota = dict(zip(shown, quotas, strict=True))
-    rows: list[dict[str, Any]] = []
-    following = {"incoming": False, "outgoing": False}
-    for direction in directions:
-        following[direction] = any(
-            per_direction[direction].get(c["entity_id"]) for c in ordered[ROW_GROUPS:]
-        )
+    if page_rows is None:
+        sample = _sampled(ordered, size, directions, per_direction, req, rows_for)
+        rows, found_by, following = sample
+        starts: dict[str, int] = {}
+    else:
+        rows, found_by, following, starts = _paged(ordered, size, per_direction, req, page_rows)
     groups = []
-    for candidate in ordered[:LISTED_GROUPS]:
+    listed = {c["entity_id"] for c in ordered[:LISTED_GROUPS]} | found_by.keys()
+    for candidate in ordered:
         entity_id = candidate["entity_id"]
+        if entity_id not in listed:
+            continue
         group = {
             **candidate_summary(candidate),
             "class_context": candidate.get("class_context") or "",
@@ -149,15 +159,10 @@ def group_by_definition(
             "returned": 0,
             "rows_available": size(entity_id),
         }
-        if quota.get(entity_id):
-            found = rows_for(entity_id, quota[entity_id])
-            for row in found.rows:
-                row["definition_entity_id"] = entity_id
-                rows.append(row)
-            group["returned"] = len(found.rows)
-            group["rows_available"] = found.available
-            for direction, more in found.following.items():
-                following[direction] |= more
+        if entity_id in starts:
+            group["offset"] = starts[entity_id]
+        if entity_id in found_by:
+            group["returned"], group["rows_available"] = found_by[entity_id]
         group["truncated"] = group["returned"] < group["rows_available"]
         groups.append(group)
     return Grouping(
@@ -168,7 +173,79 @@ def group_by_definition(
         floored=sum(size(entity_id) for entity_id in ids),
         definition_count=len(candidates),
         definitions_truncated=truncated,
+        paged=page_rows is not None,
     )
+
+
+def _paged(
+    ordered: list[dict[str, Any]],
+    size: Callable[[str], int],
+    per_direction: dict[str, dict[str, int]],
+    req: dict[str, Any],
+    page_rows: Callable[[str, int, int], GroupRows],
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int]], dict[str, bool], dict[str, int]]:
+    """
+    Rows ``[offset, offset + limit)`` of every group's rows in one sequence (groups largest
+    first, each in its own story order), the rows each group gave, what follows the page,
+    and where each group's rows start in the sequence.
+    """
+    start, end = req["offset"], req["offset"] + req["limit"]
+    position = 0
+    rows: list[dict[str, Any]] = []
+    found_by: dict[str, tuple[int, int]] = {}
+    starts: dict[str, int] = {}
+    following = {"incoming": False, "outgoing": False}
+    for candidate in ordered:
+        entity_id = candidate["entity_id"]
+        count = size(entity_id)
+        if not count:
+            continue
+        starts[entity_id] = position
+        low, high = max(start - position, 0), min(end - position, count)
+        if high > low:
+            found = page_rows(entity_id, low, high - low)
+            for row in found.rows:
+                row["definition_entity_id"] = entity_id
+            rows += found.rows
+            found_by[entity_id] = (len(found.rows), found.available)
+            for direction, more in found.following.items():
+                following[direction] |= more
+        elif position >= end:
+            for direction, counts in per_direction.items():
+                following[direction] |= bool(counts.get(entity_id))
+        position += count
+    return rows, found_by, following, starts
+
+
+def _sampled(
+    ordered: list[dict[str, Any]],
+    size: Callable[[str], int],
+    directions: list[str],
+    per_direction: dict[str, dict[str, int]],
+    req: dict[str, Any],
+    rows_for: Callable[[str, int], GroupRows],
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int]], dict[str, bool]]:
+    """The first rows of the largest groups, an equal share each (transitive stories)."""
+    shown = [c["entity_id"] for c in ordered[:ROW_GROUPS] if size(c["entity_id"])]
+    quota = dict(zip(shown, row_quotas([size(i) for i in shown], req["limit"]), strict=True))
+    following = {"incoming": False, "outgoing": False}
+    for direction in directions:
+        following[direction] = any(
+            per_direction[direction].get(c["entity_id"]) for c in ordered[ROW_GROUPS:]
+        )
+    rows: list[dict[str, Any]] = []
+    found_by: dict[str, tuple[int, int]] = {}
+    for entity_id in shown:
+        if not quota.get(entity_id):
+            continue
+        found = rows_for(entity_id, quota[entity_id])
+        for row in found.rows:
+            row["definition_entity_id"] = entity_id
+        rows += found.rows
+        found_by[entity_id] = (len(found.rows), found.available)
+        for direction, more in found.following.items():
+            following[direction] |= more
+    return rows, found_by, following
 
 
 def row_quotas(sizes: Sequence[int], limit: int) -> list[int]:
