@@ -31,7 +31,8 @@ def _incoming_rows(value) -> list[dict]:
         item = stack.pop()
         if isinstance(item, dict):
             if (
-                item.get("source_id")
+                (item.get("source_id") or item.get("source_file_path"))
+                and item.get("line_number")
                 and item.get("type", "CALLS") == "CALLS"
                 and (item.get("direction", "incoming") == "incoming")
             ):
@@ -46,7 +47,7 @@ def _incoming_rows(value) -> list[dict]:
 def _caller_keys(rows: list[dict], index) -> set:
     keys = set()
     for row in rows:
-        entity = index.entities.get(row["source_id"])
+        entity = index.entities.get(row.get("source_id"))
         if entity is not None:
             keys.add(entity.key)
         else:
@@ -65,7 +66,10 @@ class Paged:
 
 
 def _row_key(row: dict) -> tuple:
-    return (row["source_id"], row.get("target_id"), row.get("line_number"))
+    """One edge: a compact row grouped under a shared name's definition names it there."""
+    target = row.get("target_id") or row.get("definition_entity_id")
+    source = row.get("source_id") or row.get("source_file_path")
+    return (source, target, row.get("line_number"))
 
 
 async def _paged(dispatcher, tool: str, args: dict) -> Paged:
@@ -114,6 +118,8 @@ async def _callers(dispatcher, index, rows: list[dict]) -> list[dict]:
                     "relationship_type": "CALLS",
                 },
             )
+            for story_row in story.rows:  # a compact row leaves its anchor to the answer
+                story_row.setdefault("target_id", definition.entity_id)
             story_rows.extend(story.rows)
             errors += story.error is not None
             stalls += story.stalled
@@ -151,6 +157,10 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
+HIERARCHY_PAGES = 40
+"""Pages of one class_hierarchy answer read at most."""
+
+
 async def _hierarchy(dispatcher, index, anchors: list[dict]) -> list[dict]:
     out = []
     for anchor in anchors:
@@ -159,11 +169,16 @@ async def _hierarchy(dispatcher, index, anchors: list[dict]) -> list[dict]:
         for target in (name, anchor["entity_id"]):
             if target is None:
                 continue
-            result = await dispatcher.call(
-                "analyze_code_relationships", {"query_type": "class_hierarchy", "target": target}
-            )
-            block = _data(result).get("class_hierarchy") or {}
-            children = [d for d in block.get("descendants", []) if d.get("depth", 1) == 1]
+            children, offset = [], 0
+            for _ in range(HIERARCHY_PAGES):  # descendants page, direct subclasses first
+                args = {"query_type": "class_hierarchy", "target": target, "offset": offset}
+                result = await dispatcher.call("analyze_code_relationships", args)
+                block = _data(result).get("class_hierarchy") or {}
+                direct = [d for d in block.get("descendants", []) if d.get("depth", 1) == 1]
+                children += direct
+                offset = block.get("descendants_next_offset")
+                if offset is None or not direct:
+                    break
             keys = {
                 index.entities[d["entity_id"]].key
                 for d in children
