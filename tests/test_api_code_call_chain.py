@@ -53,6 +53,20 @@ class CallChainTests(SynchronousTestCase):
         self.assertEqual(data["chains"][0]["chain"][0]["method_kind"], "method")
         self.assertEqual(data["chains"][0]["chain"][0]["start_line"], 7)
 
+    def test_several_reachable_pairs_are_named_with_their_classes_and_places(self):
+        rows = self.conn.execute(
+            "SELECT entity_id FROM entities WHERE entity_name = 'run' ORDER BY start_line"
+        ).fetchall()
+        base_run = rows[0][0]
+        self.index.edge("CALLS", base_run, self.index.entities["helper"], line=3)
+        self.index.writer.commit()
+        detail = error_of(self.index.reader(), ROUTE, {"start": "run", "end": "helper"}).detail
+        self.assertIn("matched multiple reachable entity pairs", detail)
+        self.assertIn("Base.run (shop/service.py:2)", detail)
+        self.assertIn("Child.run (shop/service.py:7)", detail)
+        self.assertIn("helper (shop/service.py:15)", detail)
+        self.assertIn("pass start_entity_id and end_entity_id", detail)
+
     def test_required_endpoints(self):
         self.assertEqual(
             error_of(self.conn, ROUTE, {"end": "x"}).detail, "start or start_entity_id is required"

@@ -126,11 +126,14 @@ def call_chains(
     )
     pairs = sorted({(p[0], p[-1]) for p in paths})
     if len(pairs) > 1 and (start is None or end is None):
-        shown = ", ".join(f"{a} -> {b}" for a, b in pairs)
+        named = describe_nodes(conn, {node for pair in pairs for node in pair})
+        shown = ", ".join(
+            f"{_endpoint_label(named, a)} -> {_endpoint_label(named, b)}" for a, b in pairs
+        )
         raise ApiError(
             400,
             "call-chain endpoints matched multiple reachable entity pairs in repository"
-            f' "{req["repo_id"]}": {shown}',
+            f' "{req["repo_id"]}": {shown}; pass start_entity_id and end_entity_id to pick one',
         )
     if not pairs:
         if start is None:
@@ -143,6 +146,17 @@ def call_chains(
         {"chain": [_chain_node(nodes, n) for n in path], "depth": len(path) - 1} for path in paths
     ]
     return chains, pairs[0][0], pairs[0][1]
+
+
+def _endpoint_label(nodes: dict[str, dict[str, Any]], node_id: str) -> str:
+    """``Class.name (path:line) [id]``: which of a shared name's definitions this is."""
+    node = nodes.get(node_id)
+    if node is None:
+        return node_id
+    name = node.get("name", "")
+    if node.get("class_context"):
+        name = f"{node['class_context']}.{name}"
+    return f"{name} ({node.get('file_path', '')}:{node.get('start_line', 0)}) [{node_id}]"
 
 
 def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str) -> dict[str, Any]:
