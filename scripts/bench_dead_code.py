@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import statistics
 import sys
 import tempfile
@@ -24,6 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench_support import print_result, twisted_repository
 
 from eshu_mcp.query.local.api import code_dead_cache, code_dead_scan
 from eshu_mcp.query.local.api.framework import ROUTES, ApiContext
@@ -95,10 +96,8 @@ def main(argv: list[str]) -> int:
         if options.db:
             db = Path(options.db)
         else:
-            from bench_index import make_repository
-
             db = Path(tmp) / "index.sqlite"
-            repo = make_repository(Path(tmp))
+            repo = twisted_repository(Path(tmp), "twisted-src")
             if not index_repositories(db, [repo]).ok:
                 return 1
         conn = open_reader(db)
@@ -143,12 +142,7 @@ def main(argv: list[str]) -> int:
             "kept_scan_ms_median": round(statistics.median(kept_scan) * 1000, 1),
         }
         conn.close()
-    if options.json:
-        print(json.dumps(result, sort_keys=True))
-    else:
-        width = max(len(k) for k in result)
-        for key, value in result.items():
-            print(f"{key:<{width}}  {value}")
+    print_result(result, options.json)
     return 0
 
 

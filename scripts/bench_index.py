@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import resource
 import sqlite3
@@ -26,14 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_support import twisted_repository
+
+from bench_support import print_result, twisted_repository
 
 from eshu_mcp.query.local.index.indexer import index_repositories
-
-
-def make_repository(parent: Path) -> Path:
-    """``parent/twisted-src``, the Twisted git repository (bench_dead_code.py imports it)."""
-    return twisted_repository(parent, "twisted-src")
 
 
 def database_bytes(db: Path) -> int:
@@ -87,7 +82,7 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
         root = Path(tmp)
-        repo = make_repository(root)
+        repo = twisted_repository(root, "twisted-src")
         full: list[float] = []
         full_cpu: list[float] = []
         tails: list[float] = []
@@ -138,12 +133,7 @@ def main(argv: list[str]) -> int:
             "reindex_one_file_seconds": [round(x, 3) for x in incremental],
             "reindex_one_file_median_seconds": round(statistics.median(incremental), 3),
         }
-    if options.json:
-        print(json.dumps(result, sort_keys=True))
-    else:
-        width = max(len(k) for k in result)
-        for key, value in result.items():
-            print(f"{key:<{width}}  {value}")
+    print_result(result, options.json)
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import itertools
+import json
 import shutil
 import subprocess
 import sys
@@ -148,3 +149,13 @@ def percentile(values: list[float], fraction: float) -> float:
     """The value at rank ``int(len * fraction)`` of the sorted values (the last one at most)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def print_result(result: dict, as_json: bool) -> None:
+    """A benchmark's figures: one JSON document, or ``key  value`` lines."""
+    if as_json:
+        print(json.dumps(result, sort_keys=True))
+        return
+    width = max(len(key) for key in result)
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
