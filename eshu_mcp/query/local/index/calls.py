@@ -3,6 +3,10 @@ Call resolution tiers (local-backend §5.5) over name lookups of one repository'
 same_file -> import_binding -> type_inferred -> scope_unique_name -> repo_unique_name, with
 unresolved calls explained as builtin, external, ambiguous:<n> or no_definition. Python calls
 resolve by receiver type instead (``receivers.py``); this module keeps the catalog they share.
+In Go, TypeScript/JavaScript, Java and C# a method call is linked to one definition only
+through its receiver's declared or constructed type (or ``this``/``super``, an import); on a
+receiver of unknown type it is ambiguous between the methods of that name in the language,
+never a pick by file or directory proximity.
 """
 
 from __future__ import annotations
@@ -26,6 +30,18 @@ CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expre
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
+RECEIVER_TYPED = {
+    "go": "go",
+    "javascript": "ecmascript",
+    "typescript": "ecmascript",
+    "tsx": "ecmascript",
+    "java": "java",
+    "c_sharp": "c_sharp",
+}
+"""Languages whose method calls resolve by receiver type, each to its family (whose methods a
+call of it can run)."""
+AMBIGUOUS_CAP = 8
+"""The most candidates an ambiguous call lists."""
 
 
 @define
@@ -264,11 +280,20 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
+    family = RECEIVER_TYPED.get(language)
     if type_name:
         methods = catalog.by_class.get((type_name, name), [])
         if methods:
             local = [e for e in methods if e.file_id == file_id]
             return (local or methods)[0], "type_inferred"
+        if family is not None and kind not in CONSTRUCTIONS:
+            inherited = catalog.inherited(type_name, name)
+            if inherited is not None:
+                return inherited, "type_inferred"
+            if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
+                return None, "external"  # a declared type the repository does not define
+    if family is not None and receiver is not None and kind not in CONSTRUCTIONS:
+        return untyped_method(catalog, name, family, language)
     if kind in CONSTRUCTIONS:
         found, method, reason = pick(catalog.constructible, name, file_id)
     elif receiver is None:
@@ -281,3 +306,18 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     if reason == "no_definition" and is_builtin(language, name):
         return None, "builtin"
     return None, reason
+
+
+def untyped_method(catalog: Catalog, name: str, family: str, language: str | None):
+    """A method call whose receiver's type is unknown: every method of that name in the
+    language family (a short list, as ambiguous), the one there is, or the count."""
+    found = [
+        e for e in catalog.methods.by_name.get(name, ()) if RECEIVER_TYPED.get(e.language) == family
+    ]
+    if not found:
+        return None, "builtin" if is_builtin(language, name) else "no_definition"
+    if len(found) == 1:
+        return found[0], "repo_unique_name"
+    if len(found) > AMBIGUOUS_CAP:
+        return None, f"ambiguous:{len(found)}"
+    return found, "ambiguous"

@@ -292,7 +292,9 @@ class LanguageEngine:
             for index, count in counts.items():
                 entities[index]["cyclomatic_complexity"] = 1 + count
         if prefix:
-            type_instance_attributes(result, attributes, prefix, self.type_context_labels)
+            type_instance_attributes(
+                result, attributes, prefix, self.type_context_labels, spec.implicit_instance
+            )
 
     def _add_entity(
         self, found: Definition, top: tuple | None, result: Extraction, source: bytes

@@ -27,6 +27,25 @@ def _params(node: Node | None) -> tuple[str, ...]:
     return tuple(names)
 
 
+def type_name(type_text: str) -> str | None:
+    """The named type a Go type expression denotes (``*pkg.Server[T]`` -> ``Server``); None
+    for slices, maps, channels, functions and literal types."""
+    name = type_text.lstrip("*").split("[", 1)[0].rsplit(".", 1)[-1]
+    return name if name.isidentifier() and type_text[:1] not in "[(" else None
+
+
+def _typed_params(*lists: Node | None) -> tuple[tuple[str, str], ...]:
+    """Parameter (and receiver) names with the named type each is declared with."""
+    found = []
+    for node in lists:
+        for decl in node.named_children if node is not None else ():
+            type_node = decl.child_by_field_name("type")
+            named = type_name(text(type_node)) if type_node is not None else None
+            if named is not None:
+                found.extend((text(c), named) for c in decl.children_by_field_name("name"))
+    return tuple(found)
+
+
 def _receiver_type(method: Node) -> str | None:
     receiver = method.child_by_field_name("receiver")
     if receiver is None:
@@ -70,6 +89,9 @@ def define(node: Node) -> Definition | None:
             args=_params(node.child_by_field_name("parameters")),
             class_context=_receiver_type(node) if is_method else None,
             metadata=metadata,
+            locals=_typed_params(
+                node.child_by_field_name("receiver"), node.child_by_field_name("parameters")
+            ),
         )
     type_node = node.child_by_field_name("type")
     span = (
@@ -122,7 +144,13 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
-    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
+    """A local bound to a constructed or declared type (``v := &Cls{}``, ``var v Cls``), for
+    type-inferred calls."""
+    if node.type == "var_spec":
+        names = node.children_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        named = type_name(text(type_node)) if type_node is not None else None
+        return (text(names[0]), named) if named is not None and len(names) == 1 else None
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if left is None or right is None or left.named_child_count != 1:
@@ -169,7 +197,7 @@ SPEC = LanguageSpec(
     call=call,
     imports=frozenset({"import_spec"}),
     import_rows=import_rows,
-    assignments=frozenset({"short_var_declaration"}),
+    assignments=frozenset({"short_var_declaration", "var_spec"}),
     assign=assign,
     complexity=COMPLEXITY,
     references=frozenset({"reference"}),

@@ -1,0 +1,307 @@
+"""Go, TypeScript/JavaScript, Java and C# method calls resolve by their receiver's declared or
+constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
+
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+
+from .test_index_indexer import git
+
+SOURCES = {
+    "go.mod": "module example.com/m\n\ngo 1.21\n",
+    "store/store.go": """
+        package store
+
+        type DB struct{}
+
+        func Open() *DB { return &DB{} }
+
+        func (d *DB) Close() {}
+        """,
+    "server/server.go": """
+        package server
+
+        import "example.com/m/store"
+
+        type Server struct{}
+
+        func (s *Server) Start() {
+            s.listen()
+            c := &Client{}
+            c.Close()
+            var q Queue
+            q.Close()
+            store.Open()
+        }
+
+        func (s *Server) listen() {}
+
+        func (s *Server) Close() {}
+
+        type Client struct{}
+
+        func (c *Client) Close() {}
+
+        type Queue struct{}
+
+        func (q *Queue) Close() {}
+
+        type Admin struct {
+            Server
+        }
+
+        func (a *Admin) Boot(db *store.DB) {
+            a.Start()
+            db.Close()
+        }
+
+        func stop(items []*Client) {
+            for _, it := range items {
+                it.Close()
+            }
+        }
+        """,
+    "ts/db.ts": "export class Db {\n  query() {}\n  close() {}\n}\n",
+    "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
+    "ts/base.ts": "export class Base {\n  log() {}\n  close() {}\n}\n",
+    "ts/util.ts": "export function helper() {}\n",
+    "ts/service.ts": """
+        import { Db } from "./db";
+        import { Cache } from "./cache";
+        import { Base } from "./base";
+        import * as util from "./util";
+
+        export class Service extends Base {
+          private db: Db;
+          private cache = new Cache();
+
+          run(other: Db | null, label: string) {
+            this.db.query();
+            this.cache.get();
+            other.close();
+            this.log();
+            util.helper();
+            label.trim();
+          }
+
+          close() {}
+        }
+
+        export function untyped(thing) {
+          thing.close();
+        }
+        """,
+    "js/app.js": """
+        class Queue {
+          push() {}
+        }
+
+        class Stack {
+          push() {}
+        }
+
+        function fill(target) {
+          const q = new Queue();
+          q.push();
+          target.push();
+        }
+        """,
+    "java/com/acme/Store.java": "package com.acme;\n\npublic class Store {\n"
+    "    public void save() {}\n}\n",
+    "java/com/acme/Cache.java": "package com.acme;\n\npublic class Cache {\n"
+    "    public void save() {}\n}\n",
+    "java/com/acme/Shop.java": """
+        package com.acme;
+
+        public class Shop {
+            private Store store;
+            private Cache cache = new Cache();
+
+            void run(Store param, String name) {
+                store.save();
+                this.cache.save();
+                param.save();
+                Cache local = new Cache();
+                local.save();
+                name.length();
+                find().save();
+            }
+
+            Shop find() {
+                return this;
+            }
+
+            void save() {}
+        }
+        """,
+    "cs/Shop.cs": """
+        namespace Acme {
+            public class Ledger {
+                public void Post() {}
+            }
+
+            public class Journal {
+                public void Post() {}
+            }
+
+            public class Shop {
+                private Ledger ledger;
+                public Journal Journal { get; set; }
+
+                void Run(Ledger given) {
+                    ledger.Post();
+                    Journal.Post();
+                    given.Post();
+                    var fresh = new Journal();
+                    fresh.Post();
+                    Find().Post();
+                }
+
+                Shop Find() {
+                    return this;
+                }
+
+                void Post() {}
+            }
+        }
+        """,
+}
+
+
+class TypedReceiverTests(SynchronousTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-"))
+        repo = cls.tmp / "repo"
+        for path, body in SOURCES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(textwrap.dedent(body).lstrip())
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        cls.db = cls.tmp / "index.sqlite"
+        assert index_repositories(cls.db, [repo], workers=1).ok
+        cls.conn = open_reader(cls.db)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.conn.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def calls_at(self, path: str, line: int) -> list[tuple]:
+        """(target path, target qualified name, method, confidence) of a call line's edges."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.relative_path, t.qualified_name, e.resolution_method, e.confidence"
+                " FROM edges e JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND e.evidence_file_id ="
+                " (SELECT file_id FROM files WHERE relative_path = ?) AND e.line_number = ?",
+                (path, line),
+            ).fetchall()
+        )
+
+    def unresolved_at(self, path: str, line: int) -> list[str]:
+        return [
+            reason
+            for (reason,) in self.conn.execute(
+                "SELECT u.reason FROM unresolved_calls u JOIN call_rows c USING (call_id)"
+                " JOIN files f ON f.file_id = c.file_id"
+                " WHERE f.relative_path = ? AND c.line_number = ?",
+                (path, line),
+            )
+        ]
+
+    def one(self, path: str, line: int) -> tuple[str, str, str]:
+        edges = self.calls_at(path, line)
+        self.assertEqual(len(edges), 1, edges)
+        return edges[0][:3]
+
+    # ------------------------------------------------------------------ Go
+
+    def test_go_receiver_and_declared_locals_resolve_through_the_method_set(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 8), (go, "Server.listen", "type_inferred"))  # s.listen()
+        self.assertEqual(self.one(go, 10), (go, "Client.Close", "type_inferred"))  # &Client{}
+        self.assertEqual(self.one(go, 12), (go, "Queue.Close", "type_inferred"))  # var q Queue
+
+    def test_go_package_qualified_calls_and_embedded_structs(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 13), ("store/store.go", "Open", "import_binding"))
+        self.assertEqual(self.one(go, 33), (go, "Server.Start", "type_inferred"))  # promoted
+        self.assertEqual(self.one(go, 34), ("store/store.go", "DB.Close", "type_inferred"))
+
+    def test_go_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("server/server.go", 39)  # it.Close() in a range loop
+        self.assertEqual(
+            [q for _, q, _, _ in edges], ["Client.Close", "Queue.Close", "Server.Close", "DB.Close"]
+        )
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.19)})
+
+    # ------------------------------------------------------------------ TypeScript
+
+    def test_typescript_fields_parameters_and_this_through_extends(self) -> None:
+        ts = "ts/service.ts"
+        self.assertEqual(self.one(ts, 11), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one(ts, 12), ("ts/cache.ts", "Cache.get", "type_inferred"))
+        self.assertEqual(self.one(ts, 13), ("ts/db.ts", "Db.close", "type_inferred"))
+        self.assertEqual(self.one(ts, 14), ("ts/base.ts", "Base.log", "type_inferred"))
+        self.assertEqual(self.one(ts, 15), ("ts/util.ts", "helper", "import_binding"))
+        self.assertEqual(self.unresolved_at(ts, 16), ["external"])  # string.trim()
+
+    def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("ts/service.ts", 23)
+        self.assertEqual(
+            [(p, q) for p, q, _, _ in edges],
+            [
+                ("ts/base.ts", "Base.close"),
+                ("ts/cache.ts", "Cache.close"),
+                ("ts/db.ts", "Db.close"),
+                ("ts/service.ts", "Service.close"),
+            ],
+        )
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.19)})
+
+    def test_javascript_constructed_local_is_typed_and_a_parameter_is_ambiguous(self) -> None:
+        js = "js/app.js"
+        self.assertEqual(self.one(js, 11), (js, "Queue.push", "type_inferred"))
+        edges = self.calls_at(js, 12)
+        self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.38)})
+
+    # ------------------------------------------------------------------ Java and C#
+
+    def test_java_fields_parameters_and_locals_name_the_class(self) -> None:
+        java = "java/com/acme/Shop.java"
+        store, cache = "java/com/acme/Store.java", "java/com/acme/Cache.java"
+        self.assertEqual(self.one(java, 8), (store, "Store.save", "type_inferred"))  # field
+        self.assertEqual(self.one(java, 9), (cache, "Cache.save", "type_inferred"))  # this.field
+        self.assertEqual(self.one(java, 10), (store, "Store.save", "type_inferred"))  # parameter
+        self.assertEqual(self.one(java, 12), (cache, "Cache.save", "type_inferred"))  # local
+        self.assertEqual(self.unresolved_at(java, 13), ["external"])  # String.length()
+
+    def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()
+        self.assertEqual(
+            [q for _, q, _, _ in edges if q.endswith("save")],
+            ["Cache.save", "Shop.save", "Store.save"],
+        )
+        self.assertEqual(
+            {(m, c) for _, q, m, c in edges if q.endswith("save")}, {("ambiguous", 0.25)}
+        )
+
+    def test_csharp_fields_properties_parameters_and_locals_name_the_class(self) -> None:
+        cs = "cs/Shop.cs"
+        self.assertEqual(self.one(cs, 15), (cs, "Ledger.Post", "type_inferred"))  # field
+        self.assertEqual(self.one(cs, 16), (cs, "Journal.Post", "type_inferred"))  # property
+        self.assertEqual(self.one(cs, 17), (cs, "Ledger.Post", "type_inferred"))  # parameter
+        self.assertEqual(self.one(cs, 19), (cs, "Journal.Post", "type_inferred"))  # var = new
+        edges = [e for e in self.calls_at(cs, 20) if e[1].endswith("Post")]  # Find().Post()
+        self.assertEqual([q for _, q, _, _ in edges], ["Journal.Post", "Ledger.Post", "Shop.Post"])
+        self.assertEqual({m for _, _, m, _ in edges}, {"ambiguous"})
