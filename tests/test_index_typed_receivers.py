@@ -29,8 +29,6 @@ SOURCES = {
 
         import "example.com/m/store"
 
-        type Server struct{}
-
         func (s *Server) Start() {
             s.listen()
             c := &Client{}
@@ -66,6 +64,24 @@ SOURCES = {
                 it.Close()
             }
         }
+
+        func (p *Pool) Drain(s *Server) {
+            p.conn.Close()
+            s.pool.conn.Close()
+        }
+        """,
+    "server/pool.go": """
+        package server
+
+        import "example.com/m/store"
+
+        type Pool struct {
+            conn *store.DB
+        }
+
+        type Server struct {
+            pool Pool
+        }
         """,
     "ts/db.ts": "export class Db {\n  query() {}\n  close() {}\n}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
@@ -78,8 +94,8 @@ SOURCES = {
         import * as util from "./util";
 
         export class Service extends Base {
-          private db: Db;
-          private cache = new Cache();
+          protected db: Db;
+          cache = new Cache();
 
           run(other: Db | null, label: string) {
             this.db.query();
@@ -95,6 +111,16 @@ SOURCES = {
 
         export function untyped(thing) {
           thing.close();
+        }
+        """,
+    "ts/child.ts": """
+        import { Service } from "./service";
+
+        export class Child extends Service {
+          tick(peer: Service) {
+            this.db.query();
+            peer.cache.get();
+          }
         }
         """,
     "js/app.js": """
@@ -138,6 +164,16 @@ SOURCES = {
             }
 
             void save() {}
+        }
+        """,
+    "java/com/acme/Outlet.java": """
+        package com.acme;
+
+        public class Outlet extends Shop {
+            void open(Shop other) {
+                store.save();
+                other.cache.save();
+            }
         }
         """,
     "cs/Shop.cs": """
@@ -227,18 +263,23 @@ class TypedReceiverTests(SynchronousTestCase):
 
     def test_go_receiver_and_declared_locals_resolve_through_the_method_set(self) -> None:
         go = "server/server.go"
-        self.assertEqual(self.one(go, 8), (go, "Server.listen", "type_inferred"))  # s.listen()
-        self.assertEqual(self.one(go, 10), (go, "Client.Close", "type_inferred"))  # &Client{}
-        self.assertEqual(self.one(go, 12), (go, "Queue.Close", "type_inferred"))  # var q Queue
+        self.assertEqual(self.one(go, 6), (go, "Server.listen", "type_inferred"))  # s.listen()
+        self.assertEqual(self.one(go, 8), (go, "Client.Close", "type_inferred"))  # &Client{}
+        self.assertEqual(self.one(go, 10), (go, "Queue.Close", "type_inferred"))  # var q Queue
 
     def test_go_package_qualified_calls_and_embedded_structs(self) -> None:
         go = "server/server.go"
-        self.assertEqual(self.one(go, 13), ("store/store.go", "Open", "import_binding"))
-        self.assertEqual(self.one(go, 33), (go, "Server.Start", "type_inferred"))  # promoted
-        self.assertEqual(self.one(go, 34), ("store/store.go", "DB.Close", "type_inferred"))
+        self.assertEqual(self.one(go, 11), ("store/store.go", "Open", "import_binding"))
+        self.assertEqual(self.one(go, 31), (go, "Server.Start", "type_inferred"))  # promoted
+        self.assertEqual(self.one(go, 32), ("store/store.go", "DB.Close", "type_inferred"))
+
+    def test_go_struct_fields_type_calls_through_them_across_files(self) -> None:
+        go, db = "server/server.go", ("store/store.go", "DB.Close", "type_inferred")
+        self.assertEqual(self.one(go, 42), db)  # p.conn.Close(), conn declared in pool.go
+        self.assertEqual(self.one(go, 43), db)  # s.pool.conn.Close()
 
     def test_go_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
-        edges = self.calls_at("server/server.go", 39)  # it.Close() in a range loop
+        edges = self.calls_at("server/server.go", 37)  # it.Close() in a range loop
         self.assertEqual(
             [q for _, q, _, _ in edges], ["Client.Close", "Queue.Close", "Server.Close", "DB.Close"]
         )
@@ -254,6 +295,10 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one(ts, 14), ("ts/base.ts", "Base.log", "type_inferred"))
         self.assertEqual(self.one(ts, 15), ("ts/util.ts", "helper", "import_binding"))
         self.assertEqual(self.unresolved_at(ts, 16), ["external"])  # string.trim()
+
+    def test_typescript_fields_of_a_base_class_and_of_a_typed_parameter(self) -> None:
+        self.assertEqual(self.one("ts/child.ts", 5), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one("ts/child.ts", 6), ("ts/cache.ts", "Cache.get", "type_inferred"))
 
     def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("ts/service.ts", 23)
@@ -285,6 +330,12 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one(java, 10), (store, "Store.save", "type_inferred"))  # parameter
         self.assertEqual(self.one(java, 12), (cache, "Cache.save", "type_inferred"))  # local
         self.assertEqual(self.unresolved_at(java, 13), ["external"])  # String.length()
+
+    def test_java_fields_of_the_base_class_and_of_a_typed_parameter(self) -> None:
+        outlet = "java/com/acme/Outlet.java"
+        store, cache = "java/com/acme/Store.java", "java/com/acme/Cache.java"
+        self.assertEqual(self.one(outlet, 5), (store, "Store.save", "type_inferred"))
+        self.assertEqual(self.one(outlet, 6), (cache, "Cache.save", "type_inferred"))
 
     def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()

@@ -57,7 +57,7 @@ class Entity:
     language: str | None
     line: int
     signature: str | None = None  # kept for Python functions with a return annotation
-    attributes: dict[str, str] | None = None  # Python classes: self.<attr> -> declared type
+    attributes: dict[str, str] | None = None  # classes: field (self.<attr>) -> declared type
 
 
 NOTHING: list[Entity] = []
@@ -173,8 +173,8 @@ class Catalog:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
         signature, attribute types as JSON)."""
         entity = Entity(*row[:8])
-        if len(row) > 8 and row[6] == "python":
-            if row[8] and "->" in row[8]:
+        if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
+            if row[8] and "->" in row[8] and row[6] == "python":
                 entity.signature = row[8]
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
@@ -210,6 +210,31 @@ class Catalog:
             if not following:
                 return None
             frontier = following
+        return None
+
+    def field_type(self, class_name: str, field: str) -> str | None:
+        """The declared type of a field of the types named ``class_name`` or their bases
+        (Go: embedded structs), when they agree; None when none declares it."""
+        seen: set[str] = set()
+        frontier = [class_name]
+        for _ in range(INHERITANCE_DEPTH):
+            found = {
+                e.attributes[field]
+                for name in frontier
+                for e in self.types.get(name, ())
+                if e.attributes and field in e.attributes
+            }
+            if found:
+                return found.pop() if len(found) == 1 else None
+            seen.update(frontier)
+            frontier = [
+                base
+                for name in frontier
+                for base in self.bases_of.get(name, ())
+                if base not in seen
+            ]
+            if not frontier:
+                return None
         return None
 
 
@@ -277,10 +302,14 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         pool = catalog.callables.in_files(name, bindings.star[file_id])
         if pool:
             return pool[0], "import_binding"
+    family = RECEIVER_TYPED.get(language)
+    if family is not None and receiver is not None:
+        inferred = member_type(catalog, receiver, inferred, context, language)
+        if inferred == "":
+            return None, "external"
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
-    family = RECEIVER_TYPED.get(language)
     if type_name:
         methods = catalog.by_class.get((type_name, name), [])
         if methods:
@@ -306,6 +335,33 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     if reason == "no_definition" and is_builtin(language, name):
         return None, "builtin"
     return None, reason
+
+
+def member_type(
+    catalog: Catalog, receiver: str, inferred: str | None, context: str | None, language
+) -> str | None:
+    """The type of a field receiver: ``T.f.g`` (the extractor's "field g of field f of a
+    value of type T"), ``this.f`` or (Java, C#) a bare ``f`` of the caller's class or its
+    bases; "" when a type on the way is one the repository does not define; else
+    ``inferred`` as it was."""
+    if inferred is not None:
+        if "." not in inferred:
+            return inferred
+        owner, *fields = inferred.split(".")
+        for field in fields:
+            if not catalog.types.get(owner):
+                return ""
+            owner = catalog.field_type(owner, field)
+            if owner is None:
+                return None
+        return owner
+    if context is None:
+        return None
+    if receiver.startswith("this.") and receiver.count(".") == 1:
+        return catalog.field_type(context, receiver[5:])
+    if language in IMPLICIT_THIS_LANGUAGES and receiver.isidentifier():
+        return catalog.field_type(context, receiver)
+    return None
 
 
 def untyped_method(catalog: Catalog, name: str, family: str, language: str | None):

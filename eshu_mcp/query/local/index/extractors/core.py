@@ -115,6 +115,9 @@ class LanguageSpec:
     implicit_instance: bool = False
     """Whether a method names its instance's fields bare too (Java, C#: ``db.m()`` is
     ``this.db.m()`` when no local ``db`` is typed)."""
+    typed_members: bool = False
+    """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
+    receiver type (the field's type is looked up at resolution)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

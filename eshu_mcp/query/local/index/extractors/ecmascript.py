@@ -297,6 +297,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
         assignments=frozenset({"variable_declarator", "assignment_expression", field}),
         assign=assign,
         instance_prefix="this.",
+        typed_members=True,
         references=frozenset({"reference"}),
         reference=reference,
         query_patterns={"reference": reference_pattern(jsx=key != "typescript")},

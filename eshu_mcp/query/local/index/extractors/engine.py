@@ -144,6 +144,7 @@ class LanguageEngine:
         calls = result.calls
         imports = result.imports
         prefix = spec.instance_prefix
+        members = spec.typed_members
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -182,7 +183,7 @@ class LanguageEngine:
                                 name,
                                 full,
                                 receiver,
-                                function[1].get(receiver) if receiver else None,
+                                _typed(function[1], receiver, members) if receiver else None,
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -245,7 +246,7 @@ class LanguageEngine:
                                 call[0],
                                 call[1],
                                 receiver,
-                                function[1].get(receiver) if receiver else None,
+                                _typed(function[1], receiver, members) if receiver else None,
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -349,6 +350,19 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+
+
+def _typed(scope: dict[str, str], receiver: str, members: bool) -> str | None:
+    """A receiver's type in a function's scope; with ``members``, ``v.f.g`` of a typed ``v``
+    is ``T.f.g`` (fields from type ``T`` on, looked up when calls resolve)."""
+    found = scope.get(receiver)
+    if found is None and members:
+        head, dot, fields = receiver.partition(".")
+        if dot and fields.replace(".", "_").isidentifier():
+            owner = scope.get(head)
+            if owner is not None and owner[:1] != ALIAS and "." not in owner:
+                return f"{owner}.{fields}"
+    return found
 
 
 def _refer(found: tuple[str, str | None] | None, node: Node, top: tuple | None, result) -> None:

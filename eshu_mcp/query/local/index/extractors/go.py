@@ -100,19 +100,30 @@ def define(node: Node) -> Definition | None:
     if span.type == "type_declaration" and span.named_child_count > 1:
         span = node
     bases: list[tuple[str, str]] = []
+    typed: dict[str, str] = {}
     if type_node is not None and type_node.type == "struct_type":
         label = "Struct"
         fields = type_node.named_children[0] if type_node.named_child_count else None
         for field in fields.named_children if fields is not None else ():
-            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
-                embedded = field.child_by_field_name("type")
-                if embedded is not None:
-                    bases.append((text(embedded).lstrip("*").rsplit(".", 1)[-1], "embeds"))
+            if field.type != "field_declaration":
+                continue
+            field_type = field.child_by_field_name("type")
+            if field_type is None:
+                continue
+            names = field.children_by_field_name("name")
+            if not names:
+                bases.append((text(field_type).lstrip("*").rsplit(".", 1)[-1], "embeds"))
+                continue
+            named = type_name(text(field_type))
+            if named is not None:
+                typed.update((text(n), named) for n in names)
     elif type_node is not None and type_node.type == "interface_type":
         label = "Interface"
     else:
         label = "TypeAlias"
     metadata = {"exported": name[:1].isupper()}
+    if typed:  # receiver types of s.field.m() calls, read at resolution
+        metadata["attribute_types"] = typed
     if name[:1].isupper():
         metadata["dead_code_root_kinds"] = ["go.exported_symbol"]
     return Definition(
@@ -199,6 +210,7 @@ SPEC = LanguageSpec(
     import_rows=import_rows,
     assignments=frozenset({"short_var_declaration", "var_spec"}),
     assign=assign,
+    typed_members=True,
     complexity=COMPLEXITY,
     references=frozenset({"reference"}),
     reference=reference,

@@ -334,6 +334,7 @@ JAVA = LanguageSpec(
     assign=java_assign,
     instance_prefix="this.",
     implicit_instance=True,
+    typed_members=True,
     complexity=JAVA_COMPLEXITY,
 )
 CSHARP = LanguageSpec(
@@ -356,5 +357,6 @@ CSHARP = LanguageSpec(
     assign=csharp_assign,
     instance_prefix="this.",
     implicit_instance=True,
+    typed_members=True,
     complexity=CSHARP_COMPLEXITY,
 )
