@@ -283,7 +283,8 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(
             [q for _, q, _, _ in edges], ["Client.Close", "Queue.Close", "Server.Close", "DB.Close"]
         )
-        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.19)})
+        # four candidates here, and Close is as likely a standard library type's (os.File)
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.15)})
 
     # ------------------------------------------------------------------ TypeScript
 
@@ -318,7 +319,8 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one(js, 11), (js, "Queue.push", "type_inferred"))
         edges = self.calls_at(js, 12)
         self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
-        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.38)})
+        # two candidates, and push is as likely Array.prototype.push
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
 
     # ------------------------------------------------------------------ Java and C#
 

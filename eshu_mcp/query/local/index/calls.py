@@ -17,7 +17,7 @@ from collections import defaultdict
 from attrs import define
 
 from .bindings import FileBindings
-from .builtins import is_builtin
+from .builtins import TYPE_METHODS, is_builtin
 from .codes import CALL_KINDS
 
 TYPE_LABELS = frozenset(
@@ -366,14 +366,19 @@ def member_type(
 
 def untyped_method(catalog: Catalog, name: str, family: str, language: str | None):
     """A method call whose receiver's type is unknown: every method of that name in the
-    language family (a short list, as ambiguous), the one there is, or the count."""
+    language family (a short list, as ambiguous), the one there is, or the count. A name
+    the standard library's common types also define counts one more candidate, outside."""
     found = [
         e for e in catalog.methods.by_name.get(name, ()) if RECEIVER_TYPED.get(e.language) == family
     ]
+    library = name in TYPE_METHODS[family]
     if not found:
-        return None, "builtin" if is_builtin(language, name) else "no_definition"
+        return None, "builtin" if library or is_builtin(language, name) else "no_definition"
+    could_run = len(found) + library
+    if could_run > AMBIGUOUS_CAP:
+        return None, f"ambiguous:{could_run}"
+    if library:
+        return found, "ambiguous", could_run
     if len(found) == 1:
         return found[0], "repo_unique_name"
-    if len(found) > AMBIGUOUS_CAP:
-        return None, f"ambiguous:{len(found)}"
     return found, "ambiguous"
