@@ -115,11 +115,19 @@ SOURCES = {
         """,
     "ts/child.ts": """
         import { Service } from "./service";
+        import { Db } from "./db";
 
         export class Child extends Service {
           tick(peer: Service) {
             this.db.query();
             peer.cache.get();
+          }
+        }
+
+        export class Holder {
+          constructor(private readonly store: Db) {}
+          flush() {
+            this.store.close();
           }
         }
         """,
@@ -298,8 +306,11 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.unresolved_at(ts, 16), ["external"])  # string.trim()
 
     def test_typescript_fields_of_a_base_class_and_of_a_typed_parameter(self) -> None:
-        self.assertEqual(self.one("ts/child.ts", 5), ("ts/db.ts", "Db.query", "type_inferred"))
-        self.assertEqual(self.one("ts/child.ts", 6), ("ts/cache.ts", "Cache.get", "type_inferred"))
+        self.assertEqual(self.one("ts/child.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one("ts/child.ts", 7), ("ts/cache.ts", "Cache.get", "type_inferred"))
+
+    def test_typescript_constructor_parameter_properties_type_this_fields(self) -> None:
+        self.assertEqual(self.one("ts/child.ts", 14), ("ts/db.ts", "Db.close", "type_inferred"))
 
     def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("ts/service.ts", 23)

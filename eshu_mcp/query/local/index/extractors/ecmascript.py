@@ -65,6 +65,8 @@ def _typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
             declared = annotated(param.child_by_field_name("type"))
             if declared is not None and pattern is not None and pattern.type == "identifier":
                 found.append((text(pattern), declared))
+                if any(c.type in ("accessibility_modifier", "readonly") for c in param.children):
+                    found.append((f"this.{text(pattern)}", declared))  # a parameter property
     return tuple(found)
 
 

@@ -205,6 +205,12 @@ class LanguageEngine:
                         scope = dict(module_scope if outer is None else outer[1])
                         if found.locals:
                             scope.update(found.locals)
+                            if prefix:  # parameters that declare fields (TS ``private x: T``)
+                                attributes.extend(
+                                    (index, name, value)
+                                    for name, value in found.locals
+                                    if name.startswith(prefix)
+                                )
                         top = (end, index, counted, (index, scope), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
