@@ -69,6 +69,16 @@ SOURCES = {
             p.conn.Close()
             s.pool.conn.Close()
         }
+
+        func boot() {
+            db, err := store.Open()
+            _ = err
+            db.Close()
+            s := newServer()
+            s.listen()
+        }
+
+        func newServer() *Server { return &Server{} }
         """,
     "server/pool.go": """
         package server
@@ -86,7 +96,19 @@ SOURCES = {
     "ts/db.ts": "export class Db {\n  query() {}\n  close() {}\n}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
     "ts/base.ts": "export class Base {\n  log() {}\n  close() {}\n}\n",
-    "ts/util.ts": "export function helper() {}\n",
+    "ts/util.ts": 'import { Db } from "./db";\n\nexport function helper() {}\n\n'
+    "export function makeDb(): Db {\n  return new Db();\n}\n",
+    "ts/open.ts": """
+        import * as util from "./util";
+        import { makeDb } from "./util";
+
+        export function open() {
+          const db = util.makeDb();
+          db.query();
+          const d2 = makeDb();
+          d2.close();
+        }
+        """,
     "ts/service.ts": """
         import { Db } from "./db";
         import { Cache } from "./cache";
@@ -286,6 +308,11 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one(go, 42), db)  # p.conn.Close(), conn declared in pool.go
         self.assertEqual(self.one(go, 43), db)  # s.pool.conn.Close()
 
+    def test_go_locals_from_calls_take_the_declared_result_type(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 49), ("store/store.go", "DB.Close", "type_inferred"))
+        self.assertEqual(self.one(go, 51), (go, "Server.listen", "type_inferred"))
+
     def test_go_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("server/server.go", 37)  # it.Close() in a range loop
         self.assertEqual(
@@ -311,6 +338,10 @@ class TypedReceiverTests(SynchronousTestCase):
 
     def test_typescript_constructor_parameter_properties_type_this_fields(self) -> None:
         self.assertEqual(self.one("ts/child.ts", 14), ("ts/db.ts", "Db.close", "type_inferred"))
+
+    def test_typescript_locals_from_calls_take_the_declared_return_type(self) -> None:
+        self.assertEqual(self.one("ts/open.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one("ts/open.ts", 8), ("ts/db.ts", "Db.close", "type_inferred"))
 
     def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("ts/service.ts", 23)

@@ -17,8 +17,9 @@ from collections import defaultdict
 from attrs import define
 
 from .bindings import FileBindings
-from .builtins import TYPE_METHODS, is_builtin
+from .builtins import is_builtin
 from .codes import CALL_KINDS
+from .typed_receivers import RECEIVER_TYPED, RESULT_TYPED, member_type, untyped_method
 
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -30,18 +31,6 @@ CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expre
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
-RECEIVER_TYPED = {
-    "go": "go",
-    "javascript": "ecmascript",
-    "typescript": "ecmascript",
-    "tsx": "ecmascript",
-    "java": "java",
-    "c_sharp": "c_sharp",
-}
-"""Languages whose method calls resolve by receiver type, each to its family (whose methods a
-call of it can run)."""
-AMBIGUOUS_CAP = 8
-"""The most candidates an ambiguous call lists."""
 
 
 @define
@@ -56,7 +45,7 @@ class Entity:
     parent: int | None
     language: str | None
     line: int
-    signature: str | None = None  # kept for Python functions with a return annotation
+    signature: str | None = None  # Python functions with a return annotation; Go/TS functions
     attributes: dict[str, str] | None = None  # classes: field (self.<attr>) -> declared type
 
 
@@ -174,7 +163,9 @@ class Catalog:
         signature, attribute types as JSON)."""
         entity = Entity(*row[:8])
         if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
-            if row[8] and "->" in row[8] and row[6] == "python":
+            # Python: a return annotation; Go, TypeScript: a function's result (v := F())
+            python = row[6] == "python"
+            if row[8] and ("->" in row[8] if python else row[6] in RESULT_TYPED and not row[4]):
                 entity.signature = row[8]
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
@@ -304,7 +295,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             return pool[0], "import_binding"
     family = RECEIVER_TYPED.get(language)
     if family is not None and receiver is not None:
-        inferred = member_type(catalog, receiver, inferred, context, language)
+        implicit = language in IMPLICIT_THIS_LANGUAGES
+        inferred = member_type(catalog, bindings, call, inferred, context, implicit)
         if inferred == "":
             return None, "external"
     type_name = inferred
@@ -335,50 +327,3 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     if reason == "no_definition" and is_builtin(language, name):
         return None, "builtin"
     return None, reason
-
-
-def member_type(
-    catalog: Catalog, receiver: str, inferred: str | None, context: str | None, language
-) -> str | None:
-    """The type of a field receiver: ``T.f.g`` (the extractor's "field g of field f of a
-    value of type T"), ``this.f`` or (Java, C#) a bare ``f`` of the caller's class or its
-    bases; "" when a type on the way is one the repository does not define; else
-    ``inferred`` as it was."""
-    if inferred is not None:
-        if "." not in inferred:
-            return inferred
-        owner, *fields = inferred.split(".")
-        for field in fields:
-            if not catalog.types.get(owner):
-                return ""
-            owner = catalog.field_type(owner, field)
-            if owner is None:
-                return None
-        return owner
-    if context is None:
-        return None
-    if receiver.startswith("this.") and receiver.count(".") == 1:
-        return catalog.field_type(context, receiver[5:])
-    if language in IMPLICIT_THIS_LANGUAGES and receiver.isidentifier():
-        return catalog.field_type(context, receiver)
-    return None
-
-
-def untyped_method(catalog: Catalog, name: str, family: str, language: str | None):
-    """A method call whose receiver's type is unknown: every method of that name in the
-    language family (a short list, as ambiguous), the one there is, or the count. A name
-    the standard library's common types also define counts one more candidate, outside."""
-    found = [
-        e for e in catalog.methods.by_name.get(name, ()) if RECEIVER_TYPED.get(e.language) == family
-    ]
-    library = name in TYPE_METHODS[family]
-    if not found:
-        return None, "builtin" if library or is_builtin(language, name) else "no_definition"
-    could_run = len(found) + library
-    if could_run > AMBIGUOUS_CAP:
-        return None, f"ambiguous:{could_run}"
-    if library:
-        return found, "ambiguous", could_run
-    if len(found) == 1:
-        return found[0], "repo_unique_name"
-    return found, "ambiguous"

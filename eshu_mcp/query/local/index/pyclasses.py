@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .calls import AMBIGUOUS_CAP, Catalog, Entity
+from .calls import Catalog, Entity
+from .typed_receivers import AMBIGUOUS_CAP
 
 EXTERNAL = "external"
 """What a name resolves to when it is bound to something outside the repository."""

@@ -235,8 +235,24 @@ def assign(node: Node) -> tuple[str, str] | None:
         return None
     declared = annotated(node.child_by_field_name("type"))
     if declared is None:
-        declared = _constructed(node.child_by_field_name("value"))
+        value = node.child_by_field_name("value")
+        declared = _constructed(value)
+        if declared is None and value is not None and value.type == "call_expression":
+            declared = _called(value.child_by_field_name("function"))
     return (text(name), declared) if declared is not None else None
+
+
+def _called(function: Node | None) -> str | None:
+    """``make()`` or ``ns.make()`` for a call whose declared result types a local."""
+    if function is None:
+        return None
+    if function.type == "member_expression":
+        owner = function.child_by_field_name("object")
+        if owner is None or owner.type != "identifier":
+            return None
+    elif function.type != "identifier":
+        return None
+    return text(function) + "()"
 
 
 def _constructed(value: Node | None) -> str | None:

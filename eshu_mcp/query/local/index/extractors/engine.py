@@ -366,7 +366,7 @@ def _typed(scope: dict[str, str], receiver: str, members: bool) -> str | None:
         head, dot, fields = receiver.partition(".")
         if dot and fields.replace(".", "_").isidentifier():
             owner = scope.get(head)
-            if owner is not None and owner[:1] != ALIAS and "." not in owner:
+            if owner is not None and owner[:1] != ALIAS and "." not in owner and owner[-1:] != ")":
                 return f"{owner}.{fields}"
     return found
 

@@ -164,11 +164,22 @@ def assign(node: Node) -> tuple[str, str] | None:
         return (text(names[0]), named) if named is not None and len(names) == 1 else None
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
-    if left is None or right is None or left.named_child_count != 1:
+    if left is None or right is None or not left.named_child_count:
         return None
     if right.named_child_count != 1:
         return None
     value = right.named_children[0]
+    if value.type == "call_expression":  # v := New(), v, err := pkg.Open(): the result type
+        function = value.child_by_field_name("function")
+        if function is None or function.type not in ("identifier", "selector_expression"):
+            return None
+        if function.type == "selector_expression":
+            operand = function.child_by_field_name("operand")
+            if operand is None or operand.type != "identifier":
+                return None
+        return text(left.named_children[0]), text(function) + "()"
+    if left.named_child_count != 1:
+        return None
     if value.type == "unary_expression":
         operand = value.child_by_field_name("operand")
         value = operand if operand is not None else value
