@@ -183,7 +183,12 @@ class LanguageEngine:
                                 name,
                                 full,
                                 receiver,
-                                _typed(function[1], receiver, members) if receiver else None,
+                                (
+                                    function[1].get(receiver)
+                                    or (_member_type(function[1], receiver) if members else None)
+                                )
+                                if receiver
+                                else None,
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -252,7 +257,12 @@ class LanguageEngine:
                                 call[0],
                                 call[1],
                                 receiver,
-                                _typed(function[1], receiver, members) if receiver else None,
+                                (
+                                    function[1].get(receiver)
+                                    or (_member_type(function[1], receiver) if members else None)
+                                )
+                                if receiver
+                                else None,
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -358,17 +368,15 @@ class LanguageEngine:
 _first = itemgetter(0)
 
 
-def _typed(scope: dict[str, str], receiver: str, members: bool) -> str | None:
-    """A receiver's type in a function's scope; with ``members``, ``v.f.g`` of a typed ``v``
-    is ``T.f.g`` (fields from type ``T`` on, looked up when calls resolve)."""
-    found = scope.get(receiver)
-    if found is None and members:
-        head, dot, fields = receiver.partition(".")
-        if dot and fields.replace(".", "_").isidentifier():
-            owner = scope.get(head)
-            if owner is not None and owner[:1] != ALIAS and "." not in owner and owner[-1:] != ")":
-                return f"{owner}.{fields}"
-    return found
+def _member_type(scope: dict[str, str], receiver: str) -> str | None:
+    """``T.f.g`` for a receiver ``v.f.g`` whose ``v`` has the type ``T`` in a function's
+    scope (the fields' types are looked up when calls resolve); None otherwise."""
+    head, dot, fields = receiver.partition(".")
+    if dot and fields.replace(".", "_").isidentifier():
+        owner = scope.get(head)
+        if owner is not None and owner[:1] != ALIAS and "." not in owner and owner[-1:] != ")":
+            return f"{owner}.{fields}"
+    return None
 
 
 def _refer(found: tuple[str, str | None] | None, node: Node, top: tuple | None, result) -> None:
