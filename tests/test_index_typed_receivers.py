@@ -153,6 +153,21 @@ SOURCES = {
           }
         }
         """,
+    "ts/shapes.ts": """
+        interface Shape {
+          area(): number;
+        }
+        class Square implements Shape {
+          area() { return 1; }
+        }
+        class Circle implements Shape {
+          area() { return 2; }
+        }
+        function total(s: Shape, q: Square) {
+          const a = s.area();
+          return a + q.area();
+        }
+        """,
     "js/app.js": """
         class Queue {
           push() {}
@@ -203,6 +218,33 @@ SOURCES = {
             void open(Shop other) {
                 store.save();
                 other.cache.save();
+            }
+        }
+        """,
+    "java/com/acme/Sink.java": """
+        package com.acme;
+
+        interface Sink {
+            void drain();
+        }
+
+        class Tub implements Sink {
+            public void drain() {}
+        }
+
+        class HotTub extends Tub {
+            public void drain() {}
+        }
+
+        class Pipe implements Sink {
+            public void drain() {}
+        }
+
+        class Plumber {
+            void fix(Sink sink, Tub tub, Pipe pipe) {
+                sink.drain();
+                tub.drain();
+                pipe.drain();
             }
         }
         """,
@@ -343,6 +385,16 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one("ts/open.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
         self.assertEqual(self.one("ts/open.ts", 8), ("ts/db.ts", "Db.close", "type_inferred"))
 
+    def test_typescript_interface_typed_receiver_reaches_the_implementations(self) -> None:
+        edges = self.calls_at("ts/shapes.ts", 11)
+        self.assertEqual(
+            [(q, m) for _, q, m, _ in edges],
+            [("Circle.area", "ambiguous"), ("Square.area", "ambiguous")],
+        )
+        self.assertEqual(
+            self.one("ts/shapes.ts", 12), ("ts/shapes.ts", "Square.area", "type_inferred")
+        )
+
     def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("ts/service.ts", 23)
         self.assertEqual(
@@ -365,6 +417,21 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
 
     # ------------------------------------------------------------------ Java and C#
+
+    def test_java_declared_types_dispatch_to_overrides_and_implementations(self) -> None:
+        sink = "java/com/acme/Sink.java"
+        names = lambda line: [(q, m) for _, q, m, _ in self.calls_at(sink, line)]  # noqa: E731
+        # an interface's declaration never runs: its implementations (and their overrides)
+        self.assertEqual(
+            names(21),
+            [
+                ("HotTub.drain", "ambiguous"),
+                ("Pipe.drain", "ambiguous"),
+                ("Tub.drain", "ambiguous"),
+            ],
+        )
+        self.assertEqual(names(22), [("HotTub.drain", "ambiguous"), ("Tub.drain", "ambiguous")])
+        self.assertEqual(names(23), [("Pipe.drain", "type_inferred")])  # nothing overrides it
 
     def test_java_fields_parameters_and_locals_name_the_class(self) -> None:
         java = "java/com/acme/Shop.java"

@@ -19,7 +19,15 @@ from attrs import define
 from .bindings import FileBindings
 from .builtins import is_builtin
 from .codes import CALL_KINDS
-from .typed_receivers import RECEIVER_TYPED, RESULT_TYPED, member_type, untyped_method
+from .typed_receivers import (
+    AMBIGUOUS_CAP,
+    DISPATCHED,
+    RECEIVER_TYPED,
+    RESULT_TYPED,
+    dispatched,
+    member_type,
+    untyped_method,
+)
 
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -140,6 +148,7 @@ class Catalog:
     ) -> None:
         pool = IndexedPool if indexed else Pool
         self.bases_of: dict[str, list[str]] = defaultdict(list)
+        self._below: dict[str, list[str]] | None = None  # base name -> derived type names
         self.by_id: dict[int, Entity] = {}
         self.callables = pool(dirs)  # functions outside types, and constructible types
         self.methods = pool(dirs)  # functions with a class context
@@ -157,6 +166,34 @@ class Catalog:
         """Record that a type named ``class_name`` names ``base_name`` as a base."""
         if base_name != class_name:
             self.bases_of[class_name].append(base_name)
+            self._below = None
+
+    def overrides_below(self, class_name: str, name: str, family: str) -> list[Entity]:
+        """The methods ``name`` that types deriving from ``class_name`` (by base names,
+        breadth first) define in one language family; at most one more than the cap."""
+        below = self._below
+        if below is None:
+            below = self._below = defaultdict(list)
+            for child, bases in self.bases_of.items():
+                for base in bases:
+                    below[base].append(child)
+        found: dict[int, Entity] = {}
+        seen = {class_name}
+        frontier = below.get(class_name, [])
+        for _ in range(INHERITANCE_DEPTH):
+            following: list[str] = []
+            for child in frontier:
+                if child in seen:
+                    continue
+                seen.add(child)
+                for method in self.by_class.get((child, name), ()):
+                    if RECEIVER_TYPED.get(method.language) == family:
+                        found[method.nid] = method
+                following.extend(below.get(child, ()))
+            if not following or len(found) > AMBIGUOUS_CAP:
+                break
+            frontier = following
+        return list(found.values())
 
     def add(self, row: tuple) -> None:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
@@ -303,13 +340,21 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
     if type_name:
+        # a value of a declared type may be of a type deriving from it (not in Go)
+        dispatch = inferred is not None and family in DISPATCHED and kind not in CONSTRUCTIONS
         methods = catalog.by_class.get((type_name, name), [])
         if methods:
             local = [e for e in methods if e.file_id == file_id]
+            if dispatch:
+                return dispatched(catalog, type_name, name, (local or methods)[0], family)
             return (local or methods)[0], "type_inferred"
         if family is not None and kind not in CONSTRUCTIONS:
             inherited = catalog.inherited(type_name, name)
-            if inherited is not None:
+            if dispatch and (inherited is not None or catalog.types.get(inferred)):
+                found = dispatched(catalog, type_name, name, inherited, family)
+                if found[0] is not None:
+                    return found
+            elif inherited is not None:
                 return inherited, "type_inferred"
             if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
                 return None, "external"  # a declared type the repository does not define

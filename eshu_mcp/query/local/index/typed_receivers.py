@@ -28,6 +28,9 @@ RECEIVER_TYPED = {
 call of it can run)."""
 RESULT_TYPED = frozenset({"go", "typescript", "tsx"})
 """Languages whose function signatures state a result type after the parameters."""
+DISPATCHED = frozenset({"ecmascript", "java", "c_sharp"})
+"""Families where a value declared as one class may be an instance of a class deriving from it
+(Go's embedding promotes methods, it does not override them)."""
 AMBIGUOUS_CAP = 8
 """The most candidates an ambiguous call lists."""
 NULLISH = frozenset({"null", "undefined", ""})
@@ -157,6 +160,25 @@ def annotated_result(signature: str) -> str | None:
         return None
     name = parts[0].split("<", 1)[0].rsplit(".", 1)[-1]
     return name if name.isidentifier() else None
+
+
+def dispatched(catalog: Catalog, type_name: str, name: str, found: Entity | None, family: str):
+    """A method call on a value declared as ``type_name``: ``found`` (the method the type or
+    its bases define, if any) unless derived types override it, then ambiguous between them;
+    an interface's declaration never runs, its implementations do."""
+    below = catalog.overrides_below(type_name, name, family)
+    owner = catalog.by_id.get(found.parent) if found is not None and found.parent else None
+    abstract = found is None or (owner is not None and owner.entity_type == "Interface")
+    candidates = below if abstract else [found, *below]
+    if not candidates:
+        return found, "type_inferred"
+    if len(candidates) == 1:
+        return candidates[0], "type_inferred"
+    if len(candidates) > AMBIGUOUS_CAP:  # too many to list: the declared one, with the count
+        if found is None:
+            return None, f"ambiguous:{len(candidates)}"
+        return [found], "ambiguous", len(candidates)
+    return candidates, "ambiguous"
 
 
 def untyped_method(catalog: Catalog, name: str, family: str, language: str | None):
