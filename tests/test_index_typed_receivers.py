@@ -8,6 +8,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.index import generation_write
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 
@@ -467,3 +468,59 @@ class TypedReceiverTests(SynchronousTestCase):
         edges = [e for e in self.calls_at(cs, 20) if e[1].endswith("Post")]  # Find().Post()
         self.assertEqual([q for _, q, _, _ in edges], ["Journal.Post", "Ledger.Post", "Shop.Post"])
         self.assertEqual({m for _, _, m, _ in edges}, {"ambiguous"})
+
+
+class GoTypesAcrossGenerationsTests(SynchronousTestCase):
+    """A Go field or result type stated in one file and used in another is re-read when only
+    that file changes."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-gen-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = self.tmp / "repo"
+        files = {
+            "go.mod": "module example.com/m\n",
+            "clocks.go": "package main\n\ntype Clock struct{}\n\nfunc (c *Clock) Tick() {}\n\n"
+            "type Other struct{}\n\nfunc (o *Other) Tick() {}\n\n"
+            "func makeClock() *Clock { return &Clock{} }\n",
+            "holder.go": "package main\n\ntype Holder struct {\n\tclock *Clock\n}\n",
+            "user.go": "package main\n\nfunc (h *Holder) Run() {\n\th.clock.Tick()\n}\n\n"
+            "func later() {\n\tc := makeClock()\n\tc.Tick()\n}\n",
+        }
+        self.repo.mkdir()
+        for path, body in files.items():
+            (self.repo / path).write_text(body)
+        git(self.repo, "init", "-q", "-b", "main")
+        self.commit()
+        self.db = self.tmp / "index.sqlite"
+
+    def commit(self) -> None:
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "change")
+
+    def ticks(self) -> dict[str, str]:
+        """caller -> qualified name of the Tick it calls."""
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        conn = open_reader(self.db)
+        try:
+            rows = conn.execute(
+                "SELECT s.entity_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.entity_name = 'Tick'"
+            ).fetchall()
+        finally:
+            conn.close()
+        return dict(tuple(row) for row in rows)
+
+    def test_a_changed_field_or_result_type_retargets_calls_elsewhere(self) -> None:
+        self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
+        self.assertEqual(self.ticks(), {"Run": "Clock.Tick", "later": "Clock.Tick"})
+        clocks = self.repo / "clocks.go"
+        clocks.write_text(clocks.read_text().replace("makeClock() *Clock", "makeClock() *Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"Run": "Clock.Tick", "later": "Other.Tick"})
+        holder = self.repo / "holder.go"
+        holder.write_text(holder.read_text().replace("*Clock", "*Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"Run": "Other.Tick", "later": "Other.Tick"})
