@@ -219,6 +219,7 @@ SOURCES = {
             void open(Shop other) {
                 store.save();
                 other.cache.save();
+                find();
             }
         }
         """,
@@ -448,6 +449,8 @@ class TypedReceiverTests(SynchronousTestCase):
         store, cache = "java/com/acme/Store.java", "java/com/acme/Cache.java"
         self.assertEqual(self.one(outlet, 5), (store, "Store.save", "type_inferred"))
         self.assertEqual(self.one(outlet, 6), (cache, "Cache.save", "type_inferred"))
+        shop = "java/com/acme/Shop.java"
+        self.assertEqual(self.one(outlet, 7), (shop, "Shop.find", "type_inferred"))  # inherited
 
     def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()

@@ -39,6 +39,8 @@ CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expre
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
+DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
+"""Implicit-this languages whose bare calls resolve through the class and its bases."""
 
 
 @define
@@ -302,6 +304,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
         if same:
             return same[0], "same_file"
+        if implicit_this and language in DISPATCHED_LANGUAGES:  # a method of this class's
+            own = catalog.by_class.get((context, name)) or [catalog.inherited(context, name)]
+            if own[0] is not None:
+                return own[0], "type_inferred"
     elif receiver in SELF_RECEIVERS and context:
         methods = catalog.by_class.get((context, name), [])
         if methods:
