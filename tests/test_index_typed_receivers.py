@@ -108,6 +108,7 @@ SOURCES = {
           db.query();
           const d2 = makeDb();
           d2.close();
+          console.log(d2);
         }
         """,
     "ts/service.ts": """
@@ -220,6 +221,7 @@ SOURCES = {
                 store.save();
                 other.cache.save();
                 find();
+                System.out.println("open");
             }
         }
         """,
@@ -387,6 +389,10 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one("ts/open.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
         self.assertEqual(self.one("ts/open.ts", 8), ("ts/db.ts", "Db.close", "type_inferred"))
 
+    def test_a_script_global_receiver_is_external_not_a_method_named_alike(self) -> None:
+        self.assertEqual(self.calls_at("ts/open.ts", 9), [])  # console.log; Base.log exists
+        self.assertEqual(self.unresolved_at("ts/open.ts", 9), ["external"])
+
     def test_typescript_interface_typed_receiver_reaches_the_implementations(self) -> None:
         edges = self.calls_at("ts/shapes.ts", 11)
         self.assertEqual(
@@ -451,6 +457,7 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual(self.one(outlet, 6), (cache, "Cache.save", "type_inferred"))
         shop = "java/com/acme/Shop.java"
         self.assertEqual(self.one(outlet, 7), (shop, "Shop.find", "type_inferred"))  # inherited
+        self.assertEqual(self.unresolved_at(outlet, 8), ["external"])  # System.out.println
 
     def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()

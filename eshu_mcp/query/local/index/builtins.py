@@ -88,6 +88,14 @@ TYPE_METHODS: dict[str, frozenset[str]] = {
 """Methods of the standard library's common types, per language family: an untyped
 ``x.map()`` is as likely one of these as any definition in the repository."""
 
+SCRIPT_GLOBALS = _words(
+    """console Math JSON Object Array Promise process window document Reflect Number String
+    Date Intl navigator globalThis Buffer Symbol Map Set WeakMap RegExp Error crypto
+    performance location history localStorage sessionStorage module exports require"""
+)
+"""Objects every JavaScript program sees (browser and Node): a call on one, not imported and
+not a type of the repository, runs outside it."""
+
 
 def is_builtin(language: str | None, name: str) -> bool:
     """Whether an unresolved bare call names a language builtin."""

@@ -25,6 +25,7 @@ from .typed_receivers import (
     RECEIVER_TYPED,
     RESULT_TYPED,
     dispatched,
+    library_receiver,
     member_type,
     untyped_method,
 )
@@ -365,6 +366,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
                 return None, "external"  # a declared type the repository does not define
     if family is not None and receiver is not None and kind not in CONSTRUCTIONS:
+        if inferred is None and library_receiver(catalog, receiver, family):
+            return None, "external"
         return untyped_method(catalog, name, family, language)
     if kind in CONSTRUCTIONS:
         found, method, reason = pick(catalog.constructible, name, file_id)

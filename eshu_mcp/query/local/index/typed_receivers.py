@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .builtins import TYPE_METHODS, is_builtin
+from .builtins import SCRIPT_GLOBALS, TYPE_METHODS, is_builtin
 
 if TYPE_CHECKING:
     from .bindings import FileBindings
@@ -34,6 +34,18 @@ DISPATCHED = frozenset({"ecmascript", "java", "c_sharp"})
 AMBIGUOUS_CAP = 8
 """The most candidates an ambiguous call lists."""
 NULLISH = frozenset({"null", "undefined", ""})
+
+
+def library_receiver(catalog: Catalog, receiver: str, family: str) -> bool:
+    """Whether an untyped receiver names something outside the repository: a script global
+    (``console.log()``), or in Java/C# a class the repository does not define
+    (``System.out.println()``, ``Console.WriteLine()``: capitalised names are types)."""
+    head = receiver.split(".", 1)[0]
+    if family == "ecmascript":
+        return head in SCRIPT_GLOBALS and not catalog.types.get(head)
+    if family in ("java", "c_sharp"):
+        return head[:1].isupper() and head.isidentifier() and not catalog.types.get(head)
+    return False
 
 
 def member_type(
