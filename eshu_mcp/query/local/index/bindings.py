@@ -146,10 +146,10 @@ def _bind(
             bindings.star[record.file_id].extend(files)
         return
     if name == "*":
-        if target:
-            bindings.star[record.file_id].extend(target)
-        elif alias:
+        if alias:  # ``import * as ns``: the module under one name, not its names in scope
             names[alias] = Binding(target, None, line)
+        elif target:
+            bindings.star[record.file_id].extend(target)
         return
     if name is None:
         if language in ("c", "cpp", "ruby", "php"):

@@ -3,6 +3,10 @@ Call resolution tiers (local-backend §5.5) over name lookups of one repository'
 same_file -> import_binding -> type_inferred -> scope_unique_name -> repo_unique_name, with
 unresolved calls explained as builtin, external, ambiguous:<n> or no_definition. Python calls
 resolve by receiver type instead (``receivers.py``); this module keeps the catalog they share.
+In Go, TypeScript/JavaScript, Java and C# a method call is linked to one definition only
+through its receiver's declared or constructed type (or ``this``/``super``, an import); on a
+receiver of unknown type it is ambiguous between the methods of that name in the language,
+never a pick by file or directory proximity.
 """
 
 from __future__ import annotations
@@ -15,6 +19,16 @@ from attrs import define
 from .bindings import FileBindings
 from .builtins import is_builtin
 from .codes import CALL_KINDS
+from .typed_receivers import (
+    AMBIGUOUS_CAP,
+    DISPATCHED,
+    RECEIVER_TYPED,
+    RESULT_TYPED,
+    dispatched,
+    library_receiver,
+    member_type,
+    untyped_method,
+)
 
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -26,6 +40,8 @@ CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expre
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
+DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
+"""Implicit-this languages whose bare calls resolve through the class and its bases."""
 
 
 @define
@@ -40,8 +56,8 @@ class Entity:
     parent: int | None
     language: str | None
     line: int
-    signature: str | None = None  # kept for Python functions with a return annotation
-    attributes: dict[str, str] | None = None  # Python classes: self.<attr> -> declared type
+    signature: str | None = None  # Python functions with a return annotation; Go/TS functions
+    attributes: dict[str, str] | None = None  # classes: field (self.<attr>) -> declared type
 
 
 NOTHING: list[Entity] = []
@@ -135,6 +151,7 @@ class Catalog:
     ) -> None:
         pool = IndexedPool if indexed else Pool
         self.bases_of: dict[str, list[str]] = defaultdict(list)
+        self._below: dict[str, list[str]] | None = None  # base name -> derived type names
         self.by_id: dict[int, Entity] = {}
         self.callables = pool(dirs)  # functions outside types, and constructible types
         self.methods = pool(dirs)  # functions with a class context
@@ -152,13 +169,43 @@ class Catalog:
         """Record that a type named ``class_name`` names ``base_name`` as a base."""
         if base_name != class_name:
             self.bases_of[class_name].append(base_name)
+            self._below = None
+
+    def overrides_below(self, class_name: str, name: str, family: str) -> list[Entity]:
+        """The methods ``name`` that types deriving from ``class_name`` (by base names,
+        breadth first) define in one language family; at most one more than the cap."""
+        below = self._below
+        if below is None:
+            below = self._below = defaultdict(list)
+            for child, bases in self.bases_of.items():
+                for base in bases:
+                    below[base].append(child)
+        found: dict[int, Entity] = {}
+        seen = {class_name}
+        frontier = below.get(class_name, [])
+        for _ in range(INHERITANCE_DEPTH):
+            following: list[str] = []
+            for child in frontier:
+                if child in seen:
+                    continue
+                seen.add(child)
+                for method in self.by_class.get((child, name), ()):
+                    if RECEIVER_TYPED.get(method.language) == family:
+                        found[method.nid] = method
+                following.extend(below.get(child, ()))
+            if not following or len(found) > AMBIGUOUS_CAP:
+                break
+            frontier = following
+        return list(found.values())
 
     def add(self, row: tuple) -> None:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
         signature, attribute types as JSON)."""
         entity = Entity(*row[:8])
-        if len(row) > 8 and row[6] == "python":
-            if row[8] and "->" in row[8]:
+        if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
+            # Python: a return annotation; Go, TypeScript: a function's result (v := F())
+            python = row[6] == "python"
+            if row[8] and ("->" in row[8] if python else row[6] in RESULT_TYPED and not row[4]):
                 entity.signature = row[8]
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
@@ -194,6 +241,31 @@ class Catalog:
             if not following:
                 return None
             frontier = following
+        return None
+
+    def field_type(self, class_name: str, field: str) -> str | None:
+        """The declared type of a field of the types named ``class_name`` or their bases
+        (Go: embedded structs), when they agree; None when none declares it."""
+        seen: set[str] = set()
+        frontier = [class_name]
+        for _ in range(INHERITANCE_DEPTH):
+            found = {
+                e.attributes[field]
+                for name in frontier
+                for e in self.types.get(name, ())
+                if e.attributes and field in e.attributes
+            }
+            if found:
+                return found.pop() if len(found) == 1 else None
+            seen.update(frontier)
+            frontier = [
+                base
+                for name in frontier
+                for base in self.bases_of.get(name, ())
+                if base not in seen
+            ]
+            if not frontier:
+                return None
         return None
 
 
@@ -233,6 +305,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
         if same:
             return same[0], "same_file"
+        if implicit_this and language in DISPATCHED_LANGUAGES:  # a method of this class's
+            own = catalog.by_class.get((context, name)) or [catalog.inherited(context, name)]
+            if own[0] is not None:
+                return own[0], "type_inferred"
     elif receiver in SELF_RECEIVERS and context:
         methods = catalog.by_class.get((context, name), [])
         if methods:
@@ -261,14 +337,38 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         pool = catalog.callables.in_files(name, bindings.star[file_id])
         if pool:
             return pool[0], "import_binding"
+    family = RECEIVER_TYPED.get(language)
+    if family is not None and receiver is not None:
+        implicit = language in IMPLICIT_THIS_LANGUAGES
+        inferred = member_type(catalog, bindings, call, inferred, context, implicit)
+        if inferred == "":
+            return None, "external"
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
     if type_name:
+        # a value of a declared type may be of a type deriving from it (not in Go)
+        dispatch = inferred is not None and family in DISPATCHED and kind not in CONSTRUCTIONS
         methods = catalog.by_class.get((type_name, name), [])
         if methods:
             local = [e for e in methods if e.file_id == file_id]
+            if dispatch:
+                return dispatched(catalog, type_name, name, (local or methods)[0], family)
             return (local or methods)[0], "type_inferred"
+        if family is not None and kind not in CONSTRUCTIONS:
+            inherited = catalog.inherited(type_name, name)
+            if dispatch and (inherited is not None or catalog.types.get(inferred)):
+                found = dispatched(catalog, type_name, name, inherited, family)
+                if found[0] is not None:
+                    return found
+            elif inherited is not None:
+                return inherited, "type_inferred"
+            if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
+                return None, "external"  # a declared type the repository does not define
+    if family is not None and receiver is not None and kind not in CONSTRUCTIONS:
+        if inferred is None and library_receiver(catalog, receiver, family):
+            return None, "external"
+        return untyped_method(catalog, name, family, language)
     if kind in CONSTRUCTIONS:
         found, method, reason = pick(catalog.constructible, name, file_id)
     elif receiver is None:

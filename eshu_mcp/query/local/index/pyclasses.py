@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .calls import Catalog, Entity
+from .typed_receivers import AMBIGUOUS_CAP
 
 EXTERNAL = "external"
 """What a name resolves to when it is bound to something outside the repository."""
-AMBIGUOUS_CAP = 8
-"""The most candidates an ambiguous call lists."""
 
 
 class Hierarchy:

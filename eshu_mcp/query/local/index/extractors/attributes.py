@@ -10,9 +10,14 @@ from .core import ALIAS
 
 
 def type_instance_attributes(
-    result, attributes: list[tuple[int, str, str]], prefix: str, labels: frozenset[str]
+    result,
+    attributes: list[tuple[int, str, str]],
+    prefix: str,
+    labels: frozenset[str],
+    implicit: bool = False,
 ) -> None:
-    """Give ``self.attr.m()`` calls the type some method (or the class body) assigned."""
+    """Give ``self.attr.m()`` calls the type some method (or the class body) assigned; with
+    ``implicit``, untyped ``attr.m()`` calls too (fields named without ``this.``)."""
     entities = result.entities
     owner: dict[int, int | None] = {}
 
@@ -50,7 +55,12 @@ def type_instance_attributes(
         if inferred is not None and inferred[:1] == ALIAS:  # p = self.proto
             found = declared.get((class_of(call[0]), inferred[1:]))
             calls[position] = (*call[:4], found, *call[5:])
-        elif inferred is None and receiver is not None and receiver.startswith(prefix):
-            found = declared.get((class_of(call[0]), receiver))
+        elif inferred is None and receiver is not None:
+            if receiver.startswith(prefix):
+                found = declared.get((class_of(call[0]), receiver))
+            elif implicit and receiver.isidentifier():
+                found = declared.get((class_of(call[0]), prefix + receiver))
+            else:
+                continue
             if found is not None:
                 calls[position] = (*call[:4], found, *call[5:])

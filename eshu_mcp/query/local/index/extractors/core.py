@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 ALIAS = "@"
 """An assignment reader's type that means "whatever type the name after it has" (``x = y``);
@@ -112,6 +112,12 @@ class LanguageSpec:
     instance_prefix: str | None = None
     """How a method names an attribute of its own instance (``self.``): the types assigned to
     those attributes in one method are the receiver types of calls in every method."""
+    implicit_instance: bool = False
+    """Whether a method names its instance's fields bare too (Java, C#: ``db.m()`` is
+    ``this.db.m()`` when no local ``db`` is typed)."""
+    typed_members: bool = False
+    """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
+    receiver type (the field's type is looked up at resolution)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

@@ -41,6 +41,35 @@ def _params(node: Node | None) -> tuple[str, ...]:
     return tuple(names)
 
 
+def annotated(annotation: Node | None) -> str | None:
+    """The named type a TypeScript annotation states (``: Foo<T> | null`` -> ``Foo``)."""
+    if annotation is None or not annotation.named_child_count:
+        return None
+    parts = [
+        part.strip()
+        for part in text(annotation.named_children[0]).split("|")
+        if part.strip() not in ("null", "undefined", "")
+    ]
+    if len(parts) != 1:
+        return None
+    name = parts[0].split("<", 1)[0].rsplit(".", 1)[-1]
+    return name if name.isidentifier() else None
+
+
+def _typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
+    """Parameter names with the type each is annotated with."""
+    found = []
+    for param in node.named_children if node is not None else ():
+        if param.type in ("required_parameter", "optional_parameter"):
+            pattern = param.child_by_field_name("pattern")
+            declared = annotated(param.child_by_field_name("type"))
+            if declared is not None and pattern is not None and pattern.type == "identifier":
+                found.append((text(pattern), declared))
+                if any(c.type in ("accessibility_modifier", "readonly") for c in param.children):
+                    found.append((f"this.{text(pattern)}", declared))  # a parameter property
+    return tuple(found)
+
+
 def _bases(node: Node) -> tuple[tuple[str, str], ...]:
     bases = []
     for child in node.named_children:
@@ -88,6 +117,7 @@ def define(node: Node) -> Definition | None:
             value.child_by_field_name("body"),
             args=_params(value.child_by_field_name("parameters")),
             metadata={"exported": _exported(node), "semantic_kind": value.type},
+            locals=_typed_params(value.child_by_field_name("parameters")),
         )
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -112,6 +142,7 @@ def define(node: Node) -> Definition | None:
         args=_params(node.child_by_field_name("parameters")) if label == "Function" else (),
         bases=_bases(node) if label in ("Class", "Interface") else (),
         metadata=metadata,
+        locals=_typed_params(node.child_by_field_name("parameters")) if label == "Function" else (),
     )
 
 
@@ -187,15 +218,49 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
-    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
-    name = node.child_by_field_name("name")
-    value = node.child_by_field_name("value")
-    if name is None or value is None or value.type != "new_expression":
+    """A local or field bound to a declared or constructed type (``const v: Cls``, ``v = new
+    Cls()``, class fields, ``this.v = new Cls()``), for type-inferred calls."""
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        if left is None or left.type != "member_expression":
+            return None
+        owner = left.child_by_field_name("object")
+        field = left.child_by_field_name("property")
+        if owner is None or owner.type != "this" or field is None:
+            return None
+        built = _constructed(node.child_by_field_name("right"))
+        return (f"this.{text(field)}", built) if built is not None else None
+    name = node.child_by_field_name("name") or node.child_by_field_name("property")
+    if name is None or name.type not in ("identifier", "property_identifier"):
+        return None
+    declared = annotated(node.child_by_field_name("type"))
+    if declared is None:
+        value = node.child_by_field_name("value")
+        declared = _constructed(value)
+        if declared is None and value is not None and value.type == "call_expression":
+            declared = _called(value.child_by_field_name("function"))
+    return (text(name), declared) if declared is not None else None
+
+
+def _called(function: Node | None) -> str | None:
+    """``make()`` or ``ns.make()`` for a call whose declared result types a local."""
+    if function is None:
+        return None
+    if function.type == "member_expression":
+        owner = function.child_by_field_name("object")
+        if owner is None or owner.type != "identifier":
+            return None
+    elif function.type != "identifier":
+        return None
+    return text(function) + "()"
+
+
+def _constructed(value: Node | None) -> str | None:
+    """The class a ``new Cls(...)`` expression constructs."""
+    if value is None or value.type != "new_expression":
         return None
     constructor = value.child_by_field_name("constructor")
-    if constructor is None or name.type != "identifier":
-        return None
-    return text(name), text(constructor).rsplit(".", 1)[-1]
+    return None if constructor is None else text(constructor).rsplit(".", 1)[-1]
 
 
 MEMBER = core.MemberAccess("member_expression", "property", "object")
@@ -228,7 +293,7 @@ def reference(node: Node) -> tuple[str, str | None] | None:
     return core.value_reference(node, MEMBER)
 
 
-def _spec(key: str, load, extra: frozenset[str]) -> LanguageSpec:
+def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
     return LanguageSpec(
         key=key,
         load=load,
@@ -247,8 +312,10 @@ def _spec(key: str, load, extra: frozenset[str]) -> LanguageSpec:
         call=call,
         imports=frozenset({"import_statement", "call_expression"}),
         import_rows=import_rows,
-        assignments=frozenset({"variable_declarator"}),
+        assignments=frozenset({"variable_declarator", "assignment_expression", field}),
         assign=assign,
+        instance_prefix="this.",
+        typed_members=True,
         references=frozenset({"reference"}),
         reference=reference,
         query_patterns={"reference": reference_pattern(jsx=key != "typescript")},
@@ -263,6 +330,11 @@ TS_EXTRA = frozenset(
         "type_alias_declaration",
     }
 )
-JAVASCRIPT = _spec("javascript", tree_sitter_javascript.language, frozenset())
-TYPESCRIPT = _spec("typescript", tree_sitter_typescript.language_typescript, TS_EXTRA)
-TSX = _spec("tsx", tree_sitter_typescript.language_tsx, TS_EXTRA)
+JAVASCRIPT = _spec("javascript", tree_sitter_javascript.language, frozenset(), "field_definition")
+TYPESCRIPT = _spec(
+    "typescript",
+    tree_sitter_typescript.language_typescript,
+    TS_EXTRA,
+    "public_field_definition",
+)
+TSX = _spec("tsx", tree_sitter_typescript.language_tsx, TS_EXTRA, "public_field_definition")

@@ -144,6 +144,7 @@ class LanguageEngine:
         calls = result.calls
         imports = result.imports
         prefix = spec.instance_prefix
+        members = spec.typed_members
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -182,7 +183,12 @@ class LanguageEngine:
                                 name,
                                 full,
                                 receiver,
-                                function[1].get(receiver) if receiver else None,
+                                (
+                                    function[1].get(receiver)
+                                    or (_member_type(function[1], receiver) if members else None)
+                                )
+                                if receiver
+                                else None,
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -204,6 +210,12 @@ class LanguageEngine:
                         scope = dict(module_scope if outer is None else outer[1])
                         if found.locals:
                             scope.update(found.locals)
+                            if prefix:  # parameters that declare fields (TS ``private x: T``)
+                                attributes.extend(
+                                    (index, name, value)
+                                    for name, value in found.locals
+                                    if name.startswith(prefix)
+                                )
                         top = (end, index, counted, (index, scope), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
@@ -245,7 +257,12 @@ class LanguageEngine:
                                 call[0],
                                 call[1],
                                 receiver,
-                                function[1].get(receiver) if receiver else None,
+                                (
+                                    function[1].get(receiver)
+                                    or (_member_type(function[1], receiver) if members else None)
+                                )
+                                if receiver
+                                else None,
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -292,7 +309,9 @@ class LanguageEngine:
             for index, count in counts.items():
                 entities[index]["cyclomatic_complexity"] = 1 + count
         if prefix:
-            type_instance_attributes(result, attributes, prefix, self.type_context_labels)
+            type_instance_attributes(
+                result, attributes, prefix, self.type_context_labels, spec.implicit_instance
+            )
 
     def _add_entity(
         self, found: Definition, top: tuple | None, result: Extraction, source: bytes
@@ -347,6 +366,17 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+
+
+def _member_type(scope: dict[str, str], receiver: str) -> str | None:
+    """``T.f.g`` for a receiver ``v.f.g`` whose ``v`` has the type ``T`` in a function's
+    scope (the fields' types are looked up when calls resolve); None otherwise."""
+    head, dot, fields = receiver.partition(".")
+    if dot and fields.replace(".", "_").isidentifier():
+        owner = scope.get(head)
+        if owner is not None and owner[:1] != ALIAS and "." not in owner and owner[-1:] != ")":
+            return f"{owner}.{fields}"
+    return None
 
 
 def _refer(found: tuple[str, str | None] | None, node: Node, top: tuple | None, result) -> None:

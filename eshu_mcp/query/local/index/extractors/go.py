@@ -27,6 +27,25 @@ def _params(node: Node | None) -> tuple[str, ...]:
     return tuple(names)
 
 
+def type_name(type_text: str) -> str | None:
+    """The named type a Go type expression denotes (``*pkg.Server[T]`` -> ``Server``); None
+    for slices, maps, channels, functions and literal types."""
+    name = type_text.lstrip("*").split("[", 1)[0].rsplit(".", 1)[-1]
+    return name if name.isidentifier() and type_text[:1] not in "[(" else None
+
+
+def _typed_params(*lists: Node | None) -> tuple[tuple[str, str], ...]:
+    """Parameter (and receiver) names with the named type each is declared with."""
+    found = []
+    for node in lists:
+        for decl in node.named_children if node is not None else ():
+            type_node = decl.child_by_field_name("type")
+            named = type_name(text(type_node)) if type_node is not None else None
+            if named is not None:
+                found.extend((text(c), named) for c in decl.children_by_field_name("name"))
+    return tuple(found)
+
+
 def _receiver_type(method: Node) -> str | None:
     receiver = method.child_by_field_name("receiver")
     if receiver is None:
@@ -70,6 +89,9 @@ def define(node: Node) -> Definition | None:
             args=_params(node.child_by_field_name("parameters")),
             class_context=_receiver_type(node) if is_method else None,
             metadata=metadata,
+            locals=_typed_params(
+                node.child_by_field_name("receiver"), node.child_by_field_name("parameters")
+            ),
         )
     type_node = node.child_by_field_name("type")
     span = (
@@ -78,19 +100,30 @@ def define(node: Node) -> Definition | None:
     if span.type == "type_declaration" and span.named_child_count > 1:
         span = node
     bases: list[tuple[str, str]] = []
+    typed: dict[str, str] = {}
     if type_node is not None and type_node.type == "struct_type":
         label = "Struct"
         fields = type_node.named_children[0] if type_node.named_child_count else None
         for field in fields.named_children if fields is not None else ():
-            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
-                embedded = field.child_by_field_name("type")
-                if embedded is not None:
-                    bases.append((text(embedded).lstrip("*").rsplit(".", 1)[-1], "embeds"))
+            if field.type != "field_declaration":
+                continue
+            field_type = field.child_by_field_name("type")
+            if field_type is None:
+                continue
+            names = field.children_by_field_name("name")
+            if not names:
+                bases.append((text(field_type).lstrip("*").rsplit(".", 1)[-1], "embeds"))
+                continue
+            named = type_name(text(field_type))
+            if named is not None:
+                typed.update((text(n), named) for n in names)
     elif type_node is not None and type_node.type == "interface_type":
         label = "Interface"
     else:
         label = "TypeAlias"
     metadata = {"exported": name[:1].isupper()}
+    if typed:  # receiver types of s.field.m() calls, read at resolution
+        metadata["attribute_types"] = typed
     if name[:1].isupper():
         metadata["dead_code_root_kinds"] = ["go.exported_symbol"]
     return Definition(
@@ -122,14 +155,31 @@ def import_rows(node: Node) -> list[ImportRow]:
 
 
 def assign(node: Node) -> tuple[str, str] | None:
-    """A local bound to a constructed type (``v = Cls()``), for type-inferred calls."""
+    """A local bound to a constructed or declared type (``v := &Cls{}``, ``var v Cls``), for
+    type-inferred calls."""
+    if node.type == "var_spec":
+        names = node.children_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        named = type_name(text(type_node)) if type_node is not None else None
+        return (text(names[0]), named) if named is not None and len(names) == 1 else None
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
-    if left is None or right is None or left.named_child_count != 1:
+    if left is None or right is None or not left.named_child_count:
         return None
     if right.named_child_count != 1:
         return None
     value = right.named_children[0]
+    if value.type == "call_expression":  # v := New(), v, err := pkg.Open(): the result type
+        function = value.child_by_field_name("function")
+        if function is None or function.type not in ("identifier", "selector_expression"):
+            return None
+        if function.type == "selector_expression":
+            operand = function.child_by_field_name("operand")
+            if operand is None or operand.type != "identifier":
+                return None
+        return text(left.named_children[0]), text(function) + "()"
+    if left.named_child_count != 1:
+        return None
     if value.type == "unary_expression":
         operand = value.child_by_field_name("operand")
         value = operand if operand is not None else value
@@ -169,8 +219,9 @@ SPEC = LanguageSpec(
     call=call,
     imports=frozenset({"import_spec"}),
     import_rows=import_rows,
-    assignments=frozenset({"short_var_declaration"}),
+    assignments=frozenset({"short_var_declaration", "var_spec"}),
     assign=assign,
+    typed_members=True,
     complexity=COMPLEXITY,
     references=frozenset({"reference"}),
     reference=reference,

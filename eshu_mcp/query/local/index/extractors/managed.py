@@ -86,6 +86,19 @@ def _params(node: Node | None) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
+    """Parameter names with the (simple) type each is declared with."""
+    found = []
+    for param in node.named_children if node is not None else ():
+        name = param.child_by_field_name("name")
+        type_node = param.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            declared = _simple(text(type_node))
+            if declared.isidentifier() and declared != "var":
+                found.append((text(name), declared))
+    return tuple(found)
+
+
 def _modifiers(node: Node) -> list[str]:
     found = []
     for child in node.children:
@@ -156,6 +169,7 @@ def _define(labels: dict[str, str], bases_of, language: str):
                 node.child_by_field_name("body"),
                 args=_params(node.child_by_field_name("parameters")),
                 metadata=metadata,
+                locals=_typed_params(node.child_by_field_name("parameters")),
             )
         return Definition(
             label,
@@ -239,7 +253,10 @@ def csharp_imports(node: Node) -> list[ImportRow]:
 
 
 def java_assign(node: Node) -> tuple[str, str] | None:
-    """A typed local (``Cls v = ...`` or ``var v = new Cls()``), for type inference."""
+    """A typed local or field (``Cls v = ...`` or ``var v = new Cls()``), for type inference;
+    ``this.v = new Cls()`` types the field ``this.v``."""
+    if node.type == "assignment_expression":
+        return _this_assigned(node, "field_access", "object", "field", "this")
     type_node = node.child_by_field_name("type")
     declarator = node.child_by_field_name("declarator")
     if type_node is None or declarator is None:
@@ -254,8 +271,32 @@ def java_assign(node: Node) -> tuple[str, str] | None:
     return (text(name), type_name) if name is not None else None
 
 
+def _this_assigned(node: Node, access: str, receiver: str, member: str, this: str):
+    """(``this.v``, ``Cls``) for ``this.v = new Cls()``."""
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if left is None or right is None or left.type != access:
+        return None
+    if right.type != "object_creation_expression":
+        return None
+    owner = left.child_by_field_name(receiver)
+    field = left.child_by_field_name(member)
+    if owner is None or field is None or text(owner) != this:
+        return None
+    return f"this.{text(field)}", _simple(text(right.child_by_field_name("type")))
+
+
 def csharp_assign(node: Node) -> tuple[str, str] | None:
-    """A typed local (``Cls v = ...`` or ``var v = new Cls()``), for type inference."""
+    """A typed local or field (``Cls v = ...`` or ``var v = new Cls()``), for type inference;
+    ``this.v = new Cls()`` types the field ``this.v``."""
+    if node.type == "assignment_expression":
+        return _this_assigned(node, "member_access_expression", "expression", "name", "this")
+    if node.type == "property_declaration":
+        name = node.child_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        if name is None or type_node is None:
+            return None
+        return text(name), _simple(text(type_node))
     declaration = next((c for c in node.named_children if c.type == "variable_declaration"), None)
     if declaration is None:
         return None
@@ -287,8 +328,13 @@ JAVA = LanguageSpec(
     call=java_call,
     imports=frozenset({"import_declaration"}),
     import_rows=java_imports,
-    assignments=frozenset({"local_variable_declaration"}),
+    assignments=frozenset(
+        {"local_variable_declaration", "field_declaration", "assignment_expression"}
+    ),
     assign=java_assign,
+    instance_prefix="this.",
+    implicit_instance=True,
+    typed_members=True,
     complexity=JAVA_COMPLEXITY,
 )
 CSHARP = LanguageSpec(
@@ -300,7 +346,17 @@ CSHARP = LanguageSpec(
     call=csharp_call,
     imports=frozenset({"using_directive"}),
     import_rows=csharp_imports,
-    assignments=frozenset({"local_declaration_statement"}),
+    assignments=frozenset(
+        {
+            "local_declaration_statement",
+            "field_declaration",
+            "property_declaration",
+            "assignment_expression",
+        }
+    ),
     assign=csharp_assign,
+    instance_prefix="this.",
+    implicit_instance=True,
+    typed_members=True,
     complexity=CSHARP_COMPLEXITY,
 )

@@ -1,0 +1,536 @@
+"""Go, TypeScript/JavaScript, Java and C# method calls resolve by their receiver's declared or
+constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
+
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index import generation_write
+from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.store import open_reader
+
+from .test_index_indexer import git
+
+SOURCES = {
+    "go.mod": "module example.com/m\n\ngo 1.21\n",
+    "store/store.go": """
+        package store
+
+        type DB struct{}
+
+        func Open() *DB { return &DB{} }
+
+        func (d *DB) Close() {}
+        """,
+    "server/server.go": """
+        package server
+
+        import "example.com/m/store"
+
+        func (s *Server) Start() {
+            s.listen()
+            c := &Client{}
+            c.Close()
+            var q Queue
+            q.Close()
+            store.Open()
+        }
+
+        func (s *Server) listen() {}
+
+        func (s *Server) Close() {}
+
+        type Client struct{}
+
+        func (c *Client) Close() {}
+
+        type Queue struct{}
+
+        func (q *Queue) Close() {}
+
+        type Admin struct {
+            Server
+        }
+
+        func (a *Admin) Boot(db *store.DB) {
+            a.Start()
+            db.Close()
+        }
+
+        func stop(items []*Client) {
+            for _, it := range items {
+                it.Close()
+            }
+        }
+
+        func (p *Pool) Drain(s *Server) {
+            p.conn.Close()
+            s.pool.conn.Close()
+        }
+
+        func boot() {
+            db, err := store.Open()
+            _ = err
+            db.Close()
+            s := newServer()
+            s.listen()
+        }
+
+        func newServer() *Server { return &Server{} }
+        """,
+    "server/pool.go": """
+        package server
+
+        import "example.com/m/store"
+
+        type Pool struct {
+            conn *store.DB
+        }
+
+        type Server struct {
+            pool Pool
+        }
+        """,
+    "ts/db.ts": "export class Db {\n  query() {}\n  close() {}\n}\n",
+    "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
+    "ts/base.ts": "export class Base {\n  log() {}\n  close() {}\n}\n",
+    "ts/util.ts": 'import { Db } from "./db";\n\nexport function helper() {}\n\n'
+    "export function makeDb(): Db {\n  return new Db();\n}\n",
+    "ts/open.ts": """
+        import * as util from "./util";
+        import { makeDb } from "./util";
+
+        export function open() {
+          const db = util.makeDb();
+          db.query();
+          const d2 = makeDb();
+          d2.close();
+          console.log(d2);
+        }
+        """,
+    "ts/service.ts": """
+        import { Db } from "./db";
+        import { Cache } from "./cache";
+        import { Base } from "./base";
+        import * as util from "./util";
+
+        export class Service extends Base {
+          protected db: Db;
+          cache = new Cache();
+
+          run(other: Db | null, label: string) {
+            this.db.query();
+            this.cache.get();
+            other.close();
+            this.log();
+            util.helper();
+            label.trim();
+          }
+
+          close() {}
+        }
+
+        export function untyped(thing) {
+          thing.close();
+        }
+        """,
+    "ts/child.ts": """
+        import { Service } from "./service";
+        import { Db } from "./db";
+
+        export class Child extends Service {
+          tick(peer: Service) {
+            this.db.query();
+            peer.cache.get();
+          }
+        }
+
+        export class Holder {
+          constructor(private readonly store: Db) {}
+          flush() {
+            this.store.close();
+          }
+        }
+        """,
+    "ts/shapes.ts": """
+        interface Shape {
+          area(): number;
+        }
+        class Square implements Shape {
+          area() { return 1; }
+        }
+        class Circle implements Shape {
+          area() { return 2; }
+        }
+        function total(s: Shape, q: Square) {
+          const a = s.area();
+          return a + q.area();
+        }
+        """,
+    "js/app.js": """
+        class Queue {
+          push() {}
+        }
+
+        class Stack {
+          push() {}
+        }
+
+        function fill(target) {
+          const q = new Queue();
+          q.push();
+          target.push();
+        }
+        """,
+    "java/com/acme/Store.java": "package com.acme;\n\npublic class Store {\n"
+    "    public void save() {}\n}\n",
+    "java/com/acme/Cache.java": "package com.acme;\n\npublic class Cache {\n"
+    "    public void save() {}\n}\n",
+    "java/com/acme/Shop.java": """
+        package com.acme;
+
+        public class Shop {
+            private Store store;
+            private Cache cache = new Cache();
+
+            void run(Store param, String name) {
+                store.save();
+                this.cache.save();
+                param.save();
+                Cache local = new Cache();
+                local.save();
+                name.length();
+                find().save();
+            }
+
+            Shop find() {
+                return this;
+            }
+
+            void save() {}
+        }
+        """,
+    "java/com/acme/Outlet.java": """
+        package com.acme;
+
+        public class Outlet extends Shop {
+            void open(Shop other) {
+                store.save();
+                other.cache.save();
+                find();
+                System.out.println("open");
+            }
+        }
+        """,
+    "java/com/acme/Sink.java": """
+        package com.acme;
+
+        interface Sink {
+            void drain();
+        }
+
+        class Tub implements Sink {
+            public void drain() {}
+        }
+
+        class HotTub extends Tub {
+            public void drain() {}
+        }
+
+        class Pipe implements Sink {
+            public void drain() {}
+        }
+
+        class Plumber {
+            void fix(Sink sink, Tub tub, Pipe pipe) {
+                sink.drain();
+                tub.drain();
+                pipe.drain();
+            }
+        }
+        """,
+    "cs/Shop.cs": """
+        namespace Acme {
+            public class Ledger {
+                public void Post() {}
+            }
+
+            public class Journal {
+                public void Post() {}
+            }
+
+            public class Shop {
+                private Ledger ledger;
+                public Journal Journal { get; set; }
+
+                void Run(Ledger given) {
+                    ledger.Post();
+                    Journal.Post();
+                    given.Post();
+                    var fresh = new Journal();
+                    fresh.Post();
+                    Find().Post();
+                }
+
+                Shop Find() {
+                    return this;
+                }
+
+                void Post() {}
+            }
+        }
+        """,
+}
+
+
+class TypedReceiverTests(SynchronousTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-"))
+        repo = cls.tmp / "repo"
+        for path, body in SOURCES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(textwrap.dedent(body).lstrip())
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        cls.db = cls.tmp / "index.sqlite"
+        assert index_repositories(cls.db, [repo], workers=1).ok
+        cls.conn = open_reader(cls.db)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.conn.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def calls_at(self, path: str, line: int) -> list[tuple]:
+        """(target path, target qualified name, method, confidence) of a call line's edges."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.relative_path, t.qualified_name, e.resolution_method, e.confidence"
+                " FROM edges e JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND e.evidence_file_id ="
+                " (SELECT file_id FROM files WHERE relative_path = ?) AND e.line_number = ?",
+                (path, line),
+            ).fetchall()
+        )
+
+    def unresolved_at(self, path: str, line: int) -> list[str]:
+        return [
+            reason
+            for (reason,) in self.conn.execute(
+                "SELECT u.reason FROM unresolved_calls u JOIN call_rows c USING (call_id)"
+                " JOIN files f ON f.file_id = c.file_id"
+                " WHERE f.relative_path = ? AND c.line_number = ?",
+                (path, line),
+            )
+        ]
+
+    def one(self, path: str, line: int) -> tuple[str, str, str]:
+        edges = self.calls_at(path, line)
+        self.assertEqual(len(edges), 1, edges)
+        return edges[0][:3]
+
+    # ------------------------------------------------------------------ Go
+
+    def test_go_receiver_and_declared_locals_resolve_through_the_method_set(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 6), (go, "Server.listen", "type_inferred"))  # s.listen()
+        self.assertEqual(self.one(go, 8), (go, "Client.Close", "type_inferred"))  # &Client{}
+        self.assertEqual(self.one(go, 10), (go, "Queue.Close", "type_inferred"))  # var q Queue
+
+    def test_go_package_qualified_calls_and_embedded_structs(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 11), ("store/store.go", "Open", "import_binding"))
+        self.assertEqual(self.one(go, 31), (go, "Server.Start", "type_inferred"))  # promoted
+        self.assertEqual(self.one(go, 32), ("store/store.go", "DB.Close", "type_inferred"))
+
+    def test_go_struct_fields_type_calls_through_them_across_files(self) -> None:
+        go, db = "server/server.go", ("store/store.go", "DB.Close", "type_inferred")
+        self.assertEqual(self.one(go, 42), db)  # p.conn.Close(), conn declared in pool.go
+        self.assertEqual(self.one(go, 43), db)  # s.pool.conn.Close()
+
+    def test_go_locals_from_calls_take_the_declared_result_type(self) -> None:
+        go = "server/server.go"
+        self.assertEqual(self.one(go, 49), ("store/store.go", "DB.Close", "type_inferred"))
+        self.assertEqual(self.one(go, 51), (go, "Server.listen", "type_inferred"))
+
+    def test_go_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("server/server.go", 37)  # it.Close() in a range loop
+        self.assertEqual(
+            [q for _, q, _, _ in edges], ["Client.Close", "Queue.Close", "Server.Close", "DB.Close"]
+        )
+        # four candidates here, and Close is as likely a standard library type's (os.File)
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.15)})
+
+    # ------------------------------------------------------------------ TypeScript
+
+    def test_typescript_fields_parameters_and_this_through_extends(self) -> None:
+        ts = "ts/service.ts"
+        self.assertEqual(self.one(ts, 11), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one(ts, 12), ("ts/cache.ts", "Cache.get", "type_inferred"))
+        self.assertEqual(self.one(ts, 13), ("ts/db.ts", "Db.close", "type_inferred"))
+        self.assertEqual(self.one(ts, 14), ("ts/base.ts", "Base.log", "type_inferred"))
+        self.assertEqual(self.one(ts, 15), ("ts/util.ts", "helper", "import_binding"))
+        self.assertEqual(self.unresolved_at(ts, 16), ["external"])  # string.trim()
+
+    def test_typescript_fields_of_a_base_class_and_of_a_typed_parameter(self) -> None:
+        self.assertEqual(self.one("ts/child.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one("ts/child.ts", 7), ("ts/cache.ts", "Cache.get", "type_inferred"))
+
+    def test_typescript_constructor_parameter_properties_type_this_fields(self) -> None:
+        self.assertEqual(self.one("ts/child.ts", 14), ("ts/db.ts", "Db.close", "type_inferred"))
+
+    def test_typescript_locals_from_calls_take_the_declared_return_type(self) -> None:
+        self.assertEqual(self.one("ts/open.ts", 6), ("ts/db.ts", "Db.query", "type_inferred"))
+        self.assertEqual(self.one("ts/open.ts", 8), ("ts/db.ts", "Db.close", "type_inferred"))
+
+    def test_a_script_global_receiver_is_external_not_a_method_named_alike(self) -> None:
+        self.assertEqual(self.calls_at("ts/open.ts", 9), [])  # console.log; Base.log exists
+        self.assertEqual(self.unresolved_at("ts/open.ts", 9), ["external"])
+
+    def test_typescript_interface_typed_receiver_reaches_the_implementations(self) -> None:
+        edges = self.calls_at("ts/shapes.ts", 11)
+        self.assertEqual(
+            [(q, m) for _, q, m, _ in edges],
+            [("Circle.area", "ambiguous"), ("Square.area", "ambiguous")],
+        )
+        self.assertEqual(
+            self.one("ts/shapes.ts", 12), ("ts/shapes.ts", "Square.area", "type_inferred")
+        )
+
+    def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("ts/service.ts", 23)
+        self.assertEqual(
+            [(p, q) for p, q, _, _ in edges],
+            [
+                ("ts/base.ts", "Base.close"),
+                ("ts/cache.ts", "Cache.close"),
+                ("ts/db.ts", "Db.close"),
+                ("ts/service.ts", "Service.close"),
+            ],
+        )
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.19)})
+
+    def test_javascript_constructed_local_is_typed_and_a_parameter_is_ambiguous(self) -> None:
+        js = "js/app.js"
+        self.assertEqual(self.one(js, 11), (js, "Queue.push", "type_inferred"))
+        edges = self.calls_at(js, 12)
+        self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
+        # two candidates, and push is as likely Array.prototype.push
+        self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
+
+    # ------------------------------------------------------------------ Java and C#
+
+    def test_java_declared_types_dispatch_to_overrides_and_implementations(self) -> None:
+        sink = "java/com/acme/Sink.java"
+        names = lambda line: [(q, m) for _, q, m, _ in self.calls_at(sink, line)]  # noqa: E731
+        # an interface's declaration never runs: its implementations (and their overrides)
+        self.assertEqual(
+            names(21),
+            [
+                ("HotTub.drain", "ambiguous"),
+                ("Pipe.drain", "ambiguous"),
+                ("Tub.drain", "ambiguous"),
+            ],
+        )
+        self.assertEqual(names(22), [("HotTub.drain", "ambiguous"), ("Tub.drain", "ambiguous")])
+        self.assertEqual(names(23), [("Pipe.drain", "type_inferred")])  # nothing overrides it
+
+    def test_java_fields_parameters_and_locals_name_the_class(self) -> None:
+        java = "java/com/acme/Shop.java"
+        store, cache = "java/com/acme/Store.java", "java/com/acme/Cache.java"
+        self.assertEqual(self.one(java, 8), (store, "Store.save", "type_inferred"))  # field
+        self.assertEqual(self.one(java, 9), (cache, "Cache.save", "type_inferred"))  # this.field
+        self.assertEqual(self.one(java, 10), (store, "Store.save", "type_inferred"))  # parameter
+        self.assertEqual(self.one(java, 12), (cache, "Cache.save", "type_inferred"))  # local
+        self.assertEqual(self.unresolved_at(java, 13), ["external"])  # String.length()
+
+    def test_java_fields_of_the_base_class_and_of_a_typed_parameter(self) -> None:
+        outlet = "java/com/acme/Outlet.java"
+        store, cache = "java/com/acme/Store.java", "java/com/acme/Cache.java"
+        self.assertEqual(self.one(outlet, 5), (store, "Store.save", "type_inferred"))
+        self.assertEqual(self.one(outlet, 6), (cache, "Cache.save", "type_inferred"))
+        shop = "java/com/acme/Shop.java"
+        self.assertEqual(self.one(outlet, 7), (shop, "Shop.find", "type_inferred"))  # inherited
+        self.assertEqual(self.unresolved_at(outlet, 8), ["external"])  # System.out.println
+
+    def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
+        edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()
+        self.assertEqual(
+            [q for _, q, _, _ in edges if q.endswith("save")],
+            ["Cache.save", "Shop.save", "Store.save"],
+        )
+        self.assertEqual(
+            {(m, c) for _, q, m, c in edges if q.endswith("save")}, {("ambiguous", 0.25)}
+        )
+
+    def test_csharp_fields_properties_parameters_and_locals_name_the_class(self) -> None:
+        cs = "cs/Shop.cs"
+        self.assertEqual(self.one(cs, 15), (cs, "Ledger.Post", "type_inferred"))  # field
+        self.assertEqual(self.one(cs, 16), (cs, "Journal.Post", "type_inferred"))  # property
+        self.assertEqual(self.one(cs, 17), (cs, "Ledger.Post", "type_inferred"))  # parameter
+        self.assertEqual(self.one(cs, 19), (cs, "Journal.Post", "type_inferred"))  # var = new
+        edges = [e for e in self.calls_at(cs, 20) if e[1].endswith("Post")]  # Find().Post()
+        self.assertEqual([q for _, q, _, _ in edges], ["Journal.Post", "Ledger.Post", "Shop.Post"])
+        self.assertEqual({m for _, _, m, _ in edges}, {"ambiguous"})
+
+
+class GoTypesAcrossGenerationsTests(SynchronousTestCase):
+    """A Go field or result type stated in one file and used in another is re-read when only
+    that file changes."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-gen-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = self.tmp / "repo"
+        files = {
+            "go.mod": "module example.com/m\n",
+            "clocks.go": "package main\n\ntype Clock struct{}\n\nfunc (c *Clock) Tick() {}\n\n"
+            "type Other struct{}\n\nfunc (o *Other) Tick() {}\n\n"
+            "func makeClock() *Clock { return &Clock{} }\n",
+            "holder.go": "package main\n\ntype Holder struct {\n\tclock *Clock\n}\n",
+            "user.go": "package main\n\nfunc (h *Holder) Run() {\n\th.clock.Tick()\n}\n\n"
+            "func later() {\n\tc := makeClock()\n\tc.Tick()\n}\n",
+        }
+        self.repo.mkdir()
+        for path, body in files.items():
+            (self.repo / path).write_text(body)
+        git(self.repo, "init", "-q", "-b", "main")
+        self.commit()
+        self.db = self.tmp / "index.sqlite"
+
+    def commit(self) -> None:
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "change")
+
+    def ticks(self) -> dict[str, str]:
+        """caller -> qualified name of the Tick it calls."""
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        conn = open_reader(self.db)
+        try:
+            rows = conn.execute(
+                "SELECT s.entity_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.entity_name = 'Tick'"
+            ).fetchall()
+        finally:
+            conn.close()
+        return dict(tuple(row) for row in rows)
+
+    def test_a_changed_field_or_result_type_retargets_calls_elsewhere(self) -> None:
+        self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
+        self.assertEqual(self.ticks(), {"Run": "Clock.Tick", "later": "Clock.Tick"})
+        clocks = self.repo / "clocks.go"
+        clocks.write_text(clocks.read_text().replace("makeClock() *Clock", "makeClock() *Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"Run": "Clock.Tick", "later": "Other.Tick"})
+        holder = self.repo / "holder.go"
+        holder.write_text(holder.read_text().replace("*Clock", "*Other"))
+        self.commit()
+        self.assertEqual(self.ticks(), {"Run": "Other.Tick", "later": "Other.Tick"})
