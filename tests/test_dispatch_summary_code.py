@@ -87,6 +87,12 @@ class CodeFamilySummaryTests(SynchronousTestCase):
             same = summarize_envelope("analyze_code_relationships", derived(data))
             self.assertEqual(same, text)
 
+    def test_a_page_of_dead_code_says_how_many_there_are_in_all(self):
+        rows = [{"name": f"f{i}", "file_path": "a.py", "start_line": i} for i in range(1, 4)]
+        data = {"results": rows, "active_candidates": 160, "next_offset": 3, "truncated": True}
+        text = summarize_envelope("find_dead_code", derived(data))
+        self.assertIn("3 dead-code candidates; 160 in all", text)
+
     def test_dead_code_investigation_counts_buckets_and_lists_cleanup_ready_first(self):
         data = {
             "bucket_counts": {"cleanup_ready": 92, "ambiguous": 8, "suppressed": 50},

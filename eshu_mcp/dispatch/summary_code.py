@@ -150,13 +150,15 @@ def _maturity_note(data: dict) -> str:
 def dead_code(data: dict) -> Lines:
     """``find_dead_code`` and the ``dead_code`` query: candidates, least-reached first."""
     _, rows = rows_of(data, "results")
+    total = first_int(data, "active_candidates")
+    in_all = f"{total} in all" if total is not None and total > len(rows) else ""
     return listing(
         data,
         rows,
         "dead-code candidate",
         subject="",
         render=_dead_row,
-        notes=(_maturity_note(data),),
+        notes=(in_all, _maturity_note(data)),
     )
 
 
