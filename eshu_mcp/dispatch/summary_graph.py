@@ -184,6 +184,9 @@ def relationships(data: dict) -> Lines:
         value for value in (available or {}).values() if isinstance(value, int) and value >= 0
     )
     count = len(rows)
+    if field_rows(data, "definition_groups"):
+        # One call site of a shared name may reach several of its definitions: count edges.
+        noun, nouns = f"{noun} edge", f"{noun} edges"
     text = plural(count, noun, nouns) if count else f"No {nouns} found"
     if total > count:
         text = f"{count} of {total} {nouns}"
