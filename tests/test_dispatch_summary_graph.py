@@ -223,6 +223,8 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         ]
         lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
         self.assertIn('"write" names 2 definitions', lines[1])
-        self.assertEqual(lines[2], "t/protocol.py:500 FileWrapper.write 30 caller edges entity_id=e0")
+        self.assertEqual(
+            lines[2], "t/protocol.py:500 FileWrapper.write 30 caller edges entity_id=e0"
+        )
         self.assertEqual(lines[3], "t/http.py:90 Request.write 10 caller edges entity_id=e1")
         self.assertEqual(lines[4], "t/test_a.py:12 test_one -> write")
