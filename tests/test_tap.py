@@ -38,6 +38,13 @@ class OptionTests(SynchronousTestCase):
     def test_answer_detail_full_reaches_the_server_settings(self):
         self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
+    def test_answer_page_reaches_the_server_settings_and_refuses_a_negative_size(self):
+        self.assertEqual(parse().server_settings().answer_page, 12288)
+        self.assertEqual(parse("--answer-page", "0").server_settings().answer_page, 0)
+        with self.assertRaises(UsageError) as raised:
+            parse("--answer-page", "-1")
+        self.assertIn("--answer-page must be 0 (off) or a number of bytes", str(raised.exception))
+
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
         self.assertEqual(len(options["listen"]), 2)
