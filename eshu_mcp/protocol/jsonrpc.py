@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 framing: decoding frames, validating messages, encoding replies."""
 
 import json
+import math
 from typing import Any
 
 from attrs import frozen
@@ -46,10 +47,36 @@ class Request:
         return json.dumps(self.id, sort_keys=True)
 
 
+class _NonFiniteNumber(ValueError):
+    """A JSON number Python would read as NaN or an infinity."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NonFiniteNumber(name)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NonFiniteNumber(text)
+    return number
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def decode_frame(raw: bytes | str) -> Any:
-    """Decode one frame; raise ``ProtocolError`` -32700 when it is not JSON."""
+    """
+    Decode one frame; raise ``ProtocolError`` -32700 when it is not JSON.
+
+    JSON has no NaN or infinities: ``NaN``, ``Infinity``, ``-Infinity`` and
+    numbers that overflow a double (``1e400``) are parse errors wherever they
+    appear, as in every strict decoder.
+    """
     try:
-        return json.loads(raw)
+        if isinstance(raw, bytes | bytearray):
+            raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        return _DECODER.decode(raw)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(PARSE_ERROR, "parse error") from exc
 
