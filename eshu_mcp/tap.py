@@ -17,6 +17,7 @@ from eshu_mcp import __version__
 from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
+from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
@@ -94,6 +95,21 @@ class QueryOptions(usage.Options):
             int,
         ],
         ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
+        [
+            "max-batch",
+            None,
+            DEFAULT_MAX_BATCH,
+            "Most messages in one JSON-RPC batch; a longer batch gets one -32600 error.",
+            int,
+        ],
+        [
+            "max-message-bytes",
+            None,
+            DEFAULT_MAX_MESSAGE_BYTES,
+            "Largest JSON-RPC message in bytes (an HTTP body or a stdio line); a larger "
+            "one is refused (HTTP 413, on stdio a -32600 error and the line skipped).",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -141,6 +157,10 @@ class QueryOptions(usage.Options):
             raise usage.UsageError("--answer-page must be 0 (off) or a number of bytes")
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
+        if self["max-batch"] < 1:
+            raise usage.UsageError("--max-batch must be at least 1")
+        if self["max-message-bytes"] < 1024:
+            raise usage.UsageError("--max-message-bytes must be at least 1024")
         if self["toolsets"] is not None:
             known = {*SELECTIONS, *available_toolsets()}
             unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
@@ -161,6 +181,8 @@ class QueryOptions(usage.Options):
             page_size=self["page-size"],
             answer_detail=self["answer-detail"],
             answer_page=self["answer-page"],
+            max_batch=self["max-batch"],
+            max_message_bytes=self["max-message-bytes"],
         )
 
     def backend_settings(self) -> BackendSettings:

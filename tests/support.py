@@ -139,7 +139,9 @@ class StaticBackend:
         return True
 
 
-def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_only=True):
+def web_site(
+    resource=None, *, environ=None, clock=None, page_size=50, loopback_only=True, settings=None
+):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
 
@@ -158,7 +160,7 @@ def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_
     server = build_mcp_server(
         api,
         clock=clock,
-        settings=ServerSettings(toolsets="all", page_size=page_size),
+        settings=settings or ServerSettings(toolsets="all", page_size=page_size),
         backend=backend,
         metrics=metrics,
     )

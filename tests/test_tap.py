@@ -35,6 +35,15 @@ class OptionTests(SynchronousTestCase):
         self.assertIn("'core'", help_text)
         self.assertIn("default: core for the local backend", help_text)
 
+    def test_bounds_default_to_100_messages_and_4_mib_and_reach_the_server(self):
+        defaults = parse().server_settings()
+        self.assertEqual((defaults.max_batch, defaults.max_message_bytes), (100, 4 * 1024 * 1024))
+        chosen = parse("--max-batch", "7", "--max-message-bytes", "65536").server_settings()
+        self.assertEqual((chosen.max_batch, chosen.max_message_bytes), (7, 65536))
+        help_text = " ".join(Options().getUsage(width=80).split())
+        self.assertIn("--max-batch=", help_text)
+        self.assertIn("--max-message-bytes=", help_text)
+
     def test_answer_detail_full_reaches_the_server_settings(self):
         self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
@@ -55,6 +64,8 @@ class OptionTests(SynchronousTestCase):
             ("--watch",): "--watch needs at least one --repo",
             ("--page-size", "0"): "--page-size must be between 1 and 1000",
             ("--answer-detail", "lean"): "--answer-detail must be 'compact' or 'full'",
+            ("--max-batch", "0"): "--max-batch must be at least 1",
+            ("--max-message-bytes", "10"): "--max-message-bytes must be at least 1024",
         }
         for argv, message in cases.items():
             with self.assertRaises(UsageError) as raised:

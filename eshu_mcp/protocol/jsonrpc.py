@@ -17,6 +17,9 @@ SESSION_OWNER_MISMATCH = -32001
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
+DEFAULT_MAX_BATCH = 100
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
 _MISSING = object()
 
 
@@ -79,6 +82,32 @@ def decode_frame(raw: bytes | str) -> Any:
         return _DECODER.decode(raw)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(PARSE_ERROR, "parse error") from exc
+
+
+def size_text(size: int) -> str:
+    """A byte count as people write limits: ``4 MiB``, ``512 KiB`` or ``1000 bytes``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def message_too_large(limit: int) -> ProtocolError:
+    """The -32600 error for a message over the size limit."""
+    return ProtocolError(
+        INVALID_REQUEST,
+        f"invalid request: message larger than {size_text(limit)} (--max-message-bytes)",
+    )
+
+
+def batch_too_long(length: int, limit: int) -> ProtocolError | None:
+    """The -32600 error for a batch of more than ``limit`` messages, else None."""
+    if length <= limit:
+        return None
+    return ProtocolError(
+        INVALID_REQUEST,
+        f"invalid request: a batch holds at most {limit} messages, this one {length} (--max-batch)",
+    )
 
 
 def _valid_id(value: Any) -> bool:

@@ -193,7 +193,7 @@ class StreamableResource(Resource):
             return rpc_error(request, 400, error)
         if not _accepts(request, b"application/json"):
             return http_error(request, 406, "this endpoint answers with application/json")
-        decoded, refusal = read_frame(request)
+        decoded, refusal = read_frame(request, self._server.max_message_bytes)
         if refusal is not None:
             return refusal
         if version is not None and versions.is_modern(version):
