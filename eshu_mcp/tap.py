@@ -204,7 +204,8 @@ class Options(QueryOptions):
     longdesc = (
         "Serve Eshu's read-only code-intelligence tools to MCP clients over legacy HTTP+SSE "
         "(GET /sse, POST /mcp/message) and Streamable HTTP (/mcp), with the query API at "
-        "/api/v0, health at /health, /healthz and /readyz, and metrics at /metrics. "
+        "/api/v0, health at /health, /healthz and /readyz, and metrics at /metrics (behind "
+        "the credential when one is configured). "
         "Credentials come from ESHU_API_KEY, ESHU_SCOPED_TOKENS_FILE and "
         "ESHU_AUTH_RESOURCE_URI (or the matching options)."
     )
@@ -214,6 +215,12 @@ class Options(QueryOptions):
             None,
             "Serve non-loopback listeners without credentials "
             "(also ESHU_MCP_ALLOW_UNAUTHENTICATED).",
+        ],
+        [
+            "public-metrics",
+            None,
+            "Serve /metrics without a credential even when one is configured "
+            "(for a scraper on a trusted network).",
         ],
     ]
     optParameters = [
@@ -384,6 +391,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
             allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
+        public_metrics=bool(options["public-metrics"]),
     )
     web.sse_sessions.setServiceParent(parent)
     web.streamable_sessions.setServiceParent(parent)

@@ -140,7 +140,14 @@ class StaticBackend:
 
 
 def web_site(
-    resource=None, *, environ=None, clock=None, page_size=50, loopback_only=True, settings=None
+    resource=None,
+    *,
+    environ=None,
+    clock=None,
+    page_size=50,
+    loopback_only=True,
+    settings=None,
+    public_metrics=False,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -172,6 +179,7 @@ def web_site(
         clock=clock,
         metrics=metrics,
         origins=OriginPolicy(loopback_only=loopback_only),
+        public_metrics=public_metrics,
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
     return site, app, clock

@@ -44,6 +44,11 @@ class OptionTests(SynchronousTestCase):
         self.assertIn("--max-batch=", help_text)
         self.assertIn("--max-message-bytes=", help_text)
 
+    def test_public_metrics_is_an_opt_in_flag(self):
+        self.assertFalse(parse()["public-metrics"])
+        self.assertTrue(parse("--public-metrics")["public-metrics"])
+        self.assertIn("--public-metrics", Options().getUsage(width=80))
+
     def test_answer_detail_full_reaches_the_server_settings(self):
         self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
