@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from twisted.application import strports
 from twisted.application.service import MultiService
 from twisted.logger import Logger
 from twisted.python import usage
@@ -17,6 +16,7 @@ from eshu_mcp import __version__
 from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
+from eshu_mcp.listeners import Listeners
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
@@ -329,6 +329,18 @@ def is_loopback_listener(description: str) -> bool:
     return interface == "unix" or (bool(interface) and is_loopback_host(interface))
 
 
+class StartupRefused(SystemExit):
+    """
+    A configuration the daemon will not serve: one line on stderr, exit status 1.
+
+    ``makeService`` runs before twistd starts logging, and twistd prints a
+    traceback for anything but ``SystemExit``; the message says what to change.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"eshu-mcp: {reason}")
+
+
 def makeService(options: Options, reactor=None) -> MultiService:
     """Build the daemon: backend, protocol server, HTTP tree and listeners."""
     if reactor is None:
@@ -352,15 +364,14 @@ def makeService(options: Options, reactor=None) -> MultiService:
             reactor=reactor,
         )
     except ValueError as error:
-        raise usage.UsageError(str(error)) from None
+        raise StartupRefused(str(error)) from None
     refusal = startup_refusal(
         policy,
         listening_loopback_only=options.loopback_only,
         allow_unauthenticated=options["allow-unauthenticated"],
     )
     if refusal is not None:
-        log.error("mcp server refused to start: {error}", error=refusal)
-        raise usage.UsageError(refusal)
+        raise StartupRefused(refusal)
     announce_posture(
         policy,
         listening_loopback_only=options.loopback_only,
@@ -377,7 +388,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
             metrics=metrics,
         )
     except ValueError as error:
-        raise usage.UsageError(str(error)) from None
+        raise StartupRefused(str(error)) from None
     web = McpWebApp(
         server=server,
         backend=backend,
@@ -397,12 +408,14 @@ def makeService(options: Options, reactor=None) -> MultiService:
     web.streamable_sessions.setServiceParent(parent)
     site = Site(web.resource(), parsePOSTFormSubmission=False)
     site.displayTracebacks = False
-    for description in options["listen"]:
-        strports.service(description, site, reactor=reactor).setServiceParent(parent)
-    log.info(
-        "mcp server started on {listen} with {tools} tools from the {backend} backend",
-        listen=", ".join(options["listen"]),
-        tools=len(server.catalog.tools),
-        backend=backend.name,
-    )
+
+    def announce(addresses: list[str]) -> None:
+        log.info(
+            "mcp server started on {listen} with {tools} tools from the {backend} backend",
+            listen=", ".join(addresses),
+            tools=len(server.catalog.tools),
+            backend=backend.name,
+        )
+
+    Listeners(options["listen"], site, reactor, announce).setServiceParent(parent)
     return parent

@@ -116,6 +116,40 @@ class MakeServiceTests(SynchronousTestCase):
         options = parse(
             "--backend", "upstream", "--upstream-url", "http://127.0.0.1:1", "--listen", "tcp:8124"
         )
-        with self.assertRaises(UsageError) as raised:
+        with self.assertRaises(SystemExit) as raised:
             makeService(options, reactor=MemoryReactorClock())
-        self.assertIn("ESHU_MCP_ALLOW_UNAUTHENTICATED", str(raised.exception))
+        # SystemExit with a message: printed as one line, exit status 1, no traceback.
+        message = raised.exception.code
+        self.assertIsInstance(message, str)
+        self.assertTrue(message.startswith("eshu-mcp: refusing to serve HTTP"))
+        self.assertIn("ESHU_MCP_ALLOW_UNAUTHENTICATED", message)
+        self.assertNotIn("\n", message)
+
+    def test_started_is_logged_after_every_listener_is_bound(self):
+        from twisted.logger import globalLogPublisher
+
+        reactor = MemoryReactorClock()
+        options = parse(
+            "--backend",
+            "upstream",
+            "--upstream-url",
+            "http://127.0.0.1:1",
+            "--listen",
+            "tcp:8125:interface=127.0.0.1",
+            "--listen",
+            "tcp:8126:interface=127.0.0.1",
+        )
+        seen = []
+
+        def observe(event):
+            if "mcp server started" in event.get("log_format", ""):
+                seen.append((len(reactor.tcpServers), event["listen"]))
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+        service = makeService(options, reactor=reactor)
+        self.assertEqual(seen, [])
+        service.startService()
+        self.assertEqual(len(seen), 1)
+        self.assertEqual(seen[0][0], 2)
+        self.successResultOf(service.stopService())
