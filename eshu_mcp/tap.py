@@ -23,6 +23,7 @@ from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.http import is_loopback_host
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+from eshu_mcp.transport.streamable import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS
 
 log = Logger()
 
@@ -239,6 +240,21 @@ class Options(QueryOptions):
             "Seconds between SSE keepalive comments.",
             float,
         ],
+        [
+            "session-idle-timeout",
+            None,
+            DEFAULT_IDLE_TIMEOUT,
+            "Seconds a Streamable HTTP session may go without a request before it is reaped "
+            "(an open GET stream or a running call keeps it alive).",
+            float,
+        ],
+        [
+            "max-sessions",
+            None,
+            DEFAULT_MAX_SESSIONS,
+            "Most open Streamable HTTP sessions; beyond it initialize gets 503 with Retry-After.",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -278,6 +294,10 @@ class Options(QueryOptions):
                 )
         if not self["sse-keepalive"] > 0:
             raise usage.UsageError("--sse-keepalive must be a positive number of seconds")
+        if not self["session-idle-timeout"] > 0:
+            raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
+        if self["max-sessions"] < 1:
+            raise usage.UsageError("--max-sessions must be at least 1")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
         self["allow-unauthenticated"] = bool(self["allow-unauthenticated"]) or env in TRUTHY
 
@@ -351,6 +371,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import build_backend, build_mcp_server
     from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
 
     parent = MultiService()
@@ -402,6 +423,12 @@ def makeService(options: Options, reactor=None) -> MultiService:
             allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
+        streamable_sessions=StreamableSessionRegistry(
+            reactor,
+            idle_timeout=options["session-idle-timeout"],
+            max_sessions=options["max-sessions"],
+            metrics=metrics,
+        ),
         public_metrics=bool(options["public-metrics"]),
     )
     web.sse_sessions.setServiceParent(parent)

@@ -148,6 +148,7 @@ def web_site(
     loopback_only=True,
     settings=None,
     public_metrics=False,
+    session_idle_timeout=None,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -171,6 +172,13 @@ def web_site(
         backend=backend,
         metrics=metrics,
     )
+    sessions = None
+    if session_idle_timeout is not None:
+        from eshu_mcp.transport.streamable import StreamableSessionRegistry
+
+        sessions = StreamableSessionRegistry(
+            clock, idle_timeout=session_idle_timeout, metrics=metrics
+        )
     app = McpWebApp(
         server=server,
         backend=backend,
@@ -180,6 +188,7 @@ def web_site(
         metrics=metrics,
         origins=OriginPolicy(loopback_only=loopback_only),
         public_metrics=public_metrics,
+        streamable_sessions=sessions,
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
     return site, app, clock

@@ -44,6 +44,29 @@ class OptionTests(SynchronousTestCase):
         self.assertIn("--max-batch=", help_text)
         self.assertIn("--max-message-bytes=", help_text)
 
+    def test_session_bounds_default_to_30_minutes_and_10000(self):
+        options = parse()
+        self.assertEqual(
+            (options["session-idle-timeout"], options["max-sessions"]), (1800.0, 10000)
+        )
+        service = makeService(
+            parse(
+                "--backend",
+                "upstream",
+                "--upstream-url",
+                "http://127.0.0.1:1",
+                "--session-idle-timeout",
+                "90",
+                "--max-sessions",
+                "5",
+            ),
+            reactor=MemoryReactorClock(),
+        )
+        from eshu_mcp.transport.streamable import StreamableSessionRegistry
+
+        (registry,) = [child for child in service if isinstance(child, StreamableSessionRegistry)]
+        self.assertEqual((registry.idle_timeout, registry.max_sessions), (90.0, 5))
+
     def test_public_metrics_is_an_opt_in_flag(self):
         self.assertFalse(parse()["public-metrics"])
         self.assertTrue(parse("--public-metrics")["public-metrics"])
@@ -70,6 +93,8 @@ class OptionTests(SynchronousTestCase):
             ("--page-size", "0"): "--page-size must be between 1 and 1000",
             ("--answer-detail", "lean"): "--answer-detail must be 'compact' or 'full'",
             ("--max-batch", "0"): "--max-batch must be at least 1",
+            ("--session-idle-timeout", "0"): "--session-idle-timeout must be a positive",
+            ("--max-sessions", "0"): "--max-sessions must be at least 1",
             ("--max-message-bytes", "10"): "--max-message-bytes must be at least 1024",
         }
         for argv, message in cases.items():
