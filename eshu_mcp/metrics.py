@@ -49,6 +49,12 @@ class Metrics:
             ["transport"],
             registry=self.registry,
         )
+        self.sessions_reaped = Counter(
+            "eshu_mcp_sessions_reaped",
+            "Sessions ended for idling past their lifetime (the client never closed them).",
+            ["transport"],
+            registry=self.registry,
+        )
         self.dropped_messages = Counter(
             "eshu_mcp_sse_dropped_messages",
             "Responses dropped because a session's queue was full or closed.",

@@ -19,6 +19,7 @@ from eshu_mcp.catalog.toolsets import ALL, CORE
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
+from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.index.store import default_db_path
@@ -35,6 +36,8 @@ class ServerSettings:
     page_size: int = DEFAULT_PAGE_SIZE
     answer_detail: str = "compact"
     answer_page: int = DEFAULT_ANSWER_PAGE
+    max_batch: int = DEFAULT_MAX_BATCH
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
 
 def select_catalog(
@@ -70,7 +73,13 @@ def build_mcp_server(
         answer_page=settings.answer_page,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
-    return McpServer(catalog, dispatcher, page_size=settings.page_size)
+    return McpServer(
+        catalog,
+        dispatcher,
+        page_size=settings.page_size,
+        max_batch=settings.max_batch,
+        max_message_bytes=settings.max_message_bytes,
+    )
 
 
 @frozen

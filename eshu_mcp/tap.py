@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from twisted.application import strports
 from twisted.application.service import MultiService
 from twisted.logger import Logger
 from twisted.python import usage
@@ -17,11 +16,14 @@ from eshu_mcp import __version__
 from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
+from eshu_mcp.listeners import Listeners
+from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.http import is_loopback_host
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+from eshu_mcp.transport.streamable import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS
 
 log = Logger()
 
@@ -94,6 +96,21 @@ class QueryOptions(usage.Options):
             int,
         ],
         ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
+        [
+            "max-batch",
+            None,
+            DEFAULT_MAX_BATCH,
+            "Most messages in one JSON-RPC batch; a longer batch gets one -32600 error.",
+            int,
+        ],
+        [
+            "max-message-bytes",
+            None,
+            DEFAULT_MAX_MESSAGE_BYTES,
+            "Largest JSON-RPC message in bytes (an HTTP body or a stdio line); a larger "
+            "one is refused (HTTP 413, on stdio a -32600 error and the line skipped).",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -141,6 +158,10 @@ class QueryOptions(usage.Options):
             raise usage.UsageError("--answer-page must be 0 (off) or a number of bytes")
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
+        if self["max-batch"] < 1:
+            raise usage.UsageError("--max-batch must be at least 1")
+        if self["max-message-bytes"] < 1024:
+            raise usage.UsageError("--max-message-bytes must be at least 1024")
         if self["toolsets"] is not None:
             known = {*SELECTIONS, *available_toolsets()}
             unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
@@ -161,6 +182,8 @@ class QueryOptions(usage.Options):
             page_size=self["page-size"],
             answer_detail=self["answer-detail"],
             answer_page=self["answer-page"],
+            max_batch=self["max-batch"],
+            max_message_bytes=self["max-message-bytes"],
         )
 
     def backend_settings(self) -> BackendSettings:
@@ -182,7 +205,8 @@ class Options(QueryOptions):
     longdesc = (
         "Serve Eshu's read-only code-intelligence tools to MCP clients over legacy HTTP+SSE "
         "(GET /sse, POST /mcp/message) and Streamable HTTP (/mcp), with the query API at "
-        "/api/v0, health at /health, /healthz and /readyz, and metrics at /metrics. "
+        "/api/v0, health at /health, /healthz and /readyz, and metrics at /metrics (behind "
+        "the credential when one is configured). "
         "Credentials come from ESHU_API_KEY, ESHU_SCOPED_TOKENS_FILE and "
         "ESHU_AUTH_RESOURCE_URI (or the matching options)."
     )
@@ -192,6 +216,12 @@ class Options(QueryOptions):
             None,
             "Serve non-loopback listeners without credentials "
             "(also ESHU_MCP_ALLOW_UNAUTHENTICATED).",
+        ],
+        [
+            "public-metrics",
+            None,
+            "Serve /metrics without a credential even when one is configured "
+            "(for a scraper on a trusted network).",
         ],
     ]
     optParameters = [
@@ -209,6 +239,21 @@ class Options(QueryOptions):
             DEFAULT_KEEPALIVE,
             "Seconds between SSE keepalive comments.",
             float,
+        ],
+        [
+            "session-idle-timeout",
+            None,
+            DEFAULT_IDLE_TIMEOUT,
+            "Seconds a Streamable HTTP session may go without a request before it is reaped "
+            "(an open GET stream or a running call keeps it alive).",
+            float,
+        ],
+        [
+            "max-sessions",
+            None,
+            DEFAULT_MAX_SESSIONS,
+            "Most open Streamable HTTP sessions; beyond it initialize gets 503 with Retry-After.",
+            int,
         ],
     ]
 
@@ -249,6 +294,10 @@ class Options(QueryOptions):
                 )
         if not self["sse-keepalive"] > 0:
             raise usage.UsageError("--sse-keepalive must be a positive number of seconds")
+        if not self["session-idle-timeout"] > 0:
+            raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
+        if self["max-sessions"] < 1:
+            raise usage.UsageError("--max-sessions must be at least 1")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
         self["allow-unauthenticated"] = bool(self["allow-unauthenticated"]) or env in TRUTHY
 
@@ -300,6 +349,18 @@ def is_loopback_listener(description: str) -> bool:
     return interface == "unix" or (bool(interface) and is_loopback_host(interface))
 
 
+class StartupRefused(SystemExit):
+    """
+    A configuration the daemon will not serve: one line on stderr, exit status 1.
+
+    ``makeService`` runs before twistd starts logging, and twistd prints a
+    traceback for anything but ``SystemExit``; the message says what to change.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"eshu-mcp: {reason}")
+
+
 def makeService(options: Options, reactor=None) -> MultiService:
     """Build the daemon: backend, protocol server, HTTP tree and listeners."""
     if reactor is None:
@@ -310,6 +371,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import build_backend, build_mcp_server
     from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
 
     parent = MultiService()
@@ -323,15 +385,14 @@ def makeService(options: Options, reactor=None) -> MultiService:
             reactor=reactor,
         )
     except ValueError as error:
-        raise usage.UsageError(str(error)) from None
+        raise StartupRefused(str(error)) from None
     refusal = startup_refusal(
         policy,
         listening_loopback_only=options.loopback_only,
         allow_unauthenticated=options["allow-unauthenticated"],
     )
     if refusal is not None:
-        log.error("mcp server refused to start: {error}", error=refusal)
-        raise usage.UsageError(refusal)
+        raise StartupRefused(refusal)
     announce_posture(
         policy,
         listening_loopback_only=options.loopback_only,
@@ -348,7 +409,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
             metrics=metrics,
         )
     except ValueError as error:
-        raise usage.UsageError(str(error)) from None
+        raise StartupRefused(str(error)) from None
     web = McpWebApp(
         server=server,
         backend=backend,
@@ -362,17 +423,26 @@ def makeService(options: Options, reactor=None) -> MultiService:
             allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
+        streamable_sessions=StreamableSessionRegistry(
+            reactor,
+            idle_timeout=options["session-idle-timeout"],
+            max_sessions=options["max-sessions"],
+            metrics=metrics,
+        ),
+        public_metrics=bool(options["public-metrics"]),
     )
     web.sse_sessions.setServiceParent(parent)
     web.streamable_sessions.setServiceParent(parent)
     site = Site(web.resource(), parsePOSTFormSubmission=False)
     site.displayTracebacks = False
-    for description in options["listen"]:
-        strports.service(description, site, reactor=reactor).setServiceParent(parent)
-    log.info(
-        "mcp server started on {listen} with {tools} tools from the {backend} backend",
-        listen=", ".join(options["listen"]),
-        tools=len(server.catalog.tools),
-        backend=backend.name,
-    )
+
+    def announce(addresses: list[str]) -> None:
+        log.info(
+            "mcp server started on {listen} with {tools} tools from the {backend} backend",
+            listen=", ".join(addresses),
+            tools=len(server.catalog.tools),
+            backend=backend.name,
+        )
+
+    Listeners(options["listen"], site, reactor, announce).setServiceParent(parent)
     return parent

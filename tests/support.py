@@ -139,7 +139,17 @@ class StaticBackend:
         return True
 
 
-def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_only=True):
+def web_site(
+    resource=None,
+    *,
+    environ=None,
+    clock=None,
+    page_size=50,
+    loopback_only=True,
+    settings=None,
+    public_metrics=False,
+    session_idle_timeout=None,
+):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
 
@@ -158,10 +168,17 @@ def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_
     server = build_mcp_server(
         api,
         clock=clock,
-        settings=ServerSettings(toolsets="all", page_size=page_size),
+        settings=settings or ServerSettings(toolsets="all", page_size=page_size),
         backend=backend,
         metrics=metrics,
     )
+    sessions = None
+    if session_idle_timeout is not None:
+        from eshu_mcp.transport.streamable import StreamableSessionRegistry
+
+        sessions = StreamableSessionRegistry(
+            clock, idle_timeout=session_idle_timeout, metrics=metrics
+        )
     app = McpWebApp(
         server=server,
         backend=backend,
@@ -170,6 +187,8 @@ def web_site(resource=None, *, environ=None, clock=None, page_size=50, loopback_
         clock=clock,
         metrics=metrics,
         origins=OriginPolicy(loopback_only=loopback_only),
+        public_metrics=public_metrics,
+        streamable_sessions=sessions,
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
     return site, app, clock

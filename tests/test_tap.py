@@ -35,6 +35,43 @@ class OptionTests(SynchronousTestCase):
         self.assertIn("'core'", help_text)
         self.assertIn("default: core for the local backend", help_text)
 
+    def test_bounds_default_to_100_messages_and_4_mib_and_reach_the_server(self):
+        defaults = parse().server_settings()
+        self.assertEqual((defaults.max_batch, defaults.max_message_bytes), (100, 4 * 1024 * 1024))
+        chosen = parse("--max-batch", "7", "--max-message-bytes", "65536").server_settings()
+        self.assertEqual((chosen.max_batch, chosen.max_message_bytes), (7, 65536))
+        help_text = " ".join(Options().getUsage(width=80).split())
+        self.assertIn("--max-batch=", help_text)
+        self.assertIn("--max-message-bytes=", help_text)
+
+    def test_session_bounds_default_to_30_minutes_and_10000(self):
+        options = parse()
+        self.assertEqual(
+            (options["session-idle-timeout"], options["max-sessions"]), (1800.0, 10000)
+        )
+        service = makeService(
+            parse(
+                "--backend",
+                "upstream",
+                "--upstream-url",
+                "http://127.0.0.1:1",
+                "--session-idle-timeout",
+                "90",
+                "--max-sessions",
+                "5",
+            ),
+            reactor=MemoryReactorClock(),
+        )
+        from eshu_mcp.transport.streamable import StreamableSessionRegistry
+
+        (registry,) = [child for child in service if isinstance(child, StreamableSessionRegistry)]
+        self.assertEqual((registry.idle_timeout, registry.max_sessions), (90.0, 5))
+
+    def test_public_metrics_is_an_opt_in_flag(self):
+        self.assertFalse(parse()["public-metrics"])
+        self.assertTrue(parse("--public-metrics")["public-metrics"])
+        self.assertIn("--public-metrics", Options().getUsage(width=80))
+
     def test_answer_detail_full_reaches_the_server_settings(self):
         self.assertEqual(parse("--answer-detail", "full").server_settings().answer_detail, "full")
 
@@ -62,6 +99,10 @@ class OptionTests(SynchronousTestCase):
             ("--watch",): "--watch needs at least one --repo",
             ("--page-size", "0"): "--page-size must be between 1 and 1000",
             ("--answer-detail", "lean"): "--answer-detail must be 'compact' or 'full'",
+            ("--max-batch", "0"): "--max-batch must be at least 1",
+            ("--session-idle-timeout", "0"): "--session-idle-timeout must be a positive",
+            ("--max-sessions", "0"): "--max-sessions must be at least 1",
+            ("--max-message-bytes", "10"): "--max-message-bytes must be at least 1024",
         }
         for argv, message in cases.items():
             with self.assertRaises(UsageError) as raised:
@@ -107,6 +148,40 @@ class MakeServiceTests(SynchronousTestCase):
         options = parse(
             "--backend", "upstream", "--upstream-url", "http://127.0.0.1:1", "--listen", "tcp:8124"
         )
-        with self.assertRaises(UsageError) as raised:
+        with self.assertRaises(SystemExit) as raised:
             makeService(options, reactor=MemoryReactorClock())
-        self.assertIn("ESHU_MCP_ALLOW_UNAUTHENTICATED", str(raised.exception))
+        # SystemExit with a message: printed as one line, exit status 1, no traceback.
+        message = raised.exception.code
+        self.assertIsInstance(message, str)
+        self.assertTrue(message.startswith("eshu-mcp: refusing to serve HTTP"))
+        self.assertIn("ESHU_MCP_ALLOW_UNAUTHENTICATED", message)
+        self.assertNotIn("\n", message)
+
+    def test_started_is_logged_after_every_listener_is_bound(self):
+        from twisted.logger import globalLogPublisher
+
+        reactor = MemoryReactorClock()
+        options = parse(
+            "--backend",
+            "upstream",
+            "--upstream-url",
+            "http://127.0.0.1:1",
+            "--listen",
+            "tcp:8125:interface=127.0.0.1",
+            "--listen",
+            "tcp:8126:interface=127.0.0.1",
+        )
+        seen = []
+
+        def observe(event):
+            if "mcp server started" in event.get("log_format", ""):
+                seen.append((len(reactor.tcpServers), event["listen"]))
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+        service = makeService(options, reactor=reactor)
+        self.assertEqual(seen, [])
+        service.startService()
+        self.assertEqual(len(seen), 1)
+        self.assertEqual(seen[0][0], 2)
+        self.successResultOf(service.stopService())

@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 framing: decoding frames, validating messages, encoding replies."""
 
 import json
+import math
 from typing import Any
 
 from attrs import frozen
@@ -15,6 +16,9 @@ INTERNAL_ERROR = -32603
 SESSION_OWNER_MISMATCH = -32001
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+DEFAULT_MAX_BATCH = 100
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 _MISSING = object()
 
@@ -46,12 +50,64 @@ class Request:
         return json.dumps(self.id, sort_keys=True)
 
 
+class _NonFiniteNumber(ValueError):
+    """A JSON number Python would read as NaN or an infinity."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NonFiniteNumber(name)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NonFiniteNumber(text)
+    return number
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def decode_frame(raw: bytes | str) -> Any:
-    """Decode one frame; raise ``ProtocolError`` -32700 when it is not JSON."""
+    """
+    Decode one frame; raise ``ProtocolError`` -32700 when it is not JSON.
+
+    JSON has no NaN or infinities: ``NaN``, ``Infinity``, ``-Infinity`` and
+    numbers that overflow a double (``1e400``) are parse errors wherever they
+    appear, as in every strict decoder.
+    """
     try:
-        return json.loads(raw)
+        if isinstance(raw, bytes | bytearray):
+            raw = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        return _DECODER.decode(raw)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(PARSE_ERROR, "parse error") from exc
+
+
+def size_text(size: int) -> str:
+    """A byte count as people write limits: ``4 MiB``, ``512 KiB`` or ``1000 bytes``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def message_too_large(limit: int) -> ProtocolError:
+    """The -32600 error for a message over the size limit."""
+    return ProtocolError(
+        INVALID_REQUEST,
+        f"invalid request: message larger than {size_text(limit)} (--max-message-bytes)",
+    )
+
+
+def batch_too_long(length: int, limit: int) -> ProtocolError | None:
+    """The -32600 error for a batch of more than ``limit`` messages, else None."""
+    if length <= limit:
+        return None
+    return ProtocolError(
+        INVALID_REQUEST,
+        f"invalid request: a batch holds at most {limit} messages, this one {length} (--max-batch)",
+    )
 
 
 def _valid_id(value: Any) -> bool:

@@ -22,6 +22,8 @@ from eshu_mcp import SERVER_NAME, __version__
 from eshu_mcp.dispatch.results import with_resource_copy
 from eshu_mcp.protocol import versions
 from eshu_mcp.protocol.jsonrpc import (
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_MESSAGE_BYTES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -29,6 +31,7 @@ from eshu_mcp.protocol.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
     Request,
+    batch_too_long,
     error_response,
     message_id,
     parse_message,
@@ -129,11 +132,15 @@ class McpServer:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         instructions: str = INSTRUCTIONS,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.catalog = catalog
         self.dispatcher = dispatcher
         self.page_size = page_size
         self.instructions = instructions
+        self.max_batch = max_batch
+        self.max_message_bytes = max_message_bytes
         self.server_info = {"name": SERVER_NAME, "version": __version__}
 
     def connection(self, *, default_version: str = "2024-11-05") -> "McpConnection":
@@ -200,6 +207,9 @@ class McpConnection:
         if not batch:
             error = ProtocolError(INVALID_REQUEST, "invalid request: empty batch")
             return defer.succeed(error_response(None, error))
+        too_long = batch_too_long(len(batch), self._server.max_batch)
+        if too_long is not None:
+            return defer.succeed(error_response(None, too_long))
         replies = [self._handle_one(message, context, in_batch=True) for message in batch]
 
         def collect(results: list) -> list | None:

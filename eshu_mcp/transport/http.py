@@ -12,12 +12,19 @@ from twisted.web.iweb import IRequest
 from twisted.web.server import NOT_DONE_YET
 
 from eshu_mcp.encoding import dumpb
-from eshu_mcp.protocol.jsonrpc import PARSE_ERROR, ProtocolError, decode_frame, error_response
+from eshu_mcp.protocol.jsonrpc import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    PARSE_ERROR,
+    ProtocolError,
+    decode_frame,
+    error_response,
+    size_text,
+)
 
 log = Logger()
 
 JSON_CONTENT_TYPE = b"application/json"
-MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_BODY_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -107,14 +114,16 @@ def read_body(request: IRequest, limit: int = MAX_BODY_BYTES) -> bytes | None:
     return content.read()
 
 
-def read_frame(request: IRequest) -> tuple[Any, bytes | None]:
+def read_frame(request: IRequest, limit: int = MAX_BODY_BYTES) -> tuple[Any, bytes | None]:
     """
     The request body decoded as one JSON frame, or the refusal to answer with
-    (413 over the size limit, 400 with a JSON-RPC parse error).
+    (413 over the size limit ``limit``, 400 with a JSON-RPC parse error).
     """
-    body = read_body(request)
+    body = read_body(request, limit)
     if body is None:
-        return None, http_error(request, 413, "the message is larger than 4 MiB")
+        return None, http_error(
+            request, 413, f"the message is larger than {size_text(limit)}; see --max-message-bytes"
+        )
     try:
         return decode_frame(body), None
     except ProtocolError:

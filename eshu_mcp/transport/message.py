@@ -54,7 +54,7 @@ class MessageResource(Resource):
                 SESSION_OWNER_MISMATCH, "credential does not match the session owner"
             )
             return rpc_error(request, 403, error)
-        decoded, refusal = read_frame(request)
+        decoded, refusal = read_frame(request, self._server.max_message_bytes)
         if refusal is not None:
             return refusal
         connection = (

@@ -14,17 +14,15 @@ from twisted.protocols.basic import LineReceiver
 from zope.interface import implementer
 
 from eshu_mcp.protocol.jsonrpc import (
-    INVALID_REQUEST,
     ProtocolError,
     decode_frame,
     encode,
     error_response,
+    message_too_large,
 )
 from eshu_mcp.protocol.server import CallContext, McpServer
 
 log = Logger()
-
-MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 @implementer(IHalfCloseableProtocol)
@@ -32,10 +30,12 @@ class StdioTransport(LineReceiver):
     """One MCP client on a byte stream (normally the process's stdin/stdout)."""
 
     delimiter = b"\n"
-    MAX_LENGTH = MAX_LINE_BYTES
 
     def __init__(self, server: McpServer) -> None:
         self._server = server
+        self.MAX_LENGTH = server.max_message_bytes
+        self._skipping = False
+        self._resume = b""
         self._connection = server.connection(default_version="2024-11-05")
         self._context = CallContext(authorization=None, transport="stdio")
         self._pending: set[defer.Deferred] = set()
@@ -57,10 +57,26 @@ class StdioTransport(LineReceiver):
         handling.addErrback(lambda failure: log.failure("stdio reply failed", failure))
         handling.addBoth(lambda _: self._pending.discard(handling))
 
+    def dataReceived(self, data: bytes) -> None:
+        # A line over the limit is answered once and skipped up to its newline,
+        # however many reads it spans; the lines after it are served as usual.
+        while data:
+            if self._skipping:
+                _, found, data = data.partition(self.delimiter)
+                if not found:
+                    return
+                self._skipping = False
+            super().dataReceived(data)
+            data, self._resume = self._resume, b""
+
     def lineLengthExceeded(self, line: bytes) -> None:
-        error = ProtocolError(INVALID_REQUEST, "invalid request: message larger than 64 MiB")
-        self._write(error_response(None, error))
-        self.clearLineBuffer()
+        log.warn("stdin message over {limit} bytes skipped", limit=self.MAX_LENGTH)
+        self._write(error_response(None, message_too_large(self.MAX_LENGTH)))
+        _, found, rest = line.partition(self.delimiter)
+        if found:
+            self._resume = rest
+        else:
+            self._skipping = True
 
     def _write(self, reply) -> None:
         if reply is None or self.transport is None:

@@ -124,6 +124,8 @@ class StreamableSessionRegistry(Service):
             busy = session.connection.in_flight > 0
             if session.last_seen < cutoff and not streaming and not busy:
                 self.end(session.session_id)
+                if self._metrics is not None:
+                    self._metrics.sessions_reaped.labels("streamable-http").inc()
 
     def _gauge(self, delta: int) -> None:
         if self._metrics is not None:
@@ -193,7 +195,7 @@ class StreamableResource(Resource):
             return rpc_error(request, 400, error)
         if not _accepts(request, b"application/json"):
             return http_error(request, 406, "this endpoint answers with application/json")
-        decoded, refusal = read_frame(request)
+        decoded, refusal = read_frame(request, self._server.max_message_bytes)
         if refusal is not None:
             return refusal
         if version is not None and versions.is_modern(version):
@@ -214,7 +216,12 @@ class StreamableResource(Resource):
             )
             session = self._sessions.create(connection, owner)
             if session is None:
-                return http_error(request, 503, "too many open sessions; try again later")
+                return http_error(
+                    request,
+                    503,
+                    "too many open sessions; try again later",
+                    retry_after=str(int(min(60.0, self._sessions.idle_timeout))).encode(),
+                )
             request.setHeader(SESSION_HEADER, session.session_id.encode("ascii"))
             log.info("mcp session started {session_id}", session_id=session.session_id)
         else:

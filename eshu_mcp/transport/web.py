@@ -2,8 +2,10 @@
 The daemon's HTTP resource tree.
 
 Imported only by ``makeService`` (it imports Klein, which installs the reactor).
-Every MCP endpoint passes the origin check, then the bearer guard, then reaches
-its transport Resource; health, readiness and metrics are public.
+Every request passes the Host/Origin check first (DNS-rebinding protection for
+a loopback listener, whatever the path); the MCP endpoints, ``/api/v0`` and
+``/metrics`` then pass the bearer guard before reaching their Resource (metrics
+can be made public); health and readiness are public.
 """
 
 from attrs import define, field
@@ -22,6 +24,23 @@ from eshu_mcp.transport.message import MessageResource
 from eshu_mcp.transport.sse import SseResource, SseSessionRegistry
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
 from eshu_mcp.transport.streamable import StreamableResource, StreamableSessionRegistry
+
+
+class _HostChecked(Resource):
+    """The one Host/Origin check in front of the whole tree: 421 or 403 before any route."""
+
+    isLeaf = True
+
+    def __init__(self, inner: IResource, origins: OriginPolicy) -> None:
+        super().__init__()
+        self._inner = inner
+        self._origins = origins
+
+    def render(self, request):
+        refusal = self._origins.refusal(request)
+        if refusal is not None:
+            return http_error(request, *refusal)
+        return self._inner.render(request)
 
 
 class _Refusal(Resource):
@@ -50,12 +69,14 @@ class McpWebApp:
     metrics: Metrics
     origins: OriginPolicy = field(factory=OriginPolicy)
     keepalive: float = DEFAULT_KEEPALIVE
+    public_metrics: bool = False
     sse_sessions: SseSessionRegistry = field(default=None)
     streamable_sessions: StreamableSessionRegistry = field(default=None)
     _sse: IResource = field(init=False)
     _message: IResource = field(init=False)
     _streamable: IResource = field(init=False)
     _discovery: IResource | None = field(init=False)
+    _metrics_page: IResource = field(init=False)
 
     app = Klein()
 
@@ -85,16 +106,17 @@ class McpWebApp:
             method_label=peek_mcp_method,
         )
         self._discovery = protected_resource_metadata(self.policy)
+        self._metrics_page = guard(
+            MetricsResource(self.metrics.registry),
+            self.policy,
+            metrics=self.metrics,
+            method_label=lambda request: "metrics",
+            public=self.public_metrics,
+        )
 
     def resource(self) -> IResource:
         """The root Resource to serve."""
-        return self.app.resource()
-
-    def _checked(self, request: IRequest, resource: IResource) -> IResource:
-        refusal = self.origins.refusal(request)
-        if refusal is not None:
-            return _Refusal(*refusal)
-        return resource
+        return _HostChecked(self.app.resource(), self.origins)
 
     @app.route("/health", methods=["GET", "HEAD"])
     def health(self, request: IRequest) -> bytes:
@@ -116,19 +138,19 @@ class McpWebApp:
 
     @app.route("/metrics", methods=["GET"])
     def metrics_page(self, request: IRequest) -> IResource:
-        return MetricsResource(self.metrics.registry)
+        return self._metrics_page
 
     @app.route("/sse", methods=["GET", "HEAD"])
     def sse(self, request: IRequest) -> IResource:
-        return self._checked(request, self._sse)
+        return self._sse
 
     @app.route("/mcp/message", methods=["POST"])
     def message(self, request: IRequest) -> IResource:
-        return self._checked(request, self._message)
+        return self._message
 
     @app.route("/mcp", methods=["GET", "POST", "DELETE"])
     def streamable(self, request: IRequest) -> IResource:
-        return self._checked(request, self._streamable)
+        return self._streamable
 
     @app.route("/api/v0/", branch=True)
     def api(self, request: IRequest) -> IResource:

@@ -1,0 +1,77 @@
+"""Streamable HTTP sessions whose client never sends DELETE are reaped, and counted."""
+
+import json
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.support import HttpExchange, post_json, web_site
+
+ACCEPT = b"application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+}
+
+
+class ReapingTests(SynchronousTestCase):
+    def setUp(self):
+        self.site, self.app, self.clock = web_site(session_idle_timeout=60)
+        self.app.streamable_sessions.startService()
+        self.addCleanup(self.app.streamable_sessions.stopService)
+
+    def post(self, message, **headers):
+        exchange = HttpExchange(self.site)
+        post_json(exchange, b"/mcp", message, accept=ACCEPT, **headers)
+        return exchange.response()
+
+    def ping(self, session):
+        return self.post(
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            mcp_session_id=session,
+            mcp_protocol_version=b"2025-11-25",
+        )
+
+    def metric(self, name):
+        exchange = HttpExchange(self.site)
+        exchange.request(b"GET", b"/metrics")
+        for line in exchange.response().body.decode().splitlines():
+            if line.startswith(name + "{") or line.startswith(name + " "):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    def test_sessions_left_open_are_reaped_after_the_idle_lifetime(self):
+        abandoned = [self.post(INITIALIZE).header(b"mcp-session-id") for _ in range(200)]
+        active = self.post(INITIALIZE).header(b"mcp-session-id")
+        self.assertEqual(len(self.app.streamable_sessions), 201)
+        for _ in range(4):
+            self.clock.advance(30)
+            self.assertEqual(self.ping(active).status, 200)
+        self.assertEqual(len(self.app.streamable_sessions), 1)
+        self.assertEqual(self.ping(abandoned[0]).status, 404)
+        self.assertEqual(self.metric("eshu_mcp_sessions_reaped_total"), 200.0)
+        self.assertEqual(self.metric("eshu_mcp_sessions"), 1.0)
+
+    def test_a_session_is_kept_within_its_lifetime(self):
+        session = self.post(INITIALIZE).header(b"mcp-session-id")
+        self.clock.advance(59)
+        self.assertEqual(json.loads(self.ping(session).body)["result"], {})
+        self.assertEqual(self.metric("eshu_mcp_sessions_reaped_total"), 0.0)
+
+    def test_deleted_sessions_are_not_counted_as_reaped(self):
+        session = self.post(INITIALIZE).header(b"mcp-session-id")
+        exchange = HttpExchange(self.site)
+        exchange.request(b"DELETE", b"/mcp", headers={b"mcp-session-id": session})
+        self.clock.advance(300)
+        self.assertEqual(self.metric("eshu_mcp_sessions_reaped_total"), 0.0)
+        self.assertEqual(len(self.app.streamable_sessions), 0)
+
+    def test_beyond_the_session_bound_initialize_is_503_with_retry_after(self):
+        self.app.streamable_sessions.max_sessions = 2
+        self.post(INITIALIZE)
+        self.post(INITIALIZE)
+        refused = self.post(INITIALIZE)
+        self.assertEqual(refused.status, 503)
+        self.assertEqual(refused.header(b"retry-after"), b"60")
+        self.assertIn("too many open sessions", refused.json()["detail"])
