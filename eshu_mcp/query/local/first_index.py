@@ -1,5 +1,7 @@
 """Holding queries that arrive before the first index build has finished."""
 
+from collections.abc import Callable
+
 from twisted.internet import defer
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import NOT_DONE_YET
@@ -38,3 +40,40 @@ class AwaitFirstIndex(Resource):
 
         waiting.addCallbacks(go, lambda failure: failure.trap(defer.CancelledError))
         return NOT_DONE_YET
+
+
+def describe_build_event(event: dict) -> str | None:
+    """A sentence for a user waiting on the build, or None for events not worth one."""
+    phase = event.get("phase")
+    if phase == "walk":
+        return f"indexing: {event.get('to_parse', 0)} of {event.get('files', 0)} files to parse"
+    if phase == "parse":
+        return f"indexing: {event.get('done', 0)}/{event.get('total', 0)} files parsed"
+    if phase == "resolve":
+        return "indexing: resolving references"
+    if phase == "committed":
+        return "indexing: new generation active"
+    if phase == "failed":
+        return "indexing failed"
+    return None
+
+
+class BuildProgress:
+    """The index keeper's builds as the protocol sees them: running or not, and their steps."""
+
+    def __init__(self, index_service) -> None:
+        self._index_service = index_service
+
+    def building(self) -> bool:
+        """Whether a build is running (early calls wait for the first one)."""
+        return self._index_service.state == "building"
+
+    def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(sentence)`` for each step of the build worth telling a user."""
+
+        def listen(event: dict) -> None:
+            sentence = describe_build_event(event)
+            if sentence is not None:
+                callback(sentence)
+
+        return self._index_service.subscribe(listen)
