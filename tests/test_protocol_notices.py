@@ -172,3 +172,32 @@ class LoggingTests(SynchronousTestCase):
             [m["data"] for m in session.notices("notifications/message")],
             ["index build 3 finished"],
         )
+
+
+class BuildReportTests(SynchronousTestCase):
+    def test_the_indexer_reports_parse_progress_twice_a_second_and_at_its_end(self):
+        import io
+        import json
+
+        from eshu_mcp.query.local.index.progress import JsonLinesProgress
+
+        now = [0.0]
+        out = io.StringIO()
+        report = JsonLinesProgress(out, clock=lambda: now[0])
+        for done in range(50, 1001, 50):
+            now[0] += 0.1
+            report({"phase": "parse", "done": done, "total": 1000})
+        parsed = [json.loads(line)["done"] for line in out.getvalue().splitlines()]
+        self.assertEqual(parsed[0], 50)
+        self.assertEqual(parsed[-1], 1000)
+        self.assertLess(len(parsed), 8)
+        self.assertGreater(len(parsed), 3)
+
+    def test_unsubscribed_listeners_hear_no_more_of_the_build(self):
+        index = IndexService("db.sqlite", ["repo"], watch=False, reactor=Clock())
+        heard = []
+        stop = BuildProgress(index).subscribe(heard.append)
+        index._on_event({"phase": "parse", "done": 1, "total": 2})
+        stop()
+        index._on_event({"phase": "parse", "done": 2, "total": 2})
+        self.assertEqual(heard, ["indexing: 1/2 files parsed"])

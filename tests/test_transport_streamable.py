@@ -283,3 +283,40 @@ class ProgressStreamTests(SynchronousTestCase):
             mcp_name=b"list_indexed_repositories",
         )
         self.assertEqual(reply.json()["id"], 9)
+
+    def test_a_stateless_request_naming_a_log_level_hears_the_log_while_it_runs(self):
+        resource = RecordingResource(hold=True)
+        site, app, clock = web_site(resource)
+        exchange = HttpExchange(site)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "_meta": {**MODERN, "io.modelcontextprotocol/logLevel": "warning"},
+                "name": "list_indexed_repositories",
+            },
+        }
+        post_json(
+            exchange,
+            b"/mcp",
+            message,
+            accept=ACCEPT,
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        feed = app.server.log_feed
+        feed.publish("info", "service", "index build 2 started")
+        feed.publish("warning", "service", "index build 2 failed: no space")
+        clock.advance(0)
+        held = resource.requests[0]
+        held.setResponseCode(200)
+        held.write(b'{"count": 1}')
+        held.finish()
+        messages = sse_messages(exchange.response().body)
+        self.assertEqual(messages[0]["method"], "notifications/message")
+        self.assertEqual(messages[0]["params"]["data"], "index build 2 failed: no space")
+        self.assertEqual(messages[-1]["id"], 3)
+        self.assertEqual(len(messages), 2)
+        self.assertEqual(len(feed), 0)
