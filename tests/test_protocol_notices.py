@@ -201,3 +201,13 @@ class BuildReportTests(SynchronousTestCase):
         stop()
         index._on_event({"phase": "parse", "done": 2, "total": 2})
         self.assertEqual(heard, ["indexing: 1/2 files parsed"])
+
+    def test_a_rebuild_behind_a_served_index_is_not_waited_for(self):
+        index = IndexService("db.sqlite", ["repo"], watch=True, reactor=Clock())
+        ready = [False]
+        build = BuildProgress(index, lambda: ready[0])
+        self.assertTrue(build.building())
+        ready[0] = True
+        self.assertFalse(build.building())
+        index.state = "ready"
+        self.assertFalse(build.building())

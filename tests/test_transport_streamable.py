@@ -320,3 +320,29 @@ class ProgressStreamTests(SynchronousTestCase):
         self.assertEqual(messages[-1]["id"], 3)
         self.assertEqual(len(messages), 2)
         self.assertEqual(len(feed), 0)
+
+    def test_dropping_a_streamed_call_cancels_it(self):
+        resource = RecordingResource(hold=True)
+        site, _, _ = web_site(resource)
+        exchange = HttpExchange(site)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {
+                "_meta": {**MODERN, "progressToken": 1},
+                "name": "list_indexed_repositories",
+            },
+        }
+        post_json(
+            exchange,
+            b"/mcp",
+            message,
+            accept=ACCEPT,
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        self.assertEqual(len(sse_messages(exchange.response().body)), 2)
+        exchange.disconnect()
+        self.assertEqual(len(resource.disconnected), 1)

@@ -46,7 +46,9 @@ class LocalQueryBackend(Service):
         self.api = LocalQueryResource(
             self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
         )
-        self.build_progress = None if index_service is None else BuildProgress(index_service)
+        self.build_progress = (
+            None if index_service is None else BuildProgress(index_service, self.ready)
+        )
         # What /api/v0 serves: with an indexer attached, early queries wait for its first build.
         self.resource = (
             self.api

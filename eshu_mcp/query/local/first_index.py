@@ -59,14 +59,19 @@ def describe_build_event(event: dict) -> str | None:
 
 
 class BuildProgress:
-    """The index keeper's builds as the protocol sees them: running or not, and their steps."""
+    """The index keeper's first build as the protocol sees it: awaited or not, and its steps."""
 
-    def __init__(self, index_service) -> None:
+    def __init__(self, index_service, is_ready: Callable[[], bool] = lambda: False) -> None:
         self._index_service = index_service
+        self._is_ready = is_ready
+        self._served = False
 
     def building(self) -> bool:
-        """Whether a build is running (early calls wait for the first one)."""
-        return self._index_service.state == "building"
+        """Whether calls now wait for a build: one runs and no index has been served yet."""
+        if self._index_service.state != "building" or self._served:
+            return False
+        self._served = self._is_ready()
+        return not self._served
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback(sentence)`` for each step of the build worth telling a user."""
