@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from attrs import frozen
-from twisted.application.service import MultiService
+from twisted.application.service import MultiService, Service
 from twisted.internet.interfaces import IReactorTime
+from twisted.logger import globalLogPublisher
 from twisted.web.resource import IResource
 
 from eshu_mcp.catalog import ToolCatalog, read_only_tools
@@ -20,6 +21,7 @@ from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGE
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
+from eshu_mcp.protocol.notices import LogBridge
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.index.store import default_db_path
@@ -79,7 +81,24 @@ def build_mcp_server(
         page_size=settings.page_size,
         max_batch=settings.max_batch,
         max_message_bytes=settings.max_message_bytes,
+        clock=clock,
+        build_progress=getattr(backend, "build_progress", None),
     )
+
+
+class LogBridgeService(Service):
+    """While running, the service's own log events reach the sessions that asked for them."""
+
+    def __init__(self, server: McpServer, reactor) -> None:
+        self._bridge = LogBridge(server.log_feed, reactor)
+
+    def startService(self) -> None:
+        super().startService()
+        globalLogPublisher.addObserver(self._bridge)
+
+    def stopService(self):
+        globalLogPublisher.removeObserver(self._bridge)
+        return super().stopService()
 
 
 @frozen

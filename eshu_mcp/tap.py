@@ -369,7 +369,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
 
     from eshu_mcp.auth import CredentialPolicy, announce_posture, guard, startup_refusal
     from eshu_mcp.metrics import Metrics
-    from eshu_mcp.service import build_backend, build_mcp_server
+    from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
     from eshu_mcp.transport.http import OriginPolicy
     from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
@@ -410,6 +410,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
         )
     except ValueError as error:
         raise StartupRefused(str(error)) from None
+    LogBridgeService(server, reactor).setServiceParent(parent)
     web = McpWebApp(
         server=server,
         backend=backend,

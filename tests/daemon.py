@@ -120,6 +120,20 @@ class Daemon:
         except urllib.error.HTTPError as error:
             return error.code, error.read()
 
+    def wait_listening(self) -> None:
+        """Block until the daemon has bound its port (its index may still be building)."""
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not self.port and time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"daemon exited {self.process.returncode}:\n{self.log()}")
+            bound = _LISTENING.search(self.log())
+            if bound is None:
+                time.sleep(0.05)
+            else:
+                self.port = int(bound.group(1))
+        if not self.port:
+            raise AssertionError(f"daemon not listening after {STARTUP_SECONDS}s:\n{self.log()}")
+
     def wait_ready(self) -> None:
         """Block until /readyz answers 200 (the index is built), or fail with the log."""
         deadline = time.monotonic() + STARTUP_SECONDS

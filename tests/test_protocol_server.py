@@ -57,7 +57,7 @@ class InitializeTests(SynchronousTestCase):
     def test_result_names_the_server_and_tools_capability(self):
         server, _ = make_server()
         result = Client(self, server).request("initialize", {})["result"]
-        self.assertEqual(result["capabilities"], {"tools": {"listChanged": False}})
+        self.assertEqual(result["capabilities"], {"tools": {"listChanged": False}, "logging": {}})
         self.assertEqual(result["serverInfo"]["name"], "eshu-mcp-server")
         self.assertTrue(result["instructions"])
 

@@ -209,3 +209,140 @@ class ModernEraTests(SynchronousTestCase):
             reply = exchange.response()
             self.assertEqual(reply.status, 405)
             self.assertEqual(reply.header(b"allow"), b"POST")
+
+
+def sse_messages(body: bytes) -> list[dict]:
+    """The JSON-RPC messages of a text/event-stream body, in order."""
+    import json
+
+    return [
+        json.loads(line[len(b"data: ") :])
+        for line in body.split(b"\n")
+        if line.startswith(b"data: ")
+    ]
+
+
+class ProgressStreamTests(SynchronousTestCase):
+    def setUp(self):
+        self.resource = RecordingResource(body=b'{"count": 1}')
+        self.site, self.app, self.clock = web_site(self.resource)
+
+    def call(self, meta, *, accept=ACCEPT, **headers):
+        exchange = HttpExchange(self.site)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"_meta": meta, "name": "list_indexed_repositories"},
+        }
+        post_json(exchange, b"/mcp", message, accept=accept, **headers)
+        return exchange.response()
+
+    def test_a_handshake_call_with_a_token_is_answered_as_its_own_stream(self):
+        first = HttpExchange(self.site)
+        post_json(first, b"/mcp", INITIALIZE, accept=ACCEPT)
+        session = first.response().header(b"mcp-session-id")
+        reply = self.call({"progressToken": "p"}, mcp_session_id=session)
+        self.assertEqual(reply.header(b"content-type"), b"text/event-stream")
+        messages = sse_messages(reply.body)
+        progress = [m["params"]["progress"] for m in messages[:-1]]
+        self.assertEqual(progress, [1, 2, 3])
+        self.assertEqual(messages[-1]["id"], 9)
+        self.assertEqual(messages[-1]["result"]["structuredContent"]["data"], {"count": 1})
+
+    def test_a_stateless_call_with_a_token_streams_progress_then_the_result(self):
+        reply = self.call(
+            {**MODERN, "progressToken": 4},
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        messages = sse_messages(reply.body)
+        self.assertEqual(
+            [m.get("method") for m in messages],
+            ["notifications/progress"] * 3 + [None],
+        )
+        self.assertEqual(messages[-1]["result"]["resultType"], "complete")
+
+    def test_a_call_without_a_token_keeps_its_json_reply(self):
+        reply = self.call(
+            MODERN,
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        self.assertEqual(reply.header(b"content-type"), b"application/json")
+        self.assertEqual(reply.json()["id"], 9)
+
+    def test_a_client_that_takes_only_json_gets_json(self):
+        reply = self.call(
+            {**MODERN, "progressToken": 4},
+            accept=b"application/json",
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        self.assertEqual(reply.json()["id"], 9)
+
+    def test_a_stateless_request_naming_a_log_level_hears_the_log_while_it_runs(self):
+        resource = RecordingResource(hold=True)
+        site, app, clock = web_site(resource)
+        exchange = HttpExchange(site)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "_meta": {**MODERN, "io.modelcontextprotocol/logLevel": "warning"},
+                "name": "list_indexed_repositories",
+            },
+        }
+        post_json(
+            exchange,
+            b"/mcp",
+            message,
+            accept=ACCEPT,
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        feed = app.server.log_feed
+        feed.publish("info", "service", "index build 2 started")
+        feed.publish("warning", "service", "index build 2 failed: no space")
+        clock.advance(0)
+        held = resource.requests[0]
+        held.setResponseCode(200)
+        held.write(b'{"count": 1}')
+        held.finish()
+        messages = sse_messages(exchange.response().body)
+        self.assertEqual(messages[0]["method"], "notifications/message")
+        self.assertEqual(messages[0]["params"]["data"], "index build 2 failed: no space")
+        self.assertEqual(messages[-1]["id"], 3)
+        self.assertEqual(len(messages), 2)
+        self.assertEqual(len(feed), 0)
+
+    def test_dropping_a_streamed_call_cancels_it(self):
+        resource = RecordingResource(hold=True)
+        site, _, _ = web_site(resource)
+        exchange = HttpExchange(site)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {
+                "_meta": {**MODERN, "progressToken": 1},
+                "name": "list_indexed_repositories",
+            },
+        }
+        post_json(
+            exchange,
+            b"/mcp",
+            message,
+            accept=ACCEPT,
+            mcp_protocol_version=b"2026-07-28",
+            mcp_method=b"tools/call",
+            mcp_name=b"list_indexed_repositories",
+        )
+        self.assertEqual(len(sse_messages(exchange.response().body)), 2)
+        exchange.disconnect()
+        self.assertEqual(len(resource.disconnected), 1)

@@ -37,6 +37,14 @@ from eshu_mcp.protocol.jsonrpc import (
     parse_message,
     result_response,
 )
+from eshu_mcp.protocol.notices import (
+    LOG_LEVEL_META_KEY,
+    LOG_LEVELS,
+    LogFeed,
+    Notify,
+    ProgressReporter,
+    is_log_level,
+)
 
 log = Logger()
 
@@ -59,6 +67,16 @@ class ToolDispatcher(Protocol):
         """Fire with the MCP tool result (a dict) for this call."""
 
 
+class BuildProgress(Protocol):
+    """What the protocol needs from an index keeper: whether a build runs, and its news."""
+
+    def building(self) -> bool:
+        """Whether a build is running that calls may be waiting for."""
+
+    def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(message)`` for each step of the build; returns the unsubscriber."""
+
+
 class ToolCatalogView(Protocol):
     """What the protocol needs from the catalog."""
 
@@ -77,6 +95,8 @@ class CallContext:
 
     authorization: bytes | None = None
     transport: str = "stdio"
+    notify: Notify | None = None
+    """Where notifications about this request go (its own SSE stream), if it has one."""
 
 
 def unknown_tool_result(name: str) -> dict:
@@ -134,6 +154,8 @@ class McpServer:
         instructions: str = INSTRUCTIONS,
         max_batch: int = DEFAULT_MAX_BATCH,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        clock=None,
+        build_progress: BuildProgress | None = None,
     ) -> None:
         self.catalog = catalog
         self.dispatcher = dispatcher
@@ -141,6 +163,10 @@ class McpServer:
         self.instructions = instructions
         self.max_batch = max_batch
         self.max_message_bytes = max_message_bytes
+        if clock is None:
+            from twisted.internet import reactor as clock
+        self.log_feed = LogFeed(clock)
+        self.build_progress = build_progress
         self.server_info = {"name": SERVER_NAME, "version": __version__}
 
     def connection(self, *, default_version: str = "2024-11-05") -> "McpConnection":
@@ -160,12 +186,15 @@ class McpConnection:
         self.closed = False
         self._in_flight: dict[str, defer.Deferred] = {}
         self._cancelled: set[str] = set()
+        self.notify: Notify | None = None
+        self.log_level: str | None = None
         self._methods: dict[str, Callable] = {
             "initialize": self._initialize,
             "ping": self._ping,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
             "server/discover": self._discover,
+            "logging/setLevel": self._set_log_level,
         }
 
     @property
@@ -190,9 +219,18 @@ class McpConnection:
             return self._handle_batch(decoded, context)
         return self._handle_one(decoded, context)
 
+    def attach(self, notify: Notify | None) -> None:
+        """Send this client's unsolicited notifications (its log) through ``notify``."""
+        self.notify = notify
+
+    def _send(self, message: dict) -> None:
+        if self.notify is not None and not self.closed:
+            self.notify(message)
+
     def close(self) -> None:
         """The client is gone: cancel everything it started."""
         self.closed = True
+        self._server.log_feed.unsubscribe(self)
         for key, call in list(self._in_flight.items()):
             self._cancelled.add(key)
             call.cancel()
@@ -268,7 +306,7 @@ class McpConnection:
 
     def _method_exists(self, method: str, version: str) -> bool:
         if versions.is_modern(version):
-            return method != "ping" and method != "initialize"
+            return method not in ("ping", "initialize", "logging/setLevel")
         return method != "server/discover"
 
     def _request_version(self, request: Request) -> str:
@@ -355,7 +393,33 @@ class McpConnection:
         }
 
     def _capabilities(self) -> dict:
-        return {"tools": {"listChanged": False}}
+        return {"tools": {"listChanged": False}, "logging": {}}
+
+    def _set_log_level(self, request: Request, version: str, context: CallContext) -> dict:
+        params = request.params if isinstance(request.params, dict) else {}
+        level = params.get("level")
+        if not is_log_level(level):
+            raise ProtocolError(
+                INVALID_PARAMS, f'invalid params: "level" must be one of {", ".join(LOG_LEVELS)}'
+            )
+        self.log_level = level
+        self._server.log_feed.subscribe(self, level, self._send)
+        return {}
+
+    def follow_request_log(self, message: Any, notify: Notify) -> bool:
+        """
+        In the stateless revision a request names its own log level in ``_meta``;
+        subscribe this (one-request) connection at that level. False when it names none.
+        """
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        level = meta.get(LOG_LEVEL_META_KEY) if isinstance(meta, dict) else None
+        if not is_log_level(level):
+            return False
+        self.attach(notify)
+        self.log_level = level
+        self._server.log_feed.subscribe(self, level, self._send)
+        return True
 
     def _ping(self, request: Request, version: str, context: CallContext) -> dict:
         return {}
@@ -385,29 +449,72 @@ class McpConnection:
             arguments = {}
         if not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, 'invalid params: "arguments" must be an object')
+        progress = self._progress_reporter(params, version, context)
         tool = self._server.catalog.get(name)
         if tool is None:
+            if progress is not None:
+                progress.step(f"accepted {name}", total=3)
+                progress.step(f"refused: no tool named {name}", total=3)
+                progress.step("done", total=3)
+                progress.close()
             return adapt_tool_result(unknown_tool_result(name), version)
         envelope_tool = bool(getattr(tool, "envelope", False))
         key = request.id_key
         if key in self._in_flight:
             raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
+        unfollow = self._report_start(progress, name)
         call = self._server.dispatcher.call(name, arguments, context.authorization)
         self._in_flight[key] = call
 
         def settle(result):
             self._in_flight.pop(key, None)
+            unfollow()
             if key in self._cancelled:
                 self._cancelled.discard(key)
+                if progress is not None:
+                    progress.close()
                 return _NO_REPLY
+            if progress is not None:
+                progress.step("done", total=progress.progress + 1)
+                progress.close()
             if isinstance(result, Failure):
                 return result
             return adapt_tool_result(result, version, envelope_tool=envelope_tool)
 
         return call.addBoth(settle)
 
+    def _progress_reporter(
+        self, params: dict, version: str, context: CallContext
+    ) -> ProgressReporter | None:
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if not isinstance(token, (str, int)) or isinstance(token, bool):
+            return None
+        send = context.notify or self._send
+        if context.notify is None and self.notify is None:
+            return None
+        return ProgressReporter(token, send, with_message=version >= "2025-03-26")
+
+    def _report_start(self, progress: ProgressReporter | None, name: str) -> Callable[[], None]:
+        """Report acceptance, the first build's steps while it runs, and dispatch."""
+        if progress is None:
+            return _nothing
+        build = self._server.build_progress
+        if build is None or not build.building():
+            progress.step(f"accepted {name}", total=3)
+            progress.step(f"dispatched {name}", total=3)
+            return _nothing
+        progress.step(f"accepted {name}")
+        progress.step(f"dispatched {name}; waiting for the index build")
+        return build.subscribe(progress.step)
+
 
 _NO_REPLY = object()
+
+
+def _nothing() -> None:
+    return None
+
 
 _CURSOR_PREFIX = b"eshu-tools:"
 

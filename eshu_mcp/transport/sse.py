@@ -124,6 +124,7 @@ class SseResource(Resource):
             self._server.connection(default_version="2024-11-05"),
             principal_key(principal_of(request)),
         )
+        session.connection.attach(session.send)
         self._sessions.add(session)
         log.info("sse session started {session_id}", session_id=session_id)
         stream.start(event_frame("endpoint", f"{self._message_path}?sessionId={session_id}"))

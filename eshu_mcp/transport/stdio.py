@@ -38,6 +38,7 @@ class StdioTransport(LineReceiver):
         self._resume = b""
         self._connection = server.connection(default_version="2024-11-05")
         self._context = CallContext(authorization=None, transport="stdio")
+        self._connection.attach(self._write)
         self._pending: set[defer.Deferred] = set()
         self.done = defer.Deferred()
 

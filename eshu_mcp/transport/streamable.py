@@ -12,6 +12,7 @@ DELETE are not part of that revision.
 import base64
 import secrets
 
+import attrs
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.internet.interfaces import IReactorTime
@@ -26,8 +27,10 @@ from eshu_mcp.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
     ProtocolError,
+    encode,
     message_id,
 )
+from eshu_mcp.protocol.notices import LOG_LEVEL_META_KEY
 from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
 from eshu_mcp.transport.http import (
     answer_later,
@@ -38,7 +41,7 @@ from eshu_mcp.transport.http import (
     read_frame,
     rpc_error,
 )
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream, event_frame
 
 log = Logger()
 
@@ -254,6 +257,9 @@ class StreamableResource(Resource):
         return self._respond(request, connection, decoded, modern=True)
 
     def _respond(self, request, connection: McpConnection, decoded, *, modern: bool):
+        if _wants_stream(decoded, modern=modern) and _asks_for_events(request):
+            return self._respond_streaming(request, connection, decoded, modern=modern)
+
         def respond(answer) -> None:
             if answer is None:
                 finish_empty(request, 202)
@@ -265,6 +271,40 @@ class StreamableResource(Resource):
             finish_json(request, status, answer)
 
         return answer_later(request, connection.handle(decoded, self._context(request)), respond)
+
+    def _respond_streaming(self, request, connection: McpConnection, decoded, *, modern: bool):
+        """
+        Answer one request as its own event stream: the notifications about it
+        (progress, and in the stateless revision the log it asked for), then its reply.
+        """
+        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+
+        def notify(message: dict) -> None:
+            stream.send(_message_frame(message))
+
+        if modern:
+            connection.follow_request_log(decoded, notify)
+        context = attrs.evolve(self._context(request), notify=notify)
+        stream.start()
+        handling = connection.handle(decoded, context)
+        request.notifyFinish().addErrback(lambda _: handling.cancel())
+
+        def deliver(answer) -> None:
+            if answer is not None:
+                notify(answer)
+            stream.close()
+
+        def failed(failure) -> None:
+            if not failure.check(defer.CancelledError):
+                log.failure("mcp reply to {uri} failed", failure, uri=request.uri)
+            stream.close()
+
+        def ended(_) -> None:
+            if modern:
+                connection.close()
+
+        handling.addCallbacks(deliver, failed).addBoth(ended)
+        return NOT_DONE_YET
 
     def render_GET(self, request):
         version = self._requested_version(request)
@@ -278,8 +318,11 @@ class StreamableResource(Resource):
             return refusal
         if session.stream is not None and not session.stream.closed:
             return http_error(request, 409, "this session already has an open stream")
-        session.stream = SseStream(request, self._clock, keepalive=self._keepalive)
-        session.stream.start()
+        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        session.stream = stream
+        session.connection.attach(lambda message: stream.send(_message_frame(message)))
+        stream.on_close(lambda: session.connection.attach(None))
+        stream.start()
         return NOT_DONE_YET
 
     def render_DELETE(self, request):
@@ -304,6 +347,28 @@ class StreamableResource(Resource):
         if session.owner and session.owner != principal_key(principal_of(request)):
             return None, http_error(request, 403, "credential does not match the session owner")
         return session, None
+
+
+def _message_frame(message: dict) -> bytes:
+    return event_frame("message", encode(message).decode("utf-8"))
+
+
+def _wants_stream(message, *, modern: bool) -> bool:
+    """Whether a request asked for notifications about itself (progress, or its own log)."""
+    if not isinstance(message, dict) or "id" not in message:
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        return False
+    if message.get("method") == "tools/call" and "progressToken" in meta:
+        return True
+    return modern and LOG_LEVEL_META_KEY in meta
+
+
+def _asks_for_events(request) -> bool:
+    accept = (request.getHeader(b"accept") or b"").lower()
+    return b"text/event-stream" in accept
 
 
 def _header_mismatch(request, version: str, message: dict) -> str | None:

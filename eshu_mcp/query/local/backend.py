@@ -19,7 +19,7 @@ import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.api.resource import LocalQueryResource
 from eshu_mcp.query.local.api.routemap import ANSWERED_MODES, route_modes
-from eshu_mcp.query.local.first_index import AwaitFirstIndex
+from eshu_mcp.query.local.first_index import AwaitFirstIndex, BuildProgress
 
 DEFAULT_READER_THREADS = 2
 
@@ -45,6 +45,9 @@ class LocalQueryBackend(Service):
         self.threadpool = ThreadPool(minthreads=0, maxthreads=reader_threads, name="eshu-query")
         self.api = LocalQueryResource(
             self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
+        )
+        self.build_progress = (
+            None if index_service is None else BuildProgress(index_service, self.ready)
         )
         # What /api/v0 serves: with an indexer attached, early queries wait for its first build.
         self.resource = (

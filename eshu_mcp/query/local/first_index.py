@@ -1,5 +1,7 @@
 """Holding queries that arrive before the first index build has finished."""
 
+from collections.abc import Callable
+
 from twisted.internet import defer
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import NOT_DONE_YET
@@ -38,3 +40,45 @@ class AwaitFirstIndex(Resource):
 
         waiting.addCallbacks(go, lambda failure: failure.trap(defer.CancelledError))
         return NOT_DONE_YET
+
+
+def describe_build_event(event: dict) -> str | None:
+    """A sentence for a user waiting on the build, or None for events not worth one."""
+    phase = event.get("phase")
+    if phase == "walk":
+        return f"indexing: {event.get('to_parse', 0)} of {event.get('files', 0)} files to parse"
+    if phase == "parse":
+        return f"indexing: {event.get('done', 0)}/{event.get('total', 0)} files parsed"
+    if phase == "resolve":
+        return "indexing: resolving references"
+    if phase == "committed":
+        return "indexing: new generation active"
+    if phase == "failed":
+        return "indexing failed"
+    return None
+
+
+class BuildProgress:
+    """The index keeper's first build as the protocol sees it: awaited or not, and its steps."""
+
+    def __init__(self, index_service, is_ready: Callable[[], bool] = lambda: False) -> None:
+        self._index_service = index_service
+        self._is_ready = is_ready
+        self._served = False
+
+    def building(self) -> bool:
+        """Whether calls now wait for a build: one runs and no index has been served yet."""
+        if self._index_service.state != "building" or self._served:
+            return False
+        self._served = self._is_ready()
+        return not self._served
+
+    def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(sentence)`` for each step of the build worth telling a user."""
+
+        def listen(event: dict) -> None:
+            sentence = describe_build_event(event)
+            if sentence is not None:
+                callback(sentence)
+
+        return self._index_service.subscribe(listen)

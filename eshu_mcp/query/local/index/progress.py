@@ -12,15 +12,23 @@ from typing import Any, TextIO
 BAR_WIDTH = 28
 
 
-class JsonLinesProgress:
-    """One JSON line per phase; parse progress only when the phase completes."""
+PARSE_REPORT_SECONDS = 0.5
 
-    def __init__(self, stream: TextIO) -> None:
+
+class JsonLinesProgress:
+    """One JSON line per phase; parse progress at most every half second, and at its end."""
+
+    def __init__(self, stream: TextIO, clock=time.monotonic) -> None:
         self.stream = stream
+        self.clock = clock
+        self._last_parse: float | None = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         if event.get("phase") == "parse" and event.get("done") != event.get("total"):
-            return
+            now = self.clock()
+            if self._last_parse is not None and now - self._last_parse < PARSE_REPORT_SECONDS:
+                return
+            self._last_parse = now
         self.stream.write(json.dumps(event, sort_keys=True) + "\n")
         self.stream.flush()
 

@@ -100,6 +100,7 @@ class IndexService(Service):
         self._poller: task.LoopingCall | None = None
         self._attempted: dict[str, str] | None = None
         self._rerun = False
+        self._listeners: list[Callable[[dict], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -145,6 +146,16 @@ class IndexService(Service):
         self._waiting.append(waiter)
         return waiter
 
+    def subscribe(self, listener: Callable[[dict], None]) -> Callable[[], None]:
+        """Call ``listener(event)`` with each progress event of the builds; returns the undo."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
     @property
     def running_indexer(self) -> bool:
         """Whether an indexer child process is running now."""
@@ -180,6 +191,11 @@ class IndexService(Service):
         self.last_event = event
         if event.get("phase") == "failed":
             self.last_error = str(event.get("error") or event)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                self.log.failure("index progress listener failed")
 
     def _on_exit(self, code: int | None, stderr: str) -> None:
         self._process = None
