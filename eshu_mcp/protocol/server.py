@@ -8,8 +8,6 @@ hand them to :meth:`McpConnection.handle` and write back what it returns; nothin
 here knows which transport a message came from.
 """
 
-import base64
-import binascii
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -19,8 +17,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from eshu_mcp import SERVER_NAME, __version__
-from eshu_mcp.dispatch.results import with_resource_copy
 from eshu_mcp.protocol import versions
+from eshu_mcp.protocol.cursors import decode_cursor, encode_cursor
 from eshu_mcp.protocol.jsonrpc import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -45,6 +43,7 @@ from eshu_mcp.protocol.notices import (
     ProgressReporter,
     is_log_level,
 )
+from eshu_mcp.protocol.tool_results import adapt_tool_result, unknown_tool_result
 
 log = Logger()
 
@@ -97,49 +96,6 @@ class CallContext:
     transport: str = "stdio"
     notify: Notify | None = None
     """Where notifications about this request go (its own SSE stream), if it has one."""
-
-
-def unknown_tool_result(name: str) -> dict:
-    """The tool result for a name the enabled catalog does not hold."""
-    return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
-
-
-_ENVELOPE_KEYS = frozenset({"data", "truth", "error"})
-
-
-def adapt_tool_result(result: dict, version: str, *, envelope_tool: bool = False) -> dict:
-    """
-    Shape a dispatcher result for the revision the client speaks.
-
-    A compact result carries its JSON once, as ``structuredContent``; a client
-    that cannot read that (before 2025-06-18, or a non-object before 2026-07-28)
-    gets it as a resource block instead.
-
-    Before 2026-07-28 ``structuredContent`` must be an object; a tool that
-    advertises the envelope ``outputSchema`` must answer an envelope, so a
-    plain answer from such a tool is wrapped as ``data`` with no truth claim.
-    """
-    structured = result.get("structuredContent")
-    if structured is None:
-        return result
-    if not versions.has_structured_content(version) and not _has_resource(result):
-        return with_resource_copy(result)
-    if result.get("isError"):
-        return result
-    if envelope_tool and versions.has_structured_content(version):
-        if not (isinstance(structured, dict) and structured.keys() >= _ENVELOPE_KEYS):
-            return {
-                **result,
-                "structuredContent": {"data": structured, "truth": None, "error": None},
-            }
-        return result
-    if isinstance(structured, dict) or versions.is_modern(version):
-        return result
-    return with_resource_copy(result)
-
-
-def _has_resource(result: dict) -> bool:
-    return any(block.get("type") == "resource" for block in result.get("content", ()))
 
 
 class McpServer:
@@ -514,26 +470,3 @@ _NO_REPLY = object()
 
 def _nothing() -> None:
     return None
-
-
-_CURSOR_PREFIX = b"eshu-tools:"
-
-
-def encode_cursor(offset: int) -> str:
-    """An opaque cursor for the page starting at ``offset``."""
-    return base64.urlsafe_b64encode(_CURSOR_PREFIX + str(offset).encode()).decode("ascii")
-
-
-def decode_cursor(cursor: Any, total: int) -> int:
-    """The offset a cursor names; -32602 for anything we did not issue."""
-    if cursor is None:
-        return 0
-    try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii"))
-    except (AttributeError, UnicodeEncodeError, ValueError, binascii.Error):
-        raw = b""
-    if raw.startswith(_CURSOR_PREFIX):
-        digits = raw[len(_CURSOR_PREFIX) :]
-        if digits.isdigit() and 0 <= int(digits) <= total:
-            return int(digits)
-    raise ProtocolError(INVALID_PARAMS, "invalid params: unknown cursor")
