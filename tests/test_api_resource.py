@@ -55,6 +55,7 @@ class ApiIndex:
         repo_id = "repository:r_" + hashlib.sha1(name.encode()).hexdigest()[:8]
         slug = remote.split("/", 3)[-1] if remote else None
         local = str(work_tree or (self.root / "trees" / name))
+        Path(local).mkdir(parents=True, exist_ok=True)  # an indexed tree that still exists
         active = next(
             (f"gen-{name}-{seq}" for seq, s in enumerate(generations, 1) if s == "active"), None
         )

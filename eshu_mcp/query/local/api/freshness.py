@@ -7,12 +7,14 @@ as generation-seq intervals, so a delta between two generations is one SQL pass.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError, int_param
 from eshu_mcp.query.local.api.repository_rows import readable
+from eshu_mcp.query.local.api.truth import MISSING_CAUSE
 
 LIFECYCLE = "freshness.generation_lifecycle"
 CHANGED_SINCE = "freshness.changed_since"
@@ -129,7 +131,7 @@ def generations(ctx: ApiContext) -> Answer:
         where.append("g.status = ?")
         args.append(status)
     rows = ctx.conn.execute(
-        "SELECT g.*, r.active_generation_id FROM generations g"
+        "SELECT g.*, r.active_generation_id, r.local_path FROM generations g"
         " JOIN repositories r ON r.repo_id = g.repo_id WHERE " + " AND ".join(where) + ""
         " ORDER BY g.observed_at DESC, g.repo_id, g.seq DESC",
         args,
@@ -152,6 +154,15 @@ def generations(ctx: ApiContext) -> Answer:
         freshness["observed_at"] = observed
     if building:
         freshness["detail"] = BUILDING_DETAIL
+    else:
+        missing = sorted({row["local_path"] for row in page_rows} - _present(page_rows))
+        if missing:
+            freshness["state"] = "stale"
+            freshness["cause"] = MISSING_CAUSE
+            freshness["detail"] = (
+                f"repository directory {', '.join(missing)} is missing; run"
+                " `eshu-mcp index --prune` to forget repositories whose directory is gone"
+            )
     data = {"generations": items, "count": len(items), "limit": limit, "truncated": truncated}
     truth = ctx.truth(
         LIFECYCLE,
@@ -160,6 +171,11 @@ def generations(ctx: ApiContext) -> Answer:
         freshness=freshness,
     )
     return Answer(data, truth)
+
+
+def _present(rows: list[sqlite3.Row]) -> set[str]:
+    """The recorded work tree paths among the rows that are still directories."""
+    return {path for path in {row["local_path"] for row in rows} if os.path.isdir(path)}
 
 
 def _parse_rfc3339(text: str) -> str:

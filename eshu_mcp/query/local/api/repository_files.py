@@ -28,7 +28,7 @@ from eshu_mcp.query.local.api.repository_rows import (
     language_family,
     repository_refs,
 )
-from eshu_mcp.query.local.api.truth import current_head, repository_freshness
+from eshu_mcp.query.local.api.truth import MISSING_CAUSE, current_head, repository_freshness
 
 TREE_FILE_CAP = 50_000
 CONTENT_CAP = 1 << 20
@@ -264,7 +264,9 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     expected = ctx.query.get("expected_commit", "").strip()
     indexed = repo["head_commit"] or ""
     unobserved = None
-    if pending:
+    if freshness.get("cause") == MISSING_CAUSE:
+        verdict = "missing"
+    elif pending:
         verdict = "building"
     elif active is None:
         verdict = "unknown"

@@ -7,6 +7,7 @@ The only collector and ingester of the embedded backend is its local git indexer
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
@@ -44,6 +45,14 @@ class IndexHealth:
     observation_count: int
     active_repositories: int
     failed_repositories: int
+    missing_repositories: int = 0
+
+    @property
+    def serving(self) -> bool:
+        """True unless a failed or stalled build needs attention (missing directories don't)."""
+        if self.state in ("healthy", "progressing"):
+            return True
+        return self.state == "degraded" and not self.failed_repositories
 
 
 def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> IndexHealth:
@@ -54,7 +63,7 @@ def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> Index
         for row in conn.execute("SELECT status, COUNT(*) AS n FROM generations GROUP BY status")
     }
     repos = conn.execute(
-        "SELECT r.repo_id, r.active_generation_id,"
+        "SELECT r.repo_id, r.local_path, r.active_generation_id,"
         " (SELECT g.status FROM generations g WHERE g.repo_id = r.repo_id"
         "   ORDER BY g.seq DESC LIMIT 1) AS latest"
         " FROM repositories r"
@@ -67,6 +76,7 @@ def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> Index
     ).fetchone()[0]
     pending = counts.get("pending", 0)
     failed_repos = sum(1 for r in repos if r["latest"] == "failed")
+    missing = [r["local_path"] for r in repos if not os.path.isdir(r["local_path"])]
     age = 0.0
     oldest_time = _parse_time(oldest)
     if oldest_time is not None:
@@ -78,6 +88,12 @@ def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> Index
     elif pending and age > STALLED_AFTER_SECONDS:
         state = "stalled"
         reasons.append(f"a generation has been pending for {int(age)}s")
+    elif missing:
+        state = "degraded"
+        reasons.append(
+            f"{len(missing)} repositories' directories are missing ({', '.join(missing[:3])});"
+            " run `eshu-mcp index --prune` to forget them"
+        )
     elif failed_repos:
         state = "degraded"
         reasons.append(f"{failed_repos} repositories' latest generation failed")
@@ -109,6 +125,7 @@ def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> Index
         observation_count=sum(counts.values()),
         active_repositories=sum(1 for r in repos if r["active_generation_id"]),
         failed_repositories=failed_repos,
+        missing_repositories=len(missing),
     )
 
 
@@ -296,7 +313,7 @@ def hosted_readiness(ctx: ApiContext) -> Answer:
         },
         {
             "name": "indexer_healthy",
-            "state": "pass" if health.state in ("healthy", "progressing") else "fail",
+            "state": "pass" if health.serving else "fail",
             "detail": "; ".join(health.reasons) or "no failed or stalled generations",
         },
         {
@@ -311,7 +328,7 @@ def hosted_readiness(ctx: ApiContext) -> Answer:
             failure_class="index_empty",
             next_diagnostic="run `eshu-mcp index PATH` for a repository",
         )
-    ready = indexed and health.state in ("healthy", "progressing")
+    ready = indexed and health.serving
     failure_classes = sorted(
         {c["failure_class"] for c in checks if c["state"] == "fail" and "failure_class" in c}
         - {"not_applicable"}

@@ -211,6 +211,17 @@ def _read_small_all(path: Path, limit: int = 4 << 20) -> str | None:
         return None
 
 
+MISSING_CAUSE = "repository_missing"
+
+
+def missing_detail(repo: sqlite3.Row) -> str:
+    """What to say about a repository whose work tree directory is gone."""
+    return (
+        f"repository directory {repo['local_path']} is missing; the answer is from its last"
+        f" index (run `eshu-mcp index --forget {repo['repo_id']}` or `eshu-mcp index --prune`)"
+    )
+
+
 def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[str, Any]:
     """Freshness of one repository: building, unavailable, stale (HEAD moved) or fresh."""
     pending = conn.execute(
@@ -227,6 +238,11 @@ def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[st
             return {"state": "building", "detail": "the first generation is being indexed"}
         return {"state": "unavailable", "detail": "repository has no active generation"}
     freshness: dict[str, Any] = {"state": "fresh", "observed_at": active["observed_at"]}
+    if not os.path.isdir(repo["local_path"]):
+        freshness["state"] = "stale"
+        freshness["cause"] = MISSING_CAUSE
+        freshness["detail"] = missing_detail(repo)
+        return freshness
     if pending is not None:
         freshness["state"] = "building"
         freshness["detail"] = "a newer generation is being indexed"
@@ -256,6 +272,7 @@ def index_freshness(conn: sqlite3.Connection) -> dict[str, Any]:
     result: dict[str, Any] = {"state": worst["state"]}
     if observed:
         result["observed_at"] = observed
-    if "detail" in worst:
-        result["detail"] = worst["detail"]
+    for key in ("detail", "cause"):
+        if key in worst:
+            result[key] = worst[key]
     return result

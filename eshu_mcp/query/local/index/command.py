@@ -1,7 +1,8 @@
 """
-``eshu-mcp index PATH... [--db FILE] [--status] [--json]``: build or refresh the embedded
-index, or report what it holds. Also runnable as ``python -m eshu_mcp.query.local.index.command``
-(the daemon spawns it that way so parsing never shares the reactor's process).
+``eshu-mcp index PATH... [--db FILE] [--status] [--forget REPO] [--prune] [--json]``: build or
+refresh the embedded index, report what it holds, or remove repositories from it. Also runnable
+as ``python -m eshu_mcp.query.local.index.command`` (the daemon spawns it that way so parsing
+never shares the reactor's process).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .indexer import index_repositories
+from .lifecycle import ForgottenRepository, UnknownRepository, directory_missing, forget, prune
 from .lock import IndexLocked
 from .progress import JsonLinesProgress, TerminalProgress
 from .store import IndexUnavailable, default_db_path, open_reader
@@ -39,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="repository work trees")
     parser.add_argument("--db", help="index file (default $ESHU_MCP_DB or ~/.eshu/eshu-mcp.sqlite)")
     parser.add_argument("--status", action="store_true", help="report what the index holds")
+    parser.add_argument(
+        "--forget", metavar="REPO", help="remove one repository (by repo id, path or name)"
+    )
+    parser.add_argument(
+        "--prune", action="store_true", help="remove repositories whose directory is gone"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--workers", type=int, default=None, help="parser processes")
     return parser
@@ -58,6 +66,11 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
     db = Path(options.db).expanduser() if options.db else default_db_path()
     if options.status:
         return _status(db, options.json, out, err)
+    if options.forget is not None or options.prune:
+        if options.paths:
+            err.write("eshu-mcp index: --forget and --prune take no PATH\n")
+            return EXIT_USAGE
+        return _remove(db, options.forget, options.prune, options.json, out, err)
     if not options.paths:
         err.write("eshu-mcp index: give at least one PATH to index (or --status)\n")
         return EXIT_USAGE
@@ -94,6 +107,39 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
+def _remove(
+    db: Path, selector: str | None, pruning: bool, as_json: bool, out: TextIO, err: TextIO
+) -> int:
+    """``--forget REPO`` and/or ``--prune``: remove repositories and say what went."""
+    if not db.is_file():
+        err.write(f"eshu-mcp index: index database {str(db)!r} does not exist\n")
+        return EXIT_USAGE
+    removed: list[ForgottenRepository] = []
+    try:
+        if selector is not None:
+            removed.append(forget(db, selector))
+        if pruning:
+            removed.extend(prune(db))
+    except (UnknownRepository, IndexLocked) as e:
+        err.write(f"eshu-mcp index: {e}\n")
+        return EXIT_USAGE
+    except (sqlite3.DatabaseError, IndexUnavailable, OSError) as e:
+        err.write(f"eshu-mcp index: cannot use database {str(db)!r}: {e}\n")
+        return EXIT_USAGE
+    if as_json:
+        forgotten = [repo.as_dict() for repo in removed]
+        out.write(json.dumps({"db": str(db), "forgotten": forgotten}, sort_keys=True) + "\n")
+        return EXIT_OK
+    for repo in removed:
+        out.write(
+            f"forgot {repo.repo_id} {repo.local_path} ({repo.files} files,"
+            f" {repo.entities} entities, {repo.edges} edges, {repo.generations} generations)\n"
+        )
+    if not removed:
+        out.write("no repository has a missing directory; nothing to prune\n")
+    return EXIT_OK
+
+
 def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
     try:
         conn = open_reader(db)
@@ -112,8 +158,14 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     out.write(f"index {db}\n")
     for repo in status["repositories"]:
+        header = f"{repo['repo_id']}  {repo['local_path']}"
+        if repo["missing"]:
+            header += (
+                "  MISSING: the directory is gone"
+                f" (eshu-mcp index --forget {repo['repo_id']}, or --prune)"
+            )
         out.write(
-            f"{repo['repo_id']}  {repo['local_path']}\n"
+            f"{header}\n"
             f"  generation {repo['active_seq'] or '-'} ({repo['freshness_hint'] or 'none'}),"
             f" last indexed {repo['last_indexed_at'] or 'never'}\n"
             f"  {repo['files']} files, {repo['entities']} entities, {repo['edges']} edges,"
@@ -154,6 +206,7 @@ def collect_status(conn: sqlite3.Connection) -> dict:
                 "repo_id": repo_id,
                 "name": repo["name"],
                 "local_path": repo["local_path"],
+                "missing": directory_missing(repo["local_path"]),
                 "remote_url": repo["remote_url"],
                 "head_commit": repo["head_commit"],
                 "active_generation_id": repo["active_generation_id"],
