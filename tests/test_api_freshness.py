@@ -60,6 +60,7 @@ class GenerationTests(FreshnessCase):
         self.assertEqual(error["code"], "not_found")
 
     def test_pending_generation_marks_truth_building(self):
+        self.ids["index"].hold_writer_lock()  # the indexer writing it is running
         writer = self.ids["index"].writer
         writer.execute(
             "INSERT INTO generations (generation_id, repo_id, seq, scope_id, status, observed_at)"
@@ -73,6 +74,26 @@ class GenerationTests(FreshnessCase):
             truth["freshness"]["detail"],
             "at least one returned scope has a pending or in-flight generation",
         )
+
+    def test_pending_generation_of_a_dead_run_is_interrupted_and_truth_fresh(self):
+        index = self.ids["index"]
+        index.hold_writer_lock()
+        index.writer.execute(
+            "INSERT INTO generations (generation_id, repo_id, seq, scope_id, status, observed_at)"
+            " VALUES ('p', ?, 3, 's', 'pending', '2026-12-02T10:09:00Z')",
+            (self.ids["repo"],),
+        )
+        index.writer.commit()
+        index.writer_died()
+        self.assertEqual(self.get("/generations", status="pending").json()["data"]["count"], 0)
+        body = self.get("/generations", repository="payments").json()
+        self.assertEqual(body["truth"]["freshness"]["state"], "fresh")
+        dead = body["data"]["generations"][0]
+        self.assertEqual((dead["generation_id"], dead["status"]), ("p", "failed"))
+        self.assertEqual(dead["latest_failure"]["failure_class"], "interrupted")
+        self.assertEqual(dead["queue_status"]["outstanding"], 0)
+        failed = self.get("/generations", status="failed").json()["data"]["generations"]
+        self.assertEqual([row["generation_id"] for row in failed], ["p"])
 
 
 class ChangedSinceTests(FreshnessCase):

@@ -170,6 +170,7 @@ class FreshnessTests(RepositoryFilesCase):
         self.assertEqual(data["unobserved_push"]["target_sha"], "deadbeef")
 
     def test_pending_generation_is_building(self):
+        self.index.hold_writer_lock()  # the indexer writing it is running
         self.index.writer.execute(
             "INSERT INTO generations (generation_id, repo_id, seq, scope_id, status,"
             " observed_at) VALUES ('gen-payments-3', ?, 3, 's', 'pending',"
@@ -180,3 +181,7 @@ class FreshnessTests(RepositoryFilesCase):
         data = self.get("/freshness").json()
         self.assertEqual(data["verdict"], "building")
         self.assertEqual(data["outstanding_by_stage"][0]["count"], 1)
+        self.index.writer_died()
+        data = self.get("/freshness").json()
+        self.assertEqual(data["verdict"], "current")
+        self.assertEqual(data["outstanding_by_stage"][0]["count"], 0)

@@ -13,6 +13,7 @@ import json
 import queue
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from twisted.web.test.requesthelper import DummyChannel
 
 from eshu_mcp.query.local.api.framework import Answer, ApiError, RouteTable
 from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.index.lock import WriterLock
 from eshu_mcp.query.local.index.store import open_reader, open_writer
 
 OBSERVED = "2026-12-02T10:00:00Z"
@@ -41,6 +43,18 @@ class ApiIndex:
         self.root.mkdir(parents=True, exist_ok=True)
         self.path = str(self.root / "index.sqlite")
         self.writer = open_writer(self.path)
+        self.live_writer: WriterLock | None = None
+
+    def hold_writer_lock(self) -> None:
+        """Stand in for a running indexer: a 'pending' generation is only live under it."""
+        if self.live_writer is None:
+            self.live_writer = WriterLock(Path(self.path), timeout=0).__enter__()
+            weakref.finalize(self, self.live_writer.__exit__, None, None, None)
+
+    def writer_died(self) -> None:
+        """The indexer that wrote the 'pending' generations is gone (its lock went with it)."""
+        if self.live_writer is not None:
+            self.live_writer.__exit__(None, None, None)
 
     def repository(
         self,
@@ -78,6 +92,8 @@ class ApiIndex:
                 OBSERVED,
             ),
         )
+        if "pending" in generations:
+            self.hold_writer_lock()
         for seq, status in enumerate(generations, start=1):
             generation_id = f"gen-{name}-{seq}"
             self.writer.execute(

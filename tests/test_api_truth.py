@@ -80,6 +80,7 @@ class FreshnessTests(SynchronousTestCase):
         self.assertIn("differs from indexed", stale["detail"])
 
     def test_pending_generation_is_building(self):
+        self.index.hold_writer_lock()  # the indexer writing it is running
         self.index.writer.execute(
             "INSERT INTO generations (generation_id, repo_id, seq, scope_id, status, observed_at)"
             " VALUES ('p', ?, 9, 's', 'pending', '2026-12-02T11:00:00Z')",
@@ -90,6 +91,20 @@ class FreshnessTests(SynchronousTestCase):
         self.addCleanup(conn.close)
         self.assertEqual(repository_freshness(conn, self.repo_row(conn))["state"], "building")
         self.assertEqual(index_freshness(conn)["state"], "building")
+
+    def test_pending_generation_of_a_dead_indexer_leaves_the_index_fresh(self):
+        self.index.hold_writer_lock()
+        self.index.writer.execute(
+            "INSERT INTO generations (generation_id, repo_id, seq, scope_id, status, observed_at)"
+            " VALUES ('p', ?, 9, 's', 'pending', '2026-12-02T11:00:00Z')",
+            (self.ids["repo"],),
+        )
+        self.index.writer.commit()
+        self.index.writer_died()
+        conn = self.index.reader()
+        self.addCleanup(conn.close)
+        self.assertEqual(repository_freshness(conn, self.repo_row(conn))["state"], "fresh")
+        self.assertEqual(index_freshness(conn)["state"], "fresh")
 
     def test_empty_index_is_unavailable(self):
         index = ApiIndex(self.mktemp())

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.api.status import index_health
+from eshu_mcp.query.local.api.truth import index_freshness
 from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.indexer import HOLD_ENV, index_repositories
+from eshu_mcp.query.local.index.lock import writer_running
+from eshu_mcp.query.local.index.store import open_reader
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def small_repository(parent: Path, name: str) -> Path:
@@ -140,3 +150,53 @@ class ForgetAndPruneTests(SynchronousTestCase):
         code, _, err = self.run_main("--prune", str(self.beta))
         self.assertEqual(code, 2)
         self.assertIn("take no PATH", err)
+
+
+class AbandonedGenerationTests(SynchronousTestCase):
+    def start_held_run(self, db: Path, repo: Path, release: Path) -> subprocess.Popen:
+        """An indexer child that commits its 'pending' generation, then waits for ``release``."""
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **{HOLD_ENV: str(release)})
+        argv = [str(repo), "--db", str(db), "--json", "--workers", "1"]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "eshu_mcp.query.local.index.command", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.addCleanup(child.stdout.close)
+        phases = []
+        for _ in range(50):  # bounded: a dozen progress lines come before the hold
+            line = child.stdout.readline()
+            if not line:
+                break
+            phases.append(json.loads(line)["phase"])
+            if phases[-1] == "holding":
+                break
+        self.assertEqual(phases[-1], "holding", phases)
+        return child
+
+    def test_a_killed_runs_pending_generation_stops_saying_building(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-abandoned-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = small_repository(tmp, "alpha")
+        db = tmp / "index.sqlite"
+        index_repositories(db, [repo], workers=1)
+        (repo / "pkg" / "extra.py").write_text("def extra():\n    return 1\n")
+        child = self.start_held_run(db, repo, tmp / "never")
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        self.assertTrue(writer_running(db))
+        self.assertEqual(index_freshness(conn)["state"], "building")
+        self.assertEqual(index_health(conn).state, "progressing")
+
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+        self.assertFalse(writer_running(db))
+        self.assertEqual(index_freshness(conn)["state"], "fresh")
+        health = index_health(conn)
+        self.assertEqual((health.state, health.queue["outstanding"]), ("healthy", 0))
+        self.assertEqual(health.queue["failed"], 1)
+        out = io.StringIO()
+        command.main(["--status", "--db", str(db), "--json"], stdout=out, stderr=io.StringIO())
+        (status,) = json.loads(out.getvalue())["repositories"]
+        self.assertEqual(status["generations"], {"active": 1, "interrupted": 1})

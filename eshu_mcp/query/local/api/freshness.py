@@ -15,6 +15,7 @@ from typing import Any
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError, int_param
 from eshu_mcp.query.local.api.repository_rows import readable
 from eshu_mcp.query.local.api.truth import MISSING_CAUSE
+from eshu_mcp.query.local.api.writer_state import as_lived, writer_alive
 
 LIFECYCLE = "freshness.generation_lifecycle"
 CHANGED_SINCE = "freshness.changed_since"
@@ -71,7 +72,7 @@ def _queue_status(status: str) -> dict[str, int]:
     }
 
 
-def generation_row(row: sqlite3.Row, active_id: str | None) -> dict[str, Any]:
+def generation_row(row: sqlite3.Row | dict[str, Any], active_id: str | None) -> dict[str, Any]:
     """One generation in Eshu's lifecycle shape; empty optional fields are omitted."""
     item: dict[str, Any] = {
         "scope_id": row["scope_id"],
@@ -127,7 +128,7 @@ def generations(ctx: ApiContext) -> Answer:
         if value:
             where.append(f"g.{column} = ?")
             args.append(value)
-    if status:
+    if status and status not in ("pending", "failed"):  # those two depend on the writer
         where.append("g.status = ?")
         args.append(status)
     rows = ctx.conn.execute(
@@ -137,6 +138,11 @@ def generations(ctx: ApiContext) -> Answer:
         args,
     ).fetchall()
     rows = [row for row in rows if readable(ctx.principal, row["repo_id"])]
+    if any(row["status"] == "pending" for row in rows):
+        alive = writer_alive(ctx.conn)
+        rows = [as_lived(row, alive) for row in rows]
+    if status in ("pending", "failed"):
+        rows = [row for row in rows if row["status"] == status]
     generation_id = q.get("generation_id", "").strip()
     if generation_id and not rows:
         raise ApiError(
@@ -318,7 +324,7 @@ def changed_since(ctx: ApiContext) -> Answer:
             (repo_id,),
         ).fetchone()
         is not None
-    )
+    ) and writer_alive(ctx.conn)
     data: dict[str, Any] = {
         "scope_id": SCOPE_PREFIX + repo_id,
         "scope_kind": "repository",

@@ -29,6 +29,7 @@ from eshu_mcp.query.local.api.repository_rows import (
     repository_refs,
 )
 from eshu_mcp.query.local.api.truth import MISSING_CAUSE, current_head, repository_freshness
+from eshu_mcp.query.local.api.writer_state import writer_alive
 
 TREE_FILE_CAP = 50_000
 CONTENT_CAP = 1 << 20
@@ -260,6 +261,8 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     pending = ctx.conn.execute(
         "SELECT COUNT(*) FROM generations WHERE repo_id = ? AND status = 'pending'", (repo_id,)
     ).fetchone()[0]
+    if pending and not writer_alive(ctx.conn):
+        pending = 0
     freshness = repository_freshness(ctx.conn, repo)
     expected = ctx.query.get("expected_commit", "").strip()
     indexed = repo["head_commit"] or ""

@@ -16,6 +16,7 @@ from attrs import frozen
 
 import eshu_mcp
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.writer_state import INTERRUPTED, writer_alive
 
 VERSION = f"embedded-{eshu_mcp.__version__}"
 INGESTER = "repository"
@@ -62,14 +63,20 @@ def index_health(conn: sqlite3.Connection, now: datetime | None = None) -> Index
         row["status"]: row["n"]
         for row in conn.execute("SELECT status, COUNT(*) AS n FROM generations GROUP BY status")
     }
+    alive = not counts.get("pending") or writer_alive(conn)
+    if not alive:  # left by a run that died: failed (interrupted), not in flight
+        counts["failed"] = counts.get("failed", 0) + counts.pop("pending")
+    # A repository's latest generation, an interrupted run aside (the one before it serves).
     repos = conn.execute(
         "SELECT r.repo_id, r.local_path, r.active_generation_id,"
         " (SELECT g.status FROM generations g WHERE g.repo_id = r.repo_id"
+        "   AND COALESCE(g.failure_class, '') != ? AND (g.status != 'pending' OR ?)"
         "   ORDER BY g.seq DESC LIMIT 1) AS latest"
-        " FROM repositories r"
+        " FROM repositories r",
+        (INTERRUPTED, int(alive)),
     ).fetchall()
     oldest = conn.execute(
-        "SELECT MIN(observed_at) FROM generations WHERE status = 'pending'"
+        "SELECT MIN(observed_at) FROM generations WHERE status = 'pending' AND ?", (int(alive),)
     ).fetchone()[0]
     updated = conn.execute(
         "SELECT MAX(COALESCE(activated_at, ingested_at, observed_at)) FROM generations"
@@ -140,6 +147,8 @@ def _scope_activity(conn: sqlite3.Connection) -> dict[str, int]:
     changed = conn.execute(
         "SELECT COUNT(DISTINCT repo_id) FROM generations WHERE status = 'pending'"
     ).fetchone()[0]
+    if changed and not writer_alive(conn):
+        changed = 0
     return {"active": active, "changed": changed, "unchanged": max(active - changed, 0)}
 
 

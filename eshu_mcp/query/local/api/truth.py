@@ -16,6 +16,8 @@ from typing import Any
 
 from twisted.logger import Logger
 
+from eshu_mcp.query.local.api.writer_state import writer_alive
+
 log = Logger()
 
 PROFILE = "local_lightweight"
@@ -228,6 +230,8 @@ def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[st
         "SELECT 1 FROM generations WHERE repo_id = ? AND status = 'pending' LIMIT 1",
         (repo["repo_id"],),
     ).fetchone()
+    if pending is not None and not writer_alive(conn):
+        pending = None  # left by a run that died: the active generation is still current
     active = conn.execute(
         "SELECT observed_at FROM generations WHERE repo_id = ? AND status = 'active'"
         " ORDER BY seq DESC LIMIT 1",

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from .indexer import index_repositories
 from .lifecycle import ForgottenRepository, UnknownRepository, directory_missing, forget, prune
-from .lock import IndexLocked
+from .lock import IndexLocked, writer_running
 from .progress import JsonLinesProgress, TerminalProgress
 from .store import IndexUnavailable, default_db_path, open_reader
 
@@ -147,7 +147,7 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
     try:
-        status = collect_status(conn)
+        status = collect_status(conn, writer_alive=writer_running(db))
     except sqlite3.DatabaseError as e:
         err.write(f"eshu-mcp index: cannot read database {str(db)!r}: {e}\n")
         return EXIT_USAGE
@@ -177,8 +177,13 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def collect_status(conn: sqlite3.Connection) -> dict:
-    """Repositories, their generations by status, and row counts, for ``--status``."""
+def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> dict:
+    """
+    Repositories, their generations by status, and row counts, for ``--status``.
+
+    Without a live writer, 'pending' generations were left by a run that died: they are
+    counted as 'interrupted' (the next run marks them failed).
+    """
     repositories = []
     for repo in conn.execute("SELECT * FROM repositories ORDER BY local_path"):
         repo_id = repo["repo_id"]
@@ -187,7 +192,7 @@ def collect_status(conn: sqlite3.Connection) -> dict:
             (repo["active_generation_id"],),
         ).fetchone()
         generations = {
-            row[0]: row[1]
+            ("interrupted" if row[0] == "pending" and not writer_alive else row[0]): row[1]
             for row in conn.execute(
                 "SELECT status, COUNT(*) FROM generations WHERE repo_id = ? GROUP BY status"
                 " ORDER BY status",

@@ -46,3 +46,27 @@ class WriterLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def writer_running(db_path: str | os.PathLike[str]) -> bool:
+    """
+    Whether a live indexer holds the writer lock of ``db_path`` (a read-only probe).
+
+    A 'pending' generation is only ever written under this lock, so a pending row while
+    nobody holds it was left by a run that died. The probe takes a shared lock for an
+    instant; a writer starting at that moment retries (it polls), it never fails.
+    """
+    path = Path(str(db_path) + ".lock")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing also drops the shared lock if it was taken
+    return False
