@@ -69,7 +69,7 @@ class IndexCommandTests(SynchronousTestCase):
         bogus.write_bytes(b"this is not a database" * 100)
         code, _, err = self.run_main(str(self.repo), "--db", str(bogus))
         self.assertEqual(code, 2)
-        self.assertIn("cannot use database", err)
+        self.assertIn(f"index database {bogus} is damaged (file is not a database)", err)
         code, _, err = self.run_main("--status", "--db", str(self.tmp / "absent.sqlite"))
         self.assertEqual(code, 2)
         self.assertIn("does not exist", err)

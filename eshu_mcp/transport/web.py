@@ -134,7 +134,9 @@ class McpWebApp:
         if self.backend.ready():
             return b"service=mcp-server probe=readyz status=ok\n"
         request.setResponseCode(503)
-        return b"service=mcp-server probe=readyz status=error error=query backend not ready\n"
+        reason = getattr(self.backend, "unready_reason", None) or "query backend not ready"
+        line = f"service=mcp-server probe=readyz status=error error={reason}\n"
+        return line.encode("utf-8", "replace")
 
     @app.route("/metrics", methods=["GET"])
     def metrics_page(self, request: IRequest) -> IResource:

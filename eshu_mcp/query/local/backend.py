@@ -41,6 +41,8 @@ class LocalQueryBackend(Service):
     ) -> None:
         self.name = "local"
         self.db_path = str(db_path)
+        self.unready_reason: str | None = None
+        """Why the last readiness check failed, when the index file says (shown by /readyz)."""
         self._index_service = index_service
         self.threadpool = ThreadPool(minthreads=0, maxthreads=reader_threads, name="eshu-query")
         self.api = LocalQueryResource(
@@ -81,17 +83,31 @@ class LocalQueryBackend(Service):
         return self._index_has_active_generation()
 
     def _index_has_active_generation(self) -> bool:
-        from eshu_mcp.query.local.index.store import IndexUnavailable, open_reader
+        from eshu_mcp.query.local.index.store import (
+            IndexDamaged,
+            IndexUnavailable,
+            damaged_message,
+            is_damage,
+            open_reader,
+        )
 
         try:
             conn = open_reader(self.db_path)
+        except IndexDamaged as error:
+            if self.unready_reason != str(error):
+                self.log.error("{reason}", reason=str(error))
+            self.unready_reason = str(error)
+            return False
         except IndexUnavailable:
             return False
+        self.unready_reason = None
         try:
             row = conn.execute(
                 "SELECT 1 FROM repositories WHERE active_generation_id IS NOT NULL LIMIT 1"
             ).fetchone()
-        except sqlite3.Error:
+        except sqlite3.Error as error:
+            if isinstance(error, sqlite3.DatabaseError) and is_damage(error):
+                self.unready_reason = damaged_message(self.db_path, error)
             return False
         finally:
             conn.close()

@@ -95,10 +95,12 @@ class QueryCall:
 
 def open_index_reader(db_path: str) -> sqlite3.Connection:
     """A read connection to the index, from the index store's public API."""
-    from eshu_mcp.query.local.index.store import IndexUnavailable, open_reader
+    from eshu_mcp.query.local.index.store import IndexDamaged, IndexUnavailable, open_reader
 
     try:
         return open_reader(db_path)
+    except IndexDamaged as error:
+        raise ApiError(503, str(error), code="backend_unavailable") from error
     except IndexUnavailable as error:
         raise ApiError(
             503,
@@ -275,12 +277,22 @@ class LocalQueryResource(Resource):
                     code="backend_unavailable",
                 ) from error
             raise
-        except sqlite3.DatabaseError:
-            self._drop_reader()
+        except sqlite3.DatabaseError as error:
+            call.detach()
+            self._drop_reader()  # closes conn: nothing below may touch it
+            conn = None
+            from eshu_mcp.query.local.index.store import damaged_message, is_damage
+
+            if is_damage(error):
+                self.log.error("{message}", message=damaged_message(self._db_path, error))
+                raise ApiError(
+                    503, damaged_message(self._db_path, error), code="backend_unavailable"
+                ) from error
             raise
         finally:
             call.detach()
-            conn.set_progress_handler(None, 0)
+            if conn is not None:
+                conn.set_progress_handler(None, 0)
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's connection, opened again when the index file was replaced."""

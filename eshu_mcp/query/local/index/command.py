@@ -19,7 +19,14 @@ from .indexer import index_repositories
 from .lifecycle import ForgottenRepository, UnknownRepository, directory_missing, forget, prune
 from .lock import IndexLocked, writer_running
 from .progress import JsonLinesProgress, TerminalProgress
-from .store import IndexUnavailable, default_db_path, open_reader
+from .store import (
+    IndexDamaged,
+    IndexUnavailable,
+    damaged_message,
+    default_db_path,
+    is_damage,
+    open_reader,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -93,7 +100,7 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
     except (sqlite3.DatabaseError, IndexUnavailable, OSError) as e:
-        err.write(f"eshu-mcp index: cannot use database {str(db)!r}: {e}\n")
+        err.write(f"eshu-mcp index: {_database_problem(db, e)}\n")
         return EXIT_USAGE
     if use_bar:
         for repo in report.repositories:
@@ -105,6 +112,15 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
             if repo.error:
                 out.write(f"         error: {repo.error}\n")
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _database_problem(db: Path, error: BaseException) -> str:
+    """One line for a database that cannot be used: the fix when the file is corrupt."""
+    if isinstance(error, sqlite3.DatabaseError) and is_damage(error):
+        return damaged_message(db, error)
+    if isinstance(error, IndexDamaged):
+        return str(error)
+    return f"cannot use database {str(db)!r}: {error}"
 
 
 def _remove(
@@ -124,7 +140,7 @@ def _remove(
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
     except (sqlite3.DatabaseError, IndexUnavailable, OSError) as e:
-        err.write(f"eshu-mcp index: cannot use database {str(db)!r}: {e}\n")
+        err.write(f"eshu-mcp index: {_database_problem(db, e)}\n")
         return EXIT_USAGE
     if as_json:
         forgotten = [repo.as_dict() for repo in removed]
@@ -149,7 +165,7 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
     try:
         status = collect_status(conn, writer_alive=writer_running(db))
     except sqlite3.DatabaseError as e:
-        err.write(f"eshu-mcp index: cannot read database {str(db)!r}: {e}\n")
+        err.write(f"eshu-mcp index: {_database_problem(db, e)}\n")
         return EXIT_USAGE
     finally:
         conn.close()

@@ -25,6 +25,29 @@ class IndexUnavailable(Exception):
     """The index file is missing, unreadable, or written by an incompatible version."""
 
 
+class IndexDamaged(IndexUnavailable):
+    """The index file is corrupt (not a database, or a malformed page)."""
+
+
+def is_damage(error: sqlite3.DatabaseError) -> bool:
+    """Whether an SQLite error says the file itself is corrupt."""
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return True
+    text = str(error)
+    return "malformed" in text or "not a database" in text
+
+
+def damaged_message(db_path: str | os.PathLike[str], error: BaseException) -> str:
+    """One line naming the corrupt index file and how to rebuild it."""
+    path = str(db_path)
+    return (
+        f"index database {path} is damaged ({error}): remove it with"
+        f" `rm -f {path} {path}-wal {path}-shm` and run `eshu-mcp index PATH...` for its"
+        " repositories to rebuild it"
+    )
+
+
 def schema_sql() -> str:
     """Return the text of the packaged ``schema.sql``."""
     return (
@@ -60,6 +83,7 @@ def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     path = Path(db_path).expanduser().resolve()
     if not path.is_file():
         raise IndexUnavailable(f"index database {str(path)!r} does not exist")
+    conn = None
     try:
         conn = sqlite3.connect(
             f"{path.as_uri()}?mode=ro",
@@ -73,6 +97,10 @@ def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
         conn.execute("PRAGMA temp_store = MEMORY")
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as e:
+        if conn is not None:
+            conn.close()
+        if is_damage(e):
+            raise IndexDamaged(damaged_message(path, e)) from e
         raise IndexUnavailable(f"index database {str(path)!r} is unreadable: {e}") from e
     if row is None:
         conn.close()
