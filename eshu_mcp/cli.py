@@ -21,6 +21,7 @@ USAGE = """usage: eshu-mcp COMMAND [options]
 commands:
   index PATH... [--db FILE] [--status]   build or refresh the embedded index
   index --forget REPO | --prune          remove a repository, or those whose directory is gone
+  index --rebuild [PATH...]              replace the index file (even a damaged one)
   stdio [--repo PATH ...] [options]      serve one MCP client on stdin/stdout
   call [options] TOOL [JSON-ARGS]        run one tool in process and print the result
   version                                print the version

@@ -56,8 +56,7 @@ class DamagedIndexCase(SynchronousTestCase):
 
     def assert_names_file_and_fix(self, text: str) -> None:
         self.assertIn(f"index database {self.db} is damaged", text)
-        self.assertIn(f"rm -f {self.db} {self.db}-wal {self.db}-shm", text)
-        self.assertIn("eshu-mcp index PATH...", text)
+        self.assertIn(f"rebuild it with `eshu-mcp index --rebuild --db {self.db} PATH...`", text)
         self.assertNotIn("internal error", text)
 
 
@@ -72,6 +71,16 @@ class FirstPageOverwrittenTests(DamagedIndexCase):
             code, out, err = self.run_main(*argv)
             self.assertEqual((code, out, err.count("\n")), (2, "", 1), argv)
             self.assert_names_file_and_fix(err)
+
+    def test_rebuild_replaces_the_damaged_file_from_the_given_paths(self) -> None:
+        code, _, err = self.run_main("--rebuild")
+        self.assertEqual(code, 2)
+        self.assertIn("give their PATHs", err)
+        self.assertFalse(self.db.exists())
+        code, _, err = self.run_main("--rebuild", str(self.repo), "--json")
+        self.assertEqual(code, 0, err)
+        response = ApiClient(self, str(self.db)).get("/repositories")
+        self.assertEqual([r["name"] for r in response.json()["repositories"]], ["alpha"])
 
     def test_tools_get_the_message_not_internal_error(self) -> None:
         response = ApiClient(self, str(self.db)).get("/repositories", envelope=True)
@@ -120,4 +129,4 @@ class InteriorPageDamageTests(SynchronousTestCase):
         self.assertEqual(response.status, 503)
         message = response.json()["error"]["message"]
         self.assertIn(f"index database {db} is damaged", message)
-        self.assertIn("eshu-mcp index PATH...", message)
+        self.assertIn("eshu-mcp index --rebuild", message)

@@ -146,6 +146,20 @@ class ForgetAndPruneTests(SynchronousTestCase):
             (code, out), (0, "no repository has a missing directory; nothing to prune\n")
         )
 
+    def test_rebuild_indexes_the_recorded_repositories_into_a_new_file(self) -> None:
+        old = sqlite3.connect(self.db)  # a mark that only the old file carries
+        old.execute("INSERT INTO meta (key, value) VALUES ('old-file', '1')")
+        old.commit()
+        old.close()
+        code, _, err = self.run_main("--rebuild", "--json")
+        self.assertEqual(code, 0, err)
+        self.assertIn("indexing 2 repositories again", err)
+        conn = sqlite3.connect(self.db)
+        self.addCleanup(conn.close)
+        self.assertIsNone(conn.execute("SELECT 1 FROM meta WHERE key = 'old-file'").fetchone())
+        repos = self.status()["repositories"]
+        self.assertEqual([(r["name"], r["active_seq"]) for r in repos], [("alpha", 1), ("beta", 1)])
+
     def test_forget_and_prune_take_no_paths(self) -> None:
         code, _, err = self.run_main("--prune", str(self.beta))
         self.assertEqual(code, 2)

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TextIO
 
 from .indexer import index_repositories
-from .lifecycle import ForgottenRepository, UnknownRepository, directory_missing, forget, prune
+from .lifecycle import (
+    ForgottenRepository,
+    UnknownRepository,
+    directory_missing,
+    discard_index,
+    forget,
+    prune,
+)
 from .lock import IndexLocked, writer_running
 from .progress import JsonLinesProgress, TerminalProgress
 from .store import (
@@ -54,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--prune", action="store_true", help="remove repositories whose directory is gone"
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="delete the index file (even a damaged one) and index its repositories and PATHs",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--workers", type=int, default=None, help="parser processes")
     return parser
@@ -78,7 +90,7 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
             err.write("eshu-mcp index: --forget and --prune take no PATH\n")
             return EXIT_USAGE
         return _remove(db, options.forget, options.prune, options.json, out, err)
-    if not options.paths:
+    if not options.paths and not options.rebuild:
         err.write("eshu-mcp index: give at least one PATH to index (or --status)\n")
         return EXIT_USAGE
     for path in options.paths:
@@ -92,10 +104,25 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
     if db.exists() and not os.access(db, os.R_OK | os.W_OK):
         err.write(f"eshu-mcp index: database {str(db)!r} is not readable and writable\n")
         return EXIT_USAGE
+    paths = list(options.paths)
+    if options.rebuild:
+        try:
+            recorded = discard_index(db)
+        except (IndexLocked, OSError) as e:
+            err.write(f"eshu-mcp index: cannot rebuild {str(db)!r}: {e}\n")
+            return EXIT_USAGE
+        paths = _merge_paths(paths, [path for path in recorded if os.path.isdir(path)])
+        err.write(f"eshu-mcp index: deleted {db}; indexing {len(paths)} repositories again\n")
+        if not paths:
+            err.write(
+                "eshu-mcp index: the old index named no repository that still exists:"
+                " give their PATHs\n"
+            )
+            return EXIT_USAGE
     use_bar = not options.json and err.isatty()
     progress = TerminalProgress(err) if use_bar else JsonLinesProgress(out)
     try:
-        report = index_repositories(db, options.paths, progress=progress, workers=options.workers)
+        report = index_repositories(db, paths, progress=progress, workers=options.workers)
     except IndexLocked as e:
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
@@ -112,6 +139,17 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
             if repo.error:
                 out.write(f"         error: {repo.error}\n")
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _merge_paths(given: list[str], recorded: list[str]) -> list[str]:
+    """The given paths, then the recorded ones not among them (compared as real paths)."""
+    seen = {os.path.realpath(os.path.expanduser(path)) for path in given}
+    merged = list(given)
+    for path in recorded:
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            merged.append(path)
+    return merged
 
 
 def _database_problem(db: Path, error: BaseException) -> str:

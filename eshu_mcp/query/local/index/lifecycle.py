@@ -16,7 +16,7 @@ from attrs import frozen
 
 from .indexer import forget_repository
 from .lock import WriterLock
-from .store import open_writer
+from .store import IndexUnavailable, open_reader, open_writer
 
 
 class UnknownRepository(Exception):
@@ -145,3 +145,30 @@ def _remove(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[Forgotten
 
 def _count(conn: sqlite3.Connection, where: str, value: object) -> int:
     return conn.execute(f"SELECT COUNT(*) FROM {where}", (value,)).fetchone()[0]
+
+
+def recorded_paths(db_path: str | os.PathLike[str]) -> list[str]:
+    """The work trees an index records, as far as a (possibly damaged) file still tells."""
+    try:
+        conn = open_reader(db_path)
+    except IndexUnavailable:
+        return []
+    try:
+        return [row[0] for row in conn.execute("SELECT local_path FROM repositories")]
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        conn.close()
+
+
+def discard_index(db_path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> list[str]:
+    """
+    Delete the index file (with its WAL and shared-memory files) under the writer lock, for
+    ``--rebuild``; returns the repository paths it recorded, when it could still tell.
+    """
+    db = Path(db_path).expanduser()
+    with WriterLock(db, timeout=lock_timeout):
+        paths = recorded_paths(db) if db.is_file() else []
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+    return paths

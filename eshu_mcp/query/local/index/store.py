@@ -42,9 +42,8 @@ def damaged_message(db_path: str | os.PathLike[str], error: BaseException) -> st
     """One line naming the corrupt index file and how to rebuild it."""
     path = str(db_path)
     return (
-        f"index database {path} is damaged ({error}): remove it with"
-        f" `rm -f {path} {path}-wal {path}-shm` and run `eshu-mcp index PATH...` for its"
-        " repositories to rebuild it"
+        f"index database {path} is damaged ({error}): rebuild it with"
+        f" `eshu-mcp index --rebuild --db {path} PATH...` (PATH: its repositories)"
     )
 
 
