@@ -370,6 +370,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.auth import CredentialPolicy, announce_posture, guard, startup_refusal
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
+    from eshu_mcp.shutdown import StopOnce
     from eshu_mcp.transport.http import OriginPolicy
     from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
@@ -446,4 +447,5 @@ def makeService(options: Options, reactor=None) -> MultiService:
         )
 
     Listeners(options["listen"], site, reactor, announce).setServiceParent(parent)
+    StopOnce(reactor).setServiceParent(parent)
     return parent

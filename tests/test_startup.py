@@ -1,10 +1,12 @@
 """Start-up failures of the real daemon: one line naming cause and fix, exit status 1."""
 
+import contextlib
+import signal
 import socket
 import subprocess
 import sys
 
-from tests.daemon import child_environment
+from tests.daemon import Daemon, child_environment
 
 UPSTREAM = ["--backend", "upstream", "--upstream-url", "http://127.0.0.1:1"]
 
@@ -75,3 +77,22 @@ def test_each_listen_failure_names_its_fix():
     assert listen_failure("ssl:443:privateKey=nope.pem", FileNotFoundError(2, "No such file")) == (
         "cannot listen on ssl:443:privateKey=nope.pem: No such file; fix the --listen description"
     )
+
+
+def test_a_repeated_stop_signal_stops_the_daemon_once_without_a_traceback(tmp_path):
+    for number in (signal.SIGTERM, signal.SIGINT):
+        daemon = Daemon(tmp_path, UPSTREAM)
+        try:
+            daemon.wait_listening()
+            assert daemon.get("/health")[0] == 200  # the reactor runs: its handlers are set
+            daemon.process.send_signal(number)
+            with contextlib.suppress(ProcessLookupError):
+                daemon.process.send_signal(number)
+            status = daemon.process.wait(timeout=30)
+        finally:
+            daemon.stop()
+        log = daemon.log()
+        assert status == 0, log
+        assert "Traceback" not in log
+        assert "ReactorNotRunning" not in log
+        assert f"{number.name} received, stopping" in log
