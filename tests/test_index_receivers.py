@@ -242,22 +242,13 @@ class ReceiverResolutionTests(SynchronousTestCase):
         self.assertEqual([(q, m, c) for _, q, _, m, c in edges], [("Root.feed", "ambiguous", 0.08)])
 
 
-class ReceiverTypesAcrossGenerationsTests(SynchronousTestCase):
-    """A type stated in one file and used in another is re-read when only that file changes."""
+class EditedRepositoryCase(SynchronousTestCase):
+    """A small git repository that a test edits, commits and indexes again."""
 
-    def setUp(self) -> None:
+    def make_repository(self, files: dict[str, str]) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-gen-"))
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.repo = self.tmp / "repo"
-        files = {
-            "clocks.py": "class Clock:\n    def tick(self):\n        pass\n"
-            "class Other:\n    def tick(self):\n        pass\n"
-            "def make() -> Clock:\n    return Clock()\n",
-            "base.py": "from clocks import Clock\nclass Base:\n    clock: Clock\n",
-            "user.py": "from base import Base\nfrom clocks import make\n"
-            "class User(Base):\n    def run(self):\n        self.clock.tick()\n"
-            "def later():\n    c = make()\n    c.tick()\n",
-        }
         self.repo.mkdir()
         for path, body in files.items():
             (self.repo / path).write_text(body)
@@ -269,8 +260,8 @@ class ReceiverTypesAcrossGenerationsTests(SynchronousTestCase):
         git(self.repo, "add", "-A")
         git(self.repo, "commit", "-q", "-m", "change")
 
-    def ticks(self) -> dict[str, str]:
-        """caller -> qualified name of the tick it calls."""
+    def callers_of(self, callee: str) -> dict[str, str]:
+        """Index the repository; caller -> qualified name of the ``callee`` it calls."""
         self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
         conn = open_reader(self.db)
         try:
@@ -278,11 +269,31 @@ class ReceiverTypesAcrossGenerationsTests(SynchronousTestCase):
                 "SELECT s.entity_name, t.qualified_name FROM edges e"
                 " JOIN entities s ON s.entity_id = e.source_id"
                 " JOIN entities t ON t.entity_id = e.target_id"
-                " WHERE e.type = 'CALLS' AND t.entity_name = 'tick'"
+                " WHERE e.type = 'CALLS' AND t.entity_name = ?",
+                (callee,),
             ).fetchall()
         finally:
             conn.close()
         return dict(tuple(row) for row in rows)
+
+
+class ReceiverTypesAcrossGenerationsTests(EditedRepositoryCase):
+    """A type stated in one file and used in another is re-read when only that file changes."""
+
+    def setUp(self) -> None:
+        files = {
+            "clocks.py": "class Clock:\n    def tick(self):\n        pass\n"
+            "class Other:\n    def tick(self):\n        pass\n"
+            "def make() -> Clock:\n    return Clock()\n",
+            "base.py": "from clocks import Clock\nclass Base:\n    clock: Clock\n",
+            "user.py": "from base import Base\nfrom clocks import make\n"
+            "class User(Base):\n    def run(self):\n        self.clock.tick()\n"
+            "def later():\n    c = make()\n    c.tick()\n",
+        }
+        self.make_repository(files)
+
+    def ticks(self) -> dict[str, str]:
+        return self.callers_of("tick")
 
     def test_a_changed_attribute_or_return_annotation_retargets_calls_elsewhere(self) -> None:
         self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file

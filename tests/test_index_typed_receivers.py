@@ -13,6 +13,7 @@ from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.query.local.index.store import open_reader
 
 from .test_index_indexer import git
+from .test_index_receivers import EditedRepositoryCase
 
 SOURCES = {
     "go.mod": "module example.com/m\n\ngo 1.21\n",
@@ -480,14 +481,11 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual({m for _, _, m, _ in edges}, {"ambiguous"})
 
 
-class GoTypesAcrossGenerationsTests(SynchronousTestCase):
+class GoTypesAcrossGenerationsTests(EditedRepositoryCase):
     """A Go field or result type stated in one file and used in another is re-read when only
     that file changes."""
 
     def setUp(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-gen-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        self.repo = self.tmp / "repo"
         files = {
             "go.mod": "module example.com/m\n",
             "clocks.go": "package main\n\ntype Clock struct{}\n\nfunc (c *Clock) Tick() {}\n\n"
@@ -497,31 +495,10 @@ class GoTypesAcrossGenerationsTests(SynchronousTestCase):
             "user.go": "package main\n\nfunc (h *Holder) Run() {\n\th.clock.Tick()\n}\n\n"
             "func later() {\n\tc := makeClock()\n\tc.Tick()\n}\n",
         }
-        self.repo.mkdir()
-        for path, body in files.items():
-            (self.repo / path).write_text(body)
-        git(self.repo, "init", "-q", "-b", "main")
-        self.commit()
-        self.db = self.tmp / "index.sqlite"
-
-    def commit(self) -> None:
-        git(self.repo, "add", "-A")
-        git(self.repo, "commit", "-q", "-m", "change")
+        self.make_repository(files)
 
     def ticks(self) -> dict[str, str]:
-        """caller -> qualified name of the Tick it calls."""
-        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
-        conn = open_reader(self.db)
-        try:
-            rows = conn.execute(
-                "SELECT s.entity_name, t.qualified_name FROM edges e"
-                " JOIN entities s ON s.entity_id = e.source_id"
-                " JOIN entities t ON t.entity_id = e.target_id"
-                " WHERE e.type = 'CALLS' AND t.entity_name = 'Tick'"
-            ).fetchall()
-        finally:
-            conn.close()
-        return dict(tuple(row) for row in rows)
+        return self.callers_of("Tick")
 
     def test_a_changed_field_or_result_type_retargets_calls_elsewhere(self) -> None:
         self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
