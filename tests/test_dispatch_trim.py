@@ -100,6 +100,7 @@ class SeveralListsTests(SynchronousTestCase):
             "buckets": {
                 "ready": [{"name": f"r{i}", "blob": "y" * 300} for i in range(40)],
                 "suppressed": [{"name": f"s{i}", "blob": "y" * 300} for i in range(30)],
+                "ready_truncated": False,
             },
             "symbols": [{"name": f"m{i}", "blob": "y" * 300} for i in range(30)],
         }
@@ -117,3 +118,4 @@ class SeveralListsTests(SynchronousTestCase):
         self.assertTrue(data["truncated"])
         self.assertIn(f"{kept[0]} of 40 ready", trimmed.note)
         self.assertNotIn("next_offset", data)
+        self.assertTrue(data["buckets"]["ready_truncated"])

@@ -183,6 +183,7 @@ def _trim_every_list(
             kept = max(1, int(len(rows) * share))
             cut = _with_rows(cut, path, rows[:kept], len(rows))
             if kept < len(rows):
+                _mark_cut(cut, path, None, kept)
                 kept_of.append((kept, len(rows), path[-1]))
                 paged = paging_offset is not None and len(path) == 1 and _is_page(data, rows)
                 next_offset = paging_offset + kept if paged else None
