@@ -16,6 +16,7 @@ GRAMMARS = [
     "tree-sitter-c-sharp==0.23.5",
     "tree-sitter-ruby==0.23.1",
     "tree-sitter-php==0.25.1",
+    "tree-sitter-hcl==1.2.0",
 ]
 
 setup(
@@ -42,6 +43,8 @@ setup(
         "prometheus-client==0.26.0",
         "tree-sitter==0.26.1",
         "jsonschema==4.26.0",
+        "pyyaml==6.0.4",
+        "pyjwt[crypto]==2.15.1",
         *GRAMMARS,
     ],
     extras_require={
