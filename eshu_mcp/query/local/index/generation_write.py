@@ -167,7 +167,7 @@ class GenerationWrite:
         if self.new_files:
             self.conn.executemany(
                 f"INSERT INTO files (file_id, repo_id, relative_path, {writer.FILE_COLUMNS})"
-                f" VALUES ({','.join('?' * 16)})",
+                f" VALUES ({','.join('?' * (3 + writer.FILE_COLUMN_COUNT))})",
                 self.new_files,
             )
             self.new_files.clear()

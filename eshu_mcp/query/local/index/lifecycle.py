@@ -131,7 +131,7 @@ def _remove(conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[Forgotten
                 )
             )
             forget_repository(conn, repo_id)
-            for table in ("imports", "bases", "secret_candidates"):
+            for table in ("imports", "bases", "secret_candidates", "artifact_facts"):
                 conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
             for table in ("generations", "repository_refs"):  # in case foreign keys are off
                 conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))

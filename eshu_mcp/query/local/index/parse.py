@@ -11,6 +11,7 @@ from typing import Any
 
 from attrs import Factory, frozen
 
+from .collectors import MAX_COLLECTED_BYTES, collect_file, collector_for
 from .extractors import EXTRACTOR_VERSION, engine_for
 from .languages import is_generated, is_parsed_language, is_test_path, language_of
 from .secrets import find_secrets
@@ -41,6 +42,8 @@ class ParsedFile:
     bases: list[tuple] = Factory(list)
     references: list[tuple] = Factory(list)  # (owner entity index, name, receiver, line)
     secrets: list[tuple] = Factory(list)
+    artifact_type: str | None = None  # the local collector that read the file, if any
+    facts: list[tuple] = Factory(list)  # (kind, name, line, payload JSON) from that collector
     extractor_version: str = EXTRACTOR_VERSION
 
 
@@ -79,6 +82,13 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
     }
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return ParsedFile(content="", line_count=0, parse_status="binary", **common)
+    collector = collector_for(relative_path)
+    if collector is not None:
+        common["artifact_type"] = collector.artifact_type
+        if size <= MAX_COLLECTED_BYTES:
+            common["facts"] = collect_file(
+                collector, relative_path, data.decode("utf-8", "replace")
+            )
     if size > MAX_CONTENT_BYTES:
         return ParsedFile(content="", line_count=0, parse_status="too_large", **common)
     text = data.decode("utf-8", "replace")

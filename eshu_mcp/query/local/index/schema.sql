@@ -147,7 +147,7 @@ CREATE TABLE IF NOT EXISTS files (
     repo_id        TEXT NOT NULL REFERENCES repositories(repo_id) ON DELETE CASCADE,
     relative_path  TEXT NOT NULL,                -- forward slashes, repo-relative
     language       TEXT,
-    artifact_type  TEXT,                         -- reserved (dockerfile, terraform, ...); NULL today
+    artifact_type  TEXT,                         -- local collector that read it (see artifact_facts)
     content        TEXT NOT NULL,
     content_hash   TEXT NOT NULL,                -- sha256 hex of the raw bytes
     byte_size      INTEGER NOT NULL,
@@ -542,6 +542,27 @@ CREATE TABLE IF NOT EXISTS secret_candidates (
     PRIMARY KEY (file_id, line_number, finding_kind)
 );
 CREATE INDEX IF NOT EXISTS secret_candidates_order ON secret_candidates (repo_id, relative_path, line_number, finding_kind);
+
+-- Facts the local collectors read from a repository's own non-code files (CODEOWNERS,
+-- package manifests and lockfiles, Terraform, Kubernetes/Helm/Compose YAML, Dockerfiles,
+-- CI workflows, documentation): see index/collectors. Rows go with their file, like every
+-- other per-file row, so generations and changed-since cover them.
+--   artifact_type: the collector (files.artifact_type holds the same value)
+--   fact_kind:     what the row is (owner_rule, package, dependency, tf_resource, image, ...)
+--   name:          what queries look the fact up by
+--   payload:       JSON object with the rest
+CREATE TABLE IF NOT EXISTS artifact_facts (
+    repo_id        TEXT NOT NULL,
+    file_id        INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    relative_path  TEXT NOT NULL,
+    artifact_type  TEXT NOT NULL,
+    fact_kind      TEXT NOT NULL,
+    name           TEXT NOT NULL,
+    line_number    INTEGER NOT NULL,
+    payload        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS artifact_facts_kind ON artifact_facts (fact_kind, repo_id, name);
+CREATE INDEX IF NOT EXISTS artifact_facts_file ON artifact_facts (file_id);
 
 -- ---------------------------------------------------------------- freshness facts (changed-since)
 

@@ -20,7 +20,14 @@ from .identity import entity_id
 from .parse import ParsedFile
 from .store import utc_now
 
-CHILD_TABLES = ("call_rows", "imports", "bases", "secret_candidates", "reference_rows")
+CHILD_TABLES = (
+    "call_rows",
+    "imports",
+    "bases",
+    "secret_candidates",
+    "reference_rows",
+    "artifact_facts",
+)
 
 
 def file_node(file_id: int) -> str:
@@ -112,6 +119,7 @@ def file_values(
         parsed.parse_errors,
         int(parsed.is_test),
         int(parsed.is_generated),
+        parsed.artifact_type,
         utc_now(),
         generation_id,
     )
@@ -119,8 +127,10 @@ def file_values(
 
 FILE_COLUMNS = (
     "language, content, content_hash, byte_size, line_count, mtime_ns, commit_sha,"
-    " parse_status, parse_errors, is_test, is_generated, indexed_at, generation_id"
+    " parse_status, parse_errors, is_test, is_generated, artifact_type, indexed_at,"
+    " generation_id"
 )
+FILE_COLUMN_COUNT = FILE_COLUMNS.count(",") + 1
 
 
 def update_file(conn: sqlite3.Connection, file_id: int, values: tuple) -> None:
@@ -143,6 +153,7 @@ class PreparedFile:
     base_rows: list[tuple] = Factory(list)  # (entity row, base name, kind)
     secret_rows: list[tuple] = Factory(list)
     reference_rows: list[tuple] = Factory(list)  # (name, receiver or '', owner row, line)
+    fact_rows: list[tuple] = Factory(list)  # artifact_facts columns after repo_id/file_id
 
 
 PARENT = 6
@@ -159,7 +170,16 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     row_of: list[int] = []  # extractor entity index -> entity row (duplicates share one)
     first: dict[str, int] = {}
     prepared = PreparedFile(
-        evolve(parsed, entities=[], calls=[], imports=[], bases=[], secrets=[], references=[])
+        evolve(
+            parsed,
+            entities=[],
+            calls=[],
+            imports=[],
+            bases=[],
+            secrets=[],
+            references=[],
+            facts=[],
+        )
     )
     source = parsed.content.encode("utf-8") if parsed.entities else b""
     for entity in parsed.entities:
@@ -215,6 +235,10 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         (path, parsed.language, line, kind, severity, excerpt, value_hash, json.dumps(notes))
         for line, kind, severity, excerpt, value_hash, notes in parsed.secrets
     )
+    prepared.fact_rows.extend(
+        (path, parsed.artifact_type, kind, name, line, payload)
+        for kind, name, line, payload in parsed.facts
+    )
     return prepared
 
 
@@ -246,6 +270,7 @@ class RowBatch:
     secrets: list[tuple] = Factory(list)
     edges: list[tuple] = Factory(list)
     references: list[tuple] = Factory(list)  # reference_rows columns
+    facts: list[tuple] = Factory(list)  # artifact_facts columns
 
     def add(
         self,
@@ -283,6 +308,7 @@ class RowBatch:
             (file_id, name, receiver, 0 if owner is None else nids[owner], line)
             for name, receiver, owner, line in prepared.reference_rows
         )
+        self.facts.extend((repo_id, file_id, *row) for row in prepared.fact_rows)
 
     def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
         """Insert everything queued (new node numbers first)."""
@@ -324,6 +350,11 @@ class RowBatch:
                 "INSERT OR IGNORE INTO reference_rows (file_id, name, receiver, source,"
                 " line_number) VALUES (?, ?, ?, ?, ?)",
                 self.references,
+            ),
+            (
+                "INSERT INTO artifact_facts (repo_id, file_id, relative_path, artifact_type,"
+                " fact_kind, name, line_number, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self.facts,
             ),
         ):
             if rows:
