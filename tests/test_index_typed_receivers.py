@@ -186,6 +186,35 @@ SOURCES = {
           target.push();
         }
         """,
+    "js/layer.js": """
+        function Layer(path) {
+          this.path = path;
+        }
+
+        Layer.prototype.match = function match(path) {
+          return this.decode(path);
+        };
+
+        Layer.prototype.decode = function (value) {
+          return value;
+        };
+
+        var proto = module.exports = function (options) {
+          return options;
+        };
+
+        proto.handle = function handle(req) {
+          var layer = new Layer(req);
+          layer.match(req);
+          return this.route(req);
+        };
+
+        proto.route = function route(path) {
+          return path;
+        };
+
+        exports.helper = function () {};
+        """,
     "java/com/acme/Store.java": "package com.acme;\n\npublic class Store {\n"
     "    public void save() {}\n}\n",
     "java/com/acme/Cache.java": "package com.acme;\n\npublic class Cache {\n"
@@ -424,6 +453,32 @@ class TypedReceiverTests(SynchronousTestCase):
         self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
         # two candidates, and push is as likely Array.prototype.push
         self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
+
+    def test_javascript_functions_stored_on_prototypes_and_objects_are_methods(self) -> None:
+        js = "js/layer.js"
+        rows = self.conn.execute(
+            "SELECT entity_name, class_context, metadata FROM entity_rows r"
+            " JOIN files f USING (file_id) WHERE f.relative_path = ? ORDER BY start_line",
+            (js,),
+        ).fetchall()
+        self.assertEqual(
+            [(name, owner) for name, owner, _ in rows],
+            [
+                ("Layer", None),
+                ("match", "Layer"),
+                ("decode", "Layer"),
+                ("proto", None),  # module.exports = function: named by its variable
+                ("handle", "proto"),
+                ("route", "proto"),
+                ("helper", None),
+            ],
+        )
+        # reachable through their object: never reported dead
+        self.assertTrue(all("javascript.property_function" in m for *_, m in rows[1:3]))
+        self.assertIn('"exported": true', rows[-1][2])
+        self.assertEqual(self.one(js, 6), (js, "Layer.decode", "same_file"))  # this.decode
+        self.assertEqual(self.one(js, 19), (js, "Layer.match", "type_inferred"))  # new Layer
+        self.assertEqual(self.one(js, 20), (js, "proto.route", "same_file"))  # this.route
 
     # ------------------------------------------------------------------ Java and C#
 

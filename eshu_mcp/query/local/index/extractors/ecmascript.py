@@ -100,8 +100,75 @@ def _exported(node: Node) -> bool:
     return parent is not None and parent.type == "export_statement"
 
 
+_EXPORT_OBJECTS = frozenset({"exports", "module.exports"})
+
+
+def _property_function(node: Node) -> Definition | None:
+    """
+    A function stored on an object property: ``Cls.prototype.m = function () {}`` (a method
+    of ``Cls``), ``exports.f = ...``, ``app.handle = function handle() {}``. Callers reach it
+    through the property, so it is named by the property; being reachable through an object,
+    it is never reported dead. ``this.m = ...`` is left to the constructor that runs it.
+    """
+    left = node.child_by_field_name("left")
+    value = node.child_by_field_name("right")
+    if left is None or left.type != "member_expression" or value is None:
+        return None
+    if value.type not in FUNCTION_VALUES:
+        return None
+    owner = left.child_by_field_name("object")
+    name_node = left.child_by_field_name("property")
+    if owner is None or name_node is None or name_node.type != "property_identifier":
+        return None
+    owner_text = text(owner)
+    name = text(name_node)
+    class_context = None
+    if owner_text == "module" and name == "exports":  # module.exports = function ...
+        name_node = value.child_by_field_name("name") or _declared_name(node)
+        if name_node is None:
+            return None
+        name = text(name_node)
+    elif owner.type == "member_expression" and owner_text.endswith(".prototype"):
+        class_context = owner_text[: -len(".prototype")].rsplit(".", 1)[-1]
+    elif owner.type == "identifier" and owner_text != "exports":
+        class_context = owner_text  # an object of functions: ``this`` is that object
+    elif owner_text not in _EXPORT_OBJECTS:
+        return None
+    metadata: dict = {
+        "semantic_kind": value.type,
+        "assigned_to": text(left),
+        "dead_code_root_kinds": ["javascript.property_function"],
+    }
+    if owner_text in _EXPORT_OBJECTS or owner_text == "module":
+        metadata["exported"] = True
+    return Definition(
+        "Function",
+        name,
+        name_node,
+        node,
+        value.child_by_field_name("body"),
+        args=_params(value.child_by_field_name("parameters")),
+        class_context=class_context,
+        metadata=metadata,
+        locals=_typed_params(value.child_by_field_name("parameters")),
+    )
+
+
+def _declared_name(node: Node) -> Node | None:
+    """The variable a chain of assignments initialises (``var a = b.c = value`` -> ``a``)."""
+    parent = node.parent
+    while parent is not None and parent.type == "assignment_expression":
+        parent = parent.parent
+    if parent is None or parent.type != "variable_declarator":
+        return None
+    name = parent.child_by_field_name("name")
+    return name if name is not None and name.type == "identifier" else None
+
+
 def define(node: Node) -> Definition | None:
     """Read a definition node (name, span, args, bases, metadata); None to skip it."""
+    if node.type == "assignment_expression":
+        return _property_function(node)
     if node.type == "variable_declarator":
         value = node.child_by_field_name("value")
         name_node = node.child_by_field_name("name")
@@ -304,6 +371,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
                 "method_definition",
                 "class_declaration",
                 "variable_declarator",
+                "assignment_expression",
             }
         )
         | extra,
