@@ -116,17 +116,19 @@ def record_failure(
     )
 
 
-def abandon(conn: sqlite3.Connection, pending: PendingGeneration, message: str) -> None:
+def abandon(conn: sqlite3.Connection, pending: PendingGeneration, message: str) -> bool:
     """
     In its own transaction: a stopped run's generation is interrupted, like one whose writer
     died (readers treat both alike: the previous generation keeps serving, as fresh). A
-    generation the stop found already committed is left active.
+    generation the stop found already committed is left active. Returns whether it was
+    still pending.
     """
-    conn.execute(
+    cursor = conn.execute(
         "UPDATE generations SET status = 'failed', failure_class = 'interrupted',"
         " failure_message = ? WHERE generation_id = ? AND status = 'pending'",
         (message, pending.generation_id),
     )
+    return cursor.rowcount > 0
 
 
 def payload_hash(*parts: str) -> str:

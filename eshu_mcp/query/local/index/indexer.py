@@ -240,8 +240,8 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     except BaseException as e:
         if isinstance(e, Exception):
             return _failed(conn, tree, pending, emit, e, started)
-        _abandon(conn, pending, emit, e)  # a stop request: undo, record, and let it propagate
-        if isinstance(e, RunStopped):
+        # a stop request: undo, record, and let it propagate
+        if _abandon(conn, pending, emit, e) and isinstance(e, RunStopped):
             e.abandoned.append((str(tree.root), pending.seq))
         raise
     emit(
@@ -291,14 +291,19 @@ def _failed(conn, tree: WorkTree, pending, emit: Progress, error: Exception, sta
     )
 
 
-def _abandon(conn, pending, emit: Progress, stop: BaseException) -> None:
-    """A stop request: roll back, and mark the pending generation interrupted (if it is)."""
+def _abandon(conn, pending, emit: Progress, stop: BaseException) -> bool:
+    """
+    A stop request: roll back, and mark the pending generation interrupted. False when the
+    stop came just after COMMIT (the generation is active: nothing to abandon).
+    """
     if conn.in_transaction:
         conn.execute("ROLLBACK")
     name = stop.name if isinstance(stop, RunStopped) else "SIGINT"
     conn.execute("BEGIN IMMEDIATE")
-    abandon(conn, pending, STOPPED_MESSAGE.format(signal=name))
+    abandoned = abandon(conn, pending, STOPPED_MESSAGE.format(signal=name))
     conn.execute("COMMIT")
+    if not abandoned:
+        return False
     emit(
         {
             "phase": "stopped",
@@ -307,6 +312,7 @@ def _abandon(conn, pending, emit: Progress, stop: BaseException) -> None:
             "signal": name,
         }
     )
+    return True
 
 
 @contextmanager

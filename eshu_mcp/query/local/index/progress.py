@@ -79,8 +79,6 @@ class TerminalProgress:
                 f"index written by an older eshu-mcp ({event['reason']} changed): also"
                 f" re-indexing {len(event['paths'])} recorded repositories"
             )
-        elif phase == "stopped":
-            self._line(f"  stopped by {event['signal']}: generation {event['seq']} abandoned")
 
 
 def render_bar(done: int, total: int, rate: float | None) -> str:
