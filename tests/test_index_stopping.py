@@ -271,3 +271,16 @@ class StoppedBuildTests(SynchronousTestCase):
         self.assertEqual(len(notes), 1)
         self.assertIn(f"took over the writer lock of indexer pid {child.pid}", notes[0])
         self.assert_next_run_commits()
+
+    def test_a_stopped_first_build_says_nothing_serves_yet(self) -> None:
+        self.db = self.tmp / "first.sqlite"
+        child = self.start("commit")
+        self.wait_until_holding(child)
+        os.kill(child.pid, signal.SIGTERM)
+        code, _, err = self.finish(child)
+        self.assertEqual(code, 143)
+        self.assertIn("generation 1 of", err)
+        self.assertIn("it had no earlier generation to serve", err)
+        self.assertFalse(writer_running(self.db))
+        again = index_repositories(self.db, [self.repo], workers=1)
+        self.assertEqual(again.repositories[0].seq, 2)

@@ -96,10 +96,12 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
 def stopped_message(stop: RunStopped) -> str:
     """One line: what a stop left behind (nothing half-written)."""
     text = f"stopped by {stop.name}"
-    for path, seq in stop.abandoned:
+    for path, seq, serving in stop.abandoned:
+        text += f"; generation {seq} of {path} was not committed (marked interrupted)"
         text += (
-            f"; generation {seq} of {path} was not committed (marked interrupted),"
-            " the previous generation keeps serving"
+            ", the previous generation keeps serving"
+            if serving
+            else ", it had no earlier generation to serve"
         )
     return text
 

@@ -242,7 +242,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             return _failed(conn, tree, pending, emit, e, started)
         # a stop request: undo, record, and let it propagate
         if _abandon(conn, pending, emit, e) and isinstance(e, RunStopped):
-            e.abandoned.append((str(tree.root), pending.seq))
+            e.abandoned.append((str(tree.root), pending.seq, row[2] is not None))
         raise
     emit(
         {

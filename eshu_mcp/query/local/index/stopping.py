@@ -41,7 +41,8 @@ class RunStopped(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-        self.abandoned: list[tuple[str, int]] = []  # (repository path, generation seq)
+        # (repository path, abandoned generation seq, whether an earlier one serves)
+        self.abandoned: list[tuple[str, int, bool]] = []
 
     @property
     def name(self) -> str:
