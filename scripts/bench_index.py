@@ -10,9 +10,10 @@ written), peak RSS (this process and the parser pool) and the incremental time.
 Where the CPU goes, layer by layer, measured in the same run on the same files (one process,
 collector off as in the workers): tree-sitter's own parse and capture query, then the
 extraction (``parse_file``: tree-sitter plus the Python sweep), then row preparation (what a
-worker returns), against the whole build (writer, resolution, SQLite). All as CPU seconds per
-source MB, and each as a ratio to tree-sitter's. Full builds run with 1 and 2 parser processes,
-interleaved, to show how the build scales.
+worker returns: extraction plus rows), against the whole build (writer, resolution, SQLite).
+Each layer includes the ones before it. All as CPU seconds per source MB, and each as a ratio
+to tree-sitter's. Full builds run with 1 and 2 parser processes, interleaved, to show how the
+build scales: whole builds, and their parse phase alone (the part workers share).
 Usage: ``python scripts/bench_index.py [--runs 3] [--workers N] [--json]``.
 """
 
@@ -124,8 +125,8 @@ def layer_cpu_seconds(repo: Path, db: Path) -> dict[str, float]:
     return timings
 
 
-def full_build(repo: Path, db: Path, workers: int | None) -> tuple[float, float, float]:
-    """One build from scratch: wall seconds, CPU seconds, serial tail seconds."""
+def full_build(repo: Path, db: Path, workers: int | None) -> tuple[float, float, float, float]:
+    """One build from scratch: wall seconds, CPU seconds, serial tail, parse phase seconds."""
     for stale in db.parent.glob(db.name + "*"):
         stale.unlink()
     phases: dict[str, float] = {}
@@ -135,7 +136,8 @@ def full_build(repo: Path, db: Path, workers: int | None) -> tuple[float, float,
     wall = time.perf_counter() - started
     if not report.ok:
         raise SystemExit(f"build failed: {report.repositories[0].error}")
-    return wall, cpu_seconds() - cpu_started, phases["committed"] - phases["resolve"]
+    tail = phases["committed"] - phases["resolve"]
+    return wall, cpu_seconds() - cpu_started, tail, phases["resolve"] - phases["write"]
 
 
 def main(argv: list[str]) -> int:
@@ -151,15 +153,15 @@ def main(argv: list[str]) -> int:
         full_cpu: list[float] = []
         tails: list[float] = []
         baseline: list[float] = []
-        scaling: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+        scaling: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
         db = root / "full.sqlite"
         chosen = options.workers or os.cpu_count() or 1
         for _ in range(options.runs):
             baseline.append(read_and_hash(repo))
             for workers in sorted({1, 2, chosen}):  # interleaved: all see the same load
-                wall, cpu, tail = full_build(repo, db, workers)
+                wall, cpu, tail, parsing = full_build(repo, db, workers)
                 if workers in scaling:
-                    scaling[workers].append((wall, cpu))
+                    scaling[workers].append((wall, cpu, parsing))
                 if workers == chosen:
                     full.append(wall)
                     full_cpu.append(cpu)
@@ -188,6 +190,7 @@ def main(argv: list[str]) -> int:
         }
         walls = {w: statistics.median(x[0] for x in runs) for w, runs in scaling.items()}
         cpus = {w: statistics.median(x[1] for x in runs) for w, runs in scaling.items()}
+        parse = {w: statistics.median(x[2] for x in runs) for w, runs in scaling.items()}
         result = {
             "files": files,
             "lines": lines,
@@ -217,6 +220,8 @@ def main(argv: list[str]) -> int:
                 "wall_median_seconds": {w: round(v, 2) for w, v in walls.items()},
                 "cpu_median_seconds": {w: round(v, 2) for w, v in cpus.items()},
                 "speedup": round(walls[1] / walls[2], 2),
+                "parse_phase_median_seconds": {w: round(v, 2) for w, v in parse.items()},
+                "parse_phase_speedup": round(parse[1] / parse[2], 2),
                 "files_per_second": {w: round(files / v, 1) for w, v in walls.items()},
             },
         }
