@@ -189,8 +189,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"eshu-mcp-server {__version__}")
         return 0
     if command == "index":
-        from eshu_mcp.query.local.index.command import main as index_main
-
+        try:  # Ctrl-C while importing: the same quiet exit as once the command runs
+            from eshu_mcp.query.local.index.command import main as index_main
+        except KeyboardInterrupt:
+            print("eshu-mcp index: stopped by SIGINT", file=sys.stderr)
+            return 130
         return index_main(rest)
     if command == "stdio":
         return run_stdio(rest)

@@ -6,12 +6,21 @@ reported), then measures re-indexing after a one-file change. Reports files/s, l
 index bytes per source byte, CPU seconds (indexer + parser pool: steadier than wall time on a
 shared machine), the serial tail (graph resolution and commit, after the last file is
 written), peak RSS (this process and the parser pool) and the incremental time.
+
+Where the CPU goes, layer by layer, measured in the same run on the same files (one process,
+collector off as in the workers): tree-sitter's own parse and capture query, then the
+extraction (``parse_file``: tree-sitter plus the Python sweep), then row preparation (what a
+worker returns: extraction plus rows), against the whole build (writer, resolution, SQLite).
+Each layer includes the ones before it. All as CPU seconds per source MB, and each as a ratio
+to tree-sitter's. Full builds run with 1 and 2 parser processes, interleaved, to show how the
+build scales: whole builds, and their parse phase alone (the part workers share).
 Usage: ``python scripts/bench_index.py [--runs 3] [--workers N] [--json]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import os
 import resource
@@ -28,7 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_support import print_result, twisted_repository
 
+from eshu_mcp.query.local.index import writer
+from eshu_mcp.query.local.index.extractors import engine_for
 from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.languages import is_parsed_language
+from eshu_mcp.query.local.index.parse import parse_file
+
+MB = 1_000_000
 
 
 def database_bytes(db: Path) -> int:
@@ -74,6 +89,57 @@ def read_and_hash(repo: Path) -> float:
     return time.perf_counter() - started
 
 
+def layer_cpu_seconds(repo: Path, db: Path) -> dict[str, float]:
+    """
+    CPU seconds of each layer over the indexed files, in this process: tree-sitter's parse +
+    capture query (parsed languages only), ``parse_file`` (every file), ``prepare_rows``.
+    """
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT relative_path, language, repo_id FROM files").fetchall()
+    conn.close()
+    sources = [(path, language, (repo / path).read_bytes(), rid) for path, language, rid in rows]
+    parsed = [(engine_for(lang), data) for _, lang, data, _ in sources if is_parsed_language(lang)]
+    parsed = [(engine, data) for engine, data in parsed if engine is not None]
+    from tree_sitter import QueryCursor
+
+    timings = {}
+    was_enabled = gc.isenabled()
+    gc.disable()  # as in the indexer and its workers
+    try:
+        started = time.process_time()
+        for engine, data in parsed:
+            QueryCursor(engine.query).captures(engine.parser.parse(data).root_node)
+        timings["tree_sitter"] = time.process_time() - started
+        started = time.process_time()
+        for path, _, data, _ in sources:
+            parse_file(path, data)
+        timings["parse_file"] = time.process_time() - started
+        started = time.process_time()
+        for path, _, data, rid in sources:
+            writer.prepare_rows(parse_file(path, data), rid)
+        timings["prepare_rows"] = time.process_time() - started
+    finally:
+        if was_enabled:
+            gc.enable()
+    timings["tree_sitter_source_bytes"] = sum(len(data) for _, data in parsed)
+    return timings
+
+
+def full_build(repo: Path, db: Path, workers: int | None) -> tuple[float, float, float, float]:
+    """One build from scratch: wall seconds, CPU seconds, serial tail, parse phase seconds."""
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    phases: dict[str, float] = {}
+    mark = partial(first_seen, phases)
+    started, cpu_started = time.perf_counter(), cpu_seconds()
+    report = index_repositories(db, [repo], workers=workers, progress=mark)
+    wall = time.perf_counter() - started
+    if not report.ok:
+        raise SystemExit(f"build failed: {report.repositories[0].error}")
+    tail = phases["committed"] - phases["resolve"]
+    return wall, cpu_seconds() - cpu_started, tail, phases["resolve"] - phases["write"]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--runs", type=int, default=3)
@@ -87,22 +153,21 @@ def main(argv: list[str]) -> int:
         full_cpu: list[float] = []
         tails: list[float] = []
         baseline: list[float] = []
+        scaling: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
         db = root / "full.sqlite"
-        for run in range(options.runs):
-            for stale in root.glob("full.sqlite*"):
-                stale.unlink()
+        chosen = options.workers or os.cpu_count() or 1
+        for _ in range(options.runs):
             baseline.append(read_and_hash(repo))
-            phases: dict[str, float] = {}
-            mark = partial(first_seen, phases)
-            started, cpu_started = time.perf_counter(), cpu_seconds()
-            report = index_repositories(db, [repo], workers=options.workers, progress=mark)
-            full.append(time.perf_counter() - started)
-            tails.append(phases["committed"] - phases["resolve"])
-            full_cpu.append(cpu_seconds() - cpu_started)
-            if not report.ok:
-                print(f"run {run} failed: {report.repositories[0].error}", file=sys.stderr)
-                return 1
+            for workers in sorted({1, 2, chosen}):  # interleaved: all see the same load
+                wall, cpu, tail, parsing = full_build(repo, db, workers)
+                if workers in scaling:
+                    scaling[workers].append((wall, cpu, parsing))
+                if workers == chosen:
+                    full.append(wall)
+                    full_cpu.append(cpu)
+                    tails.append(tail)
         files, size, lines = source_totals(db)
+        layers = layer_cpu_seconds(repo, db)
         index_bytes = database_bytes(db)
         incremental: list[float] = []
         target = repo / "twisted" / "python" / "util.py"
@@ -114,6 +179,18 @@ def main(argv: list[str]) -> int:
             incremental.append(time.perf_counter() - started)
             assert report.repositories[0].reparsed == ("twisted/python/util.py",), report
         median = statistics.median(full)
+        source_mb = size / MB
+        build_cpu = statistics.median(full_cpu)
+        tree_sitter = layers["tree_sitter"]
+        per_mb = {
+            "tree_sitter_parse_and_query": tree_sitter / (layers["tree_sitter_source_bytes"] / MB),
+            "parse_file": layers["parse_file"] / source_mb,
+            "prepare_rows": layers["prepare_rows"] / source_mb,
+            "full_index": build_cpu / source_mb,
+        }
+        walls = {w: statistics.median(x[0] for x in runs) for w, runs in scaling.items()}
+        cpus = {w: statistics.median(x[1] for x in runs) for w, runs in scaling.items()}
+        parse = {w: statistics.median(x[2] for x in runs) for w, runs in scaling.items()}
         result = {
             "files": files,
             "lines": lines,
@@ -132,6 +209,21 @@ def main(argv: list[str]) -> int:
             "peak_rss_mib": dict(zip(("indexer", "parser_pool"), peak_rss_mib(), strict=True)),
             "reindex_one_file_seconds": [round(x, 3) for x in incremental],
             "reindex_one_file_median_seconds": round(statistics.median(incremental), 3),
+            "cpu_seconds_per_source_mb": {k: round(v, 2) for k, v in per_mb.items()},
+            "cpu_ratio_to_tree_sitter": {
+                k: round(v / per_mb["tree_sitter_parse_and_query"], 1) for k, v in per_mb.items()
+            },
+            "layer_cpu_seconds": {
+                k: round(v, 2) for k, v in layers.items() if k != "tree_sitter_source_bytes"
+            },
+            "workers_1_vs_2": {
+                "wall_median_seconds": {w: round(v, 2) for w, v in walls.items()},
+                "cpu_median_seconds": {w: round(v, 2) for w, v in cpus.items()},
+                "speedup": round(walls[1] / walls[2], 2),
+                "parse_phase_median_seconds": {w: round(v, 2) for w, v in parse.items()},
+                "parse_phase_speedup": round(parse[1] / parse[2], 2),
+                "files_per_second": {w: round(files / v, 1) for w, v in walls.items()},
+            },
         }
     print_result(result, options.json)
     return 0

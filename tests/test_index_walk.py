@@ -1,5 +1,7 @@
 """Tests for eshu_mcp.query.local.index.walk and .ignore: which files get indexed."""
 
+import io
+import json
 import os
 import shutil
 import tempfile
@@ -7,8 +9,15 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.index import command
 from eshu_mcp.query.local.index.ignore import is_ignored, parse_rules
-from eshu_mcp.query.local.index.walk import WalkError, discover, walk_files, worktree_digest
+from eshu_mcp.query.local.index.walk import (
+    UntrustedRepository,
+    WalkError,
+    discover,
+    walk_files,
+    worktree_digest,
+)
 from tests.test_index_indexer import fixture_repository, git
 
 
@@ -115,3 +124,44 @@ class IgnoreRuleTests(SynchronousTestCase):
         rules = parse_rules("*.py\n", "pkg")
         self.assertTrue(is_ignored(rules, "pkg/a.py", False))
         self.assertFalse(is_ignored(rules, "other/a.py", False))
+
+
+class UntrustedRepositoryTests(SynchronousTestCase):
+    """A work tree owned by another user: git refuses it ('dubious ownership')."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-untrusted-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+        self.global_config = self.tmp / "gitconfig"
+        self.global_config.write_text("")
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        # git's own switch for its ownership test, and a private global config for the fix
+        os.environ["GIT_TEST_ASSUME_DIFFERENT_OWNER"] = "1"
+        os.environ["GIT_CONFIG_GLOBAL"] = str(self.global_config)
+
+    def run_index(self, path: Path) -> tuple[int, list[dict]]:
+        out, err = io.StringIO(), io.StringIO()
+        db = str(self.tmp / "index.sqlite")
+        code = command.main([str(path), "--db", db, "--json"], stdout=out, stderr=err)
+        return code, [json.loads(line) for line in out.getvalue().splitlines()]
+
+    def test_is_reported_with_the_safe_directory_fix_not_walked_as_a_plain_directory(self):
+        with self.assertRaises(UntrustedRepository) as caught:
+            discover(self.repo / "app")
+        fix = f"git config --global --add safe.directory {self.repo.resolve()}"
+        self.assertIn(fix, str(caught.exception))
+        self.assertIn("owned by another user", str(caught.exception))
+        code, events = self.run_index(self.repo)
+        self.assertEqual(code, 1)
+        (failed,) = [event for event in events if event["phase"] == "failed"]
+        self.assertIn(fix, failed["error"])
+
+    def test_the_fix_it_names_works(self) -> None:
+        git(self.tmp, "config", "--global", "--add", "safe.directory", str(self.repo.resolve()))
+        tree = discover(self.repo)
+        self.assertTrue(tree.is_git)
+        code, events = self.run_index(self.repo)
+        self.assertEqual(code, 0)
+        self.assertIn("committed", [event["phase"] for event in events])

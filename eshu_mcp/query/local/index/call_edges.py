@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from .bindings import FileBindings
 from .calls import CALLABLE_TYPES, Catalog, resolve_call
 from .codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
 from .receivers import PythonCalls
+from .stopping import start_worker
 
 CALLS = EDGE_TYPES["CALLS"]
 CONSTRUCTOR_CALL = CALL_KINDS["constructor_call"]
@@ -114,10 +116,12 @@ def resolve_calls_split(
     mine = [call for call in calls if call[1] < boundary]
     theirs = [call for call in calls if call[1] >= boundary]
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     child = os.fork()
     if child == 0:  # the child: resolve, send, and leave without running any cleanup
         status = 1
         try:
+            start_worker(parent)
             os.close(read_end)
             result = resolve_calls(theirs, catalog, bindings, language_of, file_nids, python)
             with os.fdopen(write_end, "wb") as pipe:
@@ -133,6 +137,9 @@ def resolve_calls_split(
                 mine, catalog, bindings, language_of, file_nids, python
             )
         payload = pipe.read()
+    except BaseException:  # stopping: the child's half is not wanted any more
+        os.kill(child, signal.SIGKILL)
+        raise
     finally:
         pipe.close()  # before waiting: a child still writing gets EPIPE instead of blocking
         _, status = os.waitpid(child, 0)
@@ -161,6 +168,18 @@ def alongside(work: Callable[[], None] | None) -> Iterator[None]:
     try:
         yield
     finally:
-        thread.join()
+        _join_surely(thread)
     if failure:
         raise failure[0]
+
+
+def _join_surely(thread: threading.Thread) -> None:
+    """Join even when a stop request interrupts the wait: the thread uses the connection."""
+    stopped: BaseException | None = None
+    while thread.is_alive():
+        try:
+            thread.join()
+        except BaseException as e:  # re-raised once the connection is ours again
+            stopped = e
+    if stopped is not None:
+        raise stopped

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -26,14 +27,17 @@ from .lifecycle import (
 )
 from .lock import IndexLocked, writer_running
 from .progress import JsonLinesProgress, TerminalProgress
+from .stopping import RunStopped, stop_on_signals
 from .store import (
     IndexDamaged,
+    IndexOutdated,
     IndexUnavailable,
     damaged_message,
     default_db_path,
     is_damage,
     open_reader,
 )
+from .upgrade import awaiting_rebuild, recorded_repositories
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -72,9 +76,37 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Run the index command; returns the process exit status."""
+    """
+    Run the index command; returns the process exit status: 0, 1 (a repository failed),
+    2 (usage or database problem), 130 (stopped by SIGINT), 143 (stopped by SIGTERM).
+    """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    try:
+        with stop_on_signals():
+            return _run(argv, out, err)
+    except (RunStopped, KeyboardInterrupt) as stop:
+        if not isinstance(stop, RunStopped):
+            stop = RunStopped(signal.SIGINT)
+        err.write(f"eshu-mcp index: {stopped_message(stop)}\n")
+        err.flush()
+        return stop.exit_code
+
+
+def stopped_message(stop: RunStopped) -> str:
+    """One line: what a stop left behind (nothing half-written)."""
+    text = f"stopped by {stop.name}"
+    for path, seq, serving in stop.abandoned:
+        text += f"; generation {seq} of {path} was not committed (marked interrupted)"
+        text += (
+            ", the previous generation keeps serving"
+            if serving
+            else ", it had no earlier generation to serve"
+        )
+    return text
+
+
+def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     if argv[:1] == ["index"] and not os.path.isdir("index"):
         argv = argv[1:]
     try:
@@ -197,6 +229,8 @@ def _remove(
 def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
     try:
         conn = open_reader(db)
+    except IndexOutdated as e:
+        return _outdated_status(db, e, as_json, out)
     except IndexUnavailable as e:
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
@@ -226,8 +260,37 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             f" {repo['secret_candidates']} secret candidates\n"
             f"  generations: {', '.join(f'{k} {v}' for k, v in repo['generations'].items())}\n"
         )
-    if not status["repositories"]:
+    for path in status["awaiting_rebuild"]:
+        out.write(f"{path}\n  awaiting its rebuild after an eshu-mcp upgrade\n")
+    if not status["repositories"] and not status["awaiting_rebuild"]:
         out.write("no repositories indexed\n")
+    return EXIT_OK
+
+
+def _outdated_status(db: Path, error: IndexOutdated, as_json: bool, out: TextIO) -> int:
+    """``--status`` of an index an older eshu-mcp wrote: its repositories, and the fix."""
+    repositories = [
+        {
+            "repo_id": row.get("repo_id"),
+            "name": row.get("name"),
+            "local_path": row["local_path"],
+            "missing": directory_missing(str(row["local_path"])),
+        }
+        for row in recorded_repositories(db)
+    ]
+    if as_json:
+        document = {
+            "db": str(db),
+            "outdated": str(error),
+            "repositories": repositories,
+            "count": len(repositories),
+        }
+        out.write(json.dumps(document, sort_keys=True) + "\n")
+        return EXIT_OK
+    out.write(f"index {db}\n  {error}\n")
+    for repo in repositories:
+        missing = "  MISSING: the directory is gone" if repo["missing"] else ""
+        out.write(f"{repo['repo_id'] or '-'}  {repo['local_path']}{missing}\n")
     return EXIT_OK
 
 
@@ -245,14 +308,15 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
             "SELECT seq, freshness_hint FROM generations WHERE generation_id = ?",
             (repo["active_generation_id"],),
         ).fetchone()
-        generations = {
-            ("interrupted" if row[0] == "pending" and not writer_alive else row[0]): row[1]
-            for row in conn.execute(
-                "SELECT status, COUNT(*) FROM generations WHERE repo_id = ? GROUP BY status"
-                " ORDER BY status",
-                (repo_id,),
-            )
-        }
+        generations: dict[str, int] = {}
+        for state, failure, n in conn.execute(
+            "SELECT status, failure_class, COUNT(*) FROM generations WHERE repo_id = ?"
+            " GROUP BY status, failure_class ORDER BY status",
+            (repo_id,),
+        ):
+            if (state == "pending" and not writer_alive) or failure == "interrupted":
+                state = "interrupted"
+            generations[state] = generations.get(state, 0) + n
 
         def count(table: str, repo_id: str = repo_id) -> int:
             """Rows of one table for the repository."""
@@ -279,7 +343,11 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
                 "secret_candidates": count("secret_candidates"),
             }
         )
-    return {"repositories": repositories, "count": len(repositories)}
+    return {
+        "repositories": repositories,
+        "count": len(repositories),
+        "awaiting_rebuild": awaiting_rebuild(conn),
+    }
 
 
 if __name__ == "__main__":

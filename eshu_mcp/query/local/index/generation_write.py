@@ -10,6 +10,8 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from functools import partial
 
 from . import writer
@@ -26,6 +28,7 @@ from .graph_inputs import FirstBuildInputs, attribute_types_json, go_mods_on_dis
 from .identity import repository_slug
 from .parse import parse_file
 from .resolve import ChangeSet, resolve_repository, retire_edges
+from .stopping import hold_point, start_worker
 from .walk import WalkedFile, WorkTree
 from .writer import PreparedFile
 
@@ -41,6 +44,7 @@ INCREMENTAL_RESOLVE_FRACTION = 0.25
 
 def _parse_walked(item: tuple[str, str, str]) -> PreparedFile | None:
     relative, absolute, repo_id = item
+    hold_point("worker")
     try:
         with open(absolute, "rb") as handle:
             data = handle.read()
@@ -64,8 +68,39 @@ def parse_many(
 
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(8, len(items) // (workers * 8)))  # small: no straggler at the end
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=start_worker,
+        initargs=(os.getpid(),),
+    )
+    try:
         yield from pool.map(_parse_walked, items, chunksize=chunk)
+    except BrokenProcessPool:
+        stop_workers(pool)
+        raise WorkerDied(
+            "a parser worker process died (killed, or out of memory); nothing was committed"
+        ) from None
+    except BaseException:  # a stop request, an error while writing, or the consumer closing
+        stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+class WorkerDied(Exception):
+    """A parser worker ended abruptly; the run's generation is not committed."""
+
+
+def stop_workers(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """Kill the pool's workers now (their work is abandoned) and reap them, bounded."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+    for process in processes:
+        process.join(grace)
+    pool.shutdown(wait=True)  # the manager thread sees the workers gone and ends
 
 
 class GenerationWrite:
@@ -140,7 +175,11 @@ class GenerationWrite:
             ],
         )
         items = [(w.relative_path, w.absolute_path, self.repo_id) for w in to_parse]
-        results = parse_many(items, workers)
+        with closing(parse_many(items, workers)) as results:  # closed now, even on a stop
+            self._write_results(to_parse, results, started)
+        self._flush()
+
+    def _write_results(self, to_parse: list[WalkedFile], results, started: float) -> None:
         for done, (walked, result) in enumerate(zip(to_parse, results, strict=True), 1):
             if result is None:
                 self.first = None  # its planned file id stays unused: read the graph back
@@ -161,7 +200,8 @@ class GenerationWrite:
                         "rate": round(done / elapsed, 1) if elapsed > 0 else None,
                     }
                 )
-        self._flush()
+            if done == 1:
+                hold_point("parse", self.emit)
 
     def _flush(self) -> None:
         if self.new_files:
@@ -301,6 +341,7 @@ class GenerationWrite:
             payload_hash(tree.remote_url or "", tree.freshness_hint, tree.head_ref or ""),
         )
         self.emit({"phase": "resolve", "repo_id": repo_id})
+        hold_point("resolve", self.emit)
         change = None
         rebuilt = len(self.changed_ids) + len(self.deleted_ids)
         small = rebuilt <= INCREMENTAL_RESOLVE_FRACTION * len(self.existing)

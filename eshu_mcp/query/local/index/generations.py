@@ -116,6 +116,21 @@ def record_failure(
     )
 
 
+def abandon(conn: sqlite3.Connection, pending: PendingGeneration, message: str) -> bool:
+    """
+    In its own transaction: a stopped run's generation is interrupted, like one whose writer
+    died (readers treat both alike: the previous generation keeps serving, as fresh). A
+    generation the stop found already committed is left active. Returns whether it was
+    still pending.
+    """
+    cursor = conn.execute(
+        "UPDATE generations SET status = 'failed', failure_class = 'interrupted',"
+        " failure_message = ? WHERE generation_id = ? AND status = 'pending'",
+        (message, pending.generation_id),
+    )
+    return cursor.rowcount > 0
+
+
 def payload_hash(*parts: str) -> str:
     """The hash stored in fact_versions.payload_hash."""
     digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape"))

@@ -22,16 +22,18 @@ from attrs import Factory, frozen
 from . import writer
 from .extractors import EXTRACTOR_VERSION
 from .generation_write import GenerationWrite
-from .generations import activate, begin_generation, fail_orphans, record_failure
+from .generations import abandon, activate, begin_generation, fail_orphans, record_failure
 from .identity import repository_id, repository_slug
 from .lock import WriterLock
 from .parse import content_hash
+from .stopping import HOLD_ENV as HOLD_ENV  # the test hook, for callers
+from .stopping import RunStopped, hold_point
 from .store import open_writer, utc_now
+from .upgrade import extractor_key, owed_rebuilds, settle_rebuilds
 from .walk import WalkedFile, WorkTree, discover, walk_files
 
 Progress = Callable[[dict[str, Any]], None]
-HOLD_ENV = "ESHU_MCP_INDEX_HOLD_BEFORE_COMMIT"
-"""Test hook: when set to a path, the writer pauses before COMMIT until that path exists."""
+STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
 
 
 @frozen
@@ -82,12 +84,22 @@ def index_repositories(
     workers: int | None = None,
     lock_timeout: float = 30.0,
 ) -> IndexReport:
-    """Index each path (a git work tree or a plain directory) into the database."""
+    """
+    Index each path (a git work tree or a plain directory) into the database, and every
+    other recorded repository an older eshu-mcp indexed (see :mod:`.upgrade`).
+
+    A stop request (:class:`RunStopped`, KeyboardInterrupt) propagates after the repository
+    being written is rolled back and its pending generation marked interrupted.
+    """
     started = time.monotonic()
     emit = progress or (lambda event: None)
     db = Path(db_path).expanduser()
     reports = []
-    with WriterLock(db, timeout=lock_timeout), _collector_paused():
+
+    def lock_notice(text: str) -> None:
+        emit({"phase": "recovered", "lock": text})
+
+    with WriterLock(db, timeout=lock_timeout, notice=lock_notice), _collector_paused():
         conn = open_writer(db)
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -95,8 +107,12 @@ def index_repositories(
             conn.execute("COMMIT")
             if orphans:
                 emit({"phase": "recovered", "interrupted_generations": orphans})
-            for path in paths:
+            owed, reason = owed_rebuilds(conn, [str(path) for path in paths])
+            if owed:
+                emit({"phase": "upgrade", "reason": reason, "paths": owed})
+            for path in [*paths, *owed]:
                 reports.append(_index_one(conn, str(path), emit, workers))
+            settle_rebuilds(conn, [r.path for r in reports if r.status != "failed"])
         finally:
             conn.close()
     report = IndexReport(str(db), tuple(reports), time.monotonic() - started)
@@ -114,7 +130,8 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
             (repo_id,),
         )
     }
-    extractor_changed = _meta(conn, "extractor_version") not in (None, EXTRACTOR_VERSION)
+    recorded = _meta(conn, extractor_key(repo_id)) or _meta(conn, "extractor_version")
+    extractor_changed = recorded not in (None, EXTRACTOR_VERSION)
     to_parse: list[WalkedFile] = []
     touched: list[tuple[int, int]] = []
     unchanged = 0
@@ -149,6 +166,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         return RepositoryReport(path=path, repo_id=None, status="failed", error=str(e))
     repo_id = repository_id(tree.identity)
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
+    hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
     walked = walk_files(tree, _own_files(conn))
     existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
@@ -212,29 +230,20 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             files_failed=run.failed,
             is_delta=bool(existing),
         )
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('extractor_version', ?)"
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (EXTRACTOR_VERSION,),
+            [("extractor_version", EXTRACTOR_VERSION), (extractor_key(repo_id), EXTRACTOR_VERSION)],
         )
-        _hold_if_requested(emit, repo_id)
+        hold_point("commit", emit)
         conn.execute("COMMIT")
-    except Exception as e:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        conn.execute("BEGIN IMMEDIATE")
-        record_failure(conn, pending, "index_error", f"{type(e).__name__}: {e}")
-        conn.execute("COMMIT")
-        emit({"phase": "failed", "repo_id": repo_id, "error": str(e)})
-        return RepositoryReport(
-            path=str(tree.root),
-            repo_id=repo_id,
-            status="failed",
-            generation_id=pending.generation_id,
-            seq=pending.seq,
-            error=str(e),
-            seconds=time.monotonic() - started,
-        )
+    except BaseException as e:
+        if isinstance(e, Exception):
+            return _failed(conn, tree, pending, emit, e, started)
+        # a stop request: undo, record, and let it propagate
+        if _abandon(conn, pending, emit, e) and isinstance(e, RunStopped):
+            e.abandoned.append((str(tree.root), pending.seq, row[2] is not None))
+        raise
     emit(
         {
             "phase": "committed",
@@ -261,6 +270,49 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         source_bytes=run.source_bytes,
         seconds=time.monotonic() - started,
     )
+
+
+def _failed(conn, tree: WorkTree, pending, emit: Progress, error: Exception, started: float):
+    """Roll the generation back, record why it failed; the previous one keeps serving."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    record_failure(conn, pending, "index_error", f"{type(error).__name__}: {error}")
+    conn.execute("COMMIT")
+    emit({"phase": "failed", "repo_id": pending.repo_id, "error": str(error)})
+    return RepositoryReport(
+        path=str(tree.root),
+        repo_id=pending.repo_id,
+        status="failed",
+        generation_id=pending.generation_id,
+        seq=pending.seq,
+        error=str(error),
+        seconds=time.monotonic() - started,
+    )
+
+
+def _abandon(conn, pending, emit: Progress, stop: BaseException) -> bool:
+    """
+    A stop request: roll back, and mark the pending generation interrupted. False when the
+    stop came just after COMMIT (the generation is active: nothing to abandon).
+    """
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    name = stop.name if isinstance(stop, RunStopped) else "SIGINT"
+    conn.execute("BEGIN IMMEDIATE")
+    abandoned = abandon(conn, pending, STOPPED_MESSAGE.format(signal=name))
+    conn.execute("COMMIT")
+    if not abandoned:
+        return False
+    emit(
+        {
+            "phase": "stopped",
+            "repo_id": pending.repo_id,
+            "seq": pending.seq,
+            "signal": name,
+        }
+    )
+    return True
 
 
 @contextmanager
@@ -323,6 +375,7 @@ def forget_repository(conn: sqlite3.Connection, repo_id: str) -> None:
     for table in ("modules", "fact_versions"):
         conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
     conn.execute("DELETE FROM repositories WHERE repo_id = ?", (repo_id,))
+    conn.execute("DELETE FROM meta WHERE key = ?", (extractor_key(repo_id),))
 
 
 def _own_files(conn: sqlite3.Connection) -> frozenset[str]:
@@ -335,13 +388,3 @@ def _own_files(conn: sqlite3.Connection) -> frozenset[str]:
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else row[0]
-
-
-def _hold_if_requested(emit: Progress, repo_id: str) -> None:
-    release = os.environ.get(HOLD_ENV)
-    if not release:
-        return
-    emit({"phase": "holding", "repo_id": repo_id})
-    deadline = time.monotonic() + 60
-    while not os.path.exists(release) and time.monotonic() < deadline:
-        time.sleep(0.05)

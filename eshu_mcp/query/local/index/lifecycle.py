@@ -16,7 +16,8 @@ from attrs import frozen
 
 from .indexer import forget_repository
 from .lock import WriterLock
-from .store import IndexUnavailable, open_reader, open_writer
+from .store import open_writer
+from .upgrade import recorded_repositories
 
 
 class UnknownRepository(Exception):
@@ -148,17 +149,9 @@ def _count(conn: sqlite3.Connection, where: str, value: object) -> int:
 
 
 def recorded_paths(db_path: str | os.PathLike[str]) -> list[str]:
-    """The work trees an index records, as far as a (possibly damaged) file still tells."""
-    try:
-        conn = open_reader(db_path)
-    except IndexUnavailable:
-        return []
-    try:
-        return [row[0] for row in conn.execute("SELECT local_path FROM repositories")]
-    except sqlite3.DatabaseError:
-        return []
-    finally:
-        conn.close()
+    """The work trees an index records (of any schema version, as far as a damaged file
+    still tells)."""
+    return [str(row["local_path"]) for row in recorded_repositories(db_path)]
 
 
 def discard_index(db_path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> list[str]:

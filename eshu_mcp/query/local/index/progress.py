@@ -72,6 +72,13 @@ class TerminalProgress:
             )
         elif phase == "failed":
             self._line(f"  failed: {event.get('error')}")
+        elif phase == "recovered" and "lock" in event:
+            self._line(f"note: {event['lock']}")
+        elif phase == "upgrade":
+            self._line(
+                f"index written by an older eshu-mcp ({event['reason']} changed): also"
+                f" re-indexing {len(event['paths'])} recorded repositories"
+            )
 
 
 def render_bar(done: int, total: int, rate: float | None) -> str:

@@ -8,6 +8,7 @@ documents every table for the query side.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from datetime import UTC, datetime
@@ -27,6 +28,10 @@ class IndexUnavailable(Exception):
 
 class IndexDamaged(IndexUnavailable):
     """The index file is corrupt (not a database, or a malformed page)."""
+
+
+class IndexOutdated(IndexUnavailable):
+    """The index file was written by an older eshu-mcp (an older schema version)."""
 
 
 def is_damage(error: sqlite3.DatabaseError) -> bool:
@@ -106,9 +111,11 @@ def open_reader(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
         raise IndexUnavailable(f"index database {str(path)!r} has no schema version")
     if int(row[0]) != SCHEMA_VERSION:
         conn.close()
-        raise IndexUnavailable(
+        error = IndexOutdated if int(row[0]) < SCHEMA_VERSION else IndexUnavailable
+        raise error(
             f"index database {str(path)!r} has schema version {row[0]}, this eshu-mcp reads"
-            f" version {SCHEMA_VERSION}: run `eshu-mcp index` on its repositories to rebuild it"
+            f" version {SCHEMA_VERSION}: run `eshu-mcp index` on any of its repositories"
+            " (or `eshu-mcp index --rebuild`) to rebuild all of them"
         )
     return conn
 
@@ -146,15 +153,35 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         raise IndexUnavailable(
             f"index schema version {found} is newer than this eshu-mcp ({SCHEMA_VERSION})"
         )
+    recorded = None
     if found is not None and int(found) < SCHEMA_VERSION:
+        recorded = _recorded_paths(conn)
         _drop_everything(conn)
     conn.executescript(schema_sql())
+    if recorded:  # owed a rebuild by the next run (see upgrade.py)
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('rebuild_paths', ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (json.dumps(recorded),),
+        )
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
         " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (str(SCHEMA_VERSION),),
     )
     conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
+
+
+def _recorded_paths(conn: sqlite3.Connection) -> list[str]:
+    """The work trees an index of an older schema records (and still owed a rebuild)."""
+    paths: list[str] = []
+    try:
+        paths.extend(row[0] for row in conn.execute("SELECT local_path FROM repositories"))
+        owed = _meta(conn, "rebuild_paths")
+        paths.extend(json.loads(owed) if owed else [])
+    except (sqlite3.DatabaseError, ValueError):
+        pass
+    return sorted({path for path in paths if isinstance(path, str)})
 
 
 def _drop_everything(conn: sqlite3.Connection) -> None:

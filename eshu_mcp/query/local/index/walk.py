@@ -111,6 +111,24 @@ class WalkError(Exception):
     """The path cannot be indexed (missing, not a directory, git failure)."""
 
 
+class UntrustedRepository(WalkError):
+    """Git refuses the work tree: it is owned by another user (git's safe.directory check)."""
+
+
+def _untrusted_message(root: Path, message: str) -> str:
+    """Git's 'dubious ownership' refusal as one line with the fix, for the indexing user."""
+    quoted = "'"
+    marker = "repository at "
+    where = str(root)
+    if marker in message:  # git names the repository root, not the path it was given
+        where = message.split(marker, 1)[1].split("\n", 1)[0].strip().strip(quoted)
+    return (
+        f"git refuses {where}: it is owned by another user than the one indexing"
+        f" (git's 'dubious ownership' check); trust it with"
+        f" `git config --global --add safe.directory {where}` as that user, then index again"
+    )
+
+
 @frozen
 class WalkedFile:
     """A file kept by the walk, with the stat data used as a change pre-check."""
@@ -168,8 +186,10 @@ def _git(root: Path, *args: str, check: bool = True) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as e:
         raise WalkError(f"git {args[0]} failed in {root}: {e}") from e
     if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        if "dubious ownership" in message:
+            raise UntrustedRepository(_untrusted_message(root, message))
         if check:
-            message = done.stderr.decode("utf-8", "replace").strip()
             raise WalkError(f"git {args[0]} failed in {root}: {message}")
         return None
     return done.stdout.decode("utf-8", "surrogateescape")
