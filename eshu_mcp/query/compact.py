@@ -7,17 +7,21 @@ HTTP callers get Eshu's full shape unless they send it). The view keeps every ke
 reader needs to act on a row (name, path, line numbers, entity id, repository id) and
 takes out:
 
-* entity source in rows (``source_cache``), cut to its first lines (or the lines around
-  the searched text) and marked ``source_truncated``; ``get_entity_content`` with the
-  row's ``entity_id`` fetches it whole;
+* entity source in rows (``source_cache``), cut to its header (or the line holding the
+  searched text, with ``source_snippet_start_line``) and marked ``source_truncated``;
+  ``get_entity_content`` with the row's ``entity_id`` fetches it whole;
 * alias arrays (``matches`` repeating ``results``) and per-row copies of what the row or
   the answer already says (``entity_name`` = ``name``, ``relative_path`` = ``file_path``,
   handles spelling the row's own id and span, repository names, per-row backends);
 * long metadata strings (docstrings cut to their first paragraph), empty strings and
   objects, and empty lists inside rows;
 * in relationship rows, the anchor side (the answer's ``target_resolution`` states it
-  once), the other side's end line, and the provenance block unless its ``truth_state``
-  is not the usual ``derived``;
+  once), the other side's end line (and its start line when it is the edge's line), the
+  provenance block unless its ``truth_state`` is not the usual ``derived``, and the edge
+  fields every row shares (``relationships_shared`` states them once);
+* coverage entries the answer's summary or scope already states, ranks that are the
+  rows' order, handles that only spell the row's own id or path, and a dead-code
+  analysis's static policy lists;
 * explicit content reads (``get_file_content``, ``get_file_lines``,
   ``get_entity_content``) past :data:`CONTENT_LINES` lines or :data:`CONTENT_BYTES`
   bytes, marked ``content_truncated`` with the ``get_file_lines`` call for the rest.
@@ -52,10 +56,7 @@ TEXT_CHARS = 160
 CONTENT_LINES = 400
 CONTENT_BYTES = 10240
 
-SOURCE_NOTE = (
-    "rows with source_truncated hold the signature or the lines around the searched text; "
-    "get_entity_content(entity_id) returns the whole source"
-)
+SOURCE_NOTE = "source_truncated: signature or searched lines only; get_entity_content(entity_id)"
 
 # Keys a row repeats from the answer around it, or ranking internals.
 _ROW_REPEATS = frozenset({"source_backend", "source_repo_name", "target_repo_name", "centrality"})
@@ -74,11 +75,23 @@ _HOISTED_KEYS = {"repo": "repo_id", "language": "language"}
 _ROW_SEARCH_DEPTH = 3
 _ROW_SEARCH_ROWS = 2000
 # Row keys dropped when they hold the value every row has unless it says otherwise.
-_ROW_DEFAULTS = {"edge_origin": "direct_code_edge"}
+_ROW_DEFAULTS = {"edge_origin": "direct_code_edge", "call_kind": "call"}
 # Lines ending so close a declaration's header (Python, C-family, Go, Rust, Ruby...).
 _HEADER_ENDS = (":", "{", "=>", " do")
 # Details of a relationship's anchor side that target_resolution states once.
 _SIDE_DETAILS = ("file_path", "start_line", "end_line", "language", "type", "repo_id")
+# Where rows spell their file's path, and the keys of a handle that name its tool.
+_PATH_KEYS = ("file_path", "relative_path", "source_file", "path")
+_HANDLE_TOOLS = ("tool", "content_tool")
+# Edge fields stated once when every relationship row has the same value.
+_SHARED_EDGE_KEYS = ("confidence", "resolution_method", "source_type", "target_type")
+_MISSING = object()
+# What a compact dead-code analysis block keeps.
+_DEAD_CODE_ANALYSIS = (
+    "dead_code_language_maturity",
+    "dead_code_language_exactness_blockers",
+    "notes",
+)
 # Echoes of what the read returned that answer nothing.
 _CONTENT_ECHOES = ("content_hash", "search_backend")
 
@@ -110,13 +123,18 @@ class _View:
         asked = data.get("scope") if isinstance(data.get("scope"), dict) else {}
         direction = asked.get("direction")
         self.direction = direction if direction in ("incoming", "outgoing") else None
-        types = asked.get("relationship_types")
+        coverage = data.get("coverage") if isinstance(data.get("coverage"), dict) else {}
+        types = asked.get("relationship_types", coverage.get("relationship_types"))
         self.relationship_type = types[0] if isinstance(types, list) and len(types) == 1 else None
         searched = (
             source.get(key) for source in (data, request) for key in ("pattern", "query", "symbol")
         )
         focus = next((value for value in searched if isinstance(value, str) and value), None)
         self.focus = focus.lower() if focus else None
+        # What every row's ``match_kind`` says when it repeats how the answer matched.
+        self.match_kinds = {
+            data[key] for key in ("match_mode", "inventory_kind") if isinstance(data.get(key), str)
+        }
         self.request = request
         self.cut_sources = 0
 
@@ -136,6 +154,9 @@ def compact_answer(data: Any, request: dict | None = None) -> Any:
         for key, value in view.hoisted.items():
             out.setdefault(key, value)
         _drop_listed_candidates(out)
+        _drop_block_repeats(out)
+        _trim_dead_code_policy(out)
+        _state_shared_edge_fields(out)
     if view.cut_sources:
         out["source_note"] = SOURCE_NOTE
     return out
@@ -156,12 +177,90 @@ def _drop_listed_candidates(out: dict) -> None:
         resolution.setdefault("candidate_count", len(candidates))
 
 
+def _drop_block_repeats(out: dict) -> None:
+    """
+    Coverage entries that the answer's ``summary`` or ``scope`` states with the same value
+    (the next offset, the truncation flag, the relationship types, the depth), or that
+    restate them (the sentence explaining a cut by limit, the per-direction flags of a
+    one-direction question), and a scope's one-item ``relationship_types`` beside its
+    ``relationship_type``.
+    """
+    coverage, summary, scope = (out.get(key) for key in ("coverage", "summary", "scope"))
+    if isinstance(coverage, dict):
+        stated = [block for block in (summary, scope) if isinstance(block, dict)]
+        repeated = [
+            key
+            for key, value in coverage.items()
+            if any(key in block and block[key] == value for block in stated)
+        ]
+        if coverage.get("missing_edge_reason") == "truncated_by_limit":
+            # The reason code, the next offset and the truncation flag say it already.
+            repeated += ["evidence_explanation", "truncation_state"]
+        directions = coverage.get("directions")
+        if isinstance(scope, dict) and directions == [scope.get("direction")]:
+            # One direction asked: the summary's truncation flag is that direction's.
+            repeated += ["directions", "truncated_by_direction"]
+        if repeated:
+            out["coverage"] = {k: v for k, v in coverage.items() if k not in repeated}
+    if isinstance(scope, dict) and scope.get("relationship_types") == [
+        scope.get("relationship_type")
+    ]:
+        out["scope"] = {k: v for k, v in scope.items() if k != "relationship_types"}
+
+
+def _state_shared_edge_fields(out: dict) -> None:
+    """
+    Edge fields every relationship row holds with the same value (how the edges were
+    resolved, their confidence, the other side's kind), stated once as
+    ``relationships_shared`` instead of in each row.
+    """
+    rows = out.get("relationships")
+    if not isinstance(rows, list) or len(rows) < 2 or not all(isinstance(r, dict) for r in rows):
+        return
+    shared = {}
+    for key in _SHARED_EDGE_KEYS:
+        values = [row.get(key, _MISSING) for row in rows]
+        if values[0] is not _MISSING and all(value == values[0] for value in values):
+            shared[key] = values[0]
+    if shared:
+        out["relationships"] = [{k: v for k, v in row.items() if k not in shared} for row in rows]
+        out["relationships_shared"] = shared
+
+
+def _trim_dead_code_policy(out: dict) -> None:
+    """
+    A dead-code ``analysis`` block cut to what concerns this answer: the languages'
+    maturity and exactness blockers and the notes. Its policy lists (recognised
+    frameworks, modeled entry points and public API, root categories) read the same on
+    every call. A candidate scan that was not cut loses its limits too.
+    """
+    analysis = out.get("analysis")
+    if isinstance(analysis, dict) and "dead_code_language_maturity" in analysis:
+        out["analysis"] = {k: v for k, v in analysis.items() if k in _DEAD_CODE_ANALYSIS}
+    if out.get("candidate_scan_truncated") is False:
+        for key in ("candidate_scan_limit", "candidate_scan_limit_per_label"):
+            out.pop(key, None)
+
+
 def _walk(value: Any, view: _View | None, *, in_row: bool) -> Any:
     if isinstance(value, list):
-        return [_walk(item, view, in_row=True) for item in value]
+        rows = [_walk(item, view, in_row=True) for item in value]
+        if view is not None and _ranked_in_order(rows):
+            rows = [{key: item for key, item in row.items() if key != "rank"} for row in rows]
+        return rows
     if isinstance(value, dict) and view is not None:
         return _object(value, view, in_row=in_row)
     return value
+
+
+def _ranked_in_order(rows: list) -> bool:
+    """Whether every row's ``rank`` is its place in the list (so the order says it)."""
+    if len(rows) < 2 or not all(isinstance(row, dict) for row in rows):
+        return False
+    ranks = [row.get("rank") for row in rows]
+    if not all(isinstance(rank, int) and not isinstance(rank, bool) for rank in ranks):
+        return False
+    return ranks == list(range(ranks[0], ranks[0] + len(ranks)))
 
 
 def _alias_of(obj: dict, key: str) -> bool:
@@ -185,7 +284,7 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
         if key == "source_cache" and in_row and isinstance(value, str):
             _row_source(out, obj, value, view)
         elif key == "metadata" and isinstance(value, dict):
-            out[key] = _metadata(value, signed=in_row and "source_cache" in obj)
+            out[key] = _metadata(value, obj if in_row else None)
             if not out[key]:
                 del out[key]
         elif key == "provenance" and in_row and isinstance(value, dict):
@@ -224,6 +323,12 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == view.relationship_type
     if key == "labels":
         return value == [obj.get("entity_type")]
+    if key == "match_kind":
+        return value in view.match_kinds
+    if key in ("source_start_line", "target_start_line"):  # a declaration's own line
+        return value == obj.get("line_number")
+    if key == "name" and obj.get("type") in ("file", "dir"):  # a tree entry's last path part
+        return isinstance(obj.get("path"), str) and obj["path"].rsplit("/", 1)[-1] == value
     if key == "edge_count_by_direction":  # one direction: the edge count says it
         return isinstance(value, dict) and len(value) == 1 and "edge_count" in obj
     if key == "rows_available":
@@ -238,7 +343,7 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == obj.get("file_path")
     if key == "reason":
         return value == obj.get("resolution_method")
-    if key in ("source_handle", "target_handle", "entity_handle"):
+    if key.endswith("_handle"):
         return _handle_repeats(obj, key, value)
     return False
 
@@ -277,22 +382,31 @@ def _shared_scope(data: dict) -> dict[str, str]:
 
 
 def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
-    """A handle that only spells the row's own id, or its own repository, path and span."""
+    """
+    A handle that only spells one of the row's own ids, or the row's own repository, path,
+    span or module (beside the name of the tool that reads it).
+    """
     if isinstance(value, str):
         own_id = obj.get(key.replace("_handle", "_id"))
         if own_id is None or key == "entity_handle":
-            own_id = obj.get("entity_id")
-        return value == f"entity:{own_id}"
+            own_ids = [item for name, item in obj.items() if name.endswith("_id")]
+        else:
+            own_ids = [own_id]
+        return any(value == f"entity:{own}" for own in own_ids if isinstance(own, str))
     if not isinstance(value, dict):
         return False
-    path = obj.get("file_path", obj.get("relative_path"))
+    path = next((obj[name] for name in _PATH_KEYS if name in obj), None)
+    compared = 0
     for name, item in value.items():
-        if name in ("file_path", "relative_path"):
+        if name in _HANDLE_TOOLS:
+            continue
+        if name in _PATH_KEYS:
             if item != path:
                 return False
         elif obj.get(name) != item:
             return False
-    return True
+        compared += 1
+    return compared > 0
 
 
 def _drop_anchor_side(row: dict, anchor: str, direction: Any) -> None:
@@ -319,14 +433,20 @@ def _first_paragraph(text: str) -> str:
     return paragraph
 
 
-def _metadata(metadata: dict, *, signed: bool = False) -> dict:
+def _metadata(metadata: dict, row: dict | None = None) -> dict:
     """
-    Metadata with long strings cut and empty ones dropped; ``signed`` rows carry their
-    signature in their source, so their argument names go too.
+    Metadata with long strings cut and empty ones dropped. In a row it also loses what
+    the row says elsewhere: argument names its source's signature shows, the class its
+    ``class_name`` names, and inferred attribute types (a class's own source tells them).
     """
+    signed = row is not None and "source_cache" in row
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if value == "" or (signed and key == "args"):
+            continue
+        if row is not None and (
+            key == "attribute_types" or (key == "class_context" and row.get("class_name") == value)
+        ):
             continue
         if isinstance(value, str) and (key == "docstring" or len(value) > TEXT_CHARS):
             value = _first_paragraph(value)
@@ -344,8 +464,10 @@ def _row_source(out: dict, row: dict, source: str, view: _View) -> None:
     if view.focus:
         hit = next((i for i, line in enumerate(lines) if view.focus in line.lower()), 0)
         if hit >= count:
-            first, count = max(hit - 1, 0), 3
+            first, count = hit, 1
     snippet = "\n".join(lines[first : first + count])[:ROW_SOURCE_CHARS]
+    if first:  # the searched line alone: its own line number places it
+        snippet = snippet.strip()
     out["source_cache"] = snippet
     out["source_truncated"] = True
     start = row.get("start_line")
