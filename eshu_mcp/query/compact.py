@@ -196,6 +196,11 @@ def _drop_block_repeats(out: dict) -> None:
         if coverage.get("missing_edge_reason") == "truncated_by_limit":
             # The reason code, the next offset and the truncation flag say it already.
             repeated += ["evidence_explanation", "truncation_state"]
+        resolution = out.get("target_resolution")
+        if isinstance(resolution, dict) and coverage.get("evidence_explanation") == resolution.get(
+            "how_to_narrow"
+        ):
+            repeated.append("evidence_explanation")  # a shared name's advice, said once
         directions = coverage.get("directions")
         if isinstance(scope, dict) and directions == [scope.get("direction")]:
             # One direction asked: the summary's truncation flag is that direction's.
