@@ -23,6 +23,7 @@ SOURCES = {
     "app/callers.py": "from app.core import settle\n\n\n"
     + "".join(f"def caller_{n}(value):\n    return settle(value + {n})\n\n\n" for n in range(4)),
     "app/reports/summary.py": "def unused_report():\n    return 1\n",
+    "app/countdown.py": "def countdown(n):\n    return countdown(n - 1) if n else 0\n",
 }
 
 
@@ -103,6 +104,32 @@ class LeanRowsTests(SynchronousTestCase):
         content = self.successResultOf(read)["structuredContent"]["data"]
         self.assertIn("ledger_marker = total", str(content))
         self.assertIn("app/core.py", text)
+
+    def test_a_topic_answer_counts_the_kinds_its_ranked_groups_list(self):
+        compact, full, text = self.both("investigate_code_topic", {"topic": "report"})
+        files, symbols = full["matched_files"], full["matched_symbols"]
+        self.assertTrue(files and symbols)
+        self.assertEqual(compact["matched_file_count"], len(files))
+        self.assertEqual(compact["matched_symbol_count"], len(symbols))
+        self.assertEqual(len(compact["evidence_groups"]), len(full["evidence_groups"]))
+        self.assertIn("evidence_handles", full["answer_metadata"])
+        self.assertNotIn("evidence_handles", compact["answer_metadata"])
+        self.assertNotIn("coverage", compact["answer_metadata"])
+        self.assertEqual(compact["coverage"]["returned_count"], full["coverage"]["returned_count"])
+        self.assertIn(f"{len(files)} file, {len(symbols)} symbol", text)
+        self.assertIn("app/reports/summary.py", text)
+
+    def test_a_self_call_is_said_once(self):
+        args = {"repo_id": self.repo, "metric_type": "recursive_functions"}
+        compact, full, text = self.both("inspect_call_graph_metrics", args)
+        (row,) = compact["functions"]
+        (full_row,) = full["functions"]
+        self.assertEqual(full_row["partner_id"], full_row["function_id"])
+        self.assertIn("recursion_evidence", full_row)
+        for gone in ("partner_id", "partner_name", "partner_file", "recursion_evidence"):
+            self.assertNotIn(gone, row)
+        self.assertEqual(row["recursion_kind"], "self_call")
+        self.assertIn("app/countdown.py:1 countdown calls itself", text)
 
     def test_tree_entries_lose_the_name_their_path_ends_with(self):
         compact, full, text = self.both("list_repository_files", {"repo_id": self.repo})

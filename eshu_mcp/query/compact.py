@@ -31,6 +31,9 @@ Pure functions over decoded JSON values, shared by the local and upstream Resour
 
 from typing import Any
 
+from eshu_mcp.query.compact_blocks import state_blocks_once
+from eshu_mcp.query.compact_rows import calls_repeat_row, handle_repeats, lean_recursion_row
+
 __all__ = [
     "ANSWER_DETAIL_HEADER",
     "COMPACT",
@@ -80,18 +83,8 @@ _ROW_DEFAULTS = {"edge_origin": "direct_code_edge", "call_kind": "call"}
 _HEADER_ENDS = (":", "{", "=>", " do")
 # Details of a relationship's anchor side that target_resolution states once.
 _SIDE_DETAILS = ("file_path", "start_line", "end_line", "language", "type", "repo_id")
-# Where rows spell their file's path, and the keys of a handle that name its tool.
-_PATH_KEYS = ("file_path", "relative_path", "source_file", "path")
-_HANDLE_TOOLS = ("tool", "content_tool")
-# Edge fields stated once when every relationship row has the same value.
-_SHARED_EDGE_KEYS = ("confidence", "resolution_method", "source_type", "target_type")
-_MISSING = object()
-# What a compact dead-code analysis block keeps.
-_DEAD_CODE_ANALYSIS = (
-    "dead_code_language_maturity",
-    "dead_code_language_exactness_blockers",
-    "notes",
-)
+# Compares unequal to every value: no answer-level value to match.
+_NOTHING = object()
 # Echoes of what the read returned that answer nothing.
 _CONTENT_ECHOES = ("content_hash", "search_backend")
 
@@ -135,6 +128,7 @@ class _View:
         self.match_kinds = {
             data[key] for key in ("match_mode", "inventory_kind") if isinstance(data.get(key), str)
         }
+        self.searched_terms = data.get("searched_terms", _NOTHING)
         self.request = request
         self.cut_sources = 0
 
@@ -153,98 +147,10 @@ def compact_answer(data: Any, request: dict | None = None) -> Any:
         out = _object(data, view, in_row=False)
         for key, value in view.hoisted.items():
             out.setdefault(key, value)
-        _drop_listed_candidates(out)
-        _drop_block_repeats(out)
-        _trim_dead_code_policy(out)
-        _state_shared_edge_fields(out)
+        state_blocks_once(out)
     if view.cut_sources:
         out["source_note"] = SOURCE_NOTE
     return out
-
-
-def _drop_listed_candidates(out: dict) -> None:
-    """A shared name's candidates, when ``definition_groups`` lists every one of them."""
-    resolution = out.get("target_resolution")
-    groups = out.get("definition_groups")
-    if not isinstance(resolution, dict) or not isinstance(groups, list):
-        return
-    candidates = resolution.get("candidates")
-    listed = {group.get("entity_id") for group in groups if isinstance(group, dict)}
-    if isinstance(candidates, list) and all(
-        isinstance(row, dict) and row.get("entity_id") in listed for row in candidates
-    ):
-        resolution.pop("candidates")
-        resolution.setdefault("candidate_count", len(candidates))
-
-
-def _drop_block_repeats(out: dict) -> None:
-    """
-    Coverage entries that the answer's ``summary`` or ``scope`` states with the same value
-    (the next offset, the truncation flag, the relationship types, the depth), or that
-    restate them (the sentence explaining a cut by limit, the per-direction flags of a
-    one-direction question), and a scope's one-item ``relationship_types`` beside its
-    ``relationship_type``.
-    """
-    coverage, summary, scope = (out.get(key) for key in ("coverage", "summary", "scope"))
-    if isinstance(coverage, dict):
-        stated = [block for block in (summary, scope) if isinstance(block, dict)]
-        repeated = [
-            key
-            for key, value in coverage.items()
-            if any(key in block and block[key] == value for block in stated)
-        ]
-        if coverage.get("missing_edge_reason") == "truncated_by_limit":
-            # The reason code, the next offset and the truncation flag say it already.
-            repeated += ["evidence_explanation", "truncation_state"]
-        resolution = out.get("target_resolution")
-        if isinstance(resolution, dict) and coverage.get("evidence_explanation") == resolution.get(
-            "how_to_narrow"
-        ):
-            repeated.append("evidence_explanation")  # a shared name's advice, said once
-        directions = coverage.get("directions")
-        if isinstance(scope, dict) and directions == [scope.get("direction")]:
-            # One direction asked: the summary's truncation flag is that direction's.
-            repeated += ["directions", "truncated_by_direction"]
-        if repeated:
-            out["coverage"] = {k: v for k, v in coverage.items() if k not in repeated}
-    if isinstance(scope, dict) and scope.get("relationship_types") == [
-        scope.get("relationship_type")
-    ]:
-        out["scope"] = {k: v for k, v in scope.items() if k != "relationship_types"}
-
-
-def _state_shared_edge_fields(out: dict) -> None:
-    """
-    Edge fields every relationship row holds with the same value (how the edges were
-    resolved, their confidence, the other side's kind), stated once as
-    ``relationships_shared`` instead of in each row.
-    """
-    rows = out.get("relationships")
-    if not isinstance(rows, list) or len(rows) < 2 or not all(isinstance(r, dict) for r in rows):
-        return
-    shared = {}
-    for key in _SHARED_EDGE_KEYS:
-        values = [row.get(key, _MISSING) for row in rows]
-        if values[0] is not _MISSING and all(value == values[0] for value in values):
-            shared[key] = values[0]
-    if shared:
-        out["relationships"] = [{k: v for k, v in row.items() if k not in shared} for row in rows]
-        out["relationships_shared"] = shared
-
-
-def _trim_dead_code_policy(out: dict) -> None:
-    """
-    A dead-code ``analysis`` block cut to what concerns this answer: the languages'
-    maturity and exactness blockers and the notes. Its policy lists (recognised
-    frameworks, modeled entry points and public API, root categories) read the same on
-    every call. A candidate scan that was not cut loses its limits too.
-    """
-    analysis = out.get("analysis")
-    if isinstance(analysis, dict) and "dead_code_language_maturity" in analysis:
-        out["analysis"] = {k: v for k, v in analysis.items() if k in _DEAD_CODE_ANALYSIS}
-    if out.get("candidate_scan_truncated") is False:
-        for key in ("candidate_scan_limit", "candidate_scan_limit_per_label"):
-            out.pop(key, None)
 
 
 def _walk(value: Any, view: _View | None, *, in_row: bool) -> Any:
@@ -300,6 +206,8 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
             out[key] = _first_paragraph(value)
         else:
             out[key] = _walk(value, view, in_row=in_row)
+    if in_row and "recursion_kind" in obj:
+        lean_recursion_row(out)
     if in_row:
         # A row grouped under one of a shared name's definitions has that group's id as
         # its anchor; ``definition_groups`` states each definition once.
@@ -348,8 +256,12 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == obj.get("file_path")
     if key == "reason":
         return value == obj.get("resolution_method")
-    if key.endswith("_handle"):
-        return _handle_repeats(obj, key, value)
+    if key.endswith("_handle") or key == "handle":
+        return handle_repeats(obj, key, value)
+    if key == "recommended_next_calls":
+        return calls_repeat_row(obj, value)
+    if key == "matched_terms":
+        return value == view.searched_terms
     return False
 
 
@@ -384,34 +296,6 @@ def _shared_scope(data: dict) -> dict[str, str]:
         for scope, values in seen.items()
         if len(values) == 1 and _text(next(iter(values)))
     }
-
-
-def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
-    """
-    A handle that only spells one of the row's own ids, or the row's own repository, path,
-    span or module (beside the name of the tool that reads it).
-    """
-    if isinstance(value, str):
-        own_id = obj.get(key.replace("_handle", "_id"))
-        if own_id is None or key == "entity_handle":
-            own_ids = [item for name, item in obj.items() if name.endswith("_id")]
-        else:
-            own_ids = [own_id]
-        return any(value == f"entity:{own}" for own in own_ids if isinstance(own, str))
-    if not isinstance(value, dict):
-        return False
-    path = next((obj[name] for name in _PATH_KEYS if name in obj), None)
-    compared = 0
-    for name, item in value.items():
-        if name in _HANDLE_TOOLS:
-            continue
-        if name in _PATH_KEYS:
-            if item != path:
-                return False
-        elif obj.get(name) != item:
-            return False
-        compared += 1
-    return compared > 0
 
 
 def _drop_anchor_side(row: dict, anchor: str, direction: Any) -> None:
