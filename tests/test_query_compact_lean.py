@@ -131,6 +131,28 @@ class LeanRowsTests(SynchronousTestCase):
         self.assertEqual(row["recursion_kind"], "self_call")
         self.assertIn("app/countdown.py:1 countdown calls itself", text)
 
+    def test_a_playbook_listing_names_the_tools_and_resolving_one_gives_the_rest(self):
+        compact, full, text = self.both("list_query_playbooks", {})
+        self.assertEqual(
+            [row["id"] for row in compact["playbooks"]], [row["id"] for row in full["playbooks"]]
+        )
+        for row, full_row in zip(compact["playbooks"], full["playbooks"], strict=True):
+            self.assertEqual(row["step_tools"], [step["tool"] for step in full_row["steps"]])
+            self.assertEqual(row["required_inputs"], full_row["required_inputs"])
+            self.assertNotIn("failure_modes", row)
+        self.assertIn("resolve_query_playbook", compact["playbook_note"])
+        first = full["playbooks"][0]
+        self.assertIn(f"{first['id']}: {first['name']}", text)
+        dispatcher = InProcessDispatcher(self.resource, Clock())
+        inputs = {row["name"]: "settle" for row in first["required_inputs"] if row["required"]}
+        ask = {"playbook_id": first["id"], "inputs": inputs}
+        call = dispatcher.call("resolve_query_playbook", ask)
+        resolved = self.successResultOf(call)["structuredContent"]["data"]["resolved"]
+        self.assertEqual(resolved["failure_modes"], first["failure_modes"])
+        self.assertEqual(
+            [step["tool"] for step in resolved["steps"]], compact["playbooks"][0]["step_tools"]
+        )
+
     def test_tree_entries_lose_the_name_their_path_ends_with(self):
         compact, full, text = self.both("list_repository_files", {"repo_id": self.repo})
         for row, full_row in zip(compact["entries"], full["entries"], strict=True):

@@ -7,7 +7,8 @@ a shared name's candidates that ``definition_groups`` lists, coverage entries th
 or scope states, edge fields every relationship row shares (stated once as
 ``relationships_shared``), a dead-code analysis's static policy lists, a topic answer's
 per-kind lists that repeat its ranked ``evidence_groups`` (replaced by their counts), and
-``answer_metadata`` entries the answer holds at its top level.
+``answer_metadata`` entries the answer holds at its top level, and a playbook listing's
+step details (``resolve_query_playbook`` returns them for the playbook chosen).
 """
 
 from typing import Any
@@ -23,6 +24,12 @@ _DEAD_CODE_ANALYSIS = (
     "dead_code_language_exactness_blockers",
     "notes",
 )
+# What a compact playbook listing keeps of each playbook (and ``step_tools``).
+_PLAYBOOK_KEYS = ("id", "name", "description", "prompt_family", "version", "required_inputs")
+PLAYBOOK_NOTE = (
+    "resolve_query_playbook(playbook_id, inputs) returns a playbook's steps with their "
+    "parameters bound, and its failure modes"
+)
 # A topic answer's lists of one kind of evidence, each a subset of ``evidence_groups``.
 _TOPIC_KIND_LISTS = ("matched_files", "matched_symbols")
 
@@ -35,6 +42,7 @@ def state_blocks_once(out: dict) -> None:
     _state_shared_edge_fields(out)
     _count_topic_kind_lists(out)
     _drop_metadata_repeats(out)
+    _list_playbooks_briefly(out)
 
 
 def _drop_listed_candidates(out: dict) -> None:
@@ -171,3 +179,27 @@ def _handles_of(handles: Any, rows: Any) -> bool:
         elif not isinstance(handle, dict) or handle.get("file_path") != row.get("relative_path"):
             return False
     return True
+
+
+def _list_playbooks_briefly(out: dict) -> None:
+    """
+    A playbook listing that says what each playbook is for, what it needs and which tools
+    it calls (``step_tools``); its steps' parameters and failure modes come with
+    ``resolve_query_playbook``. A ``versions`` list that only repeats each playbook's
+    own id and version goes too.
+    """
+    playbooks = out.get("playbooks")
+    if not isinstance(playbooks, list) or not all(
+        isinstance(row, dict) and isinstance(row.get("steps"), list) for row in playbooks
+    ):
+        return
+    brief = []
+    for row in playbooks:
+        kept = {key: row[key] for key in _PLAYBOOK_KEYS if key in row}
+        kept["step_tools"] = [step.get("tool") for step in row["steps"] if isinstance(step, dict)]
+        brief.append(kept)
+    out["playbooks"] = brief
+    out["playbook_note"] = PLAYBOOK_NOTE
+    own = [{"id": row.get("id"), "version": row.get("version")} for row in playbooks]
+    if out.get("versions") == own:
+        del out["versions"]
