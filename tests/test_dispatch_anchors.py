@@ -96,8 +96,10 @@ class RelationshipToolTests(SynchronousTestCase):
                 query_type="find_callers", target="write", repo_id="net", limit=40, offset=offset
             )["data"]
             self.assertEqual(len(data["definition_groups"]), 3)
+            # A compact page states once the definition all of its rows belong to.
+            shared = data.get("relationships_shared", {})
             for row in data["relationships"]:
-                target = row.get("target_id") or row["definition_entity_id"]
+                target = row.get("target_id") or {**shared, **row}["definition_entity_id"]
                 served[(row["source_id"], target, row["line_number"])] += 1
             following = data["summary"]["next_offset"]
             self.assertEqual(following, data.get("next_offset", following))

@@ -24,6 +24,12 @@ SOURCES = {
     + "".join(f"def caller_{n}(value):\n    return settle(value + {n})\n\n\n" for n in range(4)),
     "app/reports/summary.py": "def unused_report():\n    return 1\n",
     "app/countdown.py": "def countdown(n):\n    return countdown(n - 1) if n else 0\n",
+    "app/writers.py": (
+        "class FileWriter:\n    def write(self, text):\n        return text\n\n\n"
+        "class NetWriter:\n    def write(self, text):\n        return text\n\n\n"
+        "def save():\n    return FileWriter().write('a')\n\n\n"
+        "def send():\n    return NetWriter().write('b')\n"
+    ),
 }
 
 
@@ -60,6 +66,21 @@ class LeanRowsTests(SynchronousTestCase):
             self.assertEqual(row["source_name"], full_row["source_name"])
             self.assertEqual(row["line_number"], full_row["line_number"])
         self.assertIn(f"{compact['relationships'][0]['source_name']} -> settle", text)
+
+    def test_a_shared_names_groups_leave_the_name_to_the_resolution(self):
+        args = {"query_type": "find_callers", "target": "write", "repo_id": self.repo}
+        compact, full, text = self.both("analyze_code_relationships", args)
+        self.assertEqual({group["name"] for group in full["definition_groups"]}, {"write"})
+        self.assertEqual(compact["target_resolution"]["target"], "write")
+        ids = {group["entity_id"] for group in full["definition_groups"]}
+        self.assertEqual({group["entity_id"] for group in compact["definition_groups"]}, ids)
+        shared = compact.get("relationships_shared", {})
+        for group in compact["definition_groups"]:
+            self.assertNotIn("name", group)
+        for row in compact["relationships"]:
+            self.assertIn({**shared, **row}["definition_entity_id"], ids)
+        self.assertIn("FileWriter.write", text)
+        self.assertIn("NetWriter.write", text)
 
     def test_coverage_does_not_repeat_the_summary_and_the_next_offset_still_works(self):
         args = {"query_type": "find_callers", "target": "settle", "repo_id": self.repo, "limit": 2}

@@ -3,7 +3,8 @@ The answer-level part of the compact view: blocks of an answer that repeat each 
 
 :func:`eshu_mcp.query.compact.compact_answer` walks the rows; then these passes run over
 the compacted answer as a whole, each taking out something the answer states elsewhere:
-a shared name's candidates that ``definition_groups`` lists, coverage entries the summary
+a shared name's candidates that ``definition_groups`` lists (and the name each group
+repeats), coverage entries the summary
 or scope states, edge fields every relationship row shares (stated once as
 ``relationships_shared``), a dead-code analysis's static policy lists, a topic answer's
 per-kind lists that repeat its ranked ``evidence_groups`` (replaced by their counts), and
@@ -16,7 +17,14 @@ from typing import Any
 __all__ = ["state_blocks_once"]
 
 # Edge fields stated once when every relationship row has the same value.
-_SHARED_EDGE_KEYS = ("confidence", "resolution_method", "source_type", "target_type")
+_SHARED_EDGE_KEYS = (
+    "confidence",
+    "resolution_method",
+    "call_kind",
+    "source_type",
+    "target_type",
+    "definition_entity_id",
+)
 _MISSING = object()
 # What a compact dead-code analysis block keeps.
 _DEAD_CODE_ANALYSIS = (
@@ -37,6 +45,7 @@ _TOPIC_KIND_LISTS = ("matched_files", "matched_symbols")
 def state_blocks_once(out: dict) -> None:
     """Apply every answer-level pass to ``out`` (a compacted answer), in place."""
     _drop_listed_candidates(out)
+    _lean_definition_groups(out)
     _drop_block_repeats(out)
     _trim_dead_code_policy(out)
     _state_shared_edge_fields(out)
@@ -58,6 +67,32 @@ def _drop_listed_candidates(out: dict) -> None:
     ):
         resolution.pop("candidates")
         resolution.setdefault("candidate_count", len(candidates))
+
+
+def _lean_definition_groups(out: dict) -> None:
+    """
+    A shared name's definition groups without the name every one of them has (the
+    resolution's ``target`` states it) and the ``truncated`` flag that only says the
+    group returned fewer rows than its ``edge_count``.
+    """
+    groups = out.get("definition_groups")
+    resolution = out.get("target_resolution")
+    if not isinstance(groups, list) or not isinstance(resolution, dict):
+        return
+    if not all(isinstance(group, dict) for group in groups):
+        return
+    target = resolution.get("target")
+    lean = []
+    for group in groups:
+        kept = dict(group)
+        if kept.get("name") == target:
+            del kept["name"]
+        returned, edges = kept.get("returned"), kept.get("edge_count")
+        counted = isinstance(returned, int) and isinstance(edges, int)
+        if counted and kept.get("truncated") == (returned < edges):
+            kept.pop("truncated", None)
+        lean.append(kept)
+    out["definition_groups"] = lean
 
 
 def _drop_block_repeats(out: dict) -> None:
