@@ -46,11 +46,11 @@ def state_blocks_once(out: dict) -> None:
     """Apply every answer-level pass to ``out`` (a compacted answer), in place."""
     _drop_listed_candidates(out)
     _lean_definition_groups(out)
+    _drop_metadata_repeats(out)  # before the coverage it repeats is itself trimmed
     _drop_block_repeats(out)
     _trim_dead_code_policy(out)
     _state_shared_edge_fields(out)
     _count_topic_kind_lists(out)
-    _drop_metadata_repeats(out)
     _list_playbooks_briefly(out)
 
 
@@ -97,15 +97,17 @@ def _lean_definition_groups(out: dict) -> None:
 
 def _drop_block_repeats(out: dict) -> None:
     """
-    Coverage entries that the answer's ``summary`` or ``scope`` states with the same value
-    (the next offset, the truncation flag, the relationship types, the depth), or that
+    Coverage entries that the answer's ``summary``, ``scope`` or top level states with the
+    same value (the next offset, the truncation flag, the relationship types, the depth,
+    a dead-code scan's counts), or that
     restate them (the sentence explaining a cut by limit, the per-direction flags of a
     one-direction question), and a scope's one-item ``relationship_types`` beside its
     ``relationship_type``.
     """
     coverage, summary, scope = (out.get(key) for key in ("coverage", "summary", "scope"))
     if isinstance(coverage, dict):
-        stated = [block for block in (summary, scope) if isinstance(block, dict)]
+        top = {key: value for key, value in out.items() if key != "coverage"}
+        stated = [block for block in (summary, scope, top) if isinstance(block, dict)]
         repeated = [
             key
             for key, value in coverage.items()
