@@ -16,6 +16,7 @@ content. One question's right answer is an error (an ambiguous call chain, see
 median / p95 / max over all questions.
 
     python scripts/bench_answers.py [--keep DIR] [--json] [--dump DIR] [--only NAME]
+                                    [--answer-rows N]
 """
 
 import json
@@ -330,7 +331,10 @@ async def run(reactor, options) -> None:
     workdir = scratch_folder(options.keep, "eshu-bench-answers-")
     db = twisted_index(workdir, two_generations=True)
     async with in_process(reactor, db) as bench:
-        connection = bench.connection()
+        settings = {}
+        if options.answer_rows is not None:
+            settings["answer_rows"] = options.answer_rows
+        connection = bench.connection(**settings)
 
         def call(tool: str, args: dict):
             return tool_result(connection, tool, args)
@@ -405,6 +409,11 @@ def main() -> None:
     parser = argument_parser(__doc__)
     parser.add_argument("--dump", help="write each result and its text block to this folder")
     parser.add_argument("--only", help="ask only the questions whose name contains this")
+    parser.add_argument(
+        "--answer-rows",
+        type=int,
+        help="the compact first page's rows (the server's --answer-rows; 0: the tools' defaults)",
+    )
     react(run, parser.parse_args())
 
 
