@@ -103,8 +103,13 @@ class FirstPageArgumentTests(SynchronousTestCase):
             first_page_arguments("find_symbol", {"symbol": "x"}, 10),
             ({"symbol": "x", "limit": 10}, 10),
         )
-        # search_file_content's default page is 10 already; find_code has no offset.
-        unchanged = (("search_file_content", {"pattern": "x"}), ("find_code", {"query": "x"}))
+        # search_file_content's default page is 10 already; find_code has no offset; a
+        # change's impact weighs all of its rows.
+        unchanged = (
+            ("search_file_content", {"pattern": "x"}),
+            ("find_code", {"query": "x"}),
+            ("analyze_pre_change_impact", {"changed_paths": ["a.py"]}),
+        )
         for tool, args in unchanged:
             self.assertEqual(first_page_arguments(tool, args, 10), (args, None))
 

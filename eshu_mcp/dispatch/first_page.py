@@ -5,7 +5,8 @@ Eshu's default page sizes (25 relationship rows, 25 symbol definitions, 100 dead
 candidates) suit an HTTP caller that reads every row; an assistant usually reads the top
 few and asks for more when it needs them. So, with compact answers, a call that gives no
 ``limit`` to a tool that pages by ``offset`` and whose default page is longer than
-``answer_rows`` asks for ``answer_rows`` rows instead. Nothing is dropped: the answer
+``answer_rows`` asks for ``answer_rows`` rows instead (not the plan and impact tools,
+whose verdict weighs every row). Nothing is dropped: the answer
 carries the route's own ``truncated`` flag and next offset, and its text says that this
 was a first page and how to get the rest. A call that names ``limit`` gets exactly that,
 and ``--answer-rows 0`` (or full detail) keeps Eshu's defaults.
@@ -22,11 +23,27 @@ DEFAULT_ANSWER_ROWS = 10
 """Rows a compact answer's first page holds when the call names no ``limit``."""
 
 
+# Answers that weigh all of their rows into one plan, impact or rollup: a shorter page
+# would change the verdict, not only show less of it, so they keep the tool's default.
+_WHOLE_ANSWERS = frozenset(
+    {
+        "analyze_pre_change_impact",
+        "compose_replatforming_plan",
+        "get_replatforming_rollups",
+        "investigate_change_surface",
+        "plan_developer_change",
+        "propose_terraform_import_plan",
+    }
+)
+
+
 @cache
 def _paged_tools() -> dict[str, tuple[int, int | None]]:
     """Tools paging by ``offset`` with a default ``limit``: ``(default, maximum)``."""
     paged = {}
     for tool in load_contract():
+        if tool["name"] in _WHOLE_ANSWERS:
+            continue
         properties = tool.get("input_schema", {}).get("properties", {})
         limit = properties.get("limit")
         if not isinstance(limit, dict) or "offset" not in properties:
