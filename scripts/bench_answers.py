@@ -16,7 +16,7 @@ content. One question's right answer is an error (an ambiguous call chain, see
 median / p95 / max over all questions.
 
     python scripts/bench_answers.py [--keep DIR] [--json] [--dump DIR] [--only NAME]
-                                    [--answer-rows N]
+                                    [--answer-rows N] [--answer-detail compact|full]
 """
 
 import json
@@ -334,6 +334,8 @@ async def run(reactor, options) -> None:
         settings = {}
         if options.answer_rows is not None:
             settings["answer_rows"] = options.answer_rows
+        if options.answer_detail is not None:
+            settings["answer_detail"] = options.answer_detail
         connection = bench.connection(**settings)
 
         def call(tool: str, args: dict):
@@ -413,6 +415,9 @@ def main() -> None:
         "--answer-rows",
         type=int,
         help="the compact first page's rows (the server's --answer-rows; 0: the tools' defaults)",
+    )
+    parser.add_argument(
+        "--answer-detail", choices=("compact", "full"), help="the server's --answer-detail"
     )
     react(run, parser.parse_args())
 
