@@ -37,7 +37,8 @@ class FirstPageTests(SynchronousTestCase):
     def callers(self, **args) -> tuple[str, list[str], dict]:
         """The text, the callers' names in order, and the whole result."""
         ask = {"query_type": "find_callers", "target": "settle", "repo_id": self.repo, **args}
-        settings = {key: args.pop(key) for key in ("answer_detail", "answer_rows") if key in args}
+        knobs = ("answer_detail", "answer_rows", "answer_page")
+        settings = {key: args.pop(key) for key in knobs if key in args}
         ask = {key: value for key, value in ask.items() if key not in settings}
         result = self.call("analyze_code_relationships", ask, **settings)
         rows = result["structuredContent"]["data"]["relationships"]
@@ -53,6 +54,19 @@ class FirstPageTests(SynchronousTestCase):
         self.assertEqual(data["summary"]["next_offset"], DEFAULT_ANSWER_ROWS)
         # The top caller is named in the text, where it was called.
         self.assertIn(f"{first[0]} -> settle", text)
+
+    def test_a_first_page_the_answer_page_cuts_says_where_the_next_page_starts(self):
+        text, first, result = self.callers(answer_page=1600)
+        data = result["structuredContent"]["data"]
+        kept = len(first)
+        self.assertLess(kept, DEFAULT_ANSWER_ROWS)
+        self.assertEqual(data["next_offset"], kept)
+        self.assertIn(f"call again with offset={kept}", text)
+        self.assertIn(f"the next page starts at offset={kept}", text)
+        self.assertNotIn("pass limit", text)
+        _, rest, _ = self.callers(offset=kept, limit=CALLERS)
+        _, whole, _ = self.callers(answer_detail="full")
+        self.assertEqual(first + rest, whole)
 
     def test_paging_on_reaches_every_row_of_the_tools_default_page(self):
         _, first, _ = self.callers()

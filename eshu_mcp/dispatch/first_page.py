@@ -13,7 +13,6 @@ and ``--answer-rows 0`` (or full detail) keeps Eshu's defaults.
 """
 
 from functools import cache
-from typing import Any
 
 from eshu_mcp.catalog.contract import load_contract
 
@@ -70,13 +69,26 @@ def first_page_arguments(tool_name: str, args: dict, rows: int) -> tuple[dict, i
 def first_page_note(tool_name: str, rows: int, result: dict) -> dict:
     """
     ``result`` with a line under its text saying that it holds the compact first page of
-    ``rows`` rows and how to ask for a longer page, when the answer says it has more.
+    ``rows`` rows and how to ask for more, when the answer says it has more. An answer
+    the answer page cut already says so; its note then only gives the next offset (a
+    longer page would be cut the same way).
     """
-    if result.get("isError") or not _has_more(result.get("structuredContent")):
+    structured = result.get("structuredContent")
+    data = structured.get("data") if isinstance(structured, dict) else None
+    if result.get("isError") or not isinstance(data, dict) or not _has_more(data):
         return result
-    default, maximum = _paged_tools()[tool_name]
-    longest = f" up to {maximum}" if isinstance(maximum, int) else ""
-    note = f"(a compact first page of {rows}; the tool's default is {default}: pass limit{longest})"
+    if isinstance(data.get("truncation_note"), str):
+        following = _next_offset(data)
+        if following is None:
+            return result
+        note = f"(a compact first page of {rows} rows; the next page starts at offset={following})"
+    else:
+        default, maximum = _paged_tools()[tool_name]
+        longest = f" up to {maximum}" if isinstance(maximum, int) else ""
+        note = (
+            f"(a compact first page of {rows}; the tool's default is {default}: "
+            f"pass limit{longest})"
+        )
     content = list(result.get("content", ()))
     for index, block in enumerate(content):
         if block.get("type") == "text":
@@ -86,18 +98,26 @@ def first_page_note(tool_name: str, rows: int, result: dict) -> dict:
     return {**result, "content": content}
 
 
-def _has_more(structured: Any) -> bool:
-    """Whether an answer says rows exist past the ones it holds."""
-    data = structured.get("data") if isinstance(structured, dict) else None
-    if not isinstance(data, dict):
-        return False
-    blocks = [data] + [
+def _blocks(data: dict) -> list[dict]:
+    """The answer and its ``summary`` and ``coverage`` blocks, where paging is stated."""
+    return [data] + [
         data[key] for key in ("summary", "coverage") if isinstance(data.get(key), dict)
     ]
-    for block in blocks:
-        if block.get("truncated") is True or block.get("display_truncated") is True:
-            return True
-        next_offset = block.get("next_offset")
-        if isinstance(next_offset, int) and not isinstance(next_offset, bool) and next_offset > 0:
-            return True
-    return False
+
+
+def _next_offset(data: dict) -> int | None:
+    for block in _blocks(data):
+        following = block.get("next_offset")
+        if isinstance(following, int) and not isinstance(following, bool) and following > 0:
+            return following
+    return None
+
+
+def _has_more(data: dict) -> bool:
+    """Whether an answer says rows exist past the ones it holds."""
+    if _next_offset(data) is not None:
+        return True
+    return any(
+        block.get("truncated") is True or block.get("display_truncated") is True
+        for block in _blocks(data)
+    )
