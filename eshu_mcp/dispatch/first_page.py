@@ -6,10 +6,10 @@ candidates) suit an HTTP caller that reads every row; an assistant usually reads
 few and asks for more when it needs them. So, with compact answers, a call that gives no
 ``limit`` to a tool that pages by ``offset`` and whose default page is longer than
 ``answer_rows`` asks for ``answer_rows`` rows instead (not the plan and impact tools,
-whose verdict weighs every row). Nothing is dropped: the answer
-carries the route's own ``truncated`` flag and next offset, and its text says that this
-was a first page and how to get the rest. A call that names ``limit`` gets exactly that,
-and ``--answer-rows 0`` (or full detail) keeps Eshu's defaults.
+whose verdict weighs every row). Nothing is dropped: the answer carries the route's own
+``truncated`` flag and next offset, and its text says that this was a first page and how
+to get the rest. A call that names ``limit`` gets exactly that, and ``--answer-rows 0``
+(or full detail) keeps Eshu's defaults.
 """
 
 from functools import cache
