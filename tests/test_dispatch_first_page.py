@@ -49,7 +49,7 @@ class FirstPageTests(SynchronousTestCase):
         self.assertEqual(len(first), DEFAULT_ANSWER_ROWS)
         self.assertIn(f"more: call again with offset={DEFAULT_ANSWER_ROWS}", text)
         self.assertIn(f"a compact first page of {DEFAULT_ANSWER_ROWS}", text)
-        self.assertIn("pass limit up to 200", text)
+        self.assertIn("pass limit, up to 200, for longer pages", text)
         data = result["structuredContent"]["data"]
         self.assertEqual(data["summary"]["next_offset"], DEFAULT_ANSWER_ROWS)
         # The top caller is named in the text, where it was called.

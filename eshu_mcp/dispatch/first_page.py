@@ -84,10 +84,10 @@ def first_page_note(tool_name: str, rows: int, result: dict) -> dict:
         note = f"(a compact first page of {rows} rows; the next page starts at offset={following})"
     else:
         default, maximum = _paged_tools()[tool_name]
-        longest = f" up to {maximum}" if isinstance(maximum, int) else ""
+        longest = f", up to {maximum}," if isinstance(maximum, int) else ""
         note = (
-            f"(a compact first page of {rows}; the tool's default is {default}: "
-            f"pass limit{longest})"
+            f"(a compact first page of {rows} rows; this tool's default is {default}: "
+            f"pass limit{longest} for longer pages)"
         )
     content = list(result.get("content", ()))
     for index, block in enumerate(content):
