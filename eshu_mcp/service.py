@@ -18,6 +18,7 @@ from twisted.web.resource import IResource
 from eshu_mcp.catalog import ToolCatalog, read_only_tools
 from eshu_mcp.catalog.toolsets import ALL, CORE
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
@@ -38,6 +39,7 @@ class ServerSettings:
     page_size: int = DEFAULT_PAGE_SIZE
     answer_detail: str = "compact"
     answer_page: int = DEFAULT_ANSWER_PAGE
+    answer_rows: int = DEFAULT_ANSWER_ROWS
     max_batch: int = DEFAULT_MAX_BATCH
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
@@ -73,6 +75,7 @@ def build_mcp_server(
         metrics=metrics,
         answer_detail=settings.answer_detail,
         answer_page=settings.answer_page,
+        answer_rows=settings.answer_rows,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(

@@ -15,6 +15,7 @@ from twisted.python import usage
 from eshu_mcp import __version__
 from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.listeners import Listeners
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
@@ -95,6 +96,14 @@ class QueryOptions(usage.Options):
             "the offset of the rest (0: only --response-budget bounds them).",
             int,
         ],
+        [
+            "answer-rows",
+            None,
+            DEFAULT_ANSWER_ROWS,
+            "Compact answers to calls that give no limit hold this many rows, with the "
+            "offset of the next page (0: the tool's own default page size).",
+            int,
+        ],
         ["page-size", None, DEFAULT_PAGE_SIZE, "Tools per tools/list page.", int],
         [
             "max-batch",
@@ -156,6 +165,8 @@ class QueryOptions(usage.Options):
             )
         if self["answer-page"] < 0:
             raise usage.UsageError("--answer-page must be 0 (off) or a number of bytes")
+        if self["answer-rows"] < 0:
+            raise usage.UsageError("--answer-rows must be 0 (the tools' defaults) or a row count")
         if not 1 <= self["page-size"] <= 1000:
             raise usage.UsageError("--page-size must be between 1 and 1000")
         if self["max-batch"] < 1:
@@ -182,6 +193,7 @@ class QueryOptions(usage.Options):
             page_size=self["page-size"],
             answer_detail=self["answer-detail"],
             answer_page=self["answer-page"],
+            answer_rows=self["answer-rows"],
             max_batch=self["max-batch"],
             max_message_bytes=self["max-message-bytes"],
         )

@@ -14,6 +14,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from eshu_mcp.dispatch import run_read_only_tool
 from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET, measure
+from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
 from eshu_mcp.query.local.api.resource import LocalQueryResource
 from tests.test_api_code_story_page import busy_index
 from tests.test_api_resource import InlinePool, ThreadReactor
@@ -72,10 +73,12 @@ class RelationshipToolTests(SynchronousTestCase):
     def test_a_shared_name_answers_callers_grouped_by_definition(self):
         data = self.run_tool(query_type="find_callers", target="write", repo_id="net")["data"]
         self.assertEqual(data["target_resolution"]["status"], "ambiguous")
-        self.assertEqual(len(data["relationships"]), 25)
-        self.assertEqual([g["returned"] for g in data["definition_groups"]], [25, 0, 0])
+        # A call naming no limit gets the compact first page, then the next offset.
+        rows = DEFAULT_ANSWER_ROWS
+        self.assertEqual(len(data["relationships"]), rows)
+        self.assertEqual([g["returned"] for g in data["definition_groups"]], [rows, 0, 0])
         self.assertEqual([g["edge_count"] for g in data["definition_groups"]], [150, 8, 0])
-        self.assertEqual(data["summary"]["next_offset"], 25)
+        self.assertEqual(data["summary"]["next_offset"], rows)
 
     def test_paging_a_shared_name_through_the_tool_serves_every_edge_once(self):
         stored = Counter(
@@ -93,8 +96,10 @@ class RelationshipToolTests(SynchronousTestCase):
                 query_type="find_callers", target="write", repo_id="net", limit=40, offset=offset
             )["data"]
             self.assertEqual(len(data["definition_groups"]), 3)
+            # A compact page states once the definition all of its rows belong to.
+            shared = data.get("relationships_shared", {})
             for row in data["relationships"]:
-                target = row.get("target_id") or row["definition_entity_id"]
+                target = row.get("target_id") or {**shared, **row}["definition_entity_id"]
                 served[(row["source_id"], target, row["line_number"])] += 1
             following = data["summary"]["next_offset"]
             self.assertEqual(following, data.get("next_offset", following))

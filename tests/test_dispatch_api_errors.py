@@ -1,6 +1,7 @@
 """Query API error answers become a sentence, with the error kept as structured content."""
 
 import json
+import re
 
 from eshu_mcp.dispatch.api_errors import api_error_sentence, with_selectors_not_found
 from eshu_mcp.dispatch.results import result_from_response
@@ -32,6 +33,19 @@ def test_long_messages_are_bounded():
     sentence = api_error_sentence("x" * 5000, 400)
     assert len(sentence) <= 601
     assert sentence.endswith("...")
+
+
+def test_a_long_list_of_candidates_loses_its_middle_not_the_advice():
+    pairs = ", ".join(f"start (a.py:1) [e1] -> Reactor{n}.callLater (b.py:{n})" for n in range(40))
+    message = f"call-chain endpoints matched multiple reachable entity pairs: {pairs}; "
+    message += "pass start_entity_id and end_entity_id to pick one"
+    sentence = api_error_sentence(message, 400)
+    assert len(sentence) <= 601
+    assert sentence.startswith("call-chain endpoints matched multiple reachable entity pairs")
+    assert "Reactor0.callLater (b.py:0)" in sentence
+    # The list ends on a whole pair, then the advice.
+    assert re.search(r"Reactor\d+\.callLater \(b\.py:\d+\), \.\.\.; pass", sentence)
+    assert sentence.endswith(", ...; pass start_entity_id and end_entity_id to pick one.")
 
 
 def test_plain_error_body_keeps_its_fields_as_details():

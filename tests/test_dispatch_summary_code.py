@@ -48,8 +48,11 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         paged = {"results": rows, "count": 25, "limit": 25, "offset": 0, "truncated": True}
         text = summarize_envelope("search_entity_content", derived(paged))
         self.assertIn("more: call again with offset=25", text.splitlines()[0])
-        self.assertIn("... 15 more rows in the structured content", text)
-        self.assertEqual(len(text.splitlines()), 12)
+        # The top five rows, then where the other twenty are.
+        self.assertIn("a.py:4 f4 (Function)", text)
+        self.assertNotIn("f5", text)
+        self.assertIn("... 20 more rows in the structured content", text)
+        self.assertEqual(len(text.splitlines()), 7)
         next_offset = {"results": rows[:3], "next_offset": 3, "truncated": True}
         text = summarize_envelope("inspect_code_inventory", derived(next_offset))
         self.assertIn("more: call again with offset=3", text)

@@ -75,6 +75,9 @@ class TrimRowsTests(SynchronousTestCase):
         self.assertEqual(len(data["relationships"]), 10)
         self.assertNotIn("next_offset", data)
         self.assertEqual(data["summary"], summary)
+        # Every page carries the groups whole, so a lower limit is not the advice.
+        self.assertIn("narrow the question", trimmed.note)
+        self.assertNotIn("lower limit", trimmed.note)
 
     def test_when_every_list_is_cut_the_page_still_says_where_to_resume(self):
         summary = {"next_offset": 140, "relationship_count": 40, "truncated": True}

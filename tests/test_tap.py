@@ -82,6 +82,13 @@ class OptionTests(SynchronousTestCase):
             parse("--answer-page", "-1")
         self.assertIn("--answer-page must be 0 (off) or a number of bytes", str(raised.exception))
 
+    def test_answer_rows_reaches_the_server_settings_and_refuses_a_negative_count(self):
+        self.assertEqual(parse().server_settings().answer_rows, 10)
+        self.assertEqual(parse("--answer-rows", "0").server_settings().answer_rows, 0)
+        with self.assertRaises(UsageError) as raised:
+            parse("--answer-rows", "-1")
+        self.assertIn("--answer-rows must be 0", str(raised.exception))
+
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
         self.assertEqual(len(options["listen"]), 2)

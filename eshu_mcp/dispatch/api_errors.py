@@ -26,6 +26,8 @@ _NOT_IMPLEMENTED = 501
 
 #: Longest API message quoted in a result's text, in characters.
 MAX_MESSAGE_CHARS = 600
+#: Longest closing clause (``...; pass start_entity_id to pick one``) kept past a cut.
+MAX_ADVICE_CHARS = 160
 #: String arguments named after a "not found" message, and the longest value quoted.
 MAX_SELECTORS_NAMED = 4
 MAX_SELECTOR_CHARS = 80
@@ -89,7 +91,7 @@ def api_error_sentence(message: str, status: int) -> str:
     """One sentence for an API error message: readable, bounded, ending with a period."""
     text = _readable(" ".join(message.split()))
     if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 3].rstrip() + "..."
+        text = _shortened(text)
     if not text:
         text = f"The query API answered HTTP {status} with no message"
     if status >= 500 and status != _NOT_IMPLEMENTED:
@@ -97,6 +99,23 @@ def api_error_sentence(message: str, status: int) -> str:
     if text[-1] not in ".!?":
         text += "."
     return text
+
+
+def _shortened(text: str) -> str:
+    """
+    ``text`` cut to :data:`MAX_MESSAGE_CHARS`, keeping its closing clause when that is
+    short: a long list of candidates loses its last whole items, not the advice on what
+    to pass.
+    """
+    head, _, advice = text.rpartition("; ")
+    if head and 0 < len(advice) <= MAX_ADVICE_CHARS:
+        room = MAX_MESSAGE_CHARS - len(advice) - 6
+        kept = text[:room]
+        comma = kept.rfind(", ")  # end on a whole list item
+        if comma > room // 2:
+            kept = kept[:comma]
+        return kept.rstrip(" ,;") + ", ...; " + advice
+    return text[: MAX_MESSAGE_CHARS - 3].rstrip() + "..."
 
 
 def _plain_error(status: int, value: Any, body: bytes) -> tuple[str, str, dict]:

@@ -28,6 +28,11 @@ from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.first_page import (
+    DEFAULT_ANSWER_ROWS,
+    first_page_arguments,
+    first_page_note,
+)
 from eshu_mcp.dispatch.results import (
     dispatch_context_error_result,
     error_result,
@@ -137,7 +142,9 @@ class InProcessDispatcher:
     connection when it expires); ``budget`` bounds the size of each answer.
     ``answer_detail`` is ``compact`` (lean rows, one copy, rows trimmed to the
     budget) or ``full`` (Eshu's HTTP shape, byte for byte); compact answers over
-    ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page.
+    ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page;
+    a compact call naming no ``limit`` asks for a first page of ``answer_rows`` rows
+    (0: the tool's own default; :mod:`eshu_mcp.dispatch.first_page`).
     """
 
     query_resource: IResource
@@ -147,6 +154,7 @@ class InProcessDispatcher:
     metrics: object | None = None
     answer_detail: str = field(default=COMPACT)
     answer_page: int = DEFAULT_ANSWER_PAGE
+    answer_rows: int = DEFAULT_ANSWER_ROWS
     _site: Site = field(init=False)
 
     @answer_detail.validator
@@ -174,6 +182,9 @@ class InProcessDispatcher:
             )
             self._count(tool_name, "invalid_arguments", started)
             return defer.succeed(argument_error_result(tool_name, problems))
+        first_page = None
+        if self.answer_detail == COMPACT:
+            args, first_page = first_page_arguments(tool_name, args, self.answer_rows)
         try:
             route = resolve_route(tool_name, anchored_arguments(tool_name, args))
         except RouteError as error:
@@ -199,6 +210,8 @@ class InProcessDispatcher:
                 request_args=route.body if isinstance(route.body, dict) else route.query,
                 page_budget=self.answer_page,
             )
+            if first_page is not None:
+                result = first_page_note(tool_name, first_page, result)
             self._count(tool_name, "error" if result.get("isError") else "ok", started)
             return result
 
@@ -298,6 +311,7 @@ def run_read_only_tool(
     budget: int = DEFAULT_RESPONSE_BUDGET,
     answer_detail: str = COMPACT,
     answer_page: int = DEFAULT_ANSWER_PAGE,
+    answer_rows: int = DEFAULT_ANSWER_ROWS,
 ) -> defer.Deferred:
     """Run one tool against ``resource`` in process; fires with the MCP tool result."""
     if clock is None:
@@ -311,5 +325,6 @@ def run_read_only_tool(
         budget=budget,
         answer_detail=answer_detail,
         answer_page=answer_page,
+        answer_rows=answer_rows,
     )
     return dispatcher.call(tool_name, args, auth_header)

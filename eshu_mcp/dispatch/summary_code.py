@@ -300,9 +300,10 @@ def _secrets(data: dict) -> Lines:
 
 def _topic(data: dict) -> Lines:
     _, rows = rows_of(data, "evidence_groups", "matched_symbols", "matched_files", "results")
+    # A compact answer counts the kinds its ranked evidence_groups already list.
     files, symbols = (
-        len(field_rows(data, "matched_files")),
-        len(field_rows(data, "matched_symbols")),
+        len(field_rows(data, kind)) or first_int(data, f"{kind[:-1]}_count") or 0
+        for kind in ("matched_files", "matched_symbols")
     )
     note = f"{plural(files, 'file')}, {plural(symbols, 'symbol')}" if files or symbols else ""
     return listing(data, rows, "evidence group", notes=(note,))

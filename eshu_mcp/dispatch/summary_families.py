@@ -112,7 +112,8 @@ def _citation(data: dict) -> str:
         f"/requested {field_int(coverage, 'input_handle_count')}"
         f"; missing {field_int(coverage, 'missing_count')}"
     )
-    if field_true(coverage, "truncated"):
+    # A compact coverage block leaves a flag the answer states at its top level to it.
+    if field_true(coverage, "truncated") or field_true(data, "truncated"):
         text += " (truncated)"
     return text
 

@@ -137,7 +137,8 @@ def _definition_groups(data: dict, nouns: str) -> Lines:
         extra = f"{count} {nouns}" if count is not None else ""
         if entity_id:
             extra += f" entity_id={entity_id}"
-        lines.append(row_line(group, extra.strip()))
+        # A compact group leaves its name to the resolution's target, stated once.
+        lines.append(row_line({"name": name, **group}, extra.strip()))
     if len(groups) > GROUP_LIMIT:
         lines.append(f"... {plural(len(groups) - GROUP_LIMIT, 'more definition')}")
     return lines

@@ -32,8 +32,9 @@ __all__ = [
     "rows_of",
 ]
 
-# How many rows a summary lists before it points at the structured content.
-ROW_LIMIT = 10
+# How many rows a summary lists before it points at the structured content: the top
+# rows answer the question; the rest are one structured read away.
+ROW_LIMIT = 5
 
 PATH_KEYS = ("file_path", "relative_path", "path", "source_file", "source_file_path")
 LINE_KEYS = ("start_line", "line_number", "line")

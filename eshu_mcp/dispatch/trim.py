@@ -88,11 +88,19 @@ def _mark_cut(cut: dict, path: tuple[str, ...], next_offset: int | None, kept: i
 
 
 def _note(
-    kept: int, total: int, name: str, budget: int, next_offset: int | None, bound: str
+    kept: int,
+    total: int,
+    name: str,
+    budget: int,
+    next_offset: int | None,
+    bound: str,
+    beside_page: bool = False,
 ) -> str:
     head = f"Only the first {kept} of {total} {name} fit the {budget}-byte {bound}"
     if next_offset is not None:
         return f"{head}; call again with offset={next_offset} for the rest."
+    if beside_page:  # every page carries this list whole: a shorter page cannot help
+        return f"{head}; narrow the question (repo_id, language, a path) for the rest."
     return f"{head}; lower limit or narrow the question (repo_id, language, a path) for the rest."
 
 
@@ -134,7 +142,8 @@ def trim_rows(
         if next_offset is not None:
             cut["next_offset"] = next_offset
         _mark_cut(cut, path, next_offset, kept)
-        note = _note(kept, len(rows), path[-1], budget, next_offset, bound)
+        beside_page = len(path) == 1 and not _is_page(data, rows)
+        note = _note(kept, len(rows), path[-1], budget, next_offset, bound, beside_page)
         cut["truncation_note"] = note
         return ({**payload, "data": cut} if in_envelope else cut), note
 

@@ -7,17 +7,21 @@ HTTP callers get Eshu's full shape unless they send it). The view keeps every ke
 reader needs to act on a row (name, path, line numbers, entity id, repository id) and
 takes out:
 
-* entity source in rows (``source_cache``), cut to its first lines (or the lines around
-  the searched text) and marked ``source_truncated``; ``get_entity_content`` with the
-  row's ``entity_id`` fetches it whole;
+* entity source in rows (``source_cache``), cut to its header (or the line holding the
+  searched text, with ``source_snippet_start_line``) and marked ``source_truncated``;
+  ``get_entity_content`` with the row's ``entity_id`` fetches it whole;
 * alias arrays (``matches`` repeating ``results``) and per-row copies of what the row or
   the answer already says (``entity_name`` = ``name``, ``relative_path`` = ``file_path``,
   handles spelling the row's own id and span, repository names, per-row backends);
 * long metadata strings (docstrings cut to their first paragraph), empty strings and
   objects, and empty lists inside rows;
 * in relationship rows, the anchor side (the answer's ``target_resolution`` states it
-  once), the other side's end line, and the provenance block unless its ``truth_state``
-  is not the usual ``derived``;
+  once), the other side's end line (and its start line when it is the edge's line), the
+  provenance block unless its ``truth_state`` is not the usual ``derived``, and the edge
+  fields every row shares (``relationships_shared`` states them once);
+* coverage entries the answer's summary or scope already states, ranks that are the
+  rows' order, handles that only spell the row's own id or path, and a dead-code
+  analysis's static policy lists;
 * explicit content reads (``get_file_content``, ``get_file_lines``,
   ``get_entity_content``) past :data:`CONTENT_LINES` lines or :data:`CONTENT_BYTES`
   bytes, marked ``content_truncated`` with the ``get_file_lines`` call for the rest.
@@ -26,6 +30,9 @@ Pure functions over decoded JSON values, shared by the local and upstream Resour
 """
 
 from typing import Any
+
+from eshu_mcp.query.compact_blocks import state_blocks_once
+from eshu_mcp.query.compact_rows import calls_repeat_row, handle_repeats, lean_recursion_row
 
 __all__ = [
     "ANSWER_DETAIL_HEADER",
@@ -52,10 +59,7 @@ TEXT_CHARS = 160
 CONTENT_LINES = 400
 CONTENT_BYTES = 10240
 
-SOURCE_NOTE = (
-    "rows with source_truncated hold the signature or the lines around the searched text; "
-    "get_entity_content(entity_id) returns the whole source"
-)
+SOURCE_NOTE = "source_truncated: signature or searched lines only; get_entity_content(entity_id)"
 
 # Keys a row repeats from the answer around it, or ranking internals.
 _ROW_REPEATS = frozenset({"source_backend", "source_repo_name", "target_repo_name", "centrality"})
@@ -74,11 +78,13 @@ _HOISTED_KEYS = {"repo": "repo_id", "language": "language"}
 _ROW_SEARCH_DEPTH = 3
 _ROW_SEARCH_ROWS = 2000
 # Row keys dropped when they hold the value every row has unless it says otherwise.
-_ROW_DEFAULTS = {"edge_origin": "direct_code_edge"}
+_ROW_DEFAULTS = {"edge_origin": "direct_code_edge", "call_kind": "call"}
 # Lines ending so close a declaration's header (Python, C-family, Go, Rust, Ruby...).
 _HEADER_ENDS = (":", "{", "=>", " do")
 # Details of a relationship's anchor side that target_resolution states once.
 _SIDE_DETAILS = ("file_path", "start_line", "end_line", "language", "type", "repo_id")
+# Compares unequal to every value: no answer-level value to match.
+_NOTHING = object()
 # Echoes of what the read returned that answer nothing.
 _CONTENT_ECHOES = ("content_hash", "search_backend")
 
@@ -110,13 +116,19 @@ class _View:
         asked = data.get("scope") if isinstance(data.get("scope"), dict) else {}
         direction = asked.get("direction")
         self.direction = direction if direction in ("incoming", "outgoing") else None
-        types = asked.get("relationship_types")
+        coverage = data.get("coverage") if isinstance(data.get("coverage"), dict) else {}
+        types = asked.get("relationship_types", coverage.get("relationship_types"))
         self.relationship_type = types[0] if isinstance(types, list) and len(types) == 1 else None
         searched = (
             source.get(key) for source in (data, request) for key in ("pattern", "query", "symbol")
         )
         focus = next((value for value in searched if isinstance(value, str) and value), None)
         self.focus = focus.lower() if focus else None
+        # What every row's ``match_kind`` says when it repeats how the answer matched.
+        self.match_kinds = {
+            data[key] for key in ("match_mode", "inventory_kind") if isinstance(data.get(key), str)
+        }
+        self.searched_terms = data.get("searched_terms", _NOTHING)
         self.request = request
         self.cut_sources = 0
 
@@ -135,33 +147,31 @@ def compact_answer(data: Any, request: dict | None = None) -> Any:
         out = _object(data, view, in_row=False)
         for key, value in view.hoisted.items():
             out.setdefault(key, value)
-        _drop_listed_candidates(out)
+        state_blocks_once(out)
     if view.cut_sources:
         out["source_note"] = SOURCE_NOTE
     return out
 
 
-def _drop_listed_candidates(out: dict) -> None:
-    """A shared name's candidates, when ``definition_groups`` lists every one of them."""
-    resolution = out.get("target_resolution")
-    groups = out.get("definition_groups")
-    if not isinstance(resolution, dict) or not isinstance(groups, list):
-        return
-    candidates = resolution.get("candidates")
-    listed = {group.get("entity_id") for group in groups if isinstance(group, dict)}
-    if isinstance(candidates, list) and all(
-        isinstance(row, dict) and row.get("entity_id") in listed for row in candidates
-    ):
-        resolution.pop("candidates")
-        resolution.setdefault("candidate_count", len(candidates))
-
-
 def _walk(value: Any, view: _View | None, *, in_row: bool) -> Any:
     if isinstance(value, list):
-        return [_walk(item, view, in_row=True) for item in value]
+        rows = [_walk(item, view, in_row=True) for item in value]
+        if view is not None and _ranked_in_order(rows):
+            rows = [{key: item for key, item in row.items() if key != "rank"} for row in rows]
+        return rows
     if isinstance(value, dict) and view is not None:
         return _object(value, view, in_row=in_row)
     return value
+
+
+def _ranked_in_order(rows: list) -> bool:
+    """Whether every row's ``rank`` is its place in the list (so the order says it)."""
+    if len(rows) < 2 or not all(isinstance(row, dict) for row in rows):
+        return False
+    ranks = [row.get("rank") for row in rows]
+    if not all(isinstance(rank, int) and not isinstance(rank, bool) for rank in ranks):
+        return False
+    return ranks == list(range(ranks[0], ranks[0] + len(ranks)))
 
 
 def _alias_of(obj: dict, key: str) -> bool:
@@ -185,7 +195,7 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
         if key == "source_cache" and in_row and isinstance(value, str):
             _row_source(out, obj, value, view)
         elif key == "metadata" and isinstance(value, dict):
-            out[key] = _metadata(value, signed=in_row and "source_cache" in obj)
+            out[key] = _metadata(value, obj if in_row else None)
             if not out[key]:
                 del out[key]
         elif key == "provenance" and in_row and isinstance(value, dict):
@@ -196,6 +206,8 @@ def _object(obj: dict, view: _View, *, in_row: bool) -> dict:
             out[key] = _first_paragraph(value)
         else:
             out[key] = _walk(value, view, in_row=in_row)
+    if in_row and "recursion_kind" in obj:
+        lean_recursion_row(out)
     if in_row:
         # A row grouped under one of a shared name's definitions has that group's id as
         # its anchor; ``definition_groups`` states each definition once.
@@ -224,6 +236,12 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == view.relationship_type
     if key == "labels":
         return value == [obj.get("entity_type")]
+    if key == "match_kind":
+        return value in view.match_kinds
+    if key in ("source_start_line", "target_start_line"):  # a declaration's own line
+        return value == obj.get("line_number")
+    if key == "name" and obj.get("type") in ("file", "dir"):  # a tree entry's last path part
+        return isinstance(obj.get("path"), str) and obj["path"].rsplit("/", 1)[-1] == value
     if key == "edge_count_by_direction":  # one direction: the edge count says it
         return isinstance(value, dict) and len(value) == 1 and "edge_count" in obj
     if key == "rows_available":
@@ -238,8 +256,12 @@ def _redundant(obj: dict, key: str, value: Any, in_row: bool, view: _View) -> bo
         return value == obj.get("file_path")
     if key == "reason":
         return value == obj.get("resolution_method")
-    if key in ("source_handle", "target_handle", "entity_handle"):
-        return _handle_repeats(obj, key, value)
+    if key.endswith("_handle") or key == "handle":
+        return handle_repeats(obj, key, value)
+    if key == "recommended_next_calls":
+        return calls_repeat_row(obj, value)
+    if key == "matched_terms":
+        return value == view.searched_terms
     return False
 
 
@@ -276,25 +298,6 @@ def _shared_scope(data: dict) -> dict[str, str]:
     }
 
 
-def _handle_repeats(obj: dict, key: str, value: Any) -> bool:
-    """A handle that only spells the row's own id, or its own repository, path and span."""
-    if isinstance(value, str):
-        own_id = obj.get(key.replace("_handle", "_id"))
-        if own_id is None or key == "entity_handle":
-            own_id = obj.get("entity_id")
-        return value == f"entity:{own_id}"
-    if not isinstance(value, dict):
-        return False
-    path = obj.get("file_path", obj.get("relative_path"))
-    for name, item in value.items():
-        if name in ("file_path", "relative_path"):
-            if item != path:
-                return False
-        elif obj.get(name) != item:
-            return False
-    return True
-
-
 def _drop_anchor_side(row: dict, anchor: str, direction: Any) -> None:
     """
     In a relationship row, drop the side that is the anchor (``target_resolution`` states
@@ -319,14 +322,20 @@ def _first_paragraph(text: str) -> str:
     return paragraph
 
 
-def _metadata(metadata: dict, *, signed: bool = False) -> dict:
+def _metadata(metadata: dict, row: dict | None = None) -> dict:
     """
-    Metadata with long strings cut and empty ones dropped; ``signed`` rows carry their
-    signature in their source, so their argument names go too.
+    Metadata with long strings cut and empty ones dropped. In a row it also loses what
+    the row says elsewhere: argument names its source's signature shows, the class its
+    ``class_name`` names, and inferred attribute types (a class's own source tells them).
     """
+    signed = row is not None and "source_cache" in row
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if value == "" or (signed and key == "args"):
+            continue
+        if row is not None and (
+            key == "attribute_types" or (key == "class_context" and row.get("class_name") == value)
+        ):
             continue
         if isinstance(value, str) and (key == "docstring" or len(value) > TEXT_CHARS):
             value = _first_paragraph(value)
@@ -344,8 +353,10 @@ def _row_source(out: dict, row: dict, source: str, view: _View) -> None:
     if view.focus:
         hit = next((i for i, line in enumerate(lines) if view.focus in line.lower()), 0)
         if hit >= count:
-            first, count = max(hit - 1, 0), 3
+            first, count = hit, 1
     snippet = "\n".join(lines[first : first + count])[:ROW_SOURCE_CHARS]
+    if first:  # the searched line alone: its own line number places it
+        snippet = snippet.strip()
     out["source_cache"] = snippet
     out["source_truncated"] = True
     start = row.get("start_line")
