@@ -241,8 +241,9 @@ def collect_rst(relative_path: str, text: str) -> list[Fact]:
             continue
         for link in _RST_LINK.finditer(line):
             doc.link(link.group(2), link.group(1), number)
-        spans = [role.group(3) or role.group(2) for role in _RST_ROLE.finditer(line)]
-        spans += [literal.group(1) for literal in _RST_LITERAL.finditer(line)]
+        for role in _RST_ROLE.finditer(line):
+            doc.mention(role.group(3) or role.group(2), number, "role")
+        spans = [literal.group(1) for literal in _RST_LITERAL.finditer(line)]
         prose = _RST_LITERAL.sub(" ", _RST_ROLE.sub(" ", _RST_LINK.sub(" ", line)))
         _prose_mentions(doc, prose, number, spans)
     return doc.finish(len(lines))
