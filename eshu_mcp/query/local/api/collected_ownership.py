@@ -24,7 +24,9 @@ from eshu_mcp.query.local.index.collectors.codeowners import (
 
 CAPABILITY = "codeowners.ownership.list"
 COLLECTOR_NAME = "CODEOWNERS collector"
-_CATCH_ALL = ("*", "/*", "**", "/**", "/")
+_CATCH_ALL = ("*", "**", "/**", "/")
+MATCH_BUDGET = 4_000_000
+"""Files times rules past which ``owned_files`` is not counted (a second or so of matching)."""
 
 
 def _limit(ctx: ApiContext) -> int:
@@ -85,15 +87,7 @@ def list_ownership(ctx: ApiContext) -> Answer:
     repo_id = str(repository["repo_id"])
     active, rules, files_read = active_rules(ctx, repo_id)
     compiled = [(compile_pattern(rule.name), rule) for rule in rules]
-    owned: dict[int, int] = {}
-    if compiled:
-        for (file_path,) in ctx.conn.execute(
-            "SELECT relative_path FROM files WHERE repo_id = ?", (repo_id,)
-        ):
-            winner = owners_for(compiled, file_path)
-            if winner is not None:
-                key = winner.payload["order_index"]
-                owned[key] = owned.get(key, 0) + 1
+    owned = _owned_files(ctx, repo_id, compiled)
     rows: list[dict[str, Any]] = []
     for rule in rules:
         order_index = rule.payload["order_index"]
@@ -105,7 +99,7 @@ def list_ownership(ctx: ApiContext) -> Answer:
                     "order_index": order_index,
                     "owner_ref": owner,
                     "line": rule.line,
-                    "owned_files": owned.get(order_index, 0),
+                    "owned_files": None if owned is None else owned.get(order_index, 0),
                 }
             )
     rows.sort(key=lambda r: (r["order_index"], r["pattern"], r["owner_ref"]))
@@ -132,7 +126,29 @@ def list_ownership(ctx: ApiContext) -> Answer:
     truth = collected_truth(ctx, CAPABILITY, COLLECTOR_NAME, files_read)
     if files_read > 1:
         truth["reason"] += f"; GitHub uses {active} and ignores the others"
+    if owned is None:
+        truth["reason"] += "; owned_files not counted (too many files times rules)"
     return Answer(data, truth)
+
+
+def _owned_files(ctx: ApiContext, repo_id: str, compiled: list) -> dict[int, int] | None:
+    """Indexed files per rule after last-match-wins, or None past the matching budget."""
+    if not compiled:
+        return {}
+    (files,) = ctx.conn.execute(
+        "SELECT COUNT(*) FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    if files * len(compiled) > MATCH_BUDGET:
+        return None
+    owned: dict[int, int] = {}
+    for (file_path,) in ctx.conn.execute(
+        "SELECT relative_path FROM files WHERE repo_id = ?", (repo_id,)
+    ):
+        winner = owners_for(compiled, file_path)
+        if winner is not None:
+            key = winner.payload["order_index"]
+            owned[key] = owned.get(key, 0) + 1
+    return owned
 
 
 def _effective_owner(compiled: list, path: str) -> dict[str, Any]:
