@@ -283,6 +283,8 @@ def test_finding_count_and_inventory(conn):
     assert count["by_status"] == {"missing_evidence": 3, "valid": 7}
     only = get(conn, "/documentation/findings/count", status="missing_evidence").data
     assert (only["total_findings"], only["scope"]) == (3, {"status": "missing_evidence"})
+    by_source = get(conn, "/documentation/findings/count", source_id="collectors").data
+    assert by_source["total_findings"] == 10  # the source is the repository, by any selector
     inventory = get(conn, "/documentation/findings/inventory", group_by="finding_type").data
     assert inventory["buckets"] == [
         {"dimension": "finding_type", "value": "code_reference", "count": 5},

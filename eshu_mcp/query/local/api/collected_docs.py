@@ -125,7 +125,7 @@ def all_findings(ctx: ApiContext) -> tuple[list[dict[str, Any]], int, str]:
         finding = finding_for(fact, status, refs, freshness)
         if all(
             not ctx.query.get(name, "").strip()
-            or name == "scope_id"
+            or name in ("scope_id", "source_id")  # both select the repository: see _scope
             or str(finding.get(name)) == ctx.query[name].strip()
             for name in FINDING_FILTERS
         ):
