@@ -67,7 +67,7 @@ def test_ownership_lists_the_github_file_rules_with_their_reach(conn):
         for r in data["ownership"]
     ]
     assert rows == [
-        (0, "*", "@acme/platform", 11),
+        (0, "*", "@acme/platform", 12),
         (1, "*.md", "@acme/docs-team", 0),
         (2, "/services/web/", "@acme/frontend", 2),
         (2, "/services/web/", "@alice", 2),
@@ -165,6 +165,12 @@ def test_packages_by_name_show_declared_range_and_locked_version(conn):
         ("locks", "3.0.3"),
     ]
     assert data["collector_readiness"]["readiness_state"] == "ready_with_results"
+
+
+def test_a_manifest_that_does_not_parse_is_named_in_the_truth_reason(conn):
+    truth = get(conn, "/package-registry/packages/count").truth
+    assert "from 15 indexed file(s)" in truth["reason"]
+    assert "could not parse services/broken/package.json (JSONDecodeError" in truth["reason"]
 
 
 def test_versions_of_a_package_and_its_dependency_edges(conn):

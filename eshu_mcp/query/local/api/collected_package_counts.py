@@ -6,13 +6,12 @@ from collections import Counter
 from typing import Any
 
 from eshu_mcp.query.local.api.code_scope import scope_repository
-from eshu_mcp.query.local.api.collected import collected_truth
 from eshu_mcp.query.local.api.collected_package_model import (
-    COLLECTOR_NAME,
     aggregate_paging,
     load_package_evidence,
     next_aggregate_offset,
     normalize_ecosystem,
+    package_truth,
 )
 from eshu_mcp.query.local.api.collected_packages import package_row
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
@@ -22,8 +21,8 @@ FILTERS = ("ecosystem", "registry", "namespace", "package_manager", "visibility"
 DIMENSIONS = FILTERS
 
 
-def _filtered_packages(ctx: ApiContext) -> tuple[list[dict[str, Any]], dict[str, str], int]:
-    """Package rows matching the filters, the echoed scope and how many files were read."""
+def _filtered_packages(ctx: ApiContext) -> tuple[list[dict[str, Any]], dict[str, str], Any]:
+    """Package rows matching the filters, the echoed scope and the evidence read."""
     scope = {name: ctx.query.get(name, "").strip() for name in FILTERS}
     scope = {name: value for name, value in scope.items() if value}
     visibility = scope.get("visibility", "")
@@ -38,20 +37,20 @@ def _filtered_packages(ctx: ApiContext) -> tuple[list[dict[str, Any]], dict[str,
         row = package_row(evidence, facts)
         if all(str(row.get(name, "")) == value for name, value in wanted.items()):
             rows.append(row)
-    return rows, scope, evidence.files_read
+    return rows, scope, evidence
 
 
 @ROUTES.route("GET", "/package-registry/packages/count")
 def count_packages(ctx: ApiContext) -> Answer:
     """How many packages the repositories hold, per ecosystem."""
-    rows, scope, files_read = _filtered_packages(ctx)
+    rows, scope, evidence = _filtered_packages(ctx)
     by_ecosystem = Counter(row.get("ecosystem", "") for row in rows)
     data = {
         "total_packages": len(rows),
         "by_ecosystem": dict(sorted(by_ecosystem.items())),
         "scope": scope,
     }
-    return Answer(data, collected_truth(ctx, CAPABILITY, COLLECTOR_NAME, files_read))
+    return Answer(data, package_truth(ctx, CAPABILITY, evidence))
 
 
 @ROUTES.route("GET", "/package-registry/packages/inventory")
@@ -64,7 +63,7 @@ def package_inventory(ctx: ApiContext) -> Answer:
             "group_by must be one of ecosystem, registry, namespace, package_manager, visibility",
         )
     limit, offset = aggregate_paging(ctx)
-    rows, scope, files_read = _filtered_packages(ctx)
+    rows, scope, evidence = _filtered_packages(ctx)
     counts = Counter(str(row.get(group_by, "")) for row in rows)
     buckets = [
         {"dimension": group_by, "value": value, "count": count}
@@ -82,4 +81,4 @@ def package_inventory(ctx: ApiContext) -> Answer:
         "next_offset": next_aggregate_offset(offset, limit, truncated),
         "scope": scope,
     }
-    return Answer(data, collected_truth(ctx, CAPABILITY, COLLECTOR_NAME, files_read))
+    return Answer(data, package_truth(ctx, CAPABILITY, evidence))

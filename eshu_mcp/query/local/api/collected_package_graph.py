@@ -14,9 +14,7 @@ from collections import deque
 from typing import Any
 
 from eshu_mcp.query.local.api.code_scope import may_read, scope_repository
-from eshu_mcp.query.local.api.collected import collected_truth
 from eshu_mcp.query.local.api.collected_package_model import (
-    COLLECTOR_NAME,
     DECLARED,
     PackageEvidence,
     identity_from_id,
@@ -24,6 +22,7 @@ from eshu_mcp.query.local.api.collected_package_model import (
     matches_name,
     normalize_ecosystem,
     optional_limit,
+    package_truth,
     required_limit,
 )
 from eshu_mcp.query.local.api.collected_packages import dependency_edges
@@ -91,7 +90,7 @@ def list_dependencies(ctx: ApiContext) -> Answer:
             "after_name": page[-1]["related_package"],
             "after_edge": page[-1]["edge_id"],
         }
-    truth = collected_truth(ctx, "dependencies.list", COLLECTOR_NAME, evidence.files_read)
+    truth = package_truth(ctx, "dependencies.list", evidence)
     return Answer(data, truth)
 
 
@@ -207,7 +206,5 @@ def list_dependency_chains(ctx: ApiContext) -> Answer:
     }
     if truncated:
         data["next_cursor"] = {"after_correlation_id": page[-1]["consumption_correlation_id"]}
-    truth = collected_truth(
-        ctx, "package_registry.dependency_chains.list", COLLECTOR_NAME, evidence.files_read
-    )
+    truth = package_truth(ctx, "package_registry.dependency_chains.list", evidence)
     return Answer(data, truth)

@@ -16,7 +16,12 @@ from typing import Any
 
 from attrs import define, field
 
-from eshu_mcp.query.local.api.collected import CollectedFact, collected_facts, collected_files
+from eshu_mcp.query.local.api.collected import (
+    CollectedFact,
+    collected_facts,
+    collected_files,
+    collected_truth,
+)
 from eshu_mcp.query.local.api.framework import ApiContext, ApiError
 from eshu_mcp.query.local.index.collectors.package_identity import normalize_name, package_identity
 
@@ -77,6 +82,7 @@ class PackageEvidence:
     declared: list[CollectedFact] = field(factory=list)
     locked: list[CollectedFact] = field(factory=list)
     files_read: int = 0
+    unreadable: list[str] = field(factory=list)  # files the collector failed to parse
     _declared_dirs: dict[tuple[str, str], list[str]] = field(factory=dict)
 
     def is_direct(self, fact: CollectedFact) -> bool:
@@ -115,7 +121,24 @@ def load_package_evidence(
             evidence._declared_dirs.setdefault(key, []).append(_directory(fact.relative_path))
         else:
             evidence.locked.append(fact)
+    errors, _ = collected_facts(
+        ctx,
+        ("collect_error",),
+        scope=scope,
+        where="artifact_type IN ('package_manifest', 'package_lockfile')",
+    )
+    evidence.unreadable = [f"{e.relative_path} ({e.payload.get('error', '')})" for e in errors]
     return evidence
+
+
+def package_truth(ctx: ApiContext, capability: str, evidence: PackageEvidence) -> dict:
+    """The truth block of a package answer, naming the files that could not be parsed."""
+    truth = collected_truth(ctx, capability, COLLECTOR_NAME, evidence.files_read)
+    if evidence.unreadable:
+        shown = "; ".join(evidence.unreadable[:5])
+        more = len(evidence.unreadable) - 5
+        truth["reason"] += f"; could not parse {shown}" + (f" and {more} more" if more > 0 else "")
+    return truth
 
 
 def identity_from_id(package_id: str) -> dict[str, Any]:

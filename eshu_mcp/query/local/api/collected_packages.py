@@ -15,9 +15,7 @@ import re
 from typing import Any
 
 from eshu_mcp.query.local.api.code_scope import scope_repository
-from eshu_mcp.query.local.api.collected import collected_truth
 from eshu_mcp.query.local.api.collected_package_model import (
-    COLLECTOR_NAME,
     DECLARED,
     PROJECT,
     PackageEvidence,
@@ -27,6 +25,7 @@ from eshu_mcp.query.local.api.collected_package_model import (
     load_package_evidence,
     matches_name,
     normalize_ecosystem,
+    package_truth,
     readiness,
     required_limit,
 )
@@ -135,9 +134,7 @@ def list_packages(ctx: ApiContext) -> Answer:
         "truncated": truncated,
         "collector_readiness": readiness(len(rows), truncated),
     }
-    truth = collected_truth(
-        ctx, "package_registry.packages.list", COLLECTOR_NAME, evidence.files_read
-    )
+    truth = package_truth(ctx, "package_registry.packages.list", evidence)
     return Answer(data, truth)
 
 
@@ -180,9 +177,7 @@ def list_versions(ctx: ApiContext) -> Answer:
         "truncated": truncated,
         "collector_readiness": readiness(len(page), truncated),
     }
-    truth = collected_truth(
-        ctx, "package_registry.versions.list", COLLECTOR_NAME, evidence.files_read
-    )
+    truth = package_truth(ctx, "package_registry.versions.list", evidence)
     return Answer(data, truth)
 
 
@@ -292,7 +287,5 @@ def list_registry_dependencies(ctx: ApiContext) -> Answer:
             "after_version_id": page[-1]["source_version_id"],
             "after_dependency_id": page[-1]["dependency_id"],
         }
-    truth = collected_truth(
-        ctx, "package_registry.dependencies.list", COLLECTOR_NAME, evidence.files_read
-    )
+    truth = package_truth(ctx, "package_registry.dependencies.list", evidence)
     return Answer(data, truth)
