@@ -279,22 +279,25 @@ def test_findings_flag_mentions_of_code_the_index_does_not_have(conn):
     valid = {f["claim_text"] for f in findings if f["status"] == "valid"}
     assert {"compute_fee", "compute_fee()", "FeeSchedule.rate_for", "guide.md"} <= valid
     assert "../services/api/pyproject.toml" in valid  # relative to the document
+    [bare] = [f for f in findings if f["claim_text"] == "fees.py"]  # a bare name, by base name
+    assert bare["candidate_refs"][0]["id"] == "services/api/app/fees.py"
+    assert "/api/reference" not in {f["claim_text"] for f in findings}  # a site route
     assert "not_a_mention()" not in str(findings)  # inside a fenced block
     assert answer.truth["capability"] == "documentation_findings.list"
 
 
 def test_finding_count_and_inventory(conn):
     count = get(conn, "/documentation/findings/count").data
-    assert count["total_findings"] == 10
-    assert count["by_status"] == {"missing_evidence": 3, "valid": 7}
+    assert count["total_findings"] == 11
+    assert count["by_status"] == {"missing_evidence": 3, "valid": 8}
     only = get(conn, "/documentation/findings/count", status="missing_evidence").data
     assert (only["total_findings"], only["scope"]) == (3, {"status": "missing_evidence"})
     by_source = get(conn, "/documentation/findings/count", source_id="collectors").data
-    assert by_source["total_findings"] == 10  # the source is the repository, by any selector
+    assert by_source["total_findings"] == 11  # the source is the repository, by any selector
     inventory = get(conn, "/documentation/findings/inventory", group_by="finding_type").data
     assert inventory["buckets"] == [
+        {"dimension": "finding_type", "value": "path_reference", "count": 6},
         {"dimension": "finding_type", "value": "code_reference", "count": 5},
-        {"dimension": "finding_type", "value": "path_reference", "count": 5},
     ]
     assert "group_by must be one of" in refused(
         conn, "/documentation/findings/inventory", group_by="document_id"

@@ -145,3 +145,12 @@ class MentionKindTests(SynchronousTestCase):
         for path in ("README.md", "docs/a.rst", "x.markdown", "y.mdx"):
             self.assertEqual(collector_for(path).artifact_type, "documentation")
         self.assertIsNone(collector_for("notes.txt"))
+
+
+class LinkMentionTests(SynchronousTestCase):
+    def test_file_links_are_mentions_and_site_routes_and_folders_are_not(self):
+        text = "[a](/api/reference) [b](img/logo.png?raw=1) [c](docs/) [d](../setup.cfg#L3)\n"
+        self.assertEqual(
+            mentions(collect_markdown("docs/x.md", text)),
+            [("img/logo.png", "path", 1), ("../setup.cfg", "path", 1)],
+        )

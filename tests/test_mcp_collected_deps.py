@@ -140,10 +140,10 @@ def test_every_collector_fed_tool_answers_the_fixtures_facts(daemon):
         "removed_helper()",
         "services/api/app/legacy_fees.py",
     }
-    assert data_of(tally)["by_status"] == {"missing_evidence": 3, "valid": 7}
+    assert data_of(tally)["by_status"] == {"missing_evidence": 3, "valid": 8}
     assert {b["value"]: b["count"] for b in data_of(groups)["buckets"]} == {
         "code_reference": 5,
-        "path_reference": 5,
+        "path_reference": 6,
     }
 
 

@@ -59,6 +59,8 @@ def is_code_shaped(fact: CollectedFact) -> bool:
 
 def _path_candidates(document: str, text: str) -> list[str]:
     text = text.split("#", 1)[0].strip()
+    if text.startswith("/"):
+        return [posixpath.normpath(text.lstrip("/"))]  # GitHub renders /x from the root
     found = []
     for base in ("", posixpath.dirname(document)):
         joined = posixpath.normpath(posixpath.join(base, text)) if text else ""
@@ -82,6 +84,22 @@ class MentionResolver:
         """``(resolution_status, candidate_refs)`` of one mention."""
         return self.results.get(id(fact), ("unresolved", []))
 
+    @staticmethod
+    def _basenames(ctx: ApiContext, repo_id: str, names: set[str]) -> dict[str, list[str]]:
+        """Bare file names (``setup.py``) -> indexed paths with that base name, shortest first."""
+        found: dict[str, list[str]] = defaultdict(list)
+        if not names:
+            return found
+        for (path,) in ctx.conn.execute(
+            "SELECT relative_path FROM files WHERE repo_id = ?"
+            " ORDER BY length(relative_path), relative_path",
+            (repo_id,),
+        ):
+            base = path.rsplit("/", 1)[-1]
+            if base in names and len(found[base]) < CANDIDATE_CAP:
+                found[base].append(path)
+        return found
+
     def _resolve_repository(self, ctx: ApiContext, repo_id: str, facts: list) -> None:
         paths = [f for f in facts if f.payload.get("mention_kind") == "path"]
         names = [f for f in facts if f.payload.get("mention_kind") != "path"]
@@ -96,12 +114,15 @@ class MentionResolver:
                     [repo_id, *values],
                 )
             )
+        by_basename = self._basenames(ctx, repo_id, {f.name for f in paths if "/" not in f.name})
         for fact in paths:
             hits = [c for c in _path_candidates(fact.relative_path, fact.name) if c in existing]
+            hits = hits[:1] or by_basename.get(fact.name, [])
             refs = [
                 {"kind": "file", "id": hit, "display_name": hit, "source_uri": hit} for hit in hits
             ]
-            self.results[id(fact)] = ("resolved" if refs else "unresolved", refs[:1])
+            status = "unresolved" if not refs else "resolved" if len(refs) == 1 else "ambiguous"
+            self.results[id(fact)] = (status, refs)
         entities = defaultdict(list)
         targets = sorted({mention_target(f.name)[0] for f in names})
         for chunk in _chunks(targets):

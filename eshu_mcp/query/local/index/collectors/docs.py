@@ -122,8 +122,9 @@ class _Document:
                 },
             )
         )
-        if kind == "repository_path":
-            self.mention(target.split("#", 1)[0], line, "link", force_kind="path")
+        path = target.split("#", 1)[0].split("?", 1)[0]
+        if kind == "repository_path" and "." in path.rsplit("/", 1)[-1].strip("."):
+            self.mention(path, line, "link", force_kind="path")  # a file, not a site route
 
     def mention(self, text: str, line: int, how: str, force_kind: str | None = None) -> None:
         text = text.strip()
