@@ -58,6 +58,18 @@ def refused(conn, pattern: str, **query: str) -> str:
 # ------------------------------------------------------------------ CODEOWNERS
 
 
+def owned_by_star() -> int:
+    """Fixture files no later rule claims (other collectors' fixture files land here too)."""
+    files = [str(p.relative_to(FIXTURE)) for p in FIXTURE.rglob("*") if p.is_file()]
+    claimed = [
+        f
+        for f in files
+        if f.startswith(("docs/", "services/web/", "services/legacy/"))
+        or (f.startswith("services/api/") and f.endswith(".py"))
+    ]
+    return len(files) - len(claimed)
+
+
 def test_ownership_lists_the_github_file_rules_with_their_reach(conn):
     answer = get(conn, "/codeowners/ownership", repository_id="collectors")
     data = answer.data
@@ -67,7 +79,7 @@ def test_ownership_lists_the_github_file_rules_with_their_reach(conn):
         for r in data["ownership"]
     ]
     assert rows == [
-        (0, "*", "@acme/platform", 12),
+        (0, "*", "@acme/platform", owned_by_star()),
         (1, "*.md", "@acme/docs-team", 0),
         (2, "/services/web/", "@acme/frontend", 2),
         (2, "/services/web/", "@alice", 2),
