@@ -93,6 +93,7 @@ def test_ownership_lists_the_github_file_rules_with_their_reach(conn):
     assert (truth["level"], truth["basis"]) == ("derived", "content_index")
     assert "CODEOWNERS collector from 2 indexed file(s)" in truth["reason"]
     assert "GitHub uses .github/CODEOWNERS" in truth["reason"]
+    assert "1 line(s) GitHub would reject (line 8: negated patterns" in truth["reason"]
 
 
 def test_ownership_of_one_path_follows_last_match_wins(conn):

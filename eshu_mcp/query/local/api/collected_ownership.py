@@ -126,6 +126,16 @@ def list_ownership(ctx: ApiContext) -> Answer:
     truth = collected_truth(ctx, CAPABILITY, COLLECTOR_NAME, files_read)
     if files_read > 1:
         truth["reason"] += f"; GitHub uses {active} and ignores the others"
+    rejected, _ = collected_facts(
+        ctx,
+        ("owner_rule_error", "collect_error"),
+        scope=repo_id,
+        where="relative_path = ?",
+        params=[active],
+    )
+    if rejected:
+        lines = ", ".join(f"line {f.line}: {f.payload.get('error', '')}" for f in rejected[:3])
+        truth["reason"] += f"; {len(rejected)} line(s) GitHub would reject ({lines})"
     if owned is None:
         truth["reason"] += "; owned_files not counted (too many files times rules)"
     return Answer(data, truth)
