@@ -92,6 +92,25 @@ def sample_requests(ids: dict[str, Any]) -> dict[tuple[str, str], tuple[str, Any
             None,
             {"workflow_id": "guided_repository_onboarding", "inputs": {"repo_id": repo}},
         ),
+        # collect-deps: ownership, package and documentation collectors
+        ("GET", "/codeowners/ownership"): ("", {"repository_id": "payments"}, None),
+        ("GET", "/documentation/facts"): ("", {"repo": "payments"}, None),
+        ("GET", "/package-registry/dependencies"): (
+            "",
+            {"package_id": "npm://x/y", "limit": "5"},
+            None,
+        ),
+        ("GET", "/package-registry/dependency-chains"): (
+            "",
+            {"repository_id": "payments", "limit": "5"},
+            None,
+        ),
+        ("GET", "/package-registry/packages"): ("", {"ecosystem": "npm", "limit": "5"}, None),
+        ("GET", "/package-registry/versions"): (
+            "",
+            {"package_id": "npm://x/y", "limit": "5"},
+            None,
+        ),
     }
 
 

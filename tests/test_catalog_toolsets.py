@@ -13,6 +13,8 @@ from eshu_mcp.catalog.toolsets import (
 )
 
 FULL_ORDER = [tool.name for tool in read_only_tools()]
+# External-data domains the embedded backend's local collectors answer from repository files.
+LOCALLY_COLLECTED_DOMAINS = {"package_registry", "documentation"}
 
 
 def _in_contract_order(names) -> bool:
@@ -73,7 +75,14 @@ class SelectionTests(SynchronousTestCase):
         for name in ("list_kubernetes_correlations", "execute_cypher_query", "ask"):
             self.assertNotIn(name, chosen)
         self.assertTrue(_in_contract_order(chosen.names))
-        self.assertTrue(all(t.data_source != "external" for t in chosen))
+        self.assertTrue(
+            all(
+                t.data_source != "external" or t.domain in LOCALLY_COLLECTED_DOMAINS for t in chosen
+            )
+        )
+        for name in ("list_codeowners_ownership", "list_package_registry_packages"):
+            self.assertIn(name, chosen)
+        self.assertEqual(len(chosen), 62)
 
     def test_available_can_be_combined_with_named_toolsets(self):
         chosen = self.full.select("available,kubernetes", answers=lambda m, p: False)

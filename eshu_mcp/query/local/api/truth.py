@@ -79,6 +79,17 @@ CAPABILITY_MAX_LEVEL: dict[str, str | None] = {
     "freshness.service_changed_since": None,
     "capability_catalog.list": "exact",
     "surface_inventory.list": "exact",
+    # local collectors: facts parsed from the repository's own files
+    "codeowners.ownership.list": "derived",
+    "package_registry.packages.list": "derived",
+    "package_registry.versions.list": "derived",
+    "package_registry.dependencies.list": "derived",
+    "package_registry.dependency_chains.list": "derived",
+    "package_registry.packages.aggregate": "derived",
+    "dependencies.list": "derived",
+    "documentation_facts.list": "derived",
+    "documentation_findings.list": "derived",
+    "documentation_findings.aggregate": "derived",
 }
 
 
