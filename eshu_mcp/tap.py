@@ -17,6 +17,7 @@ from eshu_mcp.catalog.toolsets import SELECTIONS, available_toolsets
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.listeners import Listeners
+from eshu_mcp.protocol.admission import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
@@ -111,6 +112,22 @@ class QueryOptions(usage.Options):
             "one is refused (HTTP 413, on stdio a -32600 error and the line skipped).",
             int,
         ],
+        [
+            "max-concurrent-calls",
+            None,
+            DEFAULT_MAX_CONCURRENT_CALLS,
+            "Most tool calls one client (a session, or one message without a session) runs "
+            "at once; its further calls wait their turn, so other clients are served meanwhile.",
+            int,
+        ],
+        [
+            "max-queued-calls",
+            None,
+            DEFAULT_MAX_QUEUED_CALLS,
+            "Most tool calls one client may have waiting for a turn; beyond it a call gets "
+            "a -32000 'server busy' error.",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -162,6 +179,10 @@ class QueryOptions(usage.Options):
             raise usage.UsageError("--max-batch must be at least 1")
         if self["max-message-bytes"] < 1024:
             raise usage.UsageError("--max-message-bytes must be at least 1024")
+        if self["max-concurrent-calls"] < 1:
+            raise usage.UsageError("--max-concurrent-calls must be at least 1")
+        if self["max-queued-calls"] < 0:
+            raise usage.UsageError("--max-queued-calls must be 0 or more")
         if self["toolsets"] is not None:
             known = {*SELECTIONS, *available_toolsets()}
             unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
@@ -184,6 +205,8 @@ class QueryOptions(usage.Options):
             answer_page=self["answer-page"],
             max_batch=self["max-batch"],
             max_message_bytes=self["max-message-bytes"],
+            max_concurrent_calls=self["max-concurrent-calls"],
+            max_queued_calls=self["max-queued-calls"],
         )
 
     def backend_settings(self) -> BackendSettings:
