@@ -22,9 +22,8 @@ from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
-from eshu_mcp.transport.http import is_loopback_host
+from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
-from eshu_mcp.transport.streamable import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS
 
 log = Logger()
 
@@ -267,15 +266,17 @@ class Options(QueryOptions):
             "session-idle-timeout",
             None,
             DEFAULT_IDLE_TIMEOUT,
-            "Seconds a Streamable HTTP session may go without a request before it is reaped "
-            "(an open GET stream or a running call keeps it alive).",
+            "Seconds a session may go without a request before it is reaped and counted in "
+            "eshu_mcp_sessions_reaped_total (a running call keeps it alive, and so does a "
+            "Streamable HTTP session's open GET stream; a legacy SSE stream does not).",
             float,
         ],
         [
             "max-sessions",
             None,
             DEFAULT_MAX_SESSIONS,
-            "Most open Streamable HTTP sessions; beyond it initialize gets 503 with Retry-After.",
+            "Most open sessions per transport (Streamable HTTP, legacy SSE); beyond it "
+            "initialize or GET /sse gets 503 with Retry-After.",
             int,
         ],
     ]
@@ -395,6 +396,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
     from eshu_mcp.shutdown import StopOnce
     from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.sse import SseSessionRegistry
     from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
 
@@ -449,6 +451,12 @@ def makeService(options: Options, reactor=None) -> MultiService:
         ),
         keepalive=options["sse-keepalive"],
         streamable_sessions=StreamableSessionRegistry(
+            reactor,
+            idle_timeout=options["session-idle-timeout"],
+            max_sessions=options["max-sessions"],
+            metrics=metrics,
+        ),
+        sse_sessions=SseSessionRegistry(
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],

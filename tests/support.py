@@ -172,13 +172,15 @@ def web_site(
         backend=backend,
         metrics=metrics,
     )
-    sessions = None
+    sessions = sse_sessions = None
     if session_idle_timeout is not None:
+        from eshu_mcp.transport.sse import SseSessionRegistry
         from eshu_mcp.transport.streamable import StreamableSessionRegistry
 
         sessions = StreamableSessionRegistry(
             clock, idle_timeout=session_idle_timeout, metrics=metrics
         )
+        sse_sessions = SseSessionRegistry(clock, idle_timeout=session_idle_timeout, metrics=metrics)
     app = McpWebApp(
         server=server,
         backend=backend,
@@ -189,6 +191,7 @@ def web_site(
         origins=OriginPolicy(loopback_only=loopback_only),
         public_metrics=public_metrics,
         streamable_sessions=sessions,
+        sse_sessions=sse_sessions,
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
     return site, app, clock

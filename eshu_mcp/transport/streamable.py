@@ -33,6 +33,8 @@ from eshu_mcp.protocol.jsonrpc import (
 from eshu_mcp.protocol.notices import LOG_LEVEL_META_KEY
 from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
 from eshu_mcp.transport.http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_SESSIONS,
     answer_later,
     finish_empty,
     finish_json,
@@ -40,6 +42,7 @@ from eshu_mcp.transport.http import (
     http_error,
     read_frame,
     rpc_error,
+    too_many_sessions,
 )
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream, event_frame
 
@@ -47,8 +50,6 @@ log = Logger()
 
 SESSION_HEADER = b"mcp-session-id"
 VERSION_HEADER = b"mcp-protocol-version"
-DEFAULT_IDLE_TIMEOUT = 30 * 60.0
-DEFAULT_MAX_SESSIONS = 10_000
 _BAD_REQUEST_CODES = {-32700, -32600, -32602, -32020, -32021, -32022}
 _NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -219,12 +220,7 @@ class StreamableResource(Resource):
             )
             session = self._sessions.create(connection, owner)
             if session is None:
-                return http_error(
-                    request,
-                    503,
-                    "too many open sessions; try again later",
-                    retry_after=str(int(min(60.0, self._sessions.idle_timeout))).encode(),
-                )
+                return too_many_sessions(request, self._sessions.idle_timeout)
             request.setHeader(SESSION_HEADER, session.session_id.encode("ascii"))
             log.info("mcp session started {session_id}", session_id=session.session_id)
         else:

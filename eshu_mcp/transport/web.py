@@ -82,7 +82,7 @@ class McpWebApp:
 
     def __attrs_post_init__(self) -> None:
         if self.sse_sessions is None:
-            self.sse_sessions = SseSessionRegistry(self.metrics)
+            self.sse_sessions = SseSessionRegistry(self.clock, metrics=self.metrics)
         if self.streamable_sessions is None:
             self.streamable_sessions = StreamableSessionRegistry(self.clock, metrics=self.metrics)
         self._sse = guard(
