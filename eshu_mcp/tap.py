@@ -23,7 +23,7 @@ from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 
 log = Logger()
 
@@ -279,6 +279,15 @@ class Options(QueryOptions):
             "initialize or GET /sse gets 503 with Retry-After.",
             int,
         ],
+        [
+            "max-queued-bytes",
+            None,
+            DEFAULT_QUEUE_BYTES,
+            "Most bytes an event stream (GET /sse, GET /mcp, a streamed POST) holds for a "
+            "client that is not reading; beyond it the stream is dropped and counted in "
+            "eshu_mcp_slow_readers_dropped_total. Keep it above twice --response-budget.",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -322,6 +331,8 @@ class Options(QueryOptions):
             raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
         if self["max-sessions"] < 1:
             raise usage.UsageError("--max-sessions must be at least 1")
+        if self["max-queued-bytes"] < 65536:
+            raise usage.UsageError("--max-queued-bytes must be at least 65536")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
         self["allow-unauthenticated"] = bool(self["allow-unauthenticated"]) or env in TRUTHY
 
@@ -450,6 +461,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
             allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
+        max_queued_bytes=options["max-queued-bytes"],
         streamable_sessions=StreamableSessionRegistry(
             reactor,
             idle_timeout=options["session-idle-timeout"],

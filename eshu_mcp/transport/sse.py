@@ -22,9 +22,10 @@ from eshu_mcp.protocol.server import McpConnection, McpServer
 from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, too_many_sessions
 from eshu_mcp.transport.stream import (
     DEFAULT_KEEPALIVE,
-    DEFAULT_QUEUE_LIMIT,
+    DEFAULT_QUEUE_BYTES,
     SseStream,
     event_frame,
+    slow_reader_counter,
 )
 
 log = Logger()
@@ -155,7 +156,8 @@ class SseResource(Resource):
         *,
         message_path: str = "/mcp/message",
         keepalive: float = DEFAULT_KEEPALIVE,
-        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        metrics=None,
     ) -> None:
         super().__init__()
         self._server = server
@@ -163,7 +165,8 @@ class SseResource(Resource):
         self._clock = clock
         self._message_path = message_path
         self._keepalive = keepalive
-        self._queue_limit = queue_limit
+        self._queue_bytes = queue_bytes
+        self._metrics = metrics
 
     def render_GET(self, request):
         if self._sessions.full:
@@ -172,7 +175,11 @@ class SseResource(Resource):
         while self._sessions.get(session_id) is not None:
             session_id = new_session_id()
         stream = SseStream(
-            request, self._clock, keepalive=self._keepalive, queue_limit=self._queue_limit
+            request,
+            self._clock,
+            keepalive=self._keepalive,
+            queue_bytes=self._queue_bytes,
+            on_overflow=slow_reader_counter(self._metrics, "sse"),
         )
         session = SseSession(
             session_id,

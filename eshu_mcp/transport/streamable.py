@@ -44,7 +44,13 @@ from eshu_mcp.transport.http import (
     rpc_error,
     too_many_sessions,
 )
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream, event_frame
+from eshu_mcp.transport.stream import (
+    DEFAULT_KEEPALIVE,
+    DEFAULT_QUEUE_BYTES,
+    SseStream,
+    event_frame,
+    slow_reader_counter,
+)
 
 log = Logger()
 
@@ -178,12 +184,25 @@ class StreamableResource(Resource):
         clock: IReactorTime,
         *,
         keepalive: float = DEFAULT_KEEPALIVE,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        metrics=None,
     ) -> None:
         super().__init__()
         self._server = server
         self._sessions = sessions
         self._clock = clock
         self._keepalive = keepalive
+        self._queue_bytes = queue_bytes
+        self._on_overflow = slow_reader_counter(metrics, "streamable-http")
+
+    def _stream(self, request) -> SseStream:
+        return SseStream(
+            request,
+            self._clock,
+            keepalive=self._keepalive,
+            queue_bytes=self._queue_bytes,
+            on_overflow=self._on_overflow,
+        )
 
     def _requested_version(self, request) -> str | None:
         return header(request, VERSION_HEADER)
@@ -273,7 +292,7 @@ class StreamableResource(Resource):
         Answer one request as its own event stream: the notifications about it
         (progress, and in the stateless revision the log it asked for), then its reply.
         """
-        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        stream = self._stream(request)
 
         def notify(message: dict) -> None:
             stream.send(_message_frame(message))
@@ -314,7 +333,7 @@ class StreamableResource(Resource):
             return refusal
         if session.stream is not None and not session.stream.closed:
             return http_error(request, 409, "this session already has an open stream")
-        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        stream = self._stream(request)
         session.stream = stream
         session.connection.attach(lambda message: stream.send(_message_frame(message)))
         stream.on_close(lambda: session.connection.attach(None))
