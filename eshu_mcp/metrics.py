@@ -61,6 +61,11 @@ class Metrics:
             ["transport"],
             registry=self.registry,
         )
+        self.pipelining_refused = Counter(
+            "eshu_mcp_pipelining_refused",
+            "Connections closed for pipelining more than --max-pipelined requests.",
+            registry=self.registry,
+        )
         self.dropped_messages = Counter(
             "eshu_mcp_sse_dropped_messages",
             "Responses dropped because a session's queue was full or closed.",

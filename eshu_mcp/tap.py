@@ -22,6 +22,7 @@ from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
+from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
 from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 
@@ -280,6 +281,14 @@ class Options(QueryOptions):
             int,
         ],
         [
+            "max-pipelined",
+            None,
+            DEFAULT_MAX_PIPELINED,
+            "Most requests in a row one connection may send before reading the previous "
+            "response; the next gets 429 and the connection is closed.",
+            int,
+        ],
+        [
             "max-queued-bytes",
             None,
             DEFAULT_QUEUE_BYTES,
@@ -331,6 +340,8 @@ class Options(QueryOptions):
             raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
         if self["max-sessions"] < 1:
             raise usage.UsageError("--max-sessions must be at least 1")
+        if self["max-pipelined"] < 0:
+            raise usage.UsageError("--max-pipelined must be 0 or more")
         if self["max-queued-bytes"] < 65536:
             raise usage.UsageError("--max-queued-bytes must be at least 65536")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
@@ -406,6 +417,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
     from eshu_mcp.shutdown import StopOnce
+    from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
     from eshu_mcp.transport.sse import SseSessionRegistry
     from eshu_mcp.transport.streamable import StreamableSessionRegistry
@@ -480,6 +492,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     web.streamable_sessions.setServiceParent(parent)
     site = Site(web.resource(), parsePOSTFormSubmission=False)
     site.displayTracebacks = False
+    site.protocol = pipeline_bounded_channel(options["max-pipelined"], metrics)
 
     def announce(addresses: list[str]) -> None:
         log.info(

@@ -149,6 +149,7 @@ def web_site(
     settings=None,
     public_metrics=False,
     session_idle_timeout=None,
+    max_pipelined=16,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -156,6 +157,7 @@ def web_site(
     from eshu_mcp.auth import CredentialPolicy, guard
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import ServerSettings, build_mcp_server
+    from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
     from eshu_mcp.transport.web import McpWebApp
 
@@ -194,4 +196,5 @@ def web_site(
         sse_sessions=sse_sessions,
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
+    site.protocol = pipeline_bounded_channel(max_pipelined, metrics)
     return site, app, clock
