@@ -150,6 +150,7 @@ def web_site(
     public_metrics=False,
     session_idle_timeout=None,
     max_pipelined=16,
+    max_queued_bytes=None,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -194,6 +195,7 @@ def web_site(
         public_metrics=public_metrics,
         streamable_sessions=sessions,
         sse_sessions=sse_sessions,
+        **({} if max_queued_bytes is None else {"max_queued_bytes": max_queued_bytes}),
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
     site.protocol = pipeline_bounded_channel(max_pipelined, metrics)

@@ -83,3 +83,28 @@ class CallSlotsTests(SynchronousTestCase):
         self.assertEqual(self.slots.running, 0)
         self.run_call("a")
         self.assertEqual(self.calls.started, ["a"])
+
+
+class CancellationRunTests(SynchronousTestCase):
+    def setUp(self):
+        from twisted.internet.task import Clock
+
+        self.clock = Clock()
+        self.calls = Calls()
+        self.slots = CallSlots(limit=2, queue_limit=10, clock=self.clock)
+        self.results = [self.slots.run(self.calls.starter(name)) for name in "abcdef"]
+
+    def test_a_run_of_cancellations_starts_none_of_the_waiting_calls(self):
+        for result in self.results:
+            result.cancel()
+            self.failureResultOf(result, defer.CancelledError)
+        self.clock.advance(0)
+        self.assertEqual(self.calls.started, ["a", "b"])
+        self.assertEqual((self.slots.running, self.slots.waiting), (0, 0))
+
+    def test_one_cancelled_call_hands_its_slot_on_at_the_next_turn(self):
+        self.results[0].cancel()
+        self.failureResultOf(self.results[0], defer.CancelledError)
+        self.assertEqual(self.calls.started, ["a", "b"])
+        self.clock.advance(0)
+        self.assertEqual(self.calls.started, ["a", "b", "c"])

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable
 
 from twisted.internet import defer
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.python.failure import Failure
 
 from eshu_mcp.protocol.jsonrpc import SERVER_BUSY, ProtocolError
@@ -29,16 +30,18 @@ def client_busy(queue_limit: int) -> ProtocolError:
     )
 
 
-class _Waiting:
-    """A call waiting for a slot: what starts it, and what its caller holds."""
+class _Call:
+    """One admitted call: what starts it, what runs, and what its caller holds."""
 
     def __init__(self, start: Callable[[], defer.Deferred], queue: deque) -> None:
         self.start = start
         self.running: defer.Deferred | None = None
+        self.cancelled = False
         self.result = defer.Deferred(self._cancel)
         self._queue = queue
 
     def _cancel(self, _result: defer.Deferred) -> None:
+        self.cancelled = True
         if self.running is not None:
             self.running.cancel()
         else:
@@ -60,11 +63,14 @@ class CallSlots:
         self,
         limit: int = DEFAULT_MAX_CONCURRENT_CALLS,
         queue_limit: int = DEFAULT_MAX_QUEUED_CALLS,
+        clock: IReactorTime | None = None,
     ) -> None:
         self.limit = limit
         self.queue_limit = queue_limit
         self.running = 0
-        self._waiting: deque[_Waiting] = deque()
+        self._waiting: deque[_Call] = deque()
+        self._clock = clock
+        self._next_turn: IDelayedCall | None = None
 
     @property
     def waiting(self) -> int:
@@ -77,25 +83,37 @@ class CallSlots:
         result and cancelling it cancels the call or takes it out of the queue.
         Raises :class:`ProtocolError` (server busy) when the queue is full.
         """
+        entry = _Call(start, self._waiting)
         if self.running < self.limit and not self._waiting:
-            return self._start(start)
-        if self.waiting >= self.queue_limit:
+            self._start(entry)
+        elif len(self._waiting) >= self.queue_limit:
             raise client_busy(self.queue_limit)
-        entry = _Waiting(start, self._waiting)
-        self._waiting.append(entry)
+        else:
+            self._waiting.append(entry)
         return entry.result
 
-    def _start(self, start: Callable[[], defer.Deferred]) -> defer.Deferred:
+    def _start(self, entry: _Call) -> None:
         self.running += 1
-        return defer.maybeDeferred(start).addBoth(self._released)
+        entry.running = defer.maybeDeferred(entry.start)
+        entry.running.addBoth(self._released, entry).addBoth(entry.deliver)
 
-    def _released(self, outcome):
+    def _released(self, outcome, entry: _Call):
         self.running -= 1
-        self._next()
+        if entry.cancelled:
+            # Cancellations come in runs (a client gone, a batch dropped): start the next
+            # call on the next turn, once the run has taken the waiting calls out too.
+            self._next_soon()
+        else:
+            self._next()
         return outcome
 
+    def _next_soon(self) -> None:
+        if self._clock is None:
+            self._next()
+        elif self._next_turn is None:
+            self._next_turn = self._clock.callLater(0, self._next)
+
     def _next(self) -> None:
+        self._next_turn = None
         while self._waiting and self.running < self.limit:
-            entry = self._waiting.popleft()
-            entry.running = self._start(entry.start)
-            entry.running.addBoth(entry.deliver)
+            self._start(self._waiting.popleft())

@@ -130,6 +130,7 @@ class McpServer:
         self.max_queued_calls = max_queued_calls
         if clock is None:
             from twisted.internet import reactor as clock
+        self.clock = clock
         self.log_feed = LogFeed(clock)
         self.build_progress = build_progress
         self.server_info = {"name": SERVER_NAME, "version": __version__}
@@ -151,7 +152,9 @@ class McpConnection:
         self.closed = False
         self._in_flight: dict[str, defer.Deferred] = {}
         self._cancelled: set[str] = set()
-        self._slots = CallSlots(server.max_concurrent_calls, server.max_queued_calls)
+        self._slots = CallSlots(
+            server.max_concurrent_calls, server.max_queued_calls, clock=server.clock
+        )
         self.notify: Notify | None = None
         self.log_level: str | None = None
         self._methods: dict[str, Callable] = {
@@ -264,7 +267,9 @@ class McpConnection:
             }
         return result_response(request.id, result)
 
-    def _failed(self, request: Request, failure) -> dict:
+    def _failed(self, request: Request, failure) -> dict | None:
+        if failure.check(defer.CancelledError):
+            return None  # a call still waiting for a slot when its client gave up
         if failure.check(ProtocolError):
             return error_response(request.id, failure.value)
         log.failure("mcp method {method} failed", failure, method=request.method)
