@@ -55,6 +55,17 @@ class Metrics:
             ["transport"],
             registry=self.registry,
         )
+        self.slow_readers_dropped = Counter(
+            "eshu_mcp_slow_readers_dropped",
+            "Event streams dropped because the client left more than --max-queued-bytes unread.",
+            ["transport"],
+            registry=self.registry,
+        )
+        self.pipelining_refused = Counter(
+            "eshu_mcp_pipelining_refused",
+            "Connections closed for pipelining more than --max-pipelined requests.",
+            registry=self.registry,
+        )
         self.dropped_messages = Counter(
             "eshu_mcp_sse_dropped_messages",
             "Responses dropped because a session's queue was full or closed.",

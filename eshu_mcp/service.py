@@ -21,6 +21,7 @@ from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGE
 from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT, InProcessDispatcher
 from eshu_mcp.metrics import Metrics
+from eshu_mcp.protocol.admission import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.notices import LogBridge
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
@@ -42,6 +43,8 @@ class ServerSettings:
     answer_rows: int = DEFAULT_ANSWER_ROWS
     max_batch: int = DEFAULT_MAX_BATCH
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    max_queued_calls: int = DEFAULT_MAX_QUEUED_CALLS
 
 
 def select_catalog(
@@ -84,6 +87,8 @@ def build_mcp_server(
         page_size=settings.page_size,
         max_batch=settings.max_batch,
         max_message_bytes=settings.max_message_bytes,
+        max_concurrent_calls=settings.max_concurrent_calls,
+        max_queued_calls=settings.max_queued_calls,
         clock=clock,
         build_progress=getattr(backend, "build_progress", None),
     )

@@ -18,13 +18,14 @@ from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGE
 from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
 from eshu_mcp.dispatch.inprocess import DEFAULT_DISPATCH_TIMEOUT
 from eshu_mcp.listeners import Listeners
+from eshu_mcp.protocol.admission import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
-from eshu_mcp.transport.http import is_loopback_host
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
-from eshu_mcp.transport.streamable import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS
+from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
+from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 
 log = Logger()
 
@@ -120,6 +121,22 @@ class QueryOptions(usage.Options):
             "one is refused (HTTP 413, on stdio a -32600 error and the line skipped).",
             int,
         ],
+        [
+            "max-concurrent-calls",
+            None,
+            DEFAULT_MAX_CONCURRENT_CALLS,
+            "Most tool calls one client (a session, or one message without a session) runs "
+            "at once; its further calls wait their turn, so other clients are served meanwhile.",
+            int,
+        ],
+        [
+            "max-queued-calls",
+            None,
+            DEFAULT_MAX_QUEUED_CALLS,
+            "Most tool calls one client may have waiting for a turn; beyond it a call gets "
+            "a -32000 'server busy' error.",
+            int,
+        ],
     ]
 
     def __init__(self) -> None:
@@ -173,6 +190,10 @@ class QueryOptions(usage.Options):
             raise usage.UsageError("--max-batch must be at least 1")
         if self["max-message-bytes"] < 1024:
             raise usage.UsageError("--max-message-bytes must be at least 1024")
+        if self["max-concurrent-calls"] < 1:
+            raise usage.UsageError("--max-concurrent-calls must be at least 1")
+        if self["max-queued-calls"] < 0:
+            raise usage.UsageError("--max-queued-calls must be 0 or more")
         if self["toolsets"] is not None:
             known = {*SELECTIONS, *available_toolsets()}
             unknown = [name for name in _comma_list(self["toolsets"]) if name not in known]
@@ -196,6 +217,8 @@ class QueryOptions(usage.Options):
             answer_rows=self["answer-rows"],
             max_batch=self["max-batch"],
             max_message_bytes=self["max-message-bytes"],
+            max_concurrent_calls=self["max-concurrent-calls"],
+            max_queued_calls=self["max-queued-calls"],
         )
 
     def backend_settings(self) -> BackendSettings:
@@ -256,15 +279,34 @@ class Options(QueryOptions):
             "session-idle-timeout",
             None,
             DEFAULT_IDLE_TIMEOUT,
-            "Seconds a Streamable HTTP session may go without a request before it is reaped "
-            "(an open GET stream or a running call keeps it alive).",
+            "Seconds a session may go without a request before it is reaped and counted in "
+            "eshu_mcp_sessions_reaped_total (a running call keeps it alive, and so does a "
+            "Streamable HTTP session's open GET stream; a legacy SSE stream does not).",
             float,
         ],
         [
             "max-sessions",
             None,
             DEFAULT_MAX_SESSIONS,
-            "Most open Streamable HTTP sessions; beyond it initialize gets 503 with Retry-After.",
+            "Most open sessions per transport (Streamable HTTP, legacy SSE); beyond it "
+            "initialize or GET /sse gets 503 with Retry-After.",
+            int,
+        ],
+        [
+            "max-pipelined",
+            None,
+            DEFAULT_MAX_PIPELINED,
+            "Most requests in a row one connection may send before reading the previous "
+            "response; the next gets 429 and the connection is closed.",
+            int,
+        ],
+        [
+            "max-queued-bytes",
+            None,
+            DEFAULT_QUEUE_BYTES,
+            "Most bytes an event stream (GET /sse, GET /mcp, a streamed POST) holds for a "
+            "client that is not reading; beyond it the stream is dropped and counted in "
+            "eshu_mcp_slow_readers_dropped_total. Keep it above twice --response-budget.",
             int,
         ],
     ]
@@ -310,6 +352,10 @@ class Options(QueryOptions):
             raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
         if self["max-sessions"] < 1:
             raise usage.UsageError("--max-sessions must be at least 1")
+        if self["max-pipelined"] < 0:
+            raise usage.UsageError("--max-pipelined must be 0 or more")
+        if self["max-queued-bytes"] < 65536:
+            raise usage.UsageError("--max-queued-bytes must be at least 65536")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
         self["allow-unauthenticated"] = bool(self["allow-unauthenticated"]) or env in TRUTHY
 
@@ -383,7 +429,9 @@ def makeService(options: Options, reactor=None) -> MultiService:
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
     from eshu_mcp.shutdown import StopOnce
+    from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
+    from eshu_mcp.transport.sse import SseSessionRegistry
     from eshu_mcp.transport.streamable import StreamableSessionRegistry
     from eshu_mcp.transport.web import McpWebApp
 
@@ -437,7 +485,14 @@ def makeService(options: Options, reactor=None) -> MultiService:
             allowed_hosts=frozenset(options["allowed-hosts"]),
         ),
         keepalive=options["sse-keepalive"],
+        max_queued_bytes=options["max-queued-bytes"],
         streamable_sessions=StreamableSessionRegistry(
+            reactor,
+            idle_timeout=options["session-idle-timeout"],
+            max_sessions=options["max-sessions"],
+            metrics=metrics,
+        ),
+        sse_sessions=SseSessionRegistry(
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],
@@ -449,6 +504,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
     web.streamable_sessions.setServiceParent(parent)
     site = Site(web.resource(), parsePOSTFormSubmission=False)
     site.displayTracebacks = False
+    site.protocol = pipeline_bounded_channel(options["max-pipelined"], metrics)
 
     def announce(addresses: list[str]) -> None:
         log.info(

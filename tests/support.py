@@ -149,6 +149,8 @@ def web_site(
     settings=None,
     public_metrics=False,
     session_idle_timeout=None,
+    max_pipelined=16,
+    max_queued_bytes=None,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -156,6 +158,7 @@ def web_site(
     from eshu_mcp.auth import CredentialPolicy, guard
     from eshu_mcp.metrics import Metrics
     from eshu_mcp.service import ServerSettings, build_mcp_server
+    from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
     from eshu_mcp.transport.web import McpWebApp
 
@@ -172,13 +175,15 @@ def web_site(
         backend=backend,
         metrics=metrics,
     )
-    sessions = None
+    sessions = sse_sessions = None
     if session_idle_timeout is not None:
+        from eshu_mcp.transport.sse import SseSessionRegistry
         from eshu_mcp.transport.streamable import StreamableSessionRegistry
 
         sessions = StreamableSessionRegistry(
             clock, idle_timeout=session_idle_timeout, metrics=metrics
         )
+        sse_sessions = SseSessionRegistry(clock, idle_timeout=session_idle_timeout, metrics=metrics)
     app = McpWebApp(
         server=server,
         backend=backend,
@@ -189,6 +194,9 @@ def web_site(
         origins=OriginPolicy(loopback_only=loopback_only),
         public_metrics=public_metrics,
         streamable_sessions=sessions,
+        sse_sessions=sse_sessions,
+        **({} if max_queued_bytes is None else {"max_queued_bytes": max_queued_bytes}),
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
+    site.protocol = pipeline_bounded_channel(max_pipelined, metrics)
     return site, app, clock

@@ -392,6 +392,17 @@ class BodyTests(SynchronousTestCase):
         self.assertEqual(body["error"], "Bad Request")
         self.assertTrue(body["detail"].startswith("invalid JSON: invalid character"))
 
+    def test_non_finite_numbers_are_invalid_json(self):
+        for raw, detail in (
+            (b'{"repo_id": "x", "limit": NaN}', "invalid character 'N'"),
+            (b'{"repo_id": "x", "limit": -Infinity}', "invalid character '-'"),
+            (b'{"repo_id": "x", "limit": 1e400}', "cannot unmarshal number 1e400"),
+        ):
+            with self.subTest(raw=raw):
+                response = self.client.post("/content/files/read", raw=raw)
+                self.assertEqual(response.status, 400)
+                self.assertIn(detail, response.json()["detail"])
+
     def test_truncated_json_body_is_unexpected_eof(self):
         response = self.client.post("/content/files/read", raw=b'{"repo_id": "x"')
         self.assertEqual(response.json()["detail"], "invalid JSON: unexpected EOF")

@@ -44,6 +44,17 @@ class OptionTests(SynchronousTestCase):
         self.assertIn("--max-batch=", help_text)
         self.assertIn("--max-message-bytes=", help_text)
 
+    def test_hostile_client_bounds_have_defaults_and_reach_the_server(self):
+        options = parse()
+        defaults = options.server_settings()
+        self.assertEqual((defaults.max_concurrent_calls, defaults.max_queued_calls), (4, 256))
+        self.assertEqual((options["max-pipelined"], options["max-queued-bytes"]), (16, 1 << 20))
+        chosen = parse("--max-concurrent-calls", "2", "--max-queued-calls", "9").server_settings()
+        self.assertEqual((chosen.max_concurrent_calls, chosen.max_queued_calls), (2, 9))
+        help_text = " ".join(Options().getUsage(width=80).split())
+        for option in ("concurrent-calls", "queued-calls", "pipelined", "queued-bytes"):
+            self.assertIn(f"--max-{option}=", help_text)
+
     def test_session_bounds_default_to_30_minutes_and_10000(self):
         options = parse()
         self.assertEqual(
@@ -110,6 +121,10 @@ class OptionTests(SynchronousTestCase):
             ("--session-idle-timeout", "0"): "--session-idle-timeout must be a positive",
             ("--max-sessions", "0"): "--max-sessions must be at least 1",
             ("--max-message-bytes", "10"): "--max-message-bytes must be at least 1024",
+            ("--max-concurrent-calls", "0"): "--max-concurrent-calls must be at least 1",
+            ("--max-queued-calls", "-1"): "--max-queued-calls must be 0 or more",
+            ("--max-pipelined", "-1"): "--max-pipelined must be 0 or more",
+            ("--max-queued-bytes", "1000"): "--max-queued-bytes must be at least 65536",
         }
         for argv, message in cases.items():
             with self.assertRaises(UsageError) as raised:

@@ -75,3 +75,63 @@ class ReapingTests(SynchronousTestCase):
         self.assertEqual(refused.status, 503)
         self.assertEqual(refused.header(b"retry-after"), b"60")
         self.assertIn("too many open sessions", refused.json()["detail"])
+
+
+def sse_endpoint(stream: HttpExchange) -> bytes:
+    body = stream.response().body.decode()
+    return body.split("event: endpoint\ndata: ", 1)[1].split("\n", 1)[0].encode()
+
+
+class SseReapingTests(SynchronousTestCase):
+    def setUp(self):
+        self.site, self.app, self.clock = web_site(session_idle_timeout=60)
+        self.app.sse_sessions.startService()
+        self.addCleanup(self.app.sse_sessions.stopService)
+
+    def open_stream(self):
+        stream = HttpExchange(self.site)
+        stream.request(b"GET", b"/sse")
+        return stream
+
+    def ping(self, stream):
+        exchange = HttpExchange(self.site)
+        post_json(exchange, sse_endpoint(stream), {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        return exchange.response()
+
+    def metric(self, name, transport):
+        exchange = HttpExchange(self.site)
+        exchange.request(b"GET", b"/metrics")
+        prefix = f'{name}{{transport="{transport}"}} '
+        for line in exchange.response().body.decode().splitlines():
+            if line.startswith(prefix):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    def test_silent_sse_sessions_are_reaped_and_their_streams_closed(self):
+        silent = [self.open_stream() for _ in range(50)]
+        active = self.open_stream()
+        for _ in range(4):
+            self.clock.advance(30)
+            self.assertEqual(self.ping(active).status, 202)
+        self.assertEqual(len(self.app.sse_sessions), 1)
+        self.assertTrue(all(s.transport.value().endswith(b"0\r\n\r\n") for s in silent))
+        self.assertFalse(active.transport.value().endswith(b"0\r\n\r\n"))
+        self.assertEqual(self.metric("eshu_mcp_sessions_reaped_total", "sse"), 50.0)
+        self.assertEqual(self.metric("eshu_mcp_sessions", "sse"), 1.0)
+
+    def test_keepalives_alone_do_not_keep_a_session(self):
+        stream = self.open_stream()
+        self.clock.pump([30] * 5)
+        self.assertIn(b": keepalive", stream.response().body)
+        self.assertEqual(len(self.app.sse_sessions), 0)
+
+    def test_beyond_the_session_bound_get_sse_is_503_with_retry_after(self):
+        self.app.sse_sessions.max_sessions = 2
+        self.open_stream()
+        self.open_stream()
+        refused = self.open_stream().response()
+        self.assertEqual(refused.status, 503)
+        self.assertEqual(refused.header(b"retry-after"), b"60")
+        self.assertIn("--max-sessions", refused.json()["detail"])
+        self.clock.pump([60] * 3)
+        self.assertEqual(self.open_stream().response().status, 200)

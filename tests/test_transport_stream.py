@@ -1,4 +1,4 @@
-"""SSE streams: backpressure, the bounded queue, keepalives and close-once."""
+"""SSE streams: backpressure, the byte-bounded queue, keepalives and close-once."""
 
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
@@ -28,7 +28,10 @@ class StreamResource(Resource):
 class SseStreamTests(SynchronousTestCase):
     def setUp(self):
         self.clock = Clock()
-        self.resource = StreamResource(self.clock, keepalive=30, queue_limit=3)
+        self.dropped = []
+        self.resource = StreamResource(
+            self.clock, keepalive=30, queue_bytes=100, on_overflow=lambda: self.dropped.append(True)
+        )
         self.exchange = HttpExchange(Site(self.resource, reactor=self.clock))
         self.exchange.request(b"GET", b"/")
         (self.stream,) = self.resource.streams
@@ -40,15 +43,28 @@ class SseStreamTests(SynchronousTestCase):
         self.assertTrue(self.stream.send(event_frame("message", '{"id":1}')))
         self.assertTrue(self.body().endswith(b'event: message\ndata: {"id":1}\n\n'))
 
-    def test_paused_stream_queues_up_to_the_limit_then_refuses(self):
+    def test_paused_stream_queues_up_to_the_byte_limit(self):
         self.exchange.transport.producer.pauseProducing()
-        sent = [self.stream.send(event_frame("message", str(n))) for n in range(5)]
-        self.assertEqual(sent, [True, True, True, False, False])
-        self.assertEqual(self.stream.queued, 3)
+        frames = [event_frame("message", str(n)) for n in range(3)]
+        self.assertEqual(len(b"".join(frames)), 72)
+        self.assertEqual([self.stream.send(frame) for frame in frames], [True, True, True])
+        self.assertEqual((self.stream.queued, self.stream.queued_bytes), (3, 72))
         self.assertNotIn(b"data: 0", self.body())
         self.exchange.transport.producer.resumeProducing()
-        self.assertEqual(self.stream.queued, 0)
+        self.assertEqual((self.stream.queued, self.stream.queued_bytes), (0, 0))
         self.assertIn(b"data: 0\n\nevent: message\ndata: 1\n\nevent: message\ndata: 2", self.body())
+        self.assertEqual(self.dropped, [])
+
+    def test_a_reader_too_slow_for_the_byte_limit_is_dropped_and_counted(self):
+        closed = []
+        self.stream.on_close(lambda: closed.append(True))
+        self.exchange.transport.producer.pauseProducing()
+        sent = [self.stream.send(event_frame("message", str(n))) for n in range(6)]
+        self.assertEqual(sent, [True, True, True, True, False, False])
+        self.assertEqual((self.dropped, closed), ([True], [True]))
+        self.assertTrue(self.stream.closed)
+        self.assertEqual(self.stream.queued_bytes, 0)
+        self.assertTrue(self.exchange.transport.disconnecting)
 
     def test_keepalive_is_skipped_while_paused(self):
         self.exchange.transport.producer.pauseProducing()

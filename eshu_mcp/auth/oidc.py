@@ -22,16 +22,17 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from eshu_mcp.auth.credentials import IBearerToken, unauthenticated
-from eshu_mcp.auth.jws import (
+from eshu_mcp.auth.bearer_jwt import (
     MalformedToken,
+    TokenRefused,
     UnverifiedToken,
     VerificationKey,
     decode_unverified,
     is_jwt_shaped,
     keys_from_jwks,
-    verify_signature,
+    verified_claims,
 )
+from eshu_mcp.auth.credentials import IBearerToken, unauthenticated
 from eshu_mcp.auth.oidc_config import OidcConfig, OidcProvider
 from eshu_mcp.auth.principal import SCOPED, Principal
 
@@ -142,15 +143,6 @@ def _number(claims: dict[str, Any], name: str) -> float | None:
     return float(value)
 
 
-def _audiences(claims: dict[str, Any]) -> tuple[str, ...]:
-    value = claims.get("aud")
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    return ()
-
-
 def _groups(claims: dict[str, Any], claim: str) -> tuple[str, ...] | None:
     """The groups claim as strings; () when absent, None when it has the wrong shape."""
     value = claims.get(claim)
@@ -248,9 +240,12 @@ class OidcBearerChecker:
     def _verified(
         self, keys: tuple[VerificationKey, ...], token: UnverifiedToken, provider: OidcProvider
     ) -> Principal:
-        if not verify_signature(token, keys):
-            raise unauthenticated("bad_signature", challenge=False)
-        claims = token.claims
+        try:
+            claims = verified_claims(
+                token, keys, audience=self._resource_uri, issuer=provider.issuer
+            )
+        except TokenRefused as refusal:
+            raise unauthenticated(refusal.reason, challenge=False) from None
         now = self._clock.seconds()
         expires = _number(claims, "exp")
         if expires is None or now > expires:
@@ -259,8 +254,6 @@ class OidcBearerChecker:
             not_before = _number(claims, "nbf")
             if not_before is None or now + NOT_BEFORE_LEEWAY_SECONDS < not_before:
                 raise unauthenticated("not_yet_valid", challenge=False)
-        if self._resource_uri not in _audiences(claims):
-            raise unauthenticated("wrong_audience", challenge=False)
         subject = claims.get("sub")
         groups = _groups(claims, provider.groups_claim)
         if not isinstance(subject, str) or not subject.strip() or groups is None:

@@ -58,7 +58,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from eshu_mcp.auth.jws import InvalidKeySet, VerificationKey, keys_from_jwks
+from eshu_mcp.auth.bearer_jwt import InvalidKeySet, VerificationKey, keys_from_jwks
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 

@@ -71,8 +71,12 @@ class TokenIssuer:
         return _int_bytes(r, 32) + _int_bytes(s, 32)
 
     def mint(self, claims: dict[str, Any], *, header: dict[str, Any] | None = None) -> str:
-        """A signed compact JWT; ``iss`` defaults to this issuer, ``header`` overrides fields."""
+        """
+        A signed compact JWT; ``iss`` defaults to this issuer, ``header`` overrides fields
+        (a None value leaves the field out).
+        """
         fields = {"alg": self.algorithm, "typ": "JWT", "kid": self.key_id, **(header or {})}
+        fields = {name: value for name, value in fields.items() if value is not None}
         body = {"iss": self.issuer, **claims}
         signing_input = (
             b64url(json.dumps(fields).encode()) + "." + b64url(json.dumps(body).encode())

@@ -18,6 +18,11 @@ from twisted.python.failure import Failure
 
 from eshu_mcp import SERVER_NAME, __version__
 from eshu_mcp.protocol import versions
+from eshu_mcp.protocol.admission import (
+    DEFAULT_MAX_CONCURRENT_CALLS,
+    DEFAULT_MAX_QUEUED_CALLS,
+    CallSlots,
+)
 from eshu_mcp.protocol.cursors import decode_cursor, encode_cursor
 from eshu_mcp.protocol.jsonrpc import (
     DEFAULT_MAX_BATCH,
@@ -110,6 +115,8 @@ class McpServer:
         instructions: str = INSTRUCTIONS,
         max_batch: int = DEFAULT_MAX_BATCH,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
+        max_queued_calls: int = DEFAULT_MAX_QUEUED_CALLS,
         clock=None,
         build_progress: BuildProgress | None = None,
     ) -> None:
@@ -119,8 +126,11 @@ class McpServer:
         self.instructions = instructions
         self.max_batch = max_batch
         self.max_message_bytes = max_message_bytes
+        self.max_concurrent_calls = max_concurrent_calls
+        self.max_queued_calls = max_queued_calls
         if clock is None:
             from twisted.internet import reactor as clock
+        self.clock = clock
         self.log_feed = LogFeed(clock)
         self.build_progress = build_progress
         self.server_info = {"name": SERVER_NAME, "version": __version__}
@@ -142,6 +152,9 @@ class McpConnection:
         self.closed = False
         self._in_flight: dict[str, defer.Deferred] = {}
         self._cancelled: set[str] = set()
+        self._slots = CallSlots(
+            server.max_concurrent_calls, server.max_queued_calls, clock=server.clock
+        )
         self.notify: Notify | None = None
         self.log_level: str | None = None
         self._methods: dict[str, Callable] = {
@@ -160,7 +173,7 @@ class McpConnection:
 
     @property
     def in_flight(self) -> int:
-        """How many tool calls are running for this client."""
+        """How many tool calls are running or waiting for a slot for this client."""
         return len(self._in_flight)
 
     def handle(self, decoded: Any, context: CallContext) -> defer.Deferred:
@@ -254,7 +267,9 @@ class McpConnection:
             }
         return result_response(request.id, result)
 
-    def _failed(self, request: Request, failure) -> dict:
+    def _failed(self, request: Request, failure) -> dict | None:
+        if failure.check(defer.CancelledError):
+            return None  # a call still waiting for a slot when its client gave up
         if failure.check(ProtocolError):
             return error_response(request.id, failure.value)
         log.failure("mcp method {method} failed", failure, method=request.method)
@@ -418,8 +433,9 @@ class McpConnection:
         key = request.id_key
         if key in self._in_flight:
             raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
+        dispatcher = self._server.dispatcher
+        call = self._slots.run(lambda: dispatcher.call(name, arguments, context.authorization))
         unfollow = self._report_start(progress, name)
-        call = self._server.dispatcher.call(name, arguments, context.authorization)
         self._in_flight[key] = call
 
         def settle(result):

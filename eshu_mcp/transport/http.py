@@ -26,6 +26,8 @@ log = Logger()
 JSON_CONTENT_TYPE = b"application/json"
 MAX_BODY_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+DEFAULT_IDLE_TIMEOUT = 30 * 60.0
+DEFAULT_MAX_SESSIONS = 10_000
 
 
 def write_json(request: IRequest, status: int, payload, *, headers: dict | None = None) -> bytes:
@@ -44,6 +46,16 @@ def http_error(request: IRequest, status: int, message: str, **headers: bytes) -
         status,
         {"error": _REASONS.get(status, "Error"), "detail": message},
         headers={name.replace("_", "-").encode("ascii"): value for name, value in headers.items()},
+    )
+
+
+def too_many_sessions(request: IRequest, idle_timeout: float) -> bytes:
+    """The 503 for a new session beyond ``--max-sessions``: retry once idle ones are reaped."""
+    return http_error(
+        request,
+        503,
+        "too many open sessions; try again later (--max-sessions)",
+        retry_after=str(max(1, int(min(60.0, idle_timeout)))).encode(),
     )
 
 

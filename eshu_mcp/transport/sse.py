@@ -11,6 +11,7 @@ import secrets
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
@@ -18,11 +19,13 @@ from twisted.web.server import NOT_DONE_YET
 from eshu_mcp.auth import principal_key, principal_of
 from eshu_mcp.protocol.jsonrpc import encode
 from eshu_mcp.protocol.server import McpConnection, McpServer
+from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, too_many_sessions
 from eshu_mcp.transport.stream import (
     DEFAULT_KEEPALIVE,
-    DEFAULT_QUEUE_LIMIT,
+    DEFAULT_QUEUE_BYTES,
     SseStream,
     event_frame,
+    slow_reader_counter,
 )
 
 log = Logger()
@@ -36,11 +39,19 @@ def new_session_id() -> str:
 class SseSession:
     """One legacy SSE client: its stream, its protocol state and its owner."""
 
-    def __init__(self, session_id: str, stream: SseStream, connection: McpConnection, owner: str):
+    def __init__(
+        self,
+        session_id: str,
+        stream: SseStream,
+        connection: McpConnection,
+        owner: str,
+        now: float = 0.0,
+    ):
         self.session_id = session_id
         self.stream = stream
         self.connection = connection
         self.owner = owner
+        self.last_seen = now
 
     def send(self, reply) -> bool:
         """Queue one JSON-RPC reply on the stream; False when it had to be dropped."""
@@ -53,21 +64,49 @@ class SseSession:
 
 
 class SseSessionRegistry(Service):
-    """The live SSE sessions; stopping the service closes every stream."""
+    """
+    The live SSE sessions, at most ``max_sessions``; stopping the service closes every stream.
 
-    def __init__(self, metrics=None) -> None:
+    A session that has sent no message for ``idle_timeout`` seconds and has no call
+    running is reaped: its stream is closed (the open stream alone does not keep it).
+    """
+
+    def __init__(
+        self,
+        clock: IReactorTime | None = None,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        metrics=None,
+    ) -> None:
+        if clock is None:
+            from twisted.internet import reactor as clock
+        self._clock = clock
         self._sessions: dict[str, SseSession] = {}
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
         self._metrics = metrics
+        self._sweeper = LoopingCall(self.expire_idle)
+        self._sweeper.clock = clock
 
     def __len__(self) -> int:
         return len(self._sessions)
 
+    @property
+    def full(self) -> bool:
+        """Whether a new session would go beyond ``max_sessions``."""
+        return len(self._sessions) >= self.max_sessions
+
     def get(self, session_id: str | None) -> SseSession | None:
-        """The session with this id, or None."""
-        return self._sessions.get(session_id) if session_id else None
+        """The session with this id (touching it), or None."""
+        session = self._sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.last_seen = self._clock.seconds()
+        return session
 
     def add(self, session: SseSession) -> None:
         """Track a session until its stream ends."""
+        session.last_seen = self._clock.seconds()
         self._sessions[session.session_id] = session
         self._gauge(1)
         session.stream.on_close(lambda: self._remove(session))
@@ -78,11 +117,27 @@ class SseSessionRegistry(Service):
             session.connection.close()
             log.info("sse session closed {session_id}", session_id=session.session_id)
 
+    def expire_idle(self) -> None:
+        """Close sessions idle for longer than the timeout with no call running."""
+        cutoff = self._clock.seconds() - self.idle_timeout
+        for session in list(self._sessions.values()):
+            if session.last_seen < cutoff and session.connection.in_flight == 0:
+                log.info("sse session reaped {session_id}", session_id=session.session_id)
+                session.shutdown()
+                if self._metrics is not None:
+                    self._metrics.sessions_reaped.labels("sse").inc()
+
     def _gauge(self, delta: int) -> None:
         if self._metrics is not None:
             self._metrics.sessions.labels("sse").inc(delta)
 
+    def startService(self) -> None:
+        super().startService()
+        self._sweeper.start(min(60.0, self.idle_timeout), now=False)
+
     def stopService(self):
+        if self._sweeper.running:
+            self._sweeper.stop()
         for session in list(self._sessions.values()):
             session.shutdown()
         return defer.maybeDeferred(super().stopService)
@@ -101,7 +156,8 @@ class SseResource(Resource):
         *,
         message_path: str = "/mcp/message",
         keepalive: float = DEFAULT_KEEPALIVE,
-        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        metrics=None,
     ) -> None:
         super().__init__()
         self._server = server
@@ -109,14 +165,21 @@ class SseResource(Resource):
         self._clock = clock
         self._message_path = message_path
         self._keepalive = keepalive
-        self._queue_limit = queue_limit
+        self._queue_bytes = queue_bytes
+        self._metrics = metrics
 
     def render_GET(self, request):
+        if self._sessions.full:
+            return too_many_sessions(request, self._sessions.idle_timeout)
         session_id = new_session_id()
         while self._sessions.get(session_id) is not None:
             session_id = new_session_id()
         stream = SseStream(
-            request, self._clock, keepalive=self._keepalive, queue_limit=self._queue_limit
+            request,
+            self._clock,
+            keepalive=self._keepalive,
+            queue_bytes=self._queue_bytes,
+            on_overflow=slow_reader_counter(self._metrics, "sse"),
         )
         session = SseSession(
             session_id,

@@ -1,6 +1,7 @@
 """Server-Sent Event streams over twisted.web, with backpressure and keepalives."""
 
 from collections import deque
+from collections.abc import Callable
 
 from twisted.internet.interfaces import IPushProducer, IReactorTime
 from twisted.internet.task import LoopingCall
@@ -11,7 +12,7 @@ from zope.interface import implementer
 log = Logger()
 
 DEFAULT_KEEPALIVE = 30.0
-DEFAULT_QUEUE_LIMIT = 64
+DEFAULT_QUEUE_BYTES = 1024 * 1024
 KEEPALIVE_FRAME = b": keepalive\n\n"
 
 SSE_HEADERS = (
@@ -20,6 +21,13 @@ SSE_HEADERS = (
     (b"connection", b"keep-alive"),
     (b"x-accel-buffering", b"no"),
 )
+
+
+def slow_reader_counter(metrics, transport: str) -> Callable[[], None] | None:
+    """What a stream calls when it drops a slow reader: count it under ``transport``."""
+    if metrics is None:
+        return None
+    return metrics.slow_readers_dropped.labels(transport).inc
 
 
 def event_frame(event: str, data: str) -> bytes:
@@ -34,10 +42,13 @@ class SseStream:
     One open ``text/event-stream`` response.
 
     Frames are written straight to the connection while it accepts them. When
-    the transport pushes back (``pauseProducing``) up to ``queue_limit``
-    messages wait; further ones are refused, so a slow client costs bounded
-    memory. Keepalive comments go out every ``keepalive`` seconds on
-    ``clock``. :meth:`close` is idempotent and safe after the client has gone.
+    the transport pushes back (``pauseProducing``) frames wait, up to
+    ``queue_bytes`` of them; a frame that would go beyond that means the client
+    reads too slowly to be worth the memory, so the stream is dropped (its
+    connection aborted, ``on_overflow()`` called) and a slow reader costs at
+    most ``queue_bytes`` plus the transport's own buffer. Keepalive comments go
+    out every ``keepalive`` seconds on ``clock``. :meth:`close` is idempotent
+    and safe after the client has gone.
     """
 
     def __init__(
@@ -46,11 +57,14 @@ class SseStream:
         clock: IReactorTime,
         *,
         keepalive: float = DEFAULT_KEEPALIVE,
-        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        on_overflow: Callable[[], None] | None = None,
     ) -> None:
         self._request = request
         self._queue: deque[bytes] = deque()
-        self._queue_limit = queue_limit
+        self._queue_bytes = queue_bytes
+        self._queued_bytes = 0
+        self._on_overflow = on_overflow
         self._paused = False
         self.closed = False
         self._on_close: list = []
@@ -80,17 +94,37 @@ class SseStream:
         """Messages waiting for the client to read."""
         return len(self._queue)
 
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes waiting for the client to read."""
+        return self._queued_bytes
+
     def send(self, frame: bytes) -> bool:
-        """Deliver or queue one frame; False when the stream is closed or its queue is full."""
+        """Deliver or queue one frame; False when the stream is closed or had to be dropped."""
         if self.closed:
             return False
         if self._paused or self._queue:
-            if len(self._queue) >= self._queue_limit:
+            if self._queued_bytes + len(frame) > self._queue_bytes:
+                self._overflow()
                 return False
             self._queue.append(frame)
+            self._queued_bytes += len(frame)
             return True
         self._request.write(frame)
         return True
+
+    def _overflow(self) -> None:
+        log.warn(
+            "sse stream dropped: the client reads too slowly "
+            "({queued_bytes} bytes waiting; see --max-queued-bytes)",
+            queued_bytes=self._queued_bytes,
+        )
+        self._shutdown()
+        if self._on_overflow is not None:
+            self._on_overflow()
+        transport = getattr(getattr(self._request, "channel", None), "transport", None)
+        if transport is not None:
+            transport.abortConnection()
 
     def _ping(self) -> None:
         if not self._paused and not self._queue:
@@ -102,7 +136,9 @@ class SseStream:
     def resumeProducing(self) -> None:
         self._paused = False
         while self._queue and not self._paused and not self.closed:
-            self._request.write(self._queue.popleft())
+            frame = self._queue.popleft()
+            self._queued_bytes -= len(frame)
+            self._request.write(frame)
 
     def stopProducing(self) -> None:
         self._shutdown()
@@ -125,6 +161,7 @@ class SseStream:
             return
         self.closed = True
         self._queue.clear()
+        self._queued_bytes = 0
         if self._keepalive.running:
             self._keepalive.stop()
         callbacks, self._on_close = self._on_close, []

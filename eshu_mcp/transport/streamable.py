@@ -33,6 +33,8 @@ from eshu_mcp.protocol.jsonrpc import (
 from eshu_mcp.protocol.notices import LOG_LEVEL_META_KEY
 from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
 from eshu_mcp.transport.http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_SESSIONS,
     answer_later,
     finish_empty,
     finish_json,
@@ -40,15 +42,20 @@ from eshu_mcp.transport.http import (
     http_error,
     read_frame,
     rpc_error,
+    too_many_sessions,
 )
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, SseStream, event_frame
+from eshu_mcp.transport.stream import (
+    DEFAULT_KEEPALIVE,
+    DEFAULT_QUEUE_BYTES,
+    SseStream,
+    event_frame,
+    slow_reader_counter,
+)
 
 log = Logger()
 
 SESSION_HEADER = b"mcp-session-id"
 VERSION_HEADER = b"mcp-protocol-version"
-DEFAULT_IDLE_TIMEOUT = 30 * 60.0
-DEFAULT_MAX_SESSIONS = 10_000
 _BAD_REQUEST_CODES = {-32700, -32600, -32602, -32020, -32021, -32022}
 _NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -177,12 +184,25 @@ class StreamableResource(Resource):
         clock: IReactorTime,
         *,
         keepalive: float = DEFAULT_KEEPALIVE,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        metrics=None,
     ) -> None:
         super().__init__()
         self._server = server
         self._sessions = sessions
         self._clock = clock
         self._keepalive = keepalive
+        self._queue_bytes = queue_bytes
+        self._on_overflow = slow_reader_counter(metrics, "streamable-http")
+
+    def _stream(self, request) -> SseStream:
+        return SseStream(
+            request,
+            self._clock,
+            keepalive=self._keepalive,
+            queue_bytes=self._queue_bytes,
+            on_overflow=self._on_overflow,
+        )
 
     def _requested_version(self, request) -> str | None:
         return header(request, VERSION_HEADER)
@@ -219,12 +239,7 @@ class StreamableResource(Resource):
             )
             session = self._sessions.create(connection, owner)
             if session is None:
-                return http_error(
-                    request,
-                    503,
-                    "too many open sessions; try again later",
-                    retry_after=str(int(min(60.0, self._sessions.idle_timeout))).encode(),
-                )
+                return too_many_sessions(request, self._sessions.idle_timeout)
             request.setHeader(SESSION_HEADER, session.session_id.encode("ascii"))
             log.info("mcp session started {session_id}", session_id=session.session_id)
         else:
@@ -277,7 +292,7 @@ class StreamableResource(Resource):
         Answer one request as its own event stream: the notifications about it
         (progress, and in the stateless revision the log it asked for), then its reply.
         """
-        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        stream = self._stream(request)
 
         def notify(message: dict) -> None:
             stream.send(_message_frame(message))
@@ -318,7 +333,7 @@ class StreamableResource(Resource):
             return refusal
         if session.stream is not None and not session.stream.closed:
             return http_error(request, 409, "this session already has an open stream")
-        stream = SseStream(request, self._clock, keepalive=self._keepalive)
+        stream = self._stream(request)
         session.stream = stream
         session.connection.attach(lambda message: stream.send(_message_frame(message)))
         stream.on_close(lambda: session.connection.attach(None))

@@ -22,7 +22,7 @@ from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.transport.http import OriginPolicy, http_error
 from eshu_mcp.transport.message import MessageResource
 from eshu_mcp.transport.sse import SseResource, SseSessionRegistry
-from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE
+from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 from eshu_mcp.transport.streamable import StreamableResource, StreamableSessionRegistry
 
 
@@ -69,6 +69,7 @@ class McpWebApp:
     metrics: Metrics
     origins: OriginPolicy = field(factory=OriginPolicy)
     keepalive: float = DEFAULT_KEEPALIVE
+    max_queued_bytes: int = DEFAULT_QUEUE_BYTES
     public_metrics: bool = False
     sse_sessions: SseSessionRegistry = field(default=None)
     streamable_sessions: StreamableSessionRegistry = field(default=None)
@@ -82,11 +83,18 @@ class McpWebApp:
 
     def __attrs_post_init__(self) -> None:
         if self.sse_sessions is None:
-            self.sse_sessions = SseSessionRegistry(self.metrics)
+            self.sse_sessions = SseSessionRegistry(self.clock, metrics=self.metrics)
         if self.streamable_sessions is None:
             self.streamable_sessions = StreamableSessionRegistry(self.clock, metrics=self.metrics)
         self._sse = guard(
-            SseResource(self.server, self.sse_sessions, self.clock, keepalive=self.keepalive),
+            SseResource(
+                self.server,
+                self.sse_sessions,
+                self.clock,
+                keepalive=self.keepalive,
+                queue_bytes=self.max_queued_bytes,
+                metrics=self.metrics,
+            ),
             self.policy,
             metrics=self.metrics,
             method_label=lambda request: "sse",
@@ -99,7 +107,12 @@ class McpWebApp:
         )
         self._streamable = guard(
             StreamableResource(
-                self.server, self.streamable_sessions, self.clock, keepalive=self.keepalive
+                self.server,
+                self.streamable_sessions,
+                self.clock,
+                keepalive=self.keepalive,
+                queue_bytes=self.max_queued_bytes,
+                metrics=self.metrics,
             ),
             self.policy,
             metrics=self.metrics,

@@ -11,6 +11,7 @@ a disconnect.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -108,6 +109,23 @@ def open_index_reader(db_path: str) -> sqlite3.Connection:
             " or start the server with --repo PATH",
             code="backend_unavailable",
         ) from error
+
+
+class _NonFiniteNumber(ValueError):
+    """NaN, an infinity or a number beyond float64: JSON has none of them."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NonFiniteNumber(f"invalid character {name[0]!r} looking for beginning of value")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NonFiniteNumber(
+            f"json: cannot unmarshal number {text} into Go value of type float64"
+        )
+    return number
 
 
 def _go_json_error(error: json.JSONDecodeError, text: str) -> str:
@@ -237,9 +255,11 @@ class LocalQueryResource(Resource):
         if not text.strip():
             return None
         try:
-            return json.loads(text)
+            return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
         except json.JSONDecodeError as error:
             raise ApiError(400, f"invalid JSON: {_go_json_error(error, text)}") from error
+        except _NonFiniteNumber as error:
+            raise ApiError(400, f"invalid JSON: {error}") from error
         except RecursionError as error:
             raise ApiError(400, "invalid JSON: exceeded max depth") from error
 

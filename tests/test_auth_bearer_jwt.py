@@ -1,15 +1,17 @@
-"""Compact JWT decoding, JWK Sets and RS256/ES256 signature checks."""
+"""Bearer JWTs through PyJWT: decoding, JWK Sets, RS256/ES256 signatures, audience and issuer."""
 
 import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.auth.jws import (
+from eshu_mcp.auth.bearer_jwt import (
     InvalidKeySet,
     MalformedToken,
+    TokenRefused,
     decode_unverified,
     is_jwt_shaped,
     keys_from_jwks,
+    verified_claims,
     verify_signature,
 )
 from eshu_mcp.auth.testing import TokenIssuer, b64url
@@ -105,6 +107,34 @@ class SignatureTests(SynchronousTestCase):
         self.assertFalse(verify_signature(decode_unverified(f"{header}.{claims}.{short}"), keys))
 
     def test_critical_header_extensions_are_refused(self) -> None:
-        keys = keys_from_jwks(RSA_ISSUER.jwks())
         token = RSA_ISSUER.mint({"sub": "a"}, header={"crit": ["exp"], "exp": 1})
-        self.assertFalse(verify_signature(decode_unverified(token), keys))
+        with self.assertRaises(MalformedToken):
+            decode_unverified(token)
+
+    def test_a_kid_that_is_not_a_string_is_malformed(self) -> None:
+        token = RSA_ISSUER.mint({"sub": "a"}, header={"kid": 7})
+        with self.assertRaises(MalformedToken):
+            decode_unverified(token)
+
+
+class ClaimTests(SynchronousTestCase):
+    def test_audience_and_issuer_are_checked_after_the_signature(self) -> None:
+        keys = keys_from_jwks(RSA_ISSUER.jwks())
+        token = decode_unverified(RSA_ISSUER.mint({"sub": "a", "aud": ["x", "api"]}))
+        claims = verified_claims(token, keys, audience="api", issuer="https://idp.example")
+        self.assertEqual(claims["sub"], "a")
+        for audience, issuer, reason in (
+            ("other", "https://idp.example", "wrong_audience"),
+            ("api", "https://elsewhere.example", "wrong_issuer"),
+        ):
+            refusal = self.assertRaises(
+                TokenRefused, verified_claims, token, keys, audience=audience, issuer=issuer
+            )
+            self.assertEqual(refusal.reason, reason)
+
+    def test_a_forged_token_is_a_bad_signature_whatever_its_claims(self) -> None:
+        stranger = TokenIssuer("https://idp.example", algorithm="RS256", key_id="rsa-1")
+        keys = keys_from_jwks(RSA_ISSUER.jwks())
+        token = decode_unverified(stranger.mint({"sub": "a", "aud": "elsewhere"}))
+        refusal = self.assertRaises(TokenRefused, verified_claims, token, keys, audience="api")
+        self.assertEqual(refusal.reason, "bad_signature")
