@@ -293,9 +293,7 @@ class IndexService(Service):
                 edges=repo.get("edges"),
             )
         if not repositories and event.get("error"):
-            self.log.warn(
-                "index build {run} failed: {error}", run=run, error=event.get("error")
-            )
+            self.log.warn("index build {run} failed: {error}", run=run, error=event.get("error"))
         elif len(repositories) > 1:
             self.log.info(
                 "index build {run} finished {count} repositories in {seconds}s",
