@@ -127,7 +127,8 @@ class InotifyWatcher:
                 self.on_change(root, None)
             return
         root = self._root_of(path)
-        if root is None or os.path.realpath(path) in self.ignored:
+        # watched paths are built from the real roots, so no realpath (file I/O) here
+        if root is None or path in self.ignored:
             return
         relative = os.path.relpath(path, root)
         parts = relative.split(os.sep)
