@@ -135,6 +135,41 @@ def test_stopping_the_daemon_mid_build_leaves_no_child_and_no_lock(
     assert "Traceback" not in daemon.log()
 
 
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group, from /proc."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_stopping_the_daemon_while_workers_parse_ends_them_too(tmp_path, repository) -> None:
+    body = "".join(f"def f{n}(value):\n    return g{n}(value) + {n}\n\n" for n in range(40))
+    for number in range(400):
+        (repository / "bulk" / f"m{number}.py").parent.mkdir(exist_ok=True)
+        (repository / "bulk" / f"m{number}.py").write_text(body)
+    db = tmp_path / "index.sqlite"
+    daemon = watching_daemon(tmp_path, repository)
+    daemon.wait_listening()
+    (child,) = wait_until(lambda: builder_pids(daemon), "the indexer child", daemon)
+    workers = wait_until(
+        lambda: [pid for pid in group_members(child) if pid != child], "parser workers", daemon
+    )
+    daemon.process.send_signal(signal.SIGTERM)
+    daemon.process.wait(timeout=STOP_SECONDS)
+    assert daemon.stop() == 0
+    wait_until(lambda: not group_members(child), "the child and its workers gone", daemon, 5.0)
+    assert workers and not writer_running(db)
+
+
 def pending_generations(db: Path) -> int:
     if not db.exists():
         return 0
