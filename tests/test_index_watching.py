@@ -125,9 +125,12 @@ async def test_inotify_reports_a_written_file_by_its_path(tmp_path) -> None:
     try:
         (tmp_path / ".git" / "objects" / "blob").write_text("x")
         (tmp_path / "index.sqlite").write_text("x")
+        (tmp_path / "pkg" / ".mod.py.swp").write_text("x")
         (tmp_path / "pkg" / "mod.py").write_text("def f():\n    pass\n")
         await changes.wait_for("pkg/mod.py")
-        assert all(path == "pkg/mod.py" for _, path in changes.seen)  # git objects, db: ignored
+        assert all(
+            path == "pkg/mod.py" for _, path in changes.seen
+        )  # git objects, db, swap file: ignored
     finally:
         watcher.stop()
 

@@ -24,6 +24,12 @@ except ImportError:  # not Linux
     inotify = None  # type: ignore[assignment]
 
 _Q_OVERFLOW = 0x00004000
+EDITOR_SCRATCH_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
+
+
+def _editor_scratch(name: str) -> bool:
+    """Editors' swap, backup and lock files (vim, emacs): never source, often rewritten."""
+    return name.endswith(EDITOR_SCRATCH_SUFFIXES) or name.startswith(".#") or name == "4913"
 
 
 def inotify_available() -> bool:
@@ -137,7 +143,7 @@ class InotifyWatcher:
             if state and not relative.endswith(".lock"):
                 self.on_change(root, None)
             return
-        if any(part in SKIPPED_DIRECTORIES for part in parts):
+        if any(part in SKIPPED_DIRECTORIES for part in parts) or _editor_scratch(parts[-1]):
             return
         if mask & inotify.IN_ISDIR:
             if mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):

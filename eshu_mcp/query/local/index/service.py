@@ -278,7 +278,9 @@ class IndexService(Service):
                     error=repo.get("error"),
                 )
                 continue
-            self.log.info(
+            # a build that found nothing to do (an editor's scratch write) is not news
+            emit = self.log.debug if repo.get("status") == "fresh" else self.log.info
+            emit(
                 "index build {run}: {path} {status} in {seconds}s: {parsed} files parsed,"
                 " {deleted} deleted; now {files} files, {entities} entities, {edges} edges",
                 run=run,
