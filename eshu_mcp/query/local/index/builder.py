@@ -4,7 +4,9 @@ The daemon's long-lived indexer child: ``python -m eshu_mcp.query.local.index.bu
 It reads build requests from stdin, one JSON object per line (``{"build": 3, "paths": [...],
 "changed": {...}}``), runs each with :func:`index_repositories`, and writes that build's
 progress events (tagged with ``"build"``) and then one ``built`` summary line to stdout. It
-exits when stdin closes. Staying alive between builds is the point: a one-file change then
+exits when stdin closes. ``changed`` (the paths the watcher saw) is informational: the
+indexer's own walk decides what to re-parse (by size, mtime and content hash), so a change
+the watcher missed is still picked up. Staying alive between builds is the point: a one-file change then
 costs its build, not an interpreter start and the grammar imports.
 
 It puts itself in a process group of its own first, so the daemon can stop it and any parser
