@@ -6,8 +6,8 @@ It reads build requests from stdin, one JSON object per line (``{"build": 3, "pa
 progress events (tagged with ``"build"``) and then one ``built`` summary line to stdout. It
 exits when stdin closes. ``changed`` (the paths the watcher saw) is informational: the
 indexer's own walk decides what to re-parse (by size, mtime and content hash), so a change
-the watcher missed is still picked up. Staying alive between builds is the point: a one-file change then
-costs its build, not an interpreter start and the grammar imports.
+the watcher missed is still picked up. Staying alive between builds is the point: a one-file
+change then costs its build, not an interpreter start and the grammar imports.
 
 It puts itself in a process group of its own first, so the daemon can stop it and any parser
 workers it forked with one signal (see :mod:`.builder_process`).
@@ -24,12 +24,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .indexer import IndexReport, index_repositories
 from .lock import IndexLocked
 from .progress import JsonLinesProgress
 from .store import IndexUnavailable, damaged_message, is_damage, open_reader
+
+if TYPE_CHECKING:
+    from .indexer import IndexReport
 
 BUILT = "built"
 """The phase of the line that ends a build's output."""
@@ -78,6 +80,8 @@ def run_build(
     db_path: str, request: dict[str, Any], emit: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
     """Run one build request; returns its ``built`` line (never raises for a failed build)."""
+    from .indexer import index_repositories  # imported after main() has left the parent's group
+
     started = time.monotonic()
     build = request.get("build")
     paths = [str(path) for path in request.get("paths") or []]
@@ -134,10 +138,10 @@ def _own_process_group() -> None:
 
 def main(argv: list[str]) -> int:
     """Entry point of the child process."""
+    _own_process_group()  # first: a Ctrl-C meant for the daemon must not reach us mid-import
     parser = argparse.ArgumentParser(prog="eshu-mcp-builder")
     parser.add_argument("--db", required=True, help="index file")
     options = parser.parse_args(argv)
-    _own_process_group()
     try:
         return serve(str(Path(options.db).expanduser()), sys.stdin, sys.stdout)
     except KeyboardInterrupt:
