@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from twisted.internet import defer, threads
+from twisted.internet import defer, task, threads
 from twisted.logger import Logger
 from twisted.python.filepath import FilePath
 
@@ -109,16 +109,41 @@ class InotifyWatcher:
         )
         return listing.addCallback(self._add_watches)
 
-    def _add_watches(self, directories: list[str]) -> None:
-        notifier = self._notifier
-        if notifier is None:
-            return
+    def _add_watches(self, directories: list[str]) -> defer.Deferred:
+        """Add the watches a few at a time, so a huge tree never holds the reactor up."""
+        failed: list[str] = []
+        adding = task.cooperate(self._adding(directories, failed)).whenDone()
+        return adding.addCallback(lambda _: self._check_failures(failed))
+
+    def _adding(self, directories: list[str], failed: list[str]):
         for directory in directories:
+            notifier = self._notifier
+            if notifier is None:
+                return
             try:
                 notifier.watch(FilePath(directory), mask=MASK, callbacks=[self._notified])
-            except (inotify.INotifyError, OSError) as e:
-                if os.path.isdir(directory):
-                    raise RuntimeError(f"cannot watch {directory}: {e}") from e
+            except inotify.INotifyError:
+                failed.append(directory)
+            yield None
+
+    def _check_failures(self, failed: list[str]) -> defer.Deferred | None:
+        """A directory gone since it was listed is fine; one still there is not (a limit)."""
+        if not failed:
+            return None
+        present = threads.deferToThreadPool(
+            self.reactor,
+            self.reactor.getThreadPool(),
+            lambda: [path for path in failed if os.path.isdir(path)],
+        )
+
+        def judge(still_there: list[str]) -> None:
+            if still_there:
+                raise RuntimeError(
+                    f"cannot watch {len(still_there)} directories such as {still_there[0]}"
+                    " (fs.inotify.max_user_watches?)"
+                )
+
+        return present.addCallback(judge)
 
     def _root_of(self, path: str) -> str | None:
         for root in self.roots:
