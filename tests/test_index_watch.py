@@ -71,14 +71,12 @@ def test_one_indexer_child_serves_every_change(tmp_path, repository) -> None:
             name = f"added_function_{number}"
             (repository / "app" / f"added_{number}.py").write_text(f"def {name}():\n    return 1\n")
             wait_until(lambda name=name: finds(daemon, name), f"{name} answered", daemon)
-        assert len(builder_pids(daemon)) == 1
-        assert "unexpectedly" not in daemon.log()
-        builds = re.findall(
-            r"index build \d+: \S+ indexed in [\d.]+s: 1 files parsed", daemon.log()
-        )
-        assert len(builds) >= 3
     finally:
         assert daemon.stop() == 0
+    assert len(builder_pids(daemon)) == 1
+    assert "unexpectedly" not in daemon.log()
+    builds = re.findall(r"index build \d+: \S+ indexed in [\d.]+s: 1 files parsed", daemon.log())
+    assert len(builds) >= 3
 
 
 def test_a_killed_indexer_child_is_noticed_once_and_replaced(tmp_path, repository) -> None:

@@ -109,7 +109,8 @@ class IndexService(Service):
             return None
         if self._in_flight is not None:
             self.log.info(
-                "index build {run} stopped with the service; the previous generation stays",
+                "index build {run} stopped with the service: the previous generation stays"
+                " unless it was committing",
                 run=self._in_flight[0],
             )
         return child.stop()
