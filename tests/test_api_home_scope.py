@@ -85,6 +85,26 @@ class HomeScopeTests(SynchronousTestCase):
         self.assertEqual({row["repo_id"] for row in results}, {self.ids["beta"]})
 
 
+class HomeFreshnessTests(SynchronousTestCase):
+    def test_a_missing_repository_elsewhere_does_not_make_home_answers_stale(self) -> None:
+        from eshu_mcp.query.local.api import framework
+
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-home-fresh-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        home, elsewhere = git_repository(tmp, "home"), git_repository(tmp, "elsewhere")
+        index_repositories(tmp / "index.sqlite", [home, elsewhere], workers=1)
+        shutil.rmtree(elsewhere)
+        conn = open_reader(tmp / "index.sqlite")
+        self.addCleanup(conn.close)
+
+        def state(home_paths: tuple[str, ...]) -> str:
+            ctx = framework.ApiContext(conn, "POST", {}, {}, {}, True, home_paths=home_paths)
+            return ctx.freshness()["state"]
+
+        self.assertEqual(state((str(home),)), "fresh")
+        self.assertEqual(state(()), "stale")  # the whole index holds a missing repository
+
+
 class WholeIndexOptionTests(SynchronousTestCase):
     def backend(self, *argv: str):
         from twisted.application.service import MultiService

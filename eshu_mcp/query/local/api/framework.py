@@ -154,7 +154,7 @@ class ApiContext:
         """Freshness of the resolved repository, or of the whole index when unscoped."""
         if self._scope.repository is not None:
             return _truth.repository_freshness(self.conn, self._scope.repository)
-        return _truth.index_freshness(self.conn)
+        return _truth.index_freshness(self.conn, self.home_repositories())
 
     def truth(
         self,
