@@ -7,9 +7,10 @@ Streamable HTTP (``POST /mcp``) finds it. Median of the runs is the figure (targ
 ``build_median_s`` is the indexer's own time for those builds (from the daemon's log), so the
 rest is the daemon's share (notice, debounce, hand-over, answer).
 
-The baseline, measured in the same run before the daemon starts, is the old design's cost of
-one change: a fresh ``python -m eshu_mcp.query.local.index.command`` process per change,
-from the write until that process has committed (the old poll interval, 2 s, not counted).
+The baseline, alternating with it on a second copy of the sources under the same load, is the
+old design: a fresh ``python -m eshu_mcp.query.local.index.command`` process per change (the
+old 2 s poll interval not counted), timed from the write until a second daemon, serving that
+copy's index, answers the same way.
 Usage: ``python scripts/bench_watch.py [--runs 5] [--keep DIR] [--json]``.
 """
 
@@ -37,6 +38,9 @@ EDITED = "twisted/python/util.py"
 LISTENING = re.compile(r"Site starting on (\d+)")
 PROTOCOL = "2026-07-28"
 ANSWER_DEADLINE = 30.0
+POLL_SECONDS = 0.05
+"""Between tool calls while waiting: often enough to see the answer, rarely enough not to
+slow the build down (on 2 cores, tighter polling measurably lengthens it)."""
 BUILD_SECONDS = re.compile(r" indexed in ([\d.]+)s: 1 files parsed")
 
 
@@ -82,36 +86,30 @@ def wait_for_answer(port: int, symbol: str, started: float) -> float:
     while time.monotonic() - started < ANSWER_DEADLINE:
         if finds_symbol(port, symbol):
             return time.monotonic() - started
-        time.sleep(0.02)
+        time.sleep(POLL_SECONDS)
     raise RuntimeError(f"{symbol} not found after {ANSWER_DEADLINE}s")
 
 
-def per_change_process(repo: Path, db: Path, runs: int) -> list[float]:
-    """The old design: a new indexer process per change, write to committed."""
+def per_change_process(port: int, repo: Path, db: Path, symbol: str) -> float:
+    """The old design: the write, then a new indexer process for the change; until answered."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    times = []
-    for run in range(runs):
-        started = append_function(repo, f"bench_baseline_{run}_{time.time_ns()}")
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "eshu_mcp.query.local.index.command",
-                str(repo),
-                "--db",
-                str(db),
-            ],
-            check=True,
-            capture_output=True,
-            env=env,
-        )
-        times.append(time.monotonic() - started)
-    return times
+    started = append_function(repo, symbol)
+    command = [sys.executable, "-m", "eshu_mcp.query.local.index.command", str(repo)]
+    indexer = subprocess.Popen([*command, "--db", str(db)], env=env, stdout=subprocess.DEVNULL)
+    try:
+        return wait_for_answer(port, symbol, started)
+    finally:
+        indexer.wait(timeout=120)
 
 
-def start_daemon(workdir: Path, repo: Path, db: Path) -> tuple[subprocess.Popen, int, Path]:
-    """``twistd -n eshu-mcp --repo REPO --watch`` on a kernel-chosen loopback port."""
-    log_path = workdir / "bench-watch-daemon.log"
+def start_daemon(
+    workdir: Path, repo: Path, db: Path, *, watch: bool
+) -> tuple[subprocess.Popen, int, Path]:
+    """
+    ``twistd -n eshu-mcp --repo REPO --watch`` (or, for the baseline, a daemon that only
+    serves ``db``) on a kernel-chosen loopback port.
+    """
+    log_path = workdir / f"bench-watch-daemon-{'watch' if watch else 'plain'}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ESHU_")}
     env.update(PYTHONPATH=str(PROJECT_ROOT), ESHU_HOME=str(workdir))
     command = [
@@ -124,11 +122,9 @@ def start_daemon(workdir: Path, repo: Path, db: Path) -> tuple[subprocess.Popen,
         "eshu-mcp",
         "--listen",
         "tcp:0:interface=127.0.0.1",
-        "--repo",
-        str(repo),
+        *(["--repo", str(repo), "--watch"] if watch else []),
         "--db",
         str(db),
-        "--watch",
         "--toolsets",
         "all",
     ]
@@ -151,34 +147,50 @@ def start_daemon(workdir: Path, repo: Path, db: Path) -> tuple[subprocess.Popen,
     raise RuntimeError("daemon not ready after 120 s")
 
 
+def indexed_copy(workdir: Path, name: str) -> tuple[Path, Path]:
+    """A Twisted repository and its index (built unless kept from an earlier run)."""
+    repo = twisted_repository(workdir, name)
+    db = workdir / f"{name}.sqlite"
+    for stale in workdir.glob(f"{name}.sqlite*"):
+        stale.unlink()
+    print(f"indexing {repo} ...", file=sys.stderr)
+    index_repositories(db, [repo])
+    return repo, db
+
+
 def main() -> None:
     parser = argument_parser(__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-baseline", action="store_true", help="skip the old design")
     options = parser.parse_args()
     workdir = scratch_folder(options.keep, "eshu-bench-watch-")
-    repo = twisted_repository(workdir)
-    db = workdir / "index.sqlite"
-    if not db.exists():
-        print(f"indexing {repo} ...", file=sys.stderr)
-        index_repositories(db, [repo])
-    baseline = [] if options.no_baseline else per_change_process(repo, db, options.runs)
-    process, port, log_path = start_daemon(workdir, repo, db)
-    latencies = []
+    repo, db = indexed_copy(workdir, "watched")
+    daemons = [start_daemon(workdir, repo, db, watch=True)]
+    if not options.no_baseline:
+        base_repo, base_db = indexed_copy(workdir, "per-change")
+        daemons.append(start_daemon(workdir, base_repo, base_db, watch=False))
+    latencies, baseline = [], []
     try:
         time.sleep(1.0)  # let the start-up build (nothing to do) and its events settle
-        for run in range(options.runs):
+        for run in range(options.runs):  # the two designs alternate, under the same load
             symbol = f"bench_watch_{run}_{time.time_ns()}"
             started = append_function(repo, symbol)
-            latencies.append(wait_for_answer(port, symbol, started))
+            latencies.append(wait_for_answer(daemons[0][1], symbol, started))
             time.sleep(0.5)  # a quiet gap: each run measures one change
+            if len(daemons) > 1:
+                symbol = f"bench_baseline_{run}_{time.time_ns()}"
+                baseline.append(per_change_process(daemons[1][1], base_repo, base_db, symbol))
+                time.sleep(0.5)
         stopping = time.monotonic()
-        process.terminate()
-        process.wait(timeout=30)
+        daemons[0][0].terminate()
+        daemons[0][0].wait(timeout=30)
         stop_seconds = time.monotonic() - stopping
     finally:
-        if process.poll() is None:
-            process.kill()
+        for process, _, _ in daemons:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+    log_path = daemons[0][2]
     builds = [line for line in log_path.read_text().splitlines() if "files parsed" in line]
     build_seconds = [float(s) for s in BUILD_SECONDS.findall("\n".join(builds))]
     result = {
