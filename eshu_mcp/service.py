@@ -117,6 +117,8 @@ class BackendSettings:
     db_path: str = ""
     repos: tuple[str, ...] = ()
     watch: bool = False
+    whole_index: bool = False
+    """With ``repos``: answer un-scoped questions from every repository in the index."""
     upstream_url: str = ""
     upstream_token: str = ""
 
@@ -143,6 +145,9 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
             db_path, list(settings.repos), watch=settings.watch, reactor=reactor
         )
         index_service.setServiceParent(parent)
-    backend = LocalQueryBackend(db_path, reactor=reactor, index_service=index_service)
+    home = () if settings.whole_index else tuple(settings.repos)
+    backend = LocalQueryBackend(
+        db_path, reactor=reactor, index_service=index_service, home_paths=home
+    )
     backend.setServiceParent(parent)
     return backend

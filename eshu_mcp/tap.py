@@ -49,6 +49,12 @@ class QueryOptions(usage.Options):
 
     optFlags = [
         ["watch", "w", "Re-index the --repo repositories when their files change."],
+        [
+            "whole-index",
+            None,
+            "With --repo: answer questions that name no repository from every repository in "
+            "the index (default: only the --repo ones).",
+        ],
     ]
     optParameters = [
         [
@@ -228,6 +234,7 @@ class QueryOptions(usage.Options):
             db_path=self["db"],
             repos=tuple(self["repos"]),
             watch=self["watch"],
+            whole_index=self["whole-index"],
             upstream_url=self["upstream-url"] or "",
             upstream_token=os.environ.get("ESHU_UPSTREAM_API_KEY", ""),
         )

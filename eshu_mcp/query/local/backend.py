@@ -38,6 +38,7 @@ class LocalQueryBackend(Service):
         index_service: Any | None = None,
         reader_threads: int = DEFAULT_READER_THREADS,
         deadline: float = 30.0,
+        home_paths: tuple[str, ...] = (),
     ) -> None:
         self.name = "local"
         self.db_path = str(db_path)
@@ -45,8 +46,14 @@ class LocalQueryBackend(Service):
         """Why the last readiness check failed, when the index file says (shown by /readyz)."""
         self._index_service = index_service
         self.threadpool = ThreadPool(minthreads=0, maxthreads=reader_threads, name="eshu-query")
+        self.home_paths = tuple(home_paths)
+        """Un-scoped questions read only the repositories under these paths (empty: all)."""
         self.api = LocalQueryResource(
-            self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
+            self.db_path,
+            reactor=reactor,
+            threadpool=self.threadpool,
+            deadline=deadline,
+            home_paths=self.home_paths,
         )
         self.build_progress = (
             None if index_service is None else BuildProgress(index_service, self.ready)

@@ -40,14 +40,16 @@ def scope_repository(ctx: ApiContext, selector: str, *, not_found_status: int = 
     Selector errors use 400 on every ``/code/*`` route (local-backend.md §1.4); a
     canonical id that is not indexed is kept verbatim, so the query simply finds
     nothing. Without a selector, a caller whose grants cover only some repositories gets
-    a :class:`RepositoryGrant` limited to them.
+    a :class:`RepositoryGrant` limited to them, and so does a daemon started with ``--repo``
+    (its own repositories: :meth:`ApiContext.home_repositories`).
     """
     selector = selector.strip()
     if not selector:
-        if getattr(ctx.principal, "may_read_repository", None) is None:
+        home = ctx.home_repositories()
+        if home is None and getattr(ctx.principal, "may_read_repository", None) is None:
             return ""
         ids = [r for (r,) in ctx.conn.execute("SELECT repo_id FROM repositories ORDER BY repo_id")]
-        readable = tuple(r for r in ids if may_read(ctx, r))
+        readable = tuple(r for r in ids if may_read(ctx, r) and (home is None or r in home))
         return "" if len(readable) == len(ids) else RepositoryGrant(readable)
     try:
         row = ctx.repository(selector, not_found_status=not_found_status)

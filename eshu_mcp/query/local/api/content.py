@@ -196,9 +196,11 @@ def _search_scope(ctx: ApiContext, body: dict[str, Any]) -> list[str] | None:
             ids.append(repo["repo_id"])
     if ids:
         return ids
-    if ctx.principal is None:
+    home = ctx.home_repositories()
+    if ctx.principal is None and home is None:
         return None
-    return [r["repo_id"] for r in readable_repositories(ctx.conn, ctx.principal)]
+    readable = [r["repo_id"] for r in readable_repositories(ctx.conn, ctx.principal)]
+    return readable if home is None else [r for r in readable if r in home]
 
 
 def _search_inputs(ctx: ApiContext) -> tuple[str, list[str] | None, int, int]:

@@ -11,6 +11,7 @@ the one module route families import.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -88,6 +89,25 @@ class ApiContext:
     envelope: bool
     principal: Any | None = None
     _scope: _Scope = field(factory=_Scope, alias="_scope")
+    home_paths: tuple[str, ...] = ()
+    """The daemon's own ``--repo`` paths: un-scoped questions read only their repositories."""
+
+    def home_repositories(self) -> tuple[str, ...] | None:
+        """
+        Ids of the repositories under ``home_paths`` (a path may name a repository's root or
+        a folder inside it), or None when the daemon serves the whole index.
+        """
+        if not self.home_paths:
+            return None
+        homes = [os.path.realpath(path) for path in self.home_paths]
+        found = []
+        for repo_id, local_path in self.conn.execute(
+            "SELECT repo_id, local_path FROM repositories ORDER BY repo_id"
+        ):
+            root = os.path.realpath(local_path or "")
+            if any(home == root or home.startswith(root + os.sep) for home in homes):
+                found.append(repo_id)
+        return tuple(found)
 
     def repository(self, selector: str, *, not_found_status: int) -> sqlite3.Row | None:
         """
@@ -134,7 +154,7 @@ class ApiContext:
         """Freshness of the resolved repository, or of the whole index when unscoped."""
         if self._scope.repository is not None:
             return _truth.repository_freshness(self.conn, self._scope.repository)
-        return _truth.index_freshness(self.conn)
+        return _truth.index_freshness(self.conn, self.home_repositories())
 
     def truth(
         self,

@@ -153,9 +153,11 @@ class LocalQueryResource(Resource):
         routes: RouteTable = ROUTES,
         connect: Callable[[str], sqlite3.Connection] = open_index_reader,
         deadline: float = 30.0,
+        home_paths: tuple[str, ...] = (),
     ) -> None:
         super().__init__()
         self._db_path = db_path
+        self._home_paths = tuple(home_paths)
         self._reactor = reactor
         self._threadpool = threadpool
         self._routes = routes
@@ -236,6 +238,7 @@ class LocalQueryResource(Resource):
             "body": self._read_body(request) if method in ("POST", "PUT", "PATCH") else None,
             "envelope": envelope,
             "principal": getattr(request, PRINCIPAL_ATTRIBUTE, None),
+            "home_paths": self._home_paths,
         }
         return match.route, params
 

@@ -270,9 +270,16 @@ def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[st
     return freshness
 
 
-def index_freshness(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Freshness over the whole index: the worst repository state, newest observation."""
+def index_freshness(
+    conn: sqlite3.Connection, repo_ids: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """
+    Freshness over the whole index (or over ``repo_ids``, a daemon's own repositories):
+    the worst repository state, newest observation.
+    """
     rows = conn.execute("SELECT * FROM repositories ORDER BY repo_id").fetchall()
+    if repo_ids is not None:
+        rows = [row for row in rows if row["repo_id"] in repo_ids]
     if not rows:
         return {"state": "unavailable", "detail": "no repository has been indexed"}
     order = {"fresh": 0, "stale": 1, "building": 2, "unavailable": 3}

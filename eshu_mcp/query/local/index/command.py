@@ -166,7 +166,7 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
             out.write(
                 f"{repo.status:8} {repo.repo_id or '-'} {repo.path}"
                 f" ({len(repo.reparsed)} parsed, {len(repo.deleted)} deleted,"
-                f" {report.seconds:.2f}s)\n"
+                f" {repo.seconds:.2f}s)\n"
             )
             if repo.error:
                 out.write(f"         error: {repo.error}\n")

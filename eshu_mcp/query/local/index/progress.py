@@ -10,6 +10,8 @@ import time
 from typing import Any, TextIO
 
 BAR_WIDTH = 28
+NOT_EDGE_COUNTS = frozenset({"unresolved_calls", "rebuilt_files"})
+"""Keys of a ``committed`` event's ``edges`` that count something other than edges."""
 
 
 PARSE_REPORT_SECONDS = 0.5
@@ -63,12 +65,14 @@ class TerminalProgress:
                 f"  {event['files']} files, {event['to_parse']} to parse,"
                 f" {event['deleted']} deleted"
             )
+        elif phase == "resolve":
+            self._line("  resolving references and calls ...")
         elif phase == "fresh":
             self._line("  up to date: no new generation")
         elif phase == "committed":
-            edges = sum(v for k, v in event.get("edges", {}).items() if k != "unresolved_calls")
             self._line(
-                f"  generation {event['seq']} active: {event['entities']} entities, {edges} edges"
+                f"  generation {event['seq']} active: {event['entities']} entities written,"
+                f" {edge_total(event.get('edges', {}))} edges"
             )
         elif phase == "failed":
             self._line(f"  failed: {event.get('error')}")
@@ -79,6 +83,11 @@ class TerminalProgress:
                 f"index written by an older eshu-mcp ({event['reason']} changed): also"
                 f" re-indexing {len(event['paths'])} recorded repositories"
             )
+
+
+def edge_total(counts: dict[str, int]) -> int:
+    """The repository's edges from a ``committed`` event's counts (as ``--status`` counts)."""
+    return sum(value for key, value in counts.items() if key not in NOT_EDGE_COUNTS)
 
 
 def render_bar(done: int, total: int, rate: float | None) -> str:

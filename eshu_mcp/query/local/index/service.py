@@ -1,70 +1,41 @@
 """
-The daemon's index keeper: builds the index in a child process when the service starts
-and, in watch mode, rebuilds it when a work tree changes.
+The daemon's index keeper: builds the index when the service starts and, in watch mode,
+again whenever a work tree changes.
 
-Indexing runs as ``python -m eshu_mcp.query.local.index.command`` spawned through the
-injected reactor, so parsing never holds the reactor's GIL and a crash of the indexer
-cannot take the daemon down; the previous generation keeps serving meanwhile.
+Builds run in one long-lived child process (:mod:`.builder`, driven through
+:mod:`.builder_process`), started with the service and fed build requests, so parsing never
+holds the reactor's GIL, a crash of the indexer cannot take the daemon down, and a one-file
+change costs its build rather than an interpreter start. The previous generation keeps
+serving while a build runs. If the child dies it is restarted, after a growing delay when it
+keeps dying. Changes are noticed with inotify where available (polling otherwise) and
+debounced, so a burst of writes becomes one build.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from twisted.application.service import Service
-from twisted.internet import defer, error, protocol, task
+from twisted.internet import defer
 from twisted.logger import Logger
-from twisted.python.failure import Failure
 
-from .walk import worktree_digest
+from .builder import BUILT
+from .builder_process import TERM_GRACE_SECONDS, BuilderProcess
+from .inotify_watch import InotifyWatcher, inotify_available
+from .watching import DEBOUNCE_QUIET_SECONDS, Debouncer, PollingWatcher
 
 STATES = ("building", "ready", "failed")
-KILL_GRACE_SECONDS = 5.0
-STDERR_TAIL_BYTES = 4096
+KILL_GRACE_SECONDS = TERM_GRACE_SECONDS
+RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""Seconds before restarting a child that died: the n-th death in a row waits the n-th."""
+OWN_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
 
 
 class IndexFailed(Exception):
-    """The indexer child process exited unsuccessfully."""
-
-
-class _IndexerProtocol(protocol.ProcessProtocol):
-    """Collects the child's JSON progress lines and stderr, reports the exit."""
-
-    def __init__(
-        self, on_event: Callable[[dict], None], on_exit: Callable[[int | None, str], None]
-    ):
-        self._buffer = b""
-        self._stderr = b""
-        self._on_event = on_event
-        self._on_exit = on_exit
-
-    def outReceived(self, data: bytes) -> None:
-        """Parse complete JSON lines from the child."""
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                self._on_event(event)
-
-    def errReceived(self, data: bytes) -> None:
-        """Keep the tail of the child's stderr for the error message."""
-        self._stderr = (self._stderr + data)[-STDERR_TAIL_BYTES:]
-
-    def processEnded(self, reason: Failure) -> None:
-        """Report the exit status (0 for a clean exit)."""
-        code = getattr(reason.value, "exitCode", None)
-        if reason.check(error.ProcessDone):
-            code = 0
-        self._on_exit(code, self._stderr.decode("utf-8", "replace").strip())
+    """An index build failed (or the indexer child died during the first one)."""
 
 
 class IndexService(Service):
@@ -82,6 +53,9 @@ class IndexService(Service):
         interval: float = 2.0,
         digest: Callable[[str], defer.Deferred] | None = None,
         executable: str = sys.executable,
+        use_inotify: bool | None = None,
+        debounce: float = DEBOUNCE_QUIET_SECONDS,
+        restart_delays: tuple[float, ...] = RESTART_DELAYS,
     ) -> None:
         self.db_path = str(db_path)
         self.repo_paths = [str(p) for p in repo_paths]
@@ -89,52 +63,57 @@ class IndexService(Service):
         self.reactor = reactor
         self.interval = interval
         self.executable = executable
-        self._digest = digest or self._thread_digest
+        self.restart_delays = restart_delays
+        self.use_inotify = inotify_available() if use_inotify is None else use_inotify
+        self._digest = digest
         self.state = "building"
         self.last_error: str | None = None
         self.last_event: dict | None = None
+        self.last_build: dict | None = None
+        """The ``built`` summary of the last finished build (per-repository counts, seconds)."""
         self.runs = 0
-        self._process: Any = None
-        self._ended: defer.Deferred | None = None
+        self.children_started = 0
+        self._child: BuilderProcess | None = None
+        self._in_flight: tuple[int, dict[str, set[str] | None]] | None = None
+        self._pending: dict[str, set[str] | None] = {}
+        self._deaths = 0
+        self._restart: Any = None
         self._waiting: list[defer.Deferred] = []
-        self._poller: task.LoopingCall | None = None
-        self._attempted: dict[str, str] | None = None
-        self._rerun = False
         self._listeners: list[Callable[[dict], None]] = []
+        self._debouncer = Debouncer(reactor, self._request, quiet=debounce)
+        self._watcher: InotifyWatcher | PollingWatcher | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def startService(self) -> None:
-        """Start the first build (after reading the trees when watching) and the poller."""
+        """Start the indexer child with a full build, and the watcher when watching."""
         super().startService()
         self.state = "building"
-        if not self.watch:
-            self._start_run(None)
-            return
-        self._current_digests().addCallback(self._start_run).addErrback(self._digest_failed)
-        self._poller = task.LoopingCall(self._poll)
-        self._poller.clock = self.reactor
-        self._poller.start(self.interval, now=False)
+        self._spawn()
+        self._request({path: None for path in self.repo_paths})
+        if self.watch:
+            self._start_watcher()
 
     def stopService(self) -> defer.Deferred | None:
-        """Stop polling; terminate a running indexer (KILL after a grace period)."""
+        """Stop watching; stop the child and its workers (SIGTERM, then SIGKILL: bounded)."""
         super().stopService()
-        if self._poller is not None and self._poller.running:
-            self._poller.stop()
-        self._poller = None
-        if self._process is None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        self._debouncer.cancel()
+        if self._restart is not None and self._restart.active():
+            self._restart.cancel()
+        self._restart = None
+        child, self._child = self._child, None
+        if child is None or not child.alive:
             return None
-        ended = self._ended
-        self._signal("TERM")
-        killer = self.reactor.callLater(KILL_GRACE_SECONDS, self._signal, "KILL")
-
-        def stop_killer(result: object) -> object:
-            """Cancel the pending KILL once the child has gone."""
-            if killer.active():
-                killer.cancel()
-            return None
-
-        return ended.addBoth(stop_killer)
+        if self._in_flight is not None:
+            self.log.info(
+                "index build {run} stopped with the service: the previous generation stays"
+                " unless it was committing",
+                run=self._in_flight[0],
+            )
+        return child.stop()
 
     def whenReady(self) -> defer.Deferred:
         """Fires (with this service) once an index build has succeeded; errbacks if it failed."""
@@ -158,109 +137,208 @@ class IndexService(Service):
 
     @property
     def running_indexer(self) -> bool:
-        """Whether an indexer child process is running now."""
-        return self._process is not None
+        """Whether a build is running in the indexer child now."""
+        return self._in_flight is not None
 
-    # -- runs --------------------------------------------------------------------------------
+    @property
+    def child_pid(self) -> int | None:
+        """The indexer child's process id (None while none runs)."""
+        return None if self._child is None or not self._child.alive else self._child.pid
 
-    def _argv(self) -> list[str]:
-        return [
-            self.executable,
-            "-m",
-            "eshu_mcp.query.local.index.command",
-            *self.repo_paths,
-            "--db",
+    # -- the child -------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        self.children_started += 1
+        self._child = BuilderProcess(
+            self.reactor,
             self.db_path,
-            "--json",
-        ]
+            on_event=self._on_event,
+            on_exit=self._on_exit,
+            executable=self.executable,
+        )
+        self.log.info(
+            "index builder {pid} started for {db_path}", pid=self._child.pid, db_path=self.db_path
+        )
 
-    def _start_run(self, digests: dict[str, str] | None) -> None:
-        if not self.running or self._process is not None:
+    def _restart_child(self) -> None:
+        self._restart = None
+        if self.running and self._child is None:
+            self._spawn()
+            self._send_next()
+
+    def _on_exit(self, code: int | None, signal_number: int | None, stderr: str) -> None:
+        if not self.running:
+            self.log.info("index builder exited with the service")
             return
-        self.state = "building"
+        self._child = None
+        how = f"signal {signal_number}" if signal_number else f"status {code}"
+        detail = stderr.splitlines()[-1] if stderr else ""
+        delay = self.restart_delays[min(self._deaths, len(self.restart_delays) - 1)]
+        self._deaths += 1
+        self.log.warn(
+            "index builder exited unexpectedly ({how}){detail}; restarting in {delay}s",
+            how=how,
+            detail=f": {detail}" if detail else "",
+            delay=delay,
+        )
+        if self._in_flight is not None:
+            _, batch = self._in_flight
+            self._in_flight = None
+            for path in batch:
+                self._pending[path] = None  # what it had done is unknown: walk the trees again
+            if self.state == "building":
+                self._fail(f"indexer exited unexpectedly ({how}){': ' + detail if detail else ''}")
+        self._restart = self.reactor.callLater(delay, self._restart_child)
+
+    # -- builds ----------------------------------------------------------------------------
+
+    def _request(self, batch: dict[str, set[str] | None]) -> None:
+        """Queue a build of these repositories (changed paths, or None for a full walk)."""
+        for path, changed in batch.items():
+            known = self._pending.get(path, set())
+            if changed is None or known is None:
+                self._pending[path] = None
+            else:
+                self._pending[path] = known | changed
+        self._send_next()
+
+    def _send_next(self) -> None:
+        child = self._child
+        if not self.running or child is None or not child.alive or self._in_flight is not None:
+            return
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, {}
         self.runs += 1
-        self._attempted = digests
-        self._ended = defer.Deferred()
-        self.log.info("index build {run} started for {paths}", run=self.runs, paths=self.repo_paths)
-        child = _IndexerProtocol(self._on_event, self._on_exit)
-        self._process = self.reactor.spawnProcess(
-            child, self.executable, self._argv(), env=dict(os.environ)
+        self._in_flight = (self.runs, batch)
+        self.state = "building"
+        paths = [path for path in self.repo_paths if path in batch]
+        paths += [path for path in batch if path not in paths]
+        changed = sum(len(v) for v in batch.values() if v is not None)
+        self.log.debug(
+            "index build {run} started for {paths} ({changed} changed paths known)",
+            run=self.runs,
+            paths=paths,
+            changed=changed,
+        )
+        child.send(
+            {
+                "build": self.runs,
+                "paths": paths,
+                "changed": {p: None if v is None else sorted(v) for p, v in batch.items()},
+            }
         )
 
     def _on_event(self, event: dict) -> None:
         self.last_event = event
         if event.get("phase") == "failed":
             self.last_error = str(event.get("error") or event)
+        if event.get("phase") == BUILT:
+            self._built(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:
                 self.log.failure("index progress listener failed")
 
-    def _on_exit(self, code: int | None, stderr: str) -> None:
-        self._process = None
-        ended, self._ended = self._ended, None
-        if code != 0 and not self.running:
-            self.log.info("index build {run} stopped with the service", run=self.runs)
-        elif code == 0:
+    def _built(self, event: dict) -> None:
+        if self._in_flight is None or event.get("build") != self._in_flight[0]:
+            return
+        run = self._in_flight[0]
+        self._in_flight = None
+        self.last_build = event
+        self._log_build(run, event)
+        if event.get("ok"):
+            self._deaths = 0
             self.state = "ready"
             self.last_error = None
-            self.log.info("index build {run} finished", run=self.runs)
             waiters, self._waiting = self._waiting, []
             for waiter in waiters:
                 waiter.callback(self)
         else:
-            self.state = "failed"
-            if stderr:
-                self.last_error = stderr.splitlines()[-1]
-            elif not self.last_error:
-                self.last_error = f"indexer exited with status {code}"
-            self.log.warn("index build {run} failed: {error}", run=self.runs, error=self.last_error)
-            waiters, self._waiting = self._waiting, []
-            for waiter in waiters:
-                waiter.errback(IndexFailed(self.last_error))
-        if ended is not None:
-            ended.callback(code)
-        if self._rerun and self.running:
-            self._rerun = False
-            self._poll()
+            self._fail(str(event.get("error") or "indexing failed"))
+        self._send_next()
 
-    def _signal(self, name: str) -> None:
-        if self._process is None:
+    def _fail(self, message: str) -> None:
+        self.state = "failed"
+        self.last_error = message
+        waiters, self._waiting = self._waiting, []
+        for waiter in waiters:
+            waiter.errback(IndexFailed(message))
+
+    def _log_build(self, run: int, event: dict) -> None:
+        """One line per repository of the build (and the total when there were several)."""
+        repositories = event.get("repositories") or []
+        for repo in repositories:
+            if repo.get("status") == "failed":
+                self.log.warn(
+                    "index build {run}: {path} failed after {seconds}s: {error}",
+                    run=run,
+                    path=repo.get("path"),
+                    seconds=repo.get("seconds"),
+                    error=repo.get("error"),
+                )
+                continue
+            # a build that found nothing to do (an editor's scratch write) is not news
+            emit = self.log.debug if repo.get("status") == "fresh" else self.log.info
+            emit(
+                "index build {run}: {path} {status} in {seconds}s: {parsed} files parsed,"
+                " {deleted} deleted; now {files} files, {entities} entities, {edges} edges",
+                run=run,
+                path=repo.get("path"),
+                repo_id=repo.get("repo_id"),
+                status=repo.get("status"),
+                seconds=repo.get("seconds"),
+                parsed=repo.get("parsed"),
+                deleted=repo.get("deleted"),
+                files=repo.get("files"),
+                entities=repo.get("entities"),
+                edges=repo.get("edges"),
+            )
+        if not repositories and event.get("error"):
+            self.log.warn("index build {run} failed: {error}", run=run, error=event.get("error"))
+        elif len(repositories) > 1:
+            self.log.info(
+                "index build {run} finished {count} repositories in {seconds}s",
+                run=run,
+                count=len(repositories),
+                seconds=event.get("seconds"),
+            )
+
+    # -- watching --------------------------------------------------------------------------
+
+    def _changed(self, root: str, relative: str | None) -> None:
+        if self.running:
+            self._debouncer.add(root, relative)
+
+    def _start_watcher(self) -> None:
+        if self.use_inotify:
+            ignored = [self.db_path + suffix for suffix in OWN_FILE_SUFFIXES]
+            watcher = InotifyWatcher(self.reactor, self.repo_paths, self._changed, ignored=ignored)
+            self._watcher = watcher
+            watcher.start().addCallbacks(
+                lambda _: self.log.info(
+                    "index watch: inotify on {count} directories", count=watcher.watches
+                ),
+                self._inotify_failed,
+            )
             return
-        with contextlib.suppress(error.ProcessExitedAlready):
-            self._process.signalProcess(name)
+        self._start_polling()
 
-    # -- watching ----------------------------------------------------------------------------
+    def _inotify_failed(self, failure) -> None:
+        self.log.warn("index watch cannot use inotify ({error}); polling", error=failure.value)
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self.running:
+            self._start_polling()
 
-    def _thread_digest(self, path: str) -> defer.Deferred:
-        from twisted.internet import threads
-
-        return threads.deferToThreadPool(
-            self.reactor, self.reactor.getThreadPool(), worktree_digest, path
+    def _start_polling(self) -> None:
+        self._watcher = PollingWatcher(
+            self.reactor,
+            self.repo_paths,
+            self._changed,
+            interval=self.interval,
+            digest=self._digest,
         )
-
-    @defer.inlineCallbacks
-    def _current_digests(self):
-        current = {}
-        for path in self.repo_paths:
-            current[path] = yield self._digest(path)
-        return current
-
-    def _digest_failed(self, failure: Failure) -> None:
-        self.log.warn("index watch cannot read the work trees: {error}", error=failure.value)
-        if self._process is None and self._attempted is None:
-            self._start_run(None)
-
-    def _poll(self) -> defer.Deferred | None:
-        if self._process is not None:
-            self._rerun = True
-            return None
-        return (
-            self._current_digests().addCallback(self._maybe_rebuild).addErrback(self._digest_failed)
-        )
-
-    def _maybe_rebuild(self, current: dict[str, str]) -> None:
-        if current != self._attempted and self._process is None and self.running:
-            self.log.info("index watch saw changes in {paths}; rebuilding", paths=self.repo_paths)
-            self._start_run(current)
+        self._watcher.start()
+        self.log.info("index watch: polling every {interval}s", interval=self.interval)
