@@ -7,11 +7,17 @@ mention against ``files`` (repository-relative, or relative to the document), an
 against ``entities`` (last dotted part by name; a dotted or ``::`` prefix must agree with
 the qualified name or the file's path). A code-shaped mention (a call ``f()``, a dotted
 name, a reST role, a snake_case or CamelCase name, any path) that resolves to nothing is a
-``missing_evidence`` finding: documentation naming code the index no longer has.
+``missing_evidence`` finding: documentation naming code the index no longer has. A bare
+name that looks like a file (``res.json``) is tried as a file first, then as code. A mention
+of what lives outside the repository (a name bound by an import of an external module,
+such as ``path.resolve`` after ``require('path')``, or a language builtin such as
+``Object.create`` or ``isinstance``) resolves ``external``: the index cannot check it, so
+it is not reported missing.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import posixpath
 import re
@@ -33,6 +39,64 @@ COLLECTOR_NAME = "documentation collector"
 CANDIDATE_CAP = 5
 _CAMEL = re.compile(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]")
 _SPLIT = re.compile(r"\.|::")
+_BUILTINS = frozenset(dir(builtins)) | frozenset(
+    [
+        "Array",
+        "ArrayBuffer",
+        "BigInt",
+        "Boolean",
+        "Buffer",
+        "DataView",
+        "Date",
+        "Error",
+        "EvalError",
+        "Function",
+        "Infinity",
+        "Intl",
+        "JSON",
+        "Map",
+        "Math",
+        "NaN",
+        "Number",
+        "Object",
+        "Promise",
+        "Proxy",
+        "RangeError",
+        "ReferenceError",
+        "Reflect",
+        "RegExp",
+        "Set",
+        "String",
+        "Symbol",
+        "SyntaxError",
+        "TypeError",
+        "URIError",
+        "URL",
+        "URLSearchParams",
+        "WeakMap",
+        "WeakSet",
+        "console",
+        "decodeURI",
+        "decodeURIComponent",
+        "document",
+        "encodeURI",
+        "encodeURIComponent",
+        "globalThis",
+        "isFinite",
+        "isNaN",
+        "module",
+        "parseFloat",
+        "parseInt",
+        "process",
+        "require",
+        "setImmediate",
+        "setInterval",
+        "setTimeout",
+        "undefined",
+        "window",
+    ]
+)
+"""Names every program of the indexed languages can use without defining them."""
 
 
 def mention_target(text: str) -> tuple[str, list[str]]:
@@ -118,11 +182,15 @@ class MentionResolver:
         for fact in paths:
             hits = [c for c in _path_candidates(fact.relative_path, fact.name) if c in existing]
             hits = hits[:1] or by_basename.get(fact.name, [])
+            if not hits and "/" not in fact.name:
+                names.append(fact)  # ``res.json`` may be code rather than a file
+                continue
             refs = [
                 {"kind": "file", "id": hit, "display_name": hit, "source_uri": hit} for hit in hits
             ]
             status = "unresolved" if not refs else "resolved" if len(refs) == 1 else "ambiguous"
             self.results[id(fact)] = (status, refs)
+        outside = _BUILTINS | _external_bindings(ctx, repo_id)
         entities = defaultdict(list)
         targets = sorted({mention_target(f.name)[0] for f in names})
         for chunk in _chunks(targets):
@@ -136,9 +204,13 @@ class MentionResolver:
                 entities[row[1]].append(row)
         for fact in names:
             name, qualifiers = mention_target(fact.name)
-            rows = entities.get(name, [])
+            named = rows = entities.get(name, [])
             if qualifiers:
                 rows = [row for row in rows if _qualified(row, qualifiers)]
+                if not rows and (qualifiers[0] not in outside):
+                    # ``router.use`` when ``use`` is defined on ``proto``: candidates, not a
+                    # confident "nothing"; the index cannot tell what ``router`` holds
+                    rows = named
             refs = [
                 {
                     "kind": "entity",
@@ -150,7 +222,28 @@ class MentionResolver:
                 for row in rows[:CANDIDATE_CAP]
             ]
             status = "unresolved" if not rows else "resolved" if len(rows) == 1 else "ambiguous"
+            if rows is named and qualifiers and named:
+                status = "name_only"
+            if not rows and (qualifiers[0] if qualifiers else name) in outside:
+                status = "external"
             self.results[id(fact)] = (status, refs)
+
+
+def _external_bindings(ctx: ApiContext, repo_id: str) -> set[str]:
+    """Names a repository's files bind by importing modules from outside it."""
+    found: set[str] = set()
+    for module, imported, alias in ctx.conn.execute(
+        "SELECT DISTINCT module, imported_name, alias FROM imports"
+        " WHERE repo_id = ? AND is_external = 1",
+        (repo_id,),
+    ):
+        if alias:
+            found.add(alias)
+        elif imported and imported not in ("*", "default"):
+            found.add(imported)
+        elif module:
+            found.add(_SPLIT.split(module.strip("./"))[0].split("/")[0])
+    return found
 
 
 def _qualified(row, qualifiers: list[str]) -> bool:
@@ -175,13 +268,29 @@ def finding_for(fact: CollectedFact, status: str, refs: list, freshness: str) ->
     digest = hashlib.sha256(
         f"{fact.repo_id}\n{fact.relative_path}\n{fact.line}\n{fact.name}".encode()
     ).hexdigest()[:16]
-    finding_status = "missing_evidence" if status == "unresolved" else "valid"
-    if finding_status == "valid":
+    finding_status = {
+        "unresolved": "missing_evidence",
+        "external": "external_reference",
+        "name_only": "unverified",
+    }.get(status, "valid")
+    if status == "name_only":
+        name, qualifiers = mention_target(fact.name)
+        others = ", ".join(ref["display_name"] for ref in refs)
+        summary = (
+            f"{fact.name!r}: nothing named {name} under {'.'.join(qualifiers)} in the index;"
+            f" definitions named {name} elsewhere: {others}"
+        )
+    elif status == "external":
+        summary = f"{fact.name!r} names code outside the repository (an import or a builtin)"
+    elif finding_status == "valid":
         summary = f"{fact.name!r} names {refs[0]['display_name']}"
         if status == "ambiguous":
             summary += f" and {len(refs) - 1} other candidate(s)"
     else:
-        summary = f"{fact.name!r} names nothing in the indexed repository"
+        summary = (
+            f"{fact.name!r} matches no definition in the index: the code it named is gone, or"
+            " it is a property, an option or a name defined at run time"
+        )
     return {
         "finding_id": f"docfinding:{digest}",
         "finding_version": "1",
