@@ -18,6 +18,7 @@ from eshu_mcp.query.local.api.routemap import (
     load_route_map,
     route_modes,
 )
+from tests.collected_support import MANIFEST, add_collected_file
 from tests.test_api_resource import ApiClient, rich_index
 
 SPECS = [spec for spec in load_route_map() if spec.relative_path is not None]
@@ -92,6 +93,14 @@ def sample_requests(ids: dict[str, Any]) -> dict[tuple[str, str], tuple[str, Any
             None,
             {"workflow_id": "guided_repository_onboarding", "inputs": {"repo_id": repo}},
         ),
+        # collector-fed routes (local infrastructure collectors; see tests/collected_support)
+        ("POST", "/iac/management-status"): ("", None, {"resource_id": "aws_s3_bucket.logs"}),
+        ("POST", "/infra/resources/search"): ("", None, {"query": "payments"}),
+        ("POST", "/infra/relationships"): ("", None, {"entity_id": "payments-api"}),
+        ("GET", "/services/{service_name}/context"): ("/services/payments-api/context", None, None),
+        ("GET", "/services/{service_name}/story"): ("/services/payments-api/story", None, None),
+        ("GET", "/workloads/{workload_id}/context"): ("/workloads/payments-api/context", None, None),
+        ("GET", "/workloads/{workload_id}/story"): ("/workloads/payments-api/story", None, None),
     }
 
 
@@ -99,6 +108,8 @@ def sample_requests(ids: dict[str, Any]) -> dict[tuple[str, str], tuple[str, Any
 def served(tmp_path_factory):
     case = SynchronousTestCase()
     ids = rich_index(str(tmp_path_factory.mktemp("routemap")))
+    add_collected_file(ids["index"], ids["repo"], "deploy/payments.yaml", MANIFEST)
+    ids["index"].writer.commit()
     return case, ids, ApiClient(case, ids["index"].path), sample_requests(ids)
 
 

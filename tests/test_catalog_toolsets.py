@@ -70,10 +70,17 @@ class SelectionTests(SynchronousTestCase):
             "get_repo_story",
         ):
             self.assertIn(name, chosen)
-        for name in ("list_kubernetes_correlations", "execute_cypher_query", "ask"):
+        for name in ("list_container_image_tag_history", "execute_cypher_query", "ask"):
             self.assertNotIn(name, chosen)
         self.assertTrue(_in_contract_order(chosen.names))
-        self.assertTrue(all(t.data_source != "external" for t in chosen))
+        # Tools documented as fed by external systems are offered only where the local
+        # collectors answer them from repository files, and then only partially.
+        modes = embedded_route_modes()
+        for tool in chosen:
+            if tool.data_source == "external":
+                self.assertEqual(
+                    {modes[route] for route in tool.routes}, {"serve-real-partial"}, tool.name
+                )
 
     def test_available_can_be_combined_with_named_toolsets(self):
         chosen = self.full.select("available,kubernetes", answers=lambda m, p: False)
@@ -215,5 +222,5 @@ class EmbeddedRouteTests(SynchronousTestCase):
     def test_embedded_backend_answers_code_routes_but_not_collector_routes(self):
         self.assertTrue(embedded_backend_answers("POST", "/api/v0/code/search"))
         self.assertTrue(embedded_backend_answers("GET", "/api/v0/capabilities"))
-        self.assertFalse(embedded_backend_answers("GET", "/api/v0/kubernetes/correlations"))
+        self.assertFalse(embedded_backend_answers("GET", "/api/v0/images/tag-history"))
         self.assertFalse(embedded_backend_answers("GET", "/api/v0/code/search"))
