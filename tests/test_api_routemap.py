@@ -97,11 +97,21 @@ def sample_requests(ids: dict[str, Any]) -> dict[tuple[str, str], tuple[str, Any
         ("POST", "/iac/management-status"): ("", None, {"resource_id": "aws_s3_bucket.logs"}),
         ("POST", "/infra/resources/search"): ("", None, {"query": "payments"}),
         ("POST", "/infra/relationships"): ("", None, {"entity_id": "payments-api"}),
-        ("GET", "/services/{service_name}/context"): ("/services/payments-api/context", None, None),
-        ("GET", "/services/{service_name}/story"): ("/services/payments-api/story", None, None),
-        ("GET", "/workloads/{workload_id}/context"): ("/workloads/payments-api/context", None, None),
-        ("GET", "/workloads/{workload_id}/story"): ("/workloads/payments-api/story", None, None),
+        **{
+            ("GET", template): (_workload_path(template), None, None)
+            for template in (
+                "/services/{service_name}/context",
+                "/services/{service_name}/story",
+                "/workloads/{workload_id}/context",
+                "/workloads/{workload_id}/story",
+            )
+        },
     }
+
+
+def _workload_path(template: str) -> str:
+    """A service/workload route for the workload tests/collected_support.py declares."""
+    return template.split("{")[0] + "payments-api/" + template.rsplit("/", 1)[-1]
 
 
 @pytest.fixture(scope="module")

@@ -39,8 +39,7 @@ class EmptyPageTests(SynchronousTestCase):
         )
         self.assertEqual(
             truth["reason"],
-            "embedded backend: CI/CD collector not configured;"
-            " empty is not evidence of absence",
+            "embedded backend: CI/CD collector not configured; empty is not evidence of absence",
         )
 
     def test_plain_status_page_says_unavailable(self):
