@@ -66,7 +66,9 @@ def documents(text: str) -> list[YamlDocument]:
             value = yaml.load(chunk, Loader=_Loader)
         except yaml.YAMLError as error:
             problem = str(error).splitlines()[0] if str(error) else type(error).__name__
-            found.append(YamlDocument(None, line, chunk, problem[:200]))
+            mark = getattr(error, "problem_mark", None)
+            where = line + mark.line if mark is not None else line
+            found.append(YamlDocument(None, where, chunk, problem[:200]))
             continue
         if value is not None:
             found.append(YamlDocument(value, line, chunk))
