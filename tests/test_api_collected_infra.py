@@ -259,3 +259,20 @@ def test_workload_context_and_story_from_manifests(client):
     assert service["name"] == "api"
     missing = data(client, "GET", "/workloads/ghost/context", status=404)
     assert "workload not found" in str(missing)
+
+
+def test_without_a_state_file_management_status_says_it_cannot_compare(tmp_path):
+    repo = tmp_path / "stateless"
+    (repo / "infra").mkdir(parents=True)
+    (repo / "infra" / "main.tf").write_text('resource "aws_sqs_queue" "jobs" {}\n')
+    db = tmp_path / "index.sqlite"
+    assert index_repositories(db, [repo], workers=1).ok
+    client = ApiClient(SynchronousTestCase(), str(db))
+    unmanaged = data(client, "POST", "/iac/unmanaged-resources", {})
+    assert unmanaged["analysis_status"] == "no_state_file"
+    assert unmanaged["findings"] == []
+    assert unmanaged["limitations"][0].startswith("no Terraform state file is indexed")
+    status = data(client, "POST", "/iac/management-status", {"resource_id": "aws_sqs_queue.jobs"})
+    assert status["management_status"] == "terraform_config_only"
+    assert status["analysis_status"] == "no_state_file"
+    assert [e["source"] for e in status["finding"]["evidence"]] == ["terraform_config"]
