@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from eshu_mcp.query.local.index.collectors import collect_file, collector_for
 from eshu_mcp.query.local.index.collectors.terraform import (
@@ -141,3 +145,24 @@ def test_a_state_file_that_is_not_json_becomes_a_collect_error():
     rows = collect_file(collector, "envs/prod/terraform.tfstate", "{not json")
     assert [row[0] for row in rows] == ["collect_error"]
     assert "JSONDecodeError" in rows[0][3]
+
+
+def test_the_hcl_grammar_and_pyyaml_load_only_when_a_file_needs_them():
+    script = (
+        "import sys\n"
+        "from eshu_mcp.query.local.index.parse import parse_file\n"
+        "parse_file('app/main.py', b'x = 1\\n')\n"
+        "before = {'tree_sitter_hcl', 'yaml'} & set(sys.modules)\n"
+        "parse_file('infra/main.tf', b'variable \"x\" {}\\n')\n"
+        "print(sorted(before), 'tree_sitter_hcl' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.stdout.split() == ["[]", "True"]

@@ -313,10 +313,14 @@ def _image_owner(graph: InfraGraph, fact: CollectedFact) -> InfraNode | None:
 def _config_edges(graph: InfraGraph, config_refs: list[CollectedFact]) -> None:
     for fact in config_refs:
         payload = fact.payload
-        owner_ids = graph.aliases.get(
-            f"{payload.get('workload_kind', '')}/{payload.get('workload')}"
-        )
-        if not owner_ids:
+        owners = [
+            graph.nodes[node_id]
+            for node_id in graph.aliases.get(
+                f"{payload.get('workload_kind', '')}/{payload.get('workload')}", ()
+            )
+            if graph.nodes[node_id].repo_id == fact.repo_id
+        ]
+        if not owners:
             continue
         kind = payload.get("kind", "")
         declared = [
@@ -336,7 +340,7 @@ def _config_edges(graph: InfraGraph, config_refs: list[CollectedFact]) -> None:
             )
             if not target.facts:
                 target.facts.append(fact)
-        owner = graph.nodes[owner_ids[0]]
+        owner = owners[0]
         graph.link(
             "READS_CONFIG_FROM",
             owner,

@@ -8,12 +8,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
+_YAML: Any = None  # (module, loader class), imported when the first YAML file is read
 
-try:  # the C loader when libyaml is present: several times faster
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader
+
+def _yaml() -> Any:
+    """PyYAML and its fastest safe loader, imported when the first YAML file is collected."""
+    global _YAML
+    if _YAML is None:
+        import yaml
+
+        _YAML = (yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return _YAML
+
 
 _SEPARATOR = re.compile(r"^---(?:\s|$)", re.MULTILINE)
 
@@ -56,6 +62,7 @@ class YamlDocument:
 
 def documents(text: str) -> list[YamlDocument]:
     """The documents of ``text``; a malformed one carries its error and a None value."""
+    yaml, loader = _yaml()
     starts = [0] + [match.start() for match in _SEPARATOR.finditer(text) if match.start()]
     found = []
     for position, start in enumerate(starts):
@@ -63,7 +70,7 @@ def documents(text: str) -> list[YamlDocument]:
         chunk = text[start:end]
         line = text.count("\n", 0, start) + 1
         try:
-            value = yaml.load(chunk, Loader=_Loader)
+            value = yaml.load(chunk, Loader=loader)
         except yaml.YAMLError as error:
             problem = str(error).splitlines()[0] if str(error) else type(error).__name__
             mark = getattr(error, "problem_mark", None)
