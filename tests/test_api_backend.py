@@ -61,7 +61,8 @@ class BackendTests(SynchronousTestCase):
         self.assertTrue(answers("POST", "/api/v0/code/search"))
         self.assertTrue(answers("get", "/api/v0/repositories/{repo_id}/context"))
         self.assertTrue(answers("GET", "/api/v0/capabilities"))
-        self.assertFalse(answers("GET", "/api/v0/kubernetes/correlations"))
+        self.assertTrue(answers("GET", "/api/v0/kubernetes/correlations"))
+        self.assertFalse(answers("GET", "/api/v0/images/tag-history"))
         self.assertFalse(answers("POST", "/api/v0/code/cypher"))
         self.assertFalse(answers("GET", "/api/v0/nothing"))
 

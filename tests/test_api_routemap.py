@@ -18,6 +18,7 @@ from eshu_mcp.query.local.api.routemap import (
     load_route_map,
     route_modes,
 )
+from tests.collected_support import MANIFEST, add_collected_file
 from tests.test_api_resource import ApiClient, rich_index
 
 SPECS = [spec for spec in load_route_map() if spec.relative_path is not None]
@@ -111,13 +112,33 @@ def sample_requests(ids: dict[str, Any]) -> dict[tuple[str, str], tuple[str, Any
             {"package_id": "npm://x/y", "limit": "5"},
             None,
         ),
+        # collector-fed routes (local infrastructure collectors; see tests/collected_support)
+        ("POST", "/iac/management-status"): ("", None, {"resource_id": "aws_s3_bucket.logs"}),
+        ("POST", "/infra/resources/search"): ("", None, {"query": "payments"}),
+        ("POST", "/infra/relationships"): ("", None, {"entity_id": "payments-api"}),
+        **{
+            ("GET", template): (_workload_path(template), None, None)
+            for template in (
+                "/services/{service_name}/context",
+                "/services/{service_name}/story",
+                "/workloads/{workload_id}/context",
+                "/workloads/{workload_id}/story",
+            )
+        },
     }
+
+
+def _workload_path(template: str) -> str:
+    """A service/workload route for the workload tests/collected_support.py declares."""
+    return template.split("{")[0] + "payments-api/" + template.rsplit("/", 1)[-1]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     case = SynchronousTestCase()
     ids = rich_index(str(tmp_path_factory.mktemp("routemap")))
+    add_collected_file(ids["index"], ids["repo"], "deploy/payments.yaml", MANIFEST)
+    ids["index"].writer.commit()
     return case, ids, ApiClient(case, ids["index"].path), sample_requests(ids)
 
 

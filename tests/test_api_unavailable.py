@@ -15,24 +15,31 @@ class EmptyPageTests(SynchronousTestCase):
         self.index, _ = small_index(self)
         self.client = ApiClient(self, self.index.path)
 
-    def test_kubernetes_page_is_empty_with_unavailable_truth(self):
+    def test_ci_run_page_is_empty_with_unavailable_truth(self):
         body = self.client.get(
-            "/kubernetes/correlations", params={"limit": "25"}, envelope=True
+            "/ci-cd/run-correlations", params={"limit": "25"}, envelope=True
         ).json()
         self.assertEqual(
             body["data"],
-            {"correlations": [], "count": 0, "limit": 25, "next_cursor": None, "truncated": False},
+            {
+                "collector_readiness": {},
+                "correlations": [],
+                "count": 0,
+                "evidence_summary": {},
+                "limit": 25,
+                "next_cursor": None,
+                "truncated": False,
+            },
         )
         truth = body["truth"]
         self.assertEqual(truth["level"], "fallback")
         self.assertEqual(truth["freshness"]["state"], "unavailable")
         self.assertEqual(
-            truth["freshness"]["detail"], "no Kubernetes collector runs in the embedded backend"
+            truth["freshness"]["detail"], "no CI/CD collector runs in the embedded backend"
         )
         self.assertEqual(
             truth["reason"],
-            "embedded backend: Kubernetes collector not configured;"
-            " empty is not evidence of absence",
+            "embedded backend: CI/CD collector not configured; empty is not evidence of absence",
         )
 
     def test_plain_status_page_says_unavailable(self):
@@ -42,9 +49,11 @@ class EmptyPageTests(SynchronousTestCase):
         self.assertFalse(body["provider_configured"])
 
     def test_post_page_echoes_body_paging(self):
-        body = self.client.post("/iac/dead", {"limit": 4, "offset": 8}).json()
+        body = self.client.post(
+            "/iac/terraform-import-plan/candidates", {"limit": 4, "offset": 8}
+        ).json()
         self.assertEqual((body["limit"], body["offset"]), (4, 8))
-        self.assertEqual(body["findings"], [])
+        self.assertEqual(body["candidates"], [])
 
     def test_null_template_stays_null(self):
         self.assertEqual(self.client.get("/collector-readiness").body, b"null\n")

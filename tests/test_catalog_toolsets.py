@@ -14,7 +14,7 @@ from eshu_mcp.catalog.toolsets import (
 
 FULL_ORDER = [tool.name for tool in read_only_tools()]
 # External-data domains the embedded backend's local collectors answer from repository files.
-LOCALLY_COLLECTED_DOMAINS = {"package_registry", "documentation"}
+LOCALLY_COLLECTED_DOMAINS = {"package_registry", "documentation", "cloud", "kubernetes", "cicd"}
 
 
 def _in_contract_order(names) -> bool:
@@ -72,17 +72,23 @@ class SelectionTests(SynchronousTestCase):
             "get_repo_story",
         ):
             self.assertIn(name, chosen)
-        for name in ("list_kubernetes_correlations", "execute_cypher_query", "ask"):
+        for name in ("list_container_image_tag_history", "execute_cypher_query", "ask"):
             self.assertNotIn(name, chosen)
         self.assertTrue(_in_contract_order(chosen.names))
+        # Tools documented as fed by external systems are offered only where the local
+        # collectors answer them from repository files.
         self.assertTrue(
             all(
                 t.data_source != "external" or t.domain in LOCALLY_COLLECTED_DOMAINS for t in chosen
             )
         )
-        for name in ("list_codeowners_ownership", "list_package_registry_packages"):
+        for name in (
+            "list_codeowners_ownership",
+            "list_package_registry_packages",
+            "list_kubernetes_correlations",
+        ):
             self.assertIn(name, chosen)
-        self.assertEqual(len(chosen), 62)
+        self.assertEqual(len(chosen), 75)
 
     def test_available_can_be_combined_with_named_toolsets(self):
         chosen = self.full.select("available,kubernetes", answers=lambda m, p: False)
@@ -224,5 +230,5 @@ class EmbeddedRouteTests(SynchronousTestCase):
     def test_embedded_backend_answers_code_routes_but_not_collector_routes(self):
         self.assertTrue(embedded_backend_answers("POST", "/api/v0/code/search"))
         self.assertTrue(embedded_backend_answers("GET", "/api/v0/capabilities"))
-        self.assertFalse(embedded_backend_answers("GET", "/api/v0/kubernetes/correlations"))
+        self.assertFalse(embedded_backend_answers("GET", "/api/v0/images/tag-history"))
         self.assertFalse(embedded_backend_answers("GET", "/api/v0/code/search"))

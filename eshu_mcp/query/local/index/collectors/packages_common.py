@@ -15,12 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from . import Fact
 from .package_identity import package_identity
-
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 PROJECT = "package_project"
 DECLARED = "package_dependency"
@@ -124,5 +120,11 @@ class LineFinder:
 
 
 def load_yaml(text: str):
-    """``yaml.safe_load`` with the C loader when libyaml is there (lockfiles run large)."""
-    return yaml.load(text, Loader=_YAML_LOADER)
+    """``yaml.safe_load`` with the C loader when libyaml is there (lockfiles run large).
+
+    PyYAML is imported here, on the first YAML lockfile, so a build without one never
+    loads it.
+    """
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

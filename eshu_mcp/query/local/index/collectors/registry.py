@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 from . import Collector
+from .ci import GITHUB_ACTIONS, GITLAB_CI
 from .codeowners import CODEOWNERS_COLLECTOR
+from .compose import COMPOSE
+from .dockerfile import DOCKERFILE, DOCKERFILE_VARIANT
 from .docs import DOCUMENTATION_COLLECTOR
+from .kubernetes import HELM, HELM_CHART, KUBERNETES
 from .packages import (
     PACKAGE_LOCKFILE_COLLECTOR,
     PACKAGE_MANIFEST_COLLECTOR,
     REQUIREMENTS_COLLECTOR,
 )
+from .terraform import TERRAFORM, TERRAFORM_STATE
 
 COLLECTORS: tuple[Collector, ...] = (
-    # collect-deps: ownership, packages, documentation
+    # ownership, packages, documentation (pnpm-lock.yaml before the generic YAML readers)
     CODEOWNERS_COLLECTOR,
     PACKAGE_MANIFEST_COLLECTOR,
     PACKAGE_LOCKFILE_COLLECTOR,
     REQUIREMENTS_COLLECTOR,
     DOCUMENTATION_COLLECTOR,
+    # infrastructure: specific YAML paths before the generic manifest reader
+    TERRAFORM,
+    TERRAFORM_STATE,
+    DOCKERFILE,
+    GITHUB_ACTIONS,
+    GITLAB_CI,
+    COMPOSE,
+    HELM_CHART,
+    HELM,
+    KUBERNETES,
+    DOCKERFILE_VARIANT,
 )
