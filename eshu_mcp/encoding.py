@@ -109,12 +109,23 @@ def _fix_separator(match: re.Match) -> str:
     return "\ufffd"
 
 
+# Python writes a float differently from Go only when its repr ends in ".0" or has an
+# exponent ("1e-07", "1.5e+16"); text without either needs no float rewriting.
+_FLOAT_SUSPECT = re.compile(r"\d\.0(?![0-9])|\de[+-]\d")
+
+
 def dumps(value: Any, *, escape_html: bool = True) -> str:
     """Serialize ``value`` compactly, the way Go's ``json.Marshal`` would."""
-    floats: list[str] = []
-    text = _ENCODER.encode(_prepare(value, floats))
-    if floats:
-        text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
+    try:
+        text = _ENCODER.encode(value)
+    except ValueError:
+        text = None  # a non-finite float: go_float names it below
+    if text is None or _FLOAT_SUSPECT.search(text) is not None:
+        # Rare: walk the value and write its floats Go's way (one pass, not per value).
+        floats: list[str] = []
+        text = _ENCODER.encode(_prepare(value, floats))
+        if floats:
+            text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
     text = _LINE_SEPARATORS.sub(_fix_separator, text)
     if escape_html:
         text = _HTML.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)

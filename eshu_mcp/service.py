@@ -40,6 +40,7 @@ class ServerSettings:
     answer_page: int = DEFAULT_ANSWER_PAGE
     max_batch: int = DEFAULT_MAX_BATCH
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    log_calls: bool = False
 
 
 def select_catalog(
@@ -73,6 +74,7 @@ def build_mcp_server(
         metrics=metrics,
         answer_detail=settings.answer_detail,
         answer_page=settings.answer_page,
+        log_calls=settings.log_calls,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(

@@ -138,6 +138,7 @@ class InProcessDispatcher:
     ``answer_detail`` is ``compact`` (lean rows, one copy, rows trimmed to the
     budget) or ``full`` (Eshu's HTTP shape, byte for byte); compact answers over
     ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page.
+    ``log_calls`` logs one line per call (the daemon's ``--access-log``).
     """
 
     query_resource: IResource
@@ -147,6 +148,7 @@ class InProcessDispatcher:
     metrics: object | None = None
     answer_detail: str = field(default=COMPACT)
     answer_page: int = DEFAULT_ANSWER_PAGE
+    log_calls: bool = False
     _site: Site = field(init=False)
 
     @answer_detail.validator
@@ -179,12 +181,13 @@ class InProcessDispatcher:
         except RouteError as error:
             self._count(tool_name, "route_error", started)
             return defer.succeed(error_result(str(error)))
-        log.debug(
-            "dispatch tool {tool} {method} {path}",
-            tool=tool_name,
-            method=route.method,
-            path=route.path,
-        )
+        if self.log_calls:
+            log.info(
+                "dispatch tool {tool} {method} {path}",
+                tool=tool_name,
+                method=route.method,
+                path=route.path,
+            )
         outcome = self.request(route, authorization)
 
         def classify(response: InProcessResponse) -> dict:
