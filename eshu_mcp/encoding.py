@@ -110,8 +110,9 @@ def _fix_separator(match: re.Match) -> str:
 
 
 # Python writes a float differently from Go only when its repr ends in ".0" or has an
-# exponent ("1e-07", "1.5e+16"); text without either needs no float rewriting.
-_FLOAT_SUSPECT = re.compile(r"\d\.0(?![0-9])|\de[+-]\d")
+# exponent ("1e-07", "1.5e+16"); encoded text with no such number token (a string that
+# merely looks like one only costs the slow path) needs no float rewriting.
+_FLOAT_SUSPECT = re.compile(r"(?:^|[:,\[])-?\d+(?:\.0|(?:\.\d+)?e[+-]\d+)(?:[,\]}]|$)")
 
 
 def dumps(value: Any, *, escape_html: bool = True) -> str:
