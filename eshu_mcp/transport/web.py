@@ -31,15 +31,26 @@ class _HostChecked(Resource):
 
     isLeaf = True
 
-    def __init__(self, inner: IResource, origins: OriginPolicy) -> None:
+    def __init__(
+        self,
+        inner: IResource,
+        origins: OriginPolicy,
+        direct: dict[tuple[bytes, bytes], IResource] | None = None,
+    ) -> None:
         super().__init__()
         self._inner = inner
         self._origins = origins
+        self._direct = direct or {}
 
     def render(self, request):
         refusal = self._origins.refusal(request)
         if refusal is not None:
             return http_error(request, *refusal)
+        # The MCP endpoints skip the route table (a tenth of a small call's cost);
+        # any other method or path still gets Klein's routing and its JSON 404/405.
+        direct = self._direct.get((request.method, request.path))
+        if direct is not None:
+            return direct.render(request)
         return self._inner.render(request)
 
 
@@ -127,7 +138,14 @@ class McpWebApp:
 
     def resource(self) -> IResource:
         """The root Resource to serve."""
-        return _HostChecked(self.app.resource(), self.origins)
+        direct = {
+            (b"POST", b"/mcp"): self._streamable,
+            (b"GET", b"/mcp"): self._streamable,
+            (b"DELETE", b"/mcp"): self._streamable,
+            (b"POST", b"/mcp/message"): self._message,
+            (b"GET", b"/sse"): self._sse,
+        }
+        return _HostChecked(self.app.resource(), self.origins, direct)
 
     @app.route("/health", methods=["GET", "HEAD"])
     def health(self, request: IRequest) -> bytes:
