@@ -4,7 +4,8 @@ The embedded query backend: the local index served through :class:`IQueryBackend
 It owns the bounded reader thread pool the ``/api/v0`` handlers run on, started and
 stopped with the service hierarchy, and answers readiness from memory: the index keeper's
 events and looks at the index file on that pool keep it current, so no request ever opens
-SQLite on the reactor thread.
+SQLite on the reactor thread. The same pool refreshes the work trees' states (answers'
+freshness inputs) every second, so answers read them from memory.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from twisted.application.service import Service
 from twisted.internet import defer
-from twisted.internet.task import Clock
+from twisted.internet.task import Clock, LoopingCall
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -25,6 +26,7 @@ import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.api.resource import LocalQueryResource
 from eshu_mcp.query.local.api.routemap import ANSWERED_MODES, route_modes
+from eshu_mcp.query.local.api.work_trees import REFRESH_SECONDS, WORK_TREES, WorkTreeStates
 from eshu_mcp.query.local.first_index import AwaitFirstIndex, BuildProgress
 
 DEFAULT_READER_THREADS = 2
@@ -48,6 +50,7 @@ class LocalQueryBackend(Service):
         reader_threads: int = DEFAULT_READER_THREADS,
         deadline: float = 30.0,
         threadpool: Any | None = None,
+        work_trees: WorkTreeStates = WORK_TREES,
     ) -> None:
         self.name = "local"
         self.db_path = str(db_path)
@@ -67,6 +70,11 @@ class LocalQueryBackend(Service):
         subscribe = getattr(index_service, "subscribe", None)
         if callable(subscribe):
             subscribe(self._index_event)
+        # Answers read the work trees' HEADs from memory; this keeps them current.
+        self._work_trees = work_trees
+        self._work_tree_refresher = LoopingCall(self._refresh_work_trees)
+        self._work_tree_refresher.clock = self._clock
+        self._refreshing: defer.Deferred | None = None
         self.api = LocalQueryResource(
             self.db_path, reactor=reactor, threadpool=self.threadpool, deadline=deadline
         )
@@ -84,6 +92,7 @@ class LocalQueryBackend(Service):
         super().startService()
         self.threadpool.start()
         self.check_readiness()
+        self._work_tree_refresher.start(REFRESH_SECONDS, now=False)
         self.log.info(
             "local query backend serving {db_path} on {threads} reader threads",
             db_path=self.db_path,
@@ -92,10 +101,27 @@ class LocalQueryBackend(Service):
 
     def stopService(self) -> None:
         super().stopService()
+        if self._work_tree_refresher.running:
+            self._work_tree_refresher.stop()
+        self._work_trees.forget()
         interrupted = self.api.abandon_all()
         if interrupted:
             self.log.info("interrupted {count} running queries at shutdown", count=interrupted)
         self.threadpool.stop()
+
+    def _refresh_work_trees(self) -> None:
+        if self._refreshing is not None:
+            return  # the previous look is still running
+        self._refreshing = deferToThreadPool(
+            self._reactor, self.threadpool, self._work_trees.refresh
+        )
+
+        def done(result: Any) -> None:
+            self._refreshing = None
+            if isinstance(result, Failure):
+                self.log.failure("work tree refresh failed", result)
+
+        self._refreshing.addBoth(done)
 
     # -- readiness: state in memory, refreshed on the reader pool ----------------------------
 
