@@ -121,16 +121,22 @@ def dumps(value: Any, *, escape_html: bool = True) -> str:
         text = _ENCODER.encode(value)
     except ValueError:
         text = None  # a non-finite float: go_float names it below
-    if text is None or _FLOAT_SUSPECT.search(text) is not None:
+    if text is None or (_may_hold_python_float(text) and _FLOAT_SUSPECT.search(text)):
         # Rare: walk the value and write its floats Go's way (one pass, not per value).
         floats: list[str] = []
         text = _ENCODER.encode(_prepare(value, floats))
         if floats:
             text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
-    text = _LINE_SEPARATORS.sub(_fix_separator, text)
-    if escape_html:
+    if not text.isascii() and _LINE_SEPARATORS.search(text) is not None:
+        text = _LINE_SEPARATORS.sub(_fix_separator, text)
+    if escape_html and ("<" in text or ">" in text or "&" in text):
         text = _HTML.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)
     return text
+
+
+def _may_hold_python_float(text: str) -> bool:
+    """A cheap first look for :data:`_FLOAT_SUSPECT` (substring scans run at memchr speed)."""
+    return ".0" in text or "e-" in text or "e+" in text
 
 
 def dumpb(value: Any, *, escape_html: bool = True) -> bytes:

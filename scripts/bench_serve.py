@@ -39,6 +39,8 @@ SERVERS = {
     "eshu-mcp": ("list_indexed_repositories", {}),
     "sdk": ("echo", {"text": "hello"}),
 }
+# Idle sessions measured: the SDK's stateless /mcp keeps no session, so only its SSE.
+MEMORY_CASES = (("eshu-mcp", "sse"), ("eshu-mcp", "mcp-get"), ("sdk", "sse"))
 REPO_FILES = {
     "app/config.py": "def parse_config(path):\n    return {}\n",
     "app/main.py": "from app.config import parse_config\n\n\ndef main():\n    return 1\n",
@@ -93,6 +95,7 @@ def wait_http(port: int, path: str, process: subprocess.Popen, log: Path) -> Non
 
 
 def start_eshu(workdir: Path, port: int) -> subprocess.Popen:
+    workdir.mkdir(parents=True, exist_ok=True)
     repo = make_repository(workdir)
     log = workdir / "eshu.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ESHU_HOME": str(workdir)}
@@ -119,6 +122,7 @@ def start_eshu(workdir: Path, port: int) -> subprocess.Popen:
 
 
 def start_sdk(workdir: Path, port: int) -> subprocess.Popen:
+    workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / "sdk.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -301,17 +305,23 @@ def main() -> None:
                                 f"p50 {run['p50_ms']:.2f} ms",
                                 file=sys.stderr,
                             )
-            memory = {}
-            if args.sessions:
-                for server, kind in (("eshu-mcp", "sse"), ("eshu-mcp", "mcp-get"), ("sdk", "sse")):
-                    memory[(server, kind)] = idle_session_bytes(
-                        kind, ports[server], processes[server].pid, args.sessions
-                    )
         finally:
             for process in processes.values():
                 process.terminate()
                 process.wait(timeout=30)
-    print(table(results, transports, args.clients))
+        memory = {}
+        for server, kind in MEMORY_CASES if args.sessions else ():
+            # A fresh server each: memory freed by earlier runs would hide the growth.
+            port = free_port()
+            start = start_eshu if server == "eshu-mcp" else start_sdk
+            process = start(workdir / f"memory-{server}-{kind}", port)
+            try:
+                memory[(server, kind)] = idle_session_bytes(kind, port, process.pid, args.sessions)
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+    if results:
+        print(table(results, transports, args.clients))
     for (server, kind), value in memory.items():
         print(f"idle {kind} session, {server}: {value / 1024:.1f} KB ({args.sessions} sessions)")
     if args.json:
