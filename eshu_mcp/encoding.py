@@ -110,9 +110,30 @@ def _fix_separator(match: re.Match) -> str:
 
 
 # Python writes a float differently from Go only when its repr ends in ".0" or has an
-# exponent ("1e-07", "1.5e+16"); encoded text with no such number token (a string that
-# merely looks like one only costs the slow path) needs no float rewriting.
-_FLOAT_SUSPECT = re.compile(r"(?:^|[:,\[])-?\d+(?:\.0|(?:\.\d+)?e[+-]\d+)(?:[,\]}]|$)")
+# exponent ("1e-07", "1.5e+16"). Encoded text with no such number token needs no float
+# rewriting (a string that merely looks like one only costs the slow path).
+_PYTHON_ONLY_FLOAT = re.compile(r"-?\d+(?:\.0|(?:\.\d+)?e[+-]\d+)")
+_NUMBER_CHARS = frozenset("0123456789.-+e")
+
+
+def _holds_python_float(text: str) -> bool:
+    """Whether ``text`` has a number token Python writes differently from Go."""
+    for needle in (".0", "e-", "e+"):
+        at = text.find(needle)
+        while at != -1:
+            start = end = at
+            while start > 0 and text[start - 1] in _NUMBER_CHARS:
+                start -= 1
+            while end < len(text) and text[end] in _NUMBER_CHARS:
+                end += 1
+            if (
+                (start == 0 or text[start - 1] in ":,[")
+                and (end == len(text) or text[end] in ",]}")
+                and _PYTHON_ONLY_FLOAT.fullmatch(text, start, end)
+            ):
+                return True
+            at = text.find(needle, end)
+    return False
 
 
 def dumps(value: Any, *, escape_html: bool = True) -> str:
@@ -121,7 +142,7 @@ def dumps(value: Any, *, escape_html: bool = True) -> str:
         text = _ENCODER.encode(value)
     except ValueError:
         text = None  # a non-finite float: go_float names it below
-    if text is None or (_may_hold_python_float(text) and _FLOAT_SUSPECT.search(text)):
+    if text is None or _holds_python_float(text):
         # Rare: walk the value and write its floats Go's way (one pass, not per value).
         floats: list[str] = []
         text = _ENCODER.encode(_prepare(value, floats))
@@ -132,11 +153,6 @@ def dumps(value: Any, *, escape_html: bool = True) -> str:
     if escape_html and ("<" in text or ">" in text or "&" in text):
         text = _HTML.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)
     return text
-
-
-def _may_hold_python_float(text: str) -> bool:
-    """A cheap first look for :data:`_FLOAT_SUSPECT` (substring scans run at memchr speed)."""
-    return ".0" in text or "e-" in text or "e+" in text
 
 
 def dumpb(value: Any, *, escape_html: bool = True) -> bytes:
