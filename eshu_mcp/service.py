@@ -71,10 +71,10 @@ def build_mcp_server(
         clock,
         timeout=settings.dispatch_timeout,
         budget=settings.response_budget,
+        log_calls=settings.log_calls,
         metrics=metrics,
         answer_detail=settings.answer_detail,
         answer_page=settings.answer_page,
-        log_calls=settings.log_calls,
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(

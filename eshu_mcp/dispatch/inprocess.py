@@ -131,24 +131,24 @@ def request_target(route: Route) -> bytes:
 @define
 class InProcessDispatcher:
     """
-    Turns tool calls into in-process requests against a query Resource.
+    Turns tool calls into in-process requests against a query Resource (and, with
+    ``log_calls``, the daemon's ``--access-log``, logs a line for each).
 
     ``timeout`` bounds each call (the Resource sees the request lose its
     connection when it expires); ``budget`` bounds the size of each answer.
     ``answer_detail`` is ``compact`` (lean rows, one copy, rows trimmed to the
     budget) or ``full`` (Eshu's HTTP shape, byte for byte); compact answers over
     ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page.
-    ``log_calls`` logs one line per call (the daemon's ``--access-log``).
     """
 
     query_resource: IResource
     clock: IReactorTime
     timeout: float = DEFAULT_DISPATCH_TIMEOUT
     budget: int = DEFAULT_RESPONSE_BUDGET
+    log_calls: bool = False
     metrics: object | None = None
     answer_detail: str = field(default=COMPACT)
     answer_page: int = DEFAULT_ANSWER_PAGE
-    log_calls: bool = False
     _site: Site = field(init=False)
 
     @answer_detail.validator
