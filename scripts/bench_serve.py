@@ -94,11 +94,12 @@ def wait_http(port: int, path: str, process: subprocess.Popen, log: Path) -> Non
     raise SystemExit(f"server on {port} not ready:\n{log.read_text()[-3000:]}")
 
 
-def start_eshu(workdir: Path, port: int) -> subprocess.Popen:
+def start_eshu(workdir: Path, port: int, tree: Path = ROOT) -> subprocess.Popen:
+    """``twistd -n eshu-mcp --repo`` from the checkout ``tree``, ready to answer."""
     workdir.mkdir(parents=True, exist_ok=True)
     repo = make_repository(workdir)
     log = workdir / "eshu.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ESHU_HOME": str(workdir)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "ESHU_HOME": str(workdir)}
     command = [
         sys.executable,
         "-c",
@@ -136,7 +137,7 @@ def start_sdk(workdir: Path, port: int) -> subprocess.Popen:
 
 
 def measure(server: str, port: int, pid: int, transport: str, clients: int, args) -> dict:
-    tool, arguments = SERVERS[server]
+    tool, arguments = SERVERS[server.split("@")[0]]
     settings = {
         "host": "127.0.0.1",
         "port": port,
@@ -244,14 +245,16 @@ def idle_session_bytes(kind: str, port: int, pid: int, count: int) -> float:
 # -- report ------------------------------------------------------------------------------------
 
 
-def table(results: dict, transports: list[str], client_counts: list[int]) -> str:
+def table(
+    results: dict, servers: list[str], transports: list[str], client_counts: list[int]
+) -> str:
     lines = [
         "| transport | clients | server | calls/s | CPU us/call | p50 ms | p99 ms | x SDK |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for transport in transports:
         for clients in client_counts:
-            rows = {server: results[(server, transport, clients)] for server in ("eshu-mcp", "sdk")}
+            rows = {server: results[(server, transport, clients)] for server in servers}
             for server, runs in rows.items():
                 rate = statistics.median(r["calls_per_s"] for r in runs)
                 sdk = statistics.median(r["calls_per_s"] for r in rows["sdk"])
@@ -274,19 +277,31 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000, help="idle sessions (0: skip)")
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--json", help="also write the raw results to this file")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another eshu-mcp checkout, measured in the same run as eshu-mcp@baseline",
+    )
     args = parser.parse_args()
     transports = [t for t in args.transports.split(",") if t]
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         workdir = Path(tmp)
+        servers = ["eshu-mcp", "sdk"]
         ports = {"eshu-mcp": free_port(), "sdk": free_port()}
         processes = {
-            "eshu-mcp": start_eshu(workdir, ports["eshu-mcp"]),
-            "sdk": start_sdk(workdir, ports["sdk"]),
+            "eshu-mcp": start_eshu(workdir / "eshu", ports["eshu-mcp"]),
+            "sdk": start_sdk(workdir / "sdk", ports["sdk"]),
         }
+        if args.baseline:
+            servers.insert(1, "eshu-mcp@baseline")
+            ports["eshu-mcp@baseline"] = free_port()
+            processes["eshu-mcp@baseline"] = start_eshu(
+                workdir / "baseline", ports["eshu-mcp@baseline"], args.baseline.resolve()
+            )
         try:
             results: dict = {}
             for round_number in range(args.rounds):
-                order = ["eshu-mcp", "sdk"] if round_number % 2 == 0 else ["sdk", "eshu-mcp"]
+                order = servers if round_number % 2 == 0 else servers[::-1]
                 for transport in transports:
                     for clients in args.clients:
                         for server in order:
@@ -321,7 +336,7 @@ def main() -> None:
                 process.terminate()
                 process.wait(timeout=30)
     if results:
-        print(table(results, transports, args.clients))
+        print(table(results, servers, transports, args.clients))
     for (server, kind), value in memory.items():
         print(f"idle {kind} session, {server}: {value / 1024:.1f} KB ({args.sessions} sessions)")
     if args.json:
