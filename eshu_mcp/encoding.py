@@ -109,14 +109,48 @@ def _fix_separator(match: re.Match) -> str:
     return "\ufffd"
 
 
+# Python writes a float differently from Go only when its repr ends in ".0" or has an
+# exponent ("1e-07", "1.5e+16"). Encoded text with no such number token needs no float
+# rewriting (a string that merely looks like one only costs the slow path).
+_PYTHON_ONLY_FLOAT = re.compile(r"-?\d+(?:\.0|(?:\.\d+)?e[+-]\d+)")
+_NUMBER_CHARS = frozenset("0123456789.-+e")
+
+
+def _holds_python_float(text: str) -> bool:
+    """Whether ``text`` has a number token Python writes differently from Go."""
+    for needle in (".0", "e-", "e+"):
+        at = text.find(needle)
+        while at != -1:
+            start = end = at
+            while start > 0 and text[start - 1] in _NUMBER_CHARS:
+                start -= 1
+            while end < len(text) and text[end] in _NUMBER_CHARS:
+                end += 1
+            if (
+                (start == 0 or text[start - 1] in ":,[")
+                and (end == len(text) or text[end] in ",]}")
+                and _PYTHON_ONLY_FLOAT.fullmatch(text, start, end)
+            ):
+                return True
+            at = text.find(needle, end)
+    return False
+
+
 def dumps(value: Any, *, escape_html: bool = True) -> str:
     """Serialize ``value`` compactly, the way Go's ``json.Marshal`` would."""
-    floats: list[str] = []
-    text = _ENCODER.encode(_prepare(value, floats))
-    if floats:
-        text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
-    text = _LINE_SEPARATORS.sub(_fix_separator, text)
-    if escape_html:
+    try:
+        text = _ENCODER.encode(value)
+    except ValueError:
+        text = None  # a non-finite float: go_float names it below
+    if text is None or _holds_python_float(text):
+        # Rare: walk the value and write its floats Go's way (one pass, not per value).
+        floats: list[str] = []
+        text = _ENCODER.encode(_prepare(value, floats))
+        if floats:
+            text = _PLACEHOLDER_TOKEN.sub(lambda m: floats[int(m.group(1))], text)
+    if not text.isascii() and _LINE_SEPARATORS.search(text) is not None:
+        text = _LINE_SEPARATORS.sub(_fix_separator, text)
+    if escape_html and ("<" in text or ">" in text or "&" in text):
         text = _HTML.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)
     return text
 

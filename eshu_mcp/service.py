@@ -45,6 +45,7 @@ class ServerSettings:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
     max_queued_calls: int = DEFAULT_MAX_QUEUED_CALLS
+    log_calls: bool = False
 
 
 def select_catalog(
@@ -75,6 +76,7 @@ def build_mcp_server(
         clock,
         timeout=settings.dispatch_timeout,
         budget=settings.response_budget,
+        log_calls=settings.log_calls,
         metrics=metrics,
         answer_detail=settings.answer_detail,
         answer_page=settings.answer_page,

@@ -13,9 +13,9 @@ from twisted.trial.unittest import SynchronousTestCase
 from zope.interface.verify import verifyObject
 
 from eshu_mcp.query.interfaces import IQueryBackend
-from eshu_mcp.query.local.backend import LocalQueryBackend
+from eshu_mcp.query.local.backend import READY_RECHECK_SECONDS, LocalQueryBackend
 from eshu_mcp.query.local.index.indexer import index_repositories
-from tests.test_api_resource import ApiClient, ApiIndex, ThreadReactor
+from tests.test_api_resource import ApiClient, ApiIndex, InlinePool, ThreadReactor
 
 SERVICE = "class PaymentService:\n    def charge(self, amount):\n        return amount\n"
 API = (
@@ -45,6 +45,21 @@ def git(tree: Path, *args: str) -> str:
     return result.stdout.strip()
 
 
+class DeferredPool:
+    """A reader pool stand-in that holds its jobs until the test runs them."""
+
+    def __init__(self) -> None:
+        self.jobs: list = []
+
+    def callInThreadWithCallback(self, on_result, func, *args, **kwargs):
+        self.jobs.append((on_result, func, args, kwargs))
+
+    def run_all(self) -> None:
+        jobs, self.jobs = self.jobs, []
+        for on_result, func, args, kwargs in jobs:
+            InlinePool().callInThreadWithCallback(on_result, func, *args, **kwargs)
+
+
 class BackendTests(SynchronousTestCase):
     def setUp(self):
         self.index = ApiIndex(self.mktemp())
@@ -66,10 +81,67 @@ class BackendTests(SynchronousTestCase):
         self.assertFalse(answers("POST", "/api/v0/code/cypher"))
         self.assertFalse(answers("GET", "/api/v0/nothing"))
 
+    def inline_backend(self, db_path: str, **kwargs) -> LocalQueryBackend:
+        """A backend whose reader pool runs each job at once (the look is synchronous)."""
+        return LocalQueryBackend(
+            db_path, reactor=ThreadReactor(), threadpool=InlinePool(), **kwargs
+        )
+
     def test_ready_needs_an_active_generation(self):
-        self.assertTrue(self.backend.ready())
-        empty = LocalQueryBackend(str(Path(self.mktemp()) / "none.sqlite"), reactor=None)
+        backend = self.inline_backend(self.index.path)
+        self.assertTrue(self.successResultOf(backend.check_readiness()))
+        self.assertTrue(backend.ready())
+        empty = self.inline_backend(str(Path(self.mktemp()) / "none.sqlite"))
+        self.assertFalse(self.successResultOf(empty.check_readiness()))
         self.assertFalse(empty.ready())
+
+    def test_readiness_is_answered_from_memory(self):
+        reactor = ThreadReactor()
+        pool = DeferredPool()
+        backend = LocalQueryBackend(self.index.path, reactor=reactor, threadpool=pool)
+        self.assertFalse(backend.ready())  # not looked yet: the look is queued on the pool
+        self.assertEqual(len(pool.jobs), 1)
+        backend.ready()
+        self.assertEqual(len(pool.jobs), 1)  # one look at a time
+        pool.run_all()
+        self.assertTrue(backend.ready())
+        self.assertEqual(pool.jobs, [])  # a fresh answer needs no look
+        reactor.advance(READY_RECHECK_SECONDS)
+        self.assertTrue(backend.ready())
+        self.assertEqual(len(pool.jobs), 1)  # a stale one schedules a look, answers meanwhile
+
+    def test_a_committed_generation_makes_it_ready_at_once(self):
+        class Indexer:
+            state = "building"
+
+            def subscribe(self, listener):
+                self.listener = listener
+
+        indexer = Indexer()
+        backend = LocalQueryBackend(
+            str(Path(self.mktemp()) / "none.sqlite"),
+            reactor=ThreadReactor(),
+            threadpool=DeferredPool(),
+            index_service=indexer,
+        )
+        waiting = backend.when_ready()
+        self.assertFalse(backend.ready())
+        indexer.listener({"phase": "parse", "done": 1, "total": 2})
+        self.assertNoResult(waiting)
+        indexer.listener({"phase": "committed"})
+        self.assertTrue(backend.ready())
+        self.assertTrue(self.successResultOf(waiting))
+
+    def test_a_look_older_than_a_commit_does_not_undo_it(self):
+        pool = DeferredPool()
+        backend = LocalQueryBackend(
+            str(Path(self.mktemp()) / "none.sqlite"), reactor=ThreadReactor(), threadpool=pool
+        )
+        looking = backend.check_readiness()
+        backend.mark_ready()
+        pool.run_all()  # the look saw no index file, but the commit came after it began
+        self.assertTrue(self.successResultOf(looking))
+        self.assertTrue(backend.ready())
 
     def test_index_service_can_vouch_for_readiness(self):
         class Indexer:

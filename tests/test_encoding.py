@@ -56,6 +56,17 @@ class FloatTests(SynchronousTestCase):
     def test_fractions_keep_shortest_digits(self):
         self.assertEqual(dumps({"x": 0.1, "y": 12345678.9}), '{"x":0.1,"y":12345678.9}')
 
+    def test_floats_deep_in_a_large_value_are_written_gos_way(self):
+        rows = [{"name": f"row-{i}", "note": "file-level e-mail v1.0 1e-5"} for i in range(200)]
+        rows.append({"score": 1.0, "tiny": 1e-7, "list": [2.0, 0.5]})
+        text = dumps({"rows": rows})
+        self.assertTrue(text.endswith('{"score":1,"tiny":1e-7,"list":[2,0.5]}]}'))
+        self.assertIn('"note":"file-level e-mail v1.0 1e-5"', text)
+
+    def test_strings_that_look_like_python_floats_are_left_alone(self):
+        self.assertEqual(dumps(["1.0", ":1.0,", "2e-07"]), '["1.0",":1.0,","2e-07"]')
+        self.assertEqual(dumps({"version": "0.1.0", "n": 3}), '{"version":"0.1.0","n":3}')
+
     def test_non_finite_floats_are_refused(self):
         self.assertRaises(ValueError, dumps, float("nan"))
 

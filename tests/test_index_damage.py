@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.test.requesthelper import DummyRequest
 
@@ -20,7 +19,7 @@ from eshu_mcp.query.local.backend import LocalQueryBackend
 from eshu_mcp.query.local.index import command
 from eshu_mcp.query.local.index.indexer import index_repositories
 from eshu_mcp.transport.web import McpWebApp
-from tests.test_api_resource import ApiClient
+from tests.test_api_resource import ApiClient, InlinePool, ThreadReactor
 from tests.test_index_lifecycle import ROOT, small_repository
 
 PAGE = 4096
@@ -102,9 +101,11 @@ class FirstPageOverwrittenTests(DamagedIndexCase):
         self.assert_names_file_and_fix(result["content"][0]["text"])
 
     def test_readyz_names_the_file_and_the_fix(self) -> None:
-        backend = LocalQueryBackend(str(self.db), reactor=Clock())
+        backend = LocalQueryBackend(str(self.db), reactor=ThreadReactor(), threadpool=InlinePool())
         request = DummyRequest([b"readyz"])
-        body = McpWebApp.readyz(SimpleNamespace(backend=backend), request).decode()
+        body = self.successResultOf(
+            McpWebApp.readyz(SimpleNamespace(backend=backend), request)
+        ).decode()
         self.assertEqual(request.responseCode, 503)
         self.assertTrue(body.startswith("service=mcp-server probe=readyz status=error error="))
         self.assert_names_file_and_fix(body)

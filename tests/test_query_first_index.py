@@ -56,3 +56,19 @@ class AwaitFirstIndexTests(SynchronousTestCase):
         self.exchange.disconnect()
         self.build.finish()
         self.assertEqual(self.inner.requests, [])
+
+
+class EarlierIndexTests(SynchronousTestCase):
+    """An index left by an earlier run answers while the first build of this one runs."""
+
+    def test_a_request_goes_through_once_the_backend_sees_an_active_generation(self):
+        build = IndexBuild()
+        seen = defer.Deferred()
+        inner = RecordingResource(body=b'{"ok": true}')
+        gate = AwaitFirstIndex(inner, build, lambda: False, lambda: seen)
+        exchange = HttpExchange(Site(gate))
+        exchange.request(b"GET", b"/repositories")
+        self.assertEqual(inner.requests, [])
+        seen.callback(True)
+        self.assertEqual(exchange.response().body, b'{"ok": true}')
+        self.assertEqual(build.state, "building")

@@ -207,3 +207,50 @@ class MakeServiceTests(SynchronousTestCase):
         self.assertEqual(len(seen), 1)
         self.assertEqual(seen[0][0], 2)
         self.successResultOf(service.stopService())
+
+
+class AccessLogTests(SynchronousTestCase):
+    """One log line per request only with --access-log."""
+
+    def logged_lines(self, *flags: str) -> list[str]:
+        from twisted.logger import formatEvent, globalLogPublisher
+
+        from tests.support import HttpExchange
+
+        reactor = MemoryReactorClock()
+        options = parse(
+            "--backend",
+            "upstream",
+            "--upstream-url",
+            "http://127.0.0.1:1",
+            "--listen",
+            "tcp:8127:interface=127.0.0.1",
+            *flags,
+        )
+        service = makeService(options, reactor=reactor)
+        service.startService()
+        self.addCleanup(service.stopService)
+        site = reactor.tcpServers[0][1]
+        site.startFactory()
+        self.addCleanup(site.stopFactory)
+        seen: list[str] = []
+
+        def observe(event):
+            text = formatEvent(event)
+            if "/healthz" in text:
+                seen.append(text)
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+        exchange = HttpExchange(site)
+        exchange.request(b"GET", b"/healthz")
+        self.assertEqual(exchange.response().status, 200)
+        return seen
+
+    def test_requests_are_not_logged_by_default(self):
+        self.assertEqual(self.logged_lines(), [])
+
+    def test_access_log_writes_one_line_per_request(self):
+        lines = self.logged_lines("--access-log")
+        self.assertEqual(len(lines), 1)
+        self.assertIn('"GET /healthz HTTP/1.1" 200', lines[0])

@@ -61,6 +61,11 @@ def _first(pair: tuple) -> Any:
     return pair[0]
 
 
+def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object with its keys in Go map order (the last of duplicate keys wins)."""
+    return dict(sorted(pairs, key=_first))
+
+
 def _normalize(value: Any, fix_surrogates: bool) -> Any:
     """Sort object keys (Go map order) and turn lone surrogates into U+FFFD, as Go decodes them."""
     if isinstance(value, dict):
@@ -87,14 +92,18 @@ def decode_body(body: bytes) -> Any:
     can walk raise ``ValueError`` (Go refuses all but the last too).
     """
     text = body_text(body)
+    fix_surrogates = _ESCAPED_SURROGATE.search(text) is not None
     try:
         value = json.loads(
             text,
             parse_float=_go_float,
             parse_int=_go_int,
             parse_constant=_reject_constant,
+            # Keys sorted as each object is built (no second walk); a lone surrogate
+            # escape is rare and takes the walk that also replaces it.
+            object_pairs_hook=None if fix_surrogates else _sorted_object,
         )
-        return _normalize(value, _ESCAPED_SURROGATE.search(text) is not None)
+        return _normalize(value, True) if fix_surrogates else value
     except RecursionError as error:
         raise ValueError("JSON nested too deeply") from error
 

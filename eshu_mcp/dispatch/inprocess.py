@@ -136,7 +136,8 @@ def request_target(route: Route) -> bytes:
 @define
 class InProcessDispatcher:
     """
-    Turns tool calls into in-process requests against a query Resource.
+    Turns tool calls into in-process requests against a query Resource (and, with
+    ``log_calls``, the daemon's ``--access-log``, logs a line for each).
 
     ``timeout`` bounds each call (the Resource sees the request lose its
     connection when it expires); ``budget`` bounds the size of each answer.
@@ -151,6 +152,7 @@ class InProcessDispatcher:
     clock: IReactorTime
     timeout: float = DEFAULT_DISPATCH_TIMEOUT
     budget: int = DEFAULT_RESPONSE_BUDGET
+    log_calls: bool = False
     metrics: object | None = None
     answer_detail: str = field(default=COMPACT)
     answer_page: int = DEFAULT_ANSWER_PAGE
@@ -190,12 +192,13 @@ class InProcessDispatcher:
         except RouteError as error:
             self._count(tool_name, "route_error", started)
             return defer.succeed(error_result(str(error)))
-        log.debug(
-            "dispatch tool {tool} {method} {path}",
-            tool=tool_name,
-            method=route.method,
-            path=route.path,
-        )
+        if self.log_calls:
+            log.info(
+                "dispatch tool {tool} {method} {path}",
+                tool=tool_name,
+                method=route.method,
+                path=route.path,
+            )
         outcome = self.request(route, authorization)
 
         def classify(response: InProcessResponse) -> dict:

@@ -140,6 +140,18 @@ class McpServer:
         return McpConnection(self, default_version=default_version)
 
 
+# The MCP methods and the McpConnection method answering each (a table per class, not
+# one of bound methods per connection: idle sessions stay small).
+METHOD_HANDLERS = {
+    "initialize": "_initialize",
+    "ping": "_ping",
+    "tools/list": "_tools_list",
+    "tools/call": "_tools_call",
+    "server/discover": "_discover",
+    "logging/setLevel": "_set_log_level",
+}
+
+
 class McpConnection:
     """One client's protocol state: negotiated revision and in-flight calls."""
 
@@ -157,14 +169,6 @@ class McpConnection:
         )
         self.notify: Notify | None = None
         self.log_level: str | None = None
-        self._methods: dict[str, Callable] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "server/discover": self._discover,
-            "logging/setLevel": self._set_log_level,
-        }
 
     @property
     def version(self) -> str:
@@ -243,7 +247,8 @@ class McpConnection:
     def _answer(self, request: Request, context: CallContext) -> defer.Deferred:
         try:
             version = self._request_version(request)
-            handler = self._methods.get(request.method)
+            name = METHOD_HANDLERS.get(request.method)
+            handler = None if name is None else getattr(self, name)
             if handler is None or not self._method_exists(request.method, version):
                 raise ProtocolError(METHOD_NOT_FOUND, f"method not found: {request.method}")
             outcome = handler(request, version, context)

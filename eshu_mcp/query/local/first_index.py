@@ -15,24 +15,39 @@ class AwaitFirstIndex(Resource):
     within a second; answering "index unavailable" then would be useless. Until
     the backend is ready, requests wait for the index service (a client that goes
     away, or a tool call's deadline, ends the wait); if the build fails they go
-    through and get the backend's own error.
+    through and get the backend's own error. ``is_ready`` must answer from memory (it runs
+    on the reactor for every request); ``became_ready``, when given, returns a Deferred
+    that fires as soon as the backend sees an active generation (an index left by an
+    earlier run), so a request need not wait for the build under way.
     """
 
     isLeaf = True
 
-    def __init__(self, inner: IResource, index_service, is_ready) -> None:
+    def __init__(
+        self,
+        inner: IResource,
+        index_service,
+        is_ready: Callable[[], bool],
+        became_ready: Callable[[], defer.Deferred] | None = None,
+    ) -> None:
         super().__init__()
         self._inner = inner
         self._index_service = index_service
         self._is_ready = is_ready
+        self._became_ready = became_ready
 
     def render(self, request):
         if self._is_ready() or self._index_service.state == "failed":
             return self._inner.render(request)
         waiting = defer.Deferred()
-        self._index_service.whenReady().addBoth(
-            lambda result: None if waiting.called else waiting.callback(None)
-        )
+
+        def release(result: object) -> None:
+            if not waiting.called:
+                waiting.callback(None)
+
+        self._index_service.whenReady().addBoth(release)
+        if self._became_ready is not None:
+            self._became_ready().addBoth(release)
         request.notifyFinish().addErrback(lambda _: waiting.cancel())
 
         def go(_) -> None:

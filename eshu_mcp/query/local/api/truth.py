@@ -9,13 +9,13 @@ generations compared with what the work tree holds now.
 
 from __future__ import annotations
 
-import os
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from twisted.logger import Logger
 
+from eshu_mcp.query.local.api.truth_heads import current_head, git_dir  # noqa: F401
+from eshu_mcp.query.local.api.work_trees import WORK_TREES
 from eshu_mcp.query.local.api.writer_state import writer_alive
 
 log = Logger()
@@ -178,63 +178,6 @@ def unavailable_freshness(detail: str) -> dict[str, Any]:
 # ------------------------------------------------------------------ work tree checks
 
 
-def _read_small(path: Path) -> str | None:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
-def git_dir(work_tree: Path) -> Path | None:
-    """The git directory of a work tree (`.git` or the `gitdir:` it points to)."""
-    dot_git = work_tree / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    text = _read_small(dot_git)
-    if text and text.startswith("gitdir:"):
-        target = Path(text[len("gitdir:") :].strip())
-        return target if target.is_absolute() else (work_tree / target)
-    return None
-
-
-def current_head(work_tree: str) -> str | None:
-    """
-    The commit the work tree's HEAD names now, read from the git files (no subprocess).
-
-    Returns None when it cannot be told cheaply (not a git tree, unreadable refs).
-    """
-    gdir = git_dir(Path(work_tree))
-    if gdir is None:
-        return None
-    head = _read_small(gdir / "HEAD")
-    if head is None:
-        return None
-    head = head.strip()
-    if not head.startswith("ref:"):
-        return head or None
-    ref = head[len("ref:") :].strip()
-    if ".." in ref.split("/") or os.path.isabs(ref):
-        return None
-    loose = _read_small(gdir / ref)
-    if loose:
-        return loose.strip()
-    packed = _read_small_all(gdir / "packed-refs")
-    for line in (packed or "").splitlines():
-        sha, _, name = line.partition(" ")
-        if name.strip() == ref:
-            return sha.strip()
-    return None
-
-
-def _read_small_all(path: Path, limit: int = 4 << 20) -> str | None:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
 MISSING_CAUSE = "repository_missing"
 
 
@@ -264,7 +207,8 @@ def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[st
             return {"state": "building", "detail": "the first generation is being indexed"}
         return {"state": "unavailable", "detail": "repository has no active generation"}
     freshness: dict[str, Any] = {"state": "fresh", "observed_at": active["observed_at"]}
-    if not os.path.isdir(repo["local_path"]):
+    present, head = WORK_TREES.state(repo["local_path"])
+    if not present:
         freshness["state"] = "stale"
         freshness["cause"] = MISSING_CAUSE
         freshness["detail"] = missing_detail(repo)
@@ -273,7 +217,6 @@ def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[st
         freshness["state"] = "building"
         freshness["detail"] = "a newer generation is being indexed"
         return freshness
-    head = current_head(repo["local_path"])
     indexed = repo["head_commit"]
     if head and indexed and head != indexed:
         freshness["state"] = "stale"
