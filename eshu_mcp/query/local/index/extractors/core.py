@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 ALIAS = "@"
 """An assignment reader's type that means "whatever type the name after it has" (``x = y``);
@@ -118,6 +118,9 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
+    attribute_paths: bool = False
+    """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
+    dotted class name, so the attribute path is kept apart from it)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

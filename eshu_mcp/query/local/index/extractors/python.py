@@ -402,4 +402,5 @@ SPEC = LanguageSpec(
         "reference": REFERENCE_PATTERN,
     },
     instance_prefix="self.",
+    attribute_paths=True,
 )
