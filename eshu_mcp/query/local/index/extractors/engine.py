@@ -121,6 +121,8 @@ class LanguageEngine:
             ]
         items.sort(key=_first)
         self._sweep(items, result, source, scale)
+        if self.spec.prune_references is not None:
+            self.spec.prune_references(result)
         if self.spec.module_docstring is not None and root.named_child_count:
             doc = self.spec.module_docstring(root)
             if doc:
@@ -186,7 +188,11 @@ class LanguageEngine:
                                 receiver,
                                 (
                                     function[1].get(receiver)
-                                    or (members and _member_type(function[1], receiver, members))
+                                    or (
+                                        _member_type(function[1], receiver, members)
+                                        if members and "." in receiver
+                                        else None
+                                    )
                                 )
                                 if receiver
                                 else None,
@@ -260,7 +266,11 @@ class LanguageEngine:
                                 receiver,
                                 (
                                     function[1].get(receiver)
-                                    or (members and _member_type(function[1], receiver, members))
+                                    or (
+                                        _member_type(function[1], receiver, members)
+                                        if members and "." in receiver
+                                        else None
+                                    )
                                 )
                                 if receiver
                                 else None,
