@@ -47,50 +47,61 @@ def resolve_calls(
     seen: set[tuple] = set()
     memo: dict[tuple, tuple] = {}
     by_id = catalog.by_id
+    languages: dict[int, bool] = {}  # file id -> resolved as Python
     for call in calls:
+        file_id = call[1]
         caller = by_id.get(call[2]) if call[2] else None
-        if python is not None and language_of.get(call[1]) == "python":
+        is_python = languages.get(file_id)
+        if is_python is None:
+            is_python = languages[file_id] = (
+                python is not None and language_of.get(file_id) == "python"
+            )
+        if is_python:
             # the caller's scopes and class decide: equal keys resolve equally
-            scope = python.scope_key(caller, call[1], call[3], call[5], call[6])
-            key = (call[1], scope, *call[3:8])
+            scope = python.scope_key(caller, file_id, call[3], call[5], call[6])
+            key = (file_id, scope, *call[3:8])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = python.resolve(call, caller)
+                found = memo[key] = _prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call: equal keys resolve equally.
-            key = (call[1], caller.class_context if caller else None, *call[3:8])
+            key = (file_id, caller.class_context if caller else None, *call[3:8])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = resolve_call(call, catalog, bindings, language_of)
-        target, how = found[0], found[1]
-        if target is None:
+                found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
+        targets, how = found
+        if targets is None:
             unresolved.append((call[0], how))
             continue
-        source = call[2] or file_nids[call[1]]
-        confidence = CONFIDENCE[how]
-        if isinstance(target, list):  # each candidate as likely as the others
-            could_run = found[2] if len(found) > 2 else len(target)
-            confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
-        for one in target if isinstance(target, list) else (target,):
-            identity = (source, one.nid, call[9])
+        source = call[2] or file_nids[file_id]
+        line = call[9]
+        for nid, constructs, method, confidence in targets:
+            identity = (source, nid, line)
             if identity in seen:
                 continue
             seen.add(identity)
-            kind = CONSTRUCTOR_CALL if one.entity_type in CALLABLE_TYPES else call[7]
-            edges.append(
-                (
-                    CALLS,
-                    source,
-                    one.nid,
-                    kind,
-                    None,
-                    METHODS[how],
-                    confidence,
-                    call[9],
-                    call[1],
-                )
-            )
+            kind = CONSTRUCTOR_CALL if constructs else call[7]
+            edges.append((CALLS, source, nid, kind, None, method, confidence, line, file_id))
     return edges, unresolved
+
+
+def _prepared(found: tuple) -> tuple:
+    """A resolution as (None, reason) or ((nid, is a class, method code, confidence) for
+    each target, how): what every call resolving alike writes."""
+    target, how = found[0], found[1]
+    if target is None:
+        return None, how
+    confidence = CONFIDENCE[how]
+    if isinstance(target, list):  # each candidate as likely as the others
+        could_run = found[2] if len(found) > 2 else len(target)
+        confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
+    else:
+        target = [target]
+    method = METHODS[how]
+    return (
+        tuple((e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target),
+        how,
+    )
 
 
 def resolve_calls_split(

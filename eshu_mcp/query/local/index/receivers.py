@@ -51,11 +51,13 @@ class PythonCalls:
             return None
         nested = self._nested.get(file_id)
         if nested and (
-            _head(receiver if receiver is not None else call_name) in nested
+            (call_name if receiver is None else _head(receiver)) in nested
             or (inferred is not None and _head(inferred) in nested)
         ):
             return caller.nid
-        if receiver is not None and (
+        if receiver is None:
+            return None
+        if (
             receiver in SELF_NAMES
             or receiver.startswith(("self.", "super("))
             or (inferred is not None and inferred.startswith(("self.", "cls.")))
@@ -442,6 +444,8 @@ class PythonCalls:
 
 def _head(expr: str) -> str:
     """The first name of a dotted expression or call chain."""
+    if expr.isidentifier():
+        return expr
     return expr.split(".", 1)[0].split("(", 1)[0]
 
 
