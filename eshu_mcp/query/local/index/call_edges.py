@@ -112,14 +112,21 @@ def resolve_calls_split(
     file_nids: dict[int, int],
     meanwhile: Callable[[], None] | None = None,
     python: PythonCalls | None = None,
+    sink: Callable[[list[tuple], list[tuple[int, str]]], None] | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
     :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
     ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
+    With ``sink``, each half's results are handed to it as soon as they are ready (the first
+    while the child still works) and nothing is returned.
     """
     if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         with alongside(meanwhile):
-            return resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
+            found = resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
+        if sink is None:
+            return found
+        sink(*found)
+        return [], []
     files = sorted({call[1] for call in calls})
     boundary = files[len(files) // 2]
     mine = [call for call in calls if call[1] < boundary]
@@ -143,6 +150,9 @@ def resolve_calls_split(
             edges, unresolved = resolve_calls(
                 mine, catalog, bindings, language_of, file_nids, python
             )
+        if sink is not None:  # written while the child resolves the other half
+            sink(edges, unresolved)
+            edges, unresolved = [], []
         payload = pipe.read()
     finally:
         pipe.close()  # before waiting: a child still writing gets EPIPE instead of blocking
@@ -150,6 +160,9 @@ def resolve_calls_split(
     if status != 0 or not payload:
         raise RuntimeError(f"call resolution child failed (wait status {status})")
     their_edges, their_unresolved = pickle.loads(payload)
+    if sink is not None:
+        sink(their_edges, their_unresolved)
+        return [], []
     return edges + their_edges, unresolved + their_unresolved
 
 
