@@ -7,8 +7,11 @@ the current sys.path (run it from the checkout you measure: ``PYTHONPATH=. pytho
 .../bench_callgraph.py``), opens the index read-only and measures:
 
 * callers, per benchmark name, against Python's ``ast`` (every ``NAME(...)``/``x.NAME(...)``
-  call, attributed to its enclosing def; calls on a name imported from outside the tree,
-  like ``sys.stdout.write``, are left out): *site recall* (call sites with a CALLS edge into
+  call, attributed to its enclosing def; calls that are not calls into the tree are left
+  out: on a name imported from outside it, like ``sys.stdout.write``, on a local or a
+  ``self`` attribute only ever bound to an outside value, like ``f = open(p)``, and, with
+  the runtime trace, sites where only outside code of that name ran; an edge at one of
+  them counts against precision): *site recall* (call sites with a CALLS edge into
   some definition of the name), *caller recall* (enclosing defs with one), *edge precision*
   (edges at such a call site, not to an ``@overload`` stub), and the same through the tools
   an assistant calls (in process, through the /api/v0 Resource);
@@ -39,7 +42,7 @@ from pathlib import Path
 
 import callgraph_ast
 from callgraph_api import measure_api
-from callgraph_ast import SourceTree, direct_subclasses, scan_tree
+from callgraph_ast import SourceTree, ancestors, direct_subclasses, resolve_dotted, scan_tree
 from callgraph_index import load_index
 from callgraph_report import print_report
 from callgraph_runtime import judge, observed_calls, tier_table
@@ -121,14 +124,41 @@ def ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
+INTERFACE_BASES = frozenset({"Interface", "Protocol"})
+
+
+def declares(tree, definition) -> bool:
+    """Whether a definition is a method of an interface (a zope ``Interface`` or a
+    ``typing.Protocol``, or a class deriving from one): it declares, it never runs."""
+    parent = tree.definitions.get(definition.parent) if definition.parent else None
+    if parent is None or parent.kind != "class":
+        return False
+    for key in (definition.parent, *ancestors(tree, definition.parent)):
+        module = tree.module_of.get(key[0])
+        for base in tree.class_bases.get(key, ()):  # an outside Interface, not a tree class
+            if base.rsplit(".", 1)[-1] in INTERFACE_BASES and not resolve_dotted(
+                tree, module, base
+            ):
+                return True
+    return False
+
+
+def ran_outside(site, seen: dict) -> bool:
+    """Whether the trace saw this site call its name, and only outside code of that name ran
+    there (a builtin's or a library's method: no definition of the tree is its callee)."""
+    ran = [r for r in seen.get((site.path, site.line), ()) if r.name == site.name]
+    return bool(ran) and all(r.key is None for r in ran)
+
+
 def measure_name(name, kind, pattern, tree, index, seen) -> dict:
     """Callers of one name: ast call sites against the index's CALLS edges into its definitions."""
     all_sites = tree.calls_named(name)
+    outside = {s for s in all_sites if s.external or ran_outside(s, seen)}
     spans = defaultdict(list)
     for site in all_sites:
-        if not site.external:  # an edge from sys.stdout.write() into a twisted write is wrong
+        if site not in outside:  # an edge from sys.stdout.write() into a twisted write is wrong
             spans[site.path].append((site.line, site.attr_line))
-    sites = [s for s in all_sites if not s.external]
+    sites = [s for s in all_sites if s not in outside]
     if pattern:
         sites = [s for s in sites if s.receiver and re.search(pattern, s.receiver)]
     edges = index.calls_into(name)
@@ -136,6 +166,14 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
     for edge in edges:
         edge_lines[edge.path].add(edge.line)
     found = [s for s in sites if any(s.line <= x <= s.attr_line for x in edge_lines[s.path])]
+    declarations = {k for k, d in tree.definitions.items() if d.name == name and declares(tree, d)}
+    implemented_lines = defaultdict(set)
+    for edge in edges:
+        if edge.target.key not in declarations:
+            implemented_lines[edge.path].add(edge.line)
+    found_implemented = [
+        s for s in found if any(s.line <= x <= s.attr_line for x in implemented_lines[s.path])
+    ]
     callers = {s.caller or (s.path, 0) for s in sites}
     edge_callers = {e.source for e in edges}
     all_callers = {s.caller or (s.path, 0) for s in all_sites}
@@ -166,7 +204,9 @@ def measure_name(name, kind, pattern, tree, index, seen) -> dict:
         "definitions": len(definitions),
         "ast_sites": len(sites),
         "ast_external_sites": sum(1 for s in all_sites if s.external),
+        "ast_sites_outside_at_runtime": len(outside) - sum(1 for s in all_sites if s.external),
         "sites_found": len(found),
+        "sites_found_beyond_interfaces": len(found_implemented),
         "site_recall": ratio(len(found), len(sites)),
         "ast_callers": len(callers),
         "caller_recall": ratio(len(callers & edge_callers), len(callers)),
@@ -194,11 +234,13 @@ def overall(all_rows: list[dict]) -> dict:
     sites = sum(r["ast_sites"] for r in rows)
     edges = sum(r["edges"] for r in rows)
     found = sum(r["sites_found"] for r in rows)
+    beyond = sum(r["sites_found_beyond_interfaces"] for r in rows)
     precise = sum(r["_precise"] for r in rows)
     return {
         "names": len(rows),
         "ast_sites": sites,
         "site_recall": ratio(found, sites),
+        "site_recall_beyond_interfaces": ratio(beyond, sites),
         "edges": edges,
         "edge_precision": ratio(precise, edges),
         "mean_site_recall": round(sum(r["site_recall"] or 0 for r in rows) / len(rows), 3),

@@ -38,7 +38,8 @@ class CallSite:
     name: str = attr.ib()
     receiver: str | None = attr.ib()  # dotted ``x`` of ``x.NAME(...)`` ("?" if not a name)
     caller: tuple[str, int] | None = attr.ib()  # (path, line) of the enclosing def/class
-    external: bool = attr.ib()  # receiver rooted at a name imported from outside the tree
+    external: bool = attr.ib()  # receiver rooted at a name imported from outside the tree,
+    #                             or at a local bound to what outside code returned
 
 
 @attr.s(slots=True)
@@ -107,6 +108,11 @@ class _FileWalker:
         self.bindings: dict[str, tuple] = {}
         self.external_roots: set[str] = set()
         self.generators: set[int] = set()  # def lines of functions holding a yield
+        # (def line or None) -> local names bound to an outside value: ``f = open(p)``,
+        # ``with open(p) as f``, ``s = io.BytesIO()`` (their methods are not the tree's)
+        self.outside_locals: dict[int | None, set[str]] = {}
+        # (class key, attribute) -> whether each ``self.attribute = ...`` bound an outside value
+        self.attribute_values: dict[tuple, list[bool]] = {}
 
     def walk(self, node, scope: tuple | None) -> None:
         """``scope`` is (qualname, def line, is a function) of the innermost def/class."""
@@ -141,6 +147,11 @@ class _FileWalker:
             elif kind is ast.Yield or kind is ast.YieldFrom:
                 if scope is not None and scope[2]:
                     self.generators.add(scope[1])
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                self._bind(node, scope)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:
+                    self._bind_local(item.optional_vars, item.context_expr, scope)
             elif kind is ast.Import:
                 self._import(node)
             elif kind is ast.ImportFrom:
@@ -173,6 +184,56 @@ class _FileWalker:
         elif scope is None:
             self.bindings.setdefault(node.name, ("function", self.module, node.name))
         return (qual, node.lineno, is_function)
+
+    def _bind(self, node, scope) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            self._bind_local(target, node.value, scope)
+
+    def _bind_local(self, target, value, scope) -> None:
+        """Note (or forget) a local name, or ``self.attr``, bound to an outside value."""
+        outside = self._outside_value(value)
+        if isinstance(target, ast.Attribute) and scope is not None and scope[2]:
+            if isinstance(target.value, ast.Name) and target.value.id == "self":
+                method = self.tree.definitions[(self.path, scope[1])]
+                self.attribute_values.setdefault((method.parent, target.attr), []).append(outside)
+            return
+        if not isinstance(target, ast.Name):
+            return
+        found = self.outside_locals.setdefault(scope[1] if scope else None, set())
+        if outside:
+            found.add(target.id)
+        else:
+            found.discard(target.id)
+
+    def _outside_value(self, value) -> bool:
+        """What outside code returned (``open(p)``, ``io.BytesIO()``) or holds (``sys.stdout``)."""
+        if isinstance(value, ast.Call):
+            dotted = _dotted(value.func)
+            if dotted == "open":
+                return "open" not in self.bindings
+        elif isinstance(value, ast.Attribute):
+            dotted = _dotted(value)
+        else:
+            return False
+        return dotted is not None and dotted.split(".")[0] in self.external_roots
+
+    def finish_calls(self, first: int) -> None:
+        """``self.attr.m()`` calls (from index ``first`` on) whose class only ever binds
+        ``attr`` to outside values are outside calls."""
+        outside = {key for key, values in self.attribute_values.items() if all(values)}
+        if not outside:
+            return
+        calls, definitions = self.tree.calls, self.tree.definitions
+        for index in range(first, len(calls)):
+            call = calls[index]
+            receiver = call.receiver or ""
+            if call.external or call.caller is None or not receiver.startswith("self."):
+                continue
+            method = definitions.get(call.caller)
+            attribute = receiver[5:]
+            if method is not None and (method.parent, attribute) in outside:
+                calls[index] = attr.evolve(call, external=True)
 
     def _import(self, node) -> None:
         for alias in node.names:
@@ -210,7 +271,11 @@ class _FileWalker:
                 name=name,
                 receiver=receiver,
                 caller=(self.path, scope[1]) if scope else None,
-                external=receiver is not None and root in self.external_roots,
+                external=receiver is not None
+                and (
+                    root in self.external_roots
+                    or root in self.outside_locals.get(scope[1] if scope else None, ())
+                ),
             )
         )
 
@@ -238,8 +303,10 @@ def scan_tree(root: Path) -> SourceTree:
         module = module_name(path)
         tree.module_of[path] = module
         walker = _FileWalker(tree, path, module, internal)
+        first = len(tree.calls)
         walker.walk(parsed, None)
         walker.finish()
+        walker.finish_calls(first)
         tree.bindings[module] = walker.bindings
     for key, definition in tree.definitions.items():
         if definition.kind == "class":

@@ -54,6 +54,21 @@ class Other(Renamed):
 
 def never_named_again():
     pass
+
+
+def dump(path):
+    f = open(path)
+    f.flush()
+    g = make()
+    g.flush()
+
+
+class Sink:
+    def __init__(self):
+        self.out = sys.stderr
+
+    def emit(self):
+        self.out.flush()
 """
 
 
@@ -94,6 +109,11 @@ class AstGroundTruthTests(SynchronousTestCase):
         (write,) = self.tree.calls_named("write")
         self.assertTrue(write.external)
         self.assertFalse(any(c.external for c in self.tree.calls_named("helper")))
+
+    def test_calls_on_values_only_outside_code_gave_are_external(self):
+        # f = open(p) and self.out = sys.stderr hold outside objects; g = make() may not
+        external = {c.receiver: c.external for c in self.tree.calls_named("flush")}
+        self.assertEqual(external, {"f": True, "g": False, "self.out": True})
 
     def test_overload_stubs_and_generators_are_marked(self):
         helpers = sorted(

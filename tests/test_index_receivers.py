@@ -115,6 +115,23 @@ SOURCES = {
     "@implementer(IPump)\nclass Pumper:\n    def pump(self):\n        pass\n"
     + "".join(f"class P{n}:\n    def pump(self):\n        pass\n" for n in range(9))
     + "def blind(thing):\n    thing.pump()\n",
+    "pkg/wires.py": "from zope.interface import Interface, implementer\n"
+    "class IWire(Interface):\n    def cut():\n        pass\n"
+    "class ISubWire(IWire):\n    def cut():\n        pass\n"
+    + "".join(
+        f"@implementer(IWire)\nclass W{n}:\n    def cut(self):\n        pass\n" for n in range(10)
+    )
+    + "class IOne(Interface):\n    def snip():\n        pass\n"
+    "class ITwo(Interface):\n    def snip():\n        pass\n"
+    + "".join(f"class N{n}:\n    def snip(self):\n        pass\n" for n in range(9))
+    + "class Plug:\n    def pull(self):\n        pass\n"
+    "class Holder:\n    wire: IWire\n    plug: Plug\n"
+    "class Client(Holder):\n    pass\n"
+    "class Test:\n    def setUp(self):\n        self.client = Client()\n"
+    "    def through_self(self):\n        self.client.wire.cut()\n"
+    "def through_local():\n    c = Client()\n    c.wire.cut()\n    c.plug.pull()\n"
+    "def blind_cut(thing):\n    thing.cut()\n"
+    "def blind_snip(thing):\n    thing.snip()\n",
 }
 
 
@@ -240,6 +257,25 @@ class ReceiverResolutionTests(SynchronousTestCase):
         # ten definitions could run: the declared one is linked, as ambiguous, with 0.75/10
         edges = self.calls_from("pkg/many.py", "use", "feed")
         self.assertEqual([(q, m, c) for _, q, _, m, c in edges], [("Root.feed", "ambiguous", 0.08)])
+
+    def test_an_untyped_call_of_a_name_one_interface_tree_declares_names_its_method(
+        self,
+    ) -> None:
+        # ten implementers are too many to list: the interface's declaration stands for
+        # them (not the sub-interface's), as ambiguous with 0.75/10
+        edges = self.calls_from("pkg/wires.py", "blind_cut", "cut")
+        self.assertEqual([(q, m, c) for _, q, _, m, c in edges], [("IWire.cut", "ambiguous", 0.08)])
+
+    def test_an_untyped_call_of_a_name_unrelated_interfaces_declare_links_nothing(self) -> None:
+        self.assertEqual(self.calls_from("pkg/wires.py", "blind_snip", "snip"), [])
+
+    def test_attributes_of_a_typed_value_type_calls_through_the_class_hierarchy(self) -> None:
+        # Client inherits ``wire: IWire`` and ``plug: Plug`` from Holder
+        for caller in ("through_self", "through_local"):
+            edges = self.calls_from("pkg/wires.py", caller, "cut")
+            self.assertEqual([(q, m) for _, q, _, m, _ in edges], [("IWire.cut", "ambiguous")])
+        edges = self.calls_from("pkg/wires.py", "through_local", "pull")
+        self.assertEqual([(q, m) for _, q, _, m, _ in edges], [("Plug.pull", "type_inferred")])
 
 
 class EditedRepositoryCase(SynchronousTestCase):

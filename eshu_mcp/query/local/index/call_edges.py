@@ -49,50 +49,61 @@ def resolve_calls(
     seen: set[tuple] = set()
     memo: dict[tuple, tuple] = {}
     by_id = catalog.by_id
+    languages: dict[int, bool] = {}  # file id -> resolved as Python
     for call in calls:
+        file_id = call[1]
         caller = by_id.get(call[2]) if call[2] else None
-        if python is not None and language_of.get(call[1]) == "python":
+        is_python = languages.get(file_id)
+        if is_python is None:
+            is_python = languages[file_id] = (
+                python is not None and language_of.get(file_id) == "python"
+            )
+        if is_python:
             # the caller's scopes and class decide: equal keys resolve equally
-            scope = python.scope_key(caller, call[1], call[3], call[5], call[6])
-            key = (call[1], scope, *call[3:8])
+            scope = python.scope_key(caller, file_id, call[3], call[5], call[6])
+            key = (file_id, scope, *call[3:8])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = python.resolve(call, caller)
+                found = memo[key] = _prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call: equal keys resolve equally.
-            key = (call[1], caller.class_context if caller else None, *call[3:8])
+            key = (file_id, caller.class_context if caller else None, *call[3:8])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = resolve_call(call, catalog, bindings, language_of)
-        target, how = found[0], found[1]
-        if target is None:
+                found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
+        targets, how = found
+        if targets is None:
             unresolved.append((call[0], how))
             continue
-        source = call[2] or file_nids[call[1]]
-        confidence = CONFIDENCE[how]
-        if isinstance(target, list):  # each candidate as likely as the others
-            could_run = found[2] if len(found) > 2 else len(target)
-            confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
-        for one in target if isinstance(target, list) else (target,):
-            identity = (source, one.nid, call[9])
+        source = call[2] or file_nids[file_id]
+        line = call[9]
+        for nid, constructs, method, confidence in targets:
+            identity = (source, nid, line)
             if identity in seen:
                 continue
             seen.add(identity)
-            kind = CONSTRUCTOR_CALL if one.entity_type in CALLABLE_TYPES else call[7]
-            edges.append(
-                (
-                    CALLS,
-                    source,
-                    one.nid,
-                    kind,
-                    None,
-                    METHODS[how],
-                    confidence,
-                    call[9],
-                    call[1],
-                )
-            )
+            kind = CONSTRUCTOR_CALL if constructs else call[7]
+            edges.append((CALLS, source, nid, kind, None, method, confidence, line, file_id))
     return edges, unresolved
+
+
+def _prepared(found: tuple) -> tuple:
+    """A resolution as (None, reason) or ((nid, is a class, method code, confidence) for
+    each target, how): what every call resolving alike writes."""
+    target, how = found[0], found[1]
+    if target is None:
+        return None, how
+    confidence = CONFIDENCE[how]
+    if isinstance(target, list):  # each candidate as likely as the others
+        could_run = found[2] if len(found) > 2 else len(target)
+        confidence = max(1, round(AMBIGUOUS_SHARE / could_run))
+    else:
+        target = [target]
+    method = METHODS[how]
+    return (
+        tuple((e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target),
+        how,
+    )
 
 
 def resolve_calls_split(
@@ -103,14 +114,21 @@ def resolve_calls_split(
     file_nids: dict[int, int],
     meanwhile: Callable[[], None] | None = None,
     python: PythonCalls | None = None,
+    sink: Callable[[list[tuple], list[tuple[int, str]]], None] | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
     :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
     ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
+    With ``sink``, each half's results are handed to it as soon as they are ready (the first
+    while the child still works) and nothing is returned.
     """
     if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         with alongside(meanwhile):
-            return resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
+            found = resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
+        if sink is None:
+            return found
+        sink(*found)
+        return [], []
     files = sorted({call[1] for call in calls})
     boundary = files[len(files) // 2]
     mine = [call for call in calls if call[1] < boundary]
@@ -136,6 +154,9 @@ def resolve_calls_split(
             edges, unresolved = resolve_calls(
                 mine, catalog, bindings, language_of, file_nids, python
             )
+        if sink is not None:  # written while the child resolves the other half
+            sink(edges, unresolved)
+            edges, unresolved = [], []
         payload = pipe.read()
     except BaseException:  # stopping: the child's half is not wanted any more
         os.kill(child, signal.SIGKILL)
@@ -146,6 +167,9 @@ def resolve_calls_split(
     if status != 0 or not payload:
         raise RuntimeError(f"call resolution child failed (wait status {status})")
     their_edges, their_unresolved = pickle.loads(payload)
+    if sink is not None:
+        sink(their_edges, their_unresolved)
+        return [], []
     return edges + their_edges, unresolved + their_unresolved
 
 

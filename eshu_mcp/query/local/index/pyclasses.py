@@ -31,6 +31,8 @@ class Hierarchy:
         self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
         self.declarations: set[int] = set()  # classes deriving directly from an interface root
         self.implementers: dict[int, list[int]] = defaultdict(list)  # @implementer(interface)
+        self._declaration: dict[int, bool] = {}
+        self._owners: dict[str, frozenset[int]] = {}
 
     def add(self, child: int, base: int) -> None:
         self.bases[child].append(base)
@@ -93,7 +95,22 @@ class Hierarchy:
 
     def is_declaration(self, class_nid: int) -> bool:
         """Whether the class is an interface (its methods declare, others implement)."""
-        return any(nid in self.declarations for nid in self.mro(class_nid))
+        found = self._declaration.get(class_nid)
+        if found is None:
+            declarations = self.declarations
+            found = self._declaration[class_nid] = any(
+                nid in declarations for nid in self.mro(class_nid)
+            )
+        return found
+
+    def owners(self, name: str) -> frozenset[int]:
+        """Node numbers of the classes defining a method ``name``."""
+        found = self._owners.get(name)
+        if found is None:
+            found = self._owners[name] = frozenset(
+                e.parent for e in self.catalog.methods.by_name.get(name, ()) if e.parent
+            )
+        return found
 
     def in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
         """Definitions of ``name`` in the class's descendants (overrides, or a template
@@ -107,6 +124,9 @@ class Hierarchy:
     def _in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
         if class_nid not in self.subclasses:
             return []
+        owners = self.owners(name)
+        if not owners:
+            return []
         found: dict[int, Entity] = {}
         frontier, seen = [class_nid], {class_nid}
         while frontier and len(found) <= AMBIGUOUS_CAP:
@@ -116,9 +136,10 @@ class Hierarchy:
                     if child in seen:
                         continue
                     seen.add(child)
-                    method = self.members(child).get(name)
-                    if method is not None:
-                        found[method.nid] = method
+                    if child in owners:
+                        method = self.members(child).get(name)
+                        if method is not None:
+                            found[method.nid] = method
                     following.append(child)
             frontier = following
         return list(found.values())

@@ -34,7 +34,7 @@ class PythonCalls:
         self.classes = hierarchy
         self._types: dict[tuple, object] = {}
         self._returns: dict[int, object] = {}
-        self._everywhere: dict[str, list[Entity]] = {}
+        self._everywhere: dict[object, list[Entity]] = {}
         self._names: dict[tuple[str, int], object] = {}
         by_id = catalog.by_id
         self._nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
@@ -51,11 +51,13 @@ class PythonCalls:
             return None
         nested = self._nested.get(file_id)
         if nested and (
-            _head(receiver if receiver is not None else call_name) in nested
+            (call_name if receiver is None else _head(receiver)) in nested
             or (inferred is not None and _head(inferred) in nested)
         ):
             return caller.nid
-        if receiver is not None and (
+        if receiver is None:
+            return None
+        if (
             receiver in SELF_NAMES
             or receiver.startswith(("self.", "super("))
             or (inferred is not None and inferred.startswith(("self.", "cls.")))
@@ -257,6 +259,18 @@ class PythonCalls:
             inherited = self.attribute_type(caller, receiver[5:])
             if inherited is not None:
                 inferred, where, context = inherited
+        elif inferred is None and receiver.startswith("self.") and is_dotted(receiver):
+            inferred = receiver.replace(".", "|", 2).replace("|", ".", 1)  # self.a|b.c
+        if inferred is not None and "|" in inferred:  # attributes of a typed value
+            value, _, path = inferred.partition("|")
+            owner = self._through_attributes(self.type_of(value, where, context), path)
+            if owner is EXTERNAL:
+                return None, "external"
+            if isinstance(owner, Entity):
+                if self.classes.is_declaration(owner.nid):
+                    return self._implementations(owner, name)
+                return self._method_of(owner, name, dispatch=True)
+            inferred = None
         if inferred is not None:
             owner = self.type_of(inferred, where, context)
             if owner is EXTERNAL:
@@ -284,10 +298,24 @@ class PythonCalls:
                 return self._method_of(owner, name)
         return self.untyped(name)
 
+    def _through_attributes(self, owner, path: str):
+        """The class of attribute ``a.b`` (``path``) of an instance of ``owner``, each
+        attribute's type as that class or an ancestor declares or assigns it; or None."""
+        for attribute in path.split("."):
+            if not isinstance(owner, Entity) or owner.entity_type == "Function":
+                return owner if owner is EXTERNAL else None
+            declared = self._class_attribute(owner, attribute)
+            if declared is None:
+                return None
+            owner = self.type_of(declared[0], declared[1], declared[2], 1)
+        return owner
+
     def attribute_type(self, caller: Entity | None, attribute: str):
         """(type, file, class) of ``self.attribute`` as the caller's class or an ancestor
         declares or assigns it."""
-        klass = self.enclosing_class(caller)
+        return self._class_attribute(self.enclosing_class(caller), attribute)
+
+    def _class_attribute(self, klass: Entity | None, attribute: str):
         if klass is None:
             return None
         by_id = self.catalog.by_id
@@ -358,8 +386,35 @@ class PythonCalls:
                 return None, "ambiguous:2"
             return found[0], "repo_unique_name"
         if len(found) > AMBIGUOUS_CAP:
+            declared = self._declared(name)
+            if declared is not None:  # too many to list: the one interface method, counted
+                return [declared], "ambiguous", len(found)
             return None, f"ambiguous:{len(found)}"
         return found, "ambiguous"
+
+    def _declared(self, name: str) -> Entity | None:
+        """The method ``name`` as the repository's one interface declaring it states it (the
+        topmost, when sub-interfaces of it declare it again); None when no interface, or
+        unrelated interfaces, declare it."""
+        key = ("declared", name)
+        if key in self._everywhere:
+            found = self._everywhere[key]
+            return found[0] if found else None
+        by_id = self.catalog.by_id
+        declaring: dict[int, Entity] = {}
+        for method in self.catalog.methods.by_name.get(name, ()):
+            owner = by_id.get(method.parent) if method.parent else None
+            python = method.language == "python" and owner is not None
+            if python and self.classes.is_declaration(owner.nid):
+                declaring[owner.nid] = method
+        roots = [
+            nid for nid in declaring if not any(a in declaring for a in self.classes.mro(nid)[1:])
+        ]
+        found = None
+        if len(roots) == 1 and all(roots[0] in self.classes.mro(nid) for nid in declaring):
+            found = self.classes.members(roots[0]).get(name) or declaring[roots[0]]
+        self._everywhere[key] = [found] if found is not None else []
+        return found
 
     def _candidates(self, name: str) -> list[Entity]:
         """Every method named ``name``; when exactly one interface declares the name, only
@@ -389,6 +444,8 @@ class PythonCalls:
 
 def _head(expr: str) -> str:
     """The first name of a dotted expression or call chain."""
+    if expr.isidentifier():
+        return expr
     return expr.split(".", 1)[0].split("(", 1)[0]
 
 

@@ -176,19 +176,25 @@ def resolve_repository(
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
-    call_edges, unresolved = resolve_calls_split(
-        calls, catalog, bindings, language_of, file_nids, meanwhile, python
+    written: Counter = Counter()  # CALLS edges written as they were resolved
+
+    def write_calls(rows: list[tuple], unresolved: list[tuple[int, str]]) -> None:
+        conn.executemany(INSERT_EDGES, [(repo_key, *row) for row in rows])
+        conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
+        written.update(row[0] for row in rows)
+
+    resolve_calls_split(
+        calls, catalog, bindings, language_of, file_nids, meanwhile, python, write_calls
     )
-    edges.extend((repo_key, *row) for row in call_edges)
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
     resolve_references(references, catalog, bindings, file_nids, edge, language_of)
     conn.executemany(INSERT_EDGES, edges)
-    conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
     if first_build:  # everything the repository has was counted on the way in
         by_type = Counter(inputs.declared)
         by_type.update(row[1] for row in edges)
+        by_type.update(written)
     else:
         by_type = Counter(
             dict(

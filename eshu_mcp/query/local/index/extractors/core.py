@@ -118,6 +118,12 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
+    prune_references: Callable[[Any], None] | None = None
+    """Drops, after a file's sweep, the value references nothing could resolve (Python: a
+    bare name the file neither defines nor imports is a local value)."""
+    attribute_paths: bool = False
+    """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
+    dotted class name, so the attribute path is kept apart from it)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

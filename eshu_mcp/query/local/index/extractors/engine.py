@@ -121,6 +121,8 @@ class LanguageEngine:
             ]
         items.sort(key=_first)
         self._sweep(items, result, source, scale)
+        if self.spec.prune_references is not None:
+            self.spec.prune_references(result)
         if self.spec.module_docstring is not None and root.named_child_count:
             doc = self.spec.module_docstring(root)
             if doc:
@@ -144,7 +146,8 @@ class LanguageEngine:
         calls = result.calls
         imports = result.imports
         prefix = spec.instance_prefix
-        members = spec.typed_members
+        # how a call on ``v.f`` records its receiver's type: ``T.f``, ``T|f`` or not at all
+        members = "." if spec.typed_members else "|" if spec.attribute_paths else None
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -185,7 +188,11 @@ class LanguageEngine:
                                 receiver,
                                 (
                                     function[1].get(receiver)
-                                    or (_member_type(function[1], receiver) if members else None)
+                                    or (
+                                        _member_type(function[1], receiver, members)
+                                        if members and "." in receiver
+                                        else None
+                                    )
                                 )
                                 if receiver
                                 else None,
@@ -259,7 +266,11 @@ class LanguageEngine:
                                 receiver,
                                 (
                                     function[1].get(receiver)
-                                    or (_member_type(function[1], receiver) if members else None)
+                                    or (
+                                        _member_type(function[1], receiver, members)
+                                        if members and "." in receiver
+                                        else None
+                                    )
                                 )
                                 if receiver
                                 else None,
@@ -368,13 +379,18 @@ class LanguageEngine:
 _first = itemgetter(0)
 
 
-def _member_type(scope: dict[str, str], receiver: str) -> str | None:
+def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | None:
     """``T.f.g`` for a receiver ``v.f.g`` whose ``v`` has the type ``T`` in a function's
-    scope (the fields' types are looked up when calls resolve); None otherwise."""
+    scope (the fields' types are looked up when calls resolve); None otherwise. With the
+    separator ``|``, ``T|f.g``, where ``T`` may be dotted or a call result."""
     head, dot, fields = receiver.partition(".")
     if dot and fields.replace(".", "_").isidentifier():
         owner = scope.get(head)
-        if owner is not None and owner[:1] != ALIAS and "." not in owner and owner[-1:] != ")":
+        if owner is None or owner[:1] == ALIAS or "|" in owner:
+            return None
+        if separator == "|":
+            return f"{owner}|{fields}"
+        if "." not in owner and owner[-1:] != ")":
             return f"{owner}.{fields}"
     return None
 
