@@ -276,3 +276,22 @@ def test_without_a_state_file_management_status_says_it_cannot_compare(tmp_path)
     assert status["management_status"] == "terraform_config_only"
     assert status["analysis_status"] == "no_state_file"
     assert [e["source"] for e in status["finding"]["evidence"]] == ["terraform_config"]
+
+
+def test_terraform_state_is_never_served_as_text_nor_searchable(client):
+    path = "infra/terraform.tfstate"
+    for route, body in (
+        ("/content/files/read", {"repo_id": "shop", "relative_path": path}),
+        ("/content/files/lines", {"repo_id": "shop", "relative_path": path, "start_line": 1}),
+    ):
+        refused = data(client, "POST", route, body, status=403)
+        assert "Terraform state" in str(refused) and "hunter2" not in str(refused)
+    refused = data(client, "GET", "/repositories/shop/content", params={"path": path}, status=403)
+    assert "not served" in str(refused)
+    found = client.request(
+        "POST", "/content/files/search", {"query": "hunter2-state-secret"}, envelope=True
+    ).json()
+    assert found["data"]["results"] == []
+    # the state's facts still answer (the earlier tests compare it with the configuration)
+    status = data(client, "POST", "/iac/unmanaged-resources", {})
+    assert status["analysis_status"] == "state_compared"

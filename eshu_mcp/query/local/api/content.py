@@ -124,7 +124,19 @@ def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
     ).fetchone()
     if row is None:
         raise ApiError(404, "file not found")
+    refuse_withheld(row["parse_status"], path)
     return body, repo["repo_id"], row
+
+
+def refuse_withheld(parse_status: str, path: str) -> None:
+    """A file indexed for its facts only (Terraform state) is never served as text."""
+    if parse_status == "withheld":
+        raise ApiError(
+            403,
+            f"{path} is not served: Terraform state holds resource attributes, secrets"
+            " among them, in clear; the index keeps only its resource addresses and types"
+            " (ask get_iac_management_status or find_unmanaged_resources)",
+        )
 
 
 @ROUTES.route("POST", "/content/files/read")

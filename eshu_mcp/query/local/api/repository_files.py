@@ -13,6 +13,7 @@ import os
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.content import refuse_withheld
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -169,6 +170,7 @@ def repository_content(ctx: ApiContext) -> Answer:
     ).fetchone()
     if row is None:
         raise ApiError(404, "file not found")
+    refuse_withheld(row["parse_status"], path)
     encoding, content, truncated = "utf-8", row["content"], False
     if row["parse_status"] in ("binary", "too_large"):
         raw = read_inside(repo["local_path"], path, CONTENT_CAP)

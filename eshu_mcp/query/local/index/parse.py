@@ -104,6 +104,10 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
         )
         for s in find_secrets(relative_path, text)
     ]
+    if collector is not None and collector.withhold_content:
+        return ParsedFile(
+            content="", line_count=line_count, parse_status="withheld", secrets=secrets, **common
+        )
     engine = engine_for(language) if is_parsed_language(language) else None
     if engine is None:
         return ParsedFile(

@@ -139,6 +139,8 @@ CREATE INDEX IF NOT EXISTS generations_repo_status ON generations (repo_id, stat
 --   parse_status: parsed      - entities/calls/imports extracted
 --                 no_parser   - text kept for search, no language extractor
 --                 too_large   - over the size cap; content '' (byte_size is the real size)
+--                 withheld    - a file that holds secrets in clear (Terraform state): content '',
+--                               only its collector's facts and redacted secret candidates kept
 --                 binary      - NUL byte in the first 8 KiB; content ''
 --                 parse_error - tree-sitter reported ERROR/MISSING nodes; extraction still ran
 --                 entity_cap  - more than 10,000 entities; entities dropped, content kept

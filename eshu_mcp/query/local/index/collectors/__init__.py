@@ -55,6 +55,7 @@ class Collector:
     basenames: frozenset[str] = frozenset()  # exact file names, lower-cased
     suffixes: tuple[str, ...] = ()  # name endings, lower-cased
     accepts: Callable[[str], bool] | None = None  # a finer path test, after the cheap ones
+    withhold_content: bool = False  # the file can hold secrets in clear: keep only its facts
 
 
 _COLLECTORS: list[Collector] | None = None

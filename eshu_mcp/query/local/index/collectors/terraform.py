@@ -262,4 +262,5 @@ TERRAFORM_STATE = Collector(
     collect_state,
     basenames=frozenset({"terraform.tfstate", "terraform.tfstate.backup"}),
     suffixes=(".tfstate",),
+    withhold_content=True,  # state holds attribute values, secrets among them, in clear
 )
