@@ -295,3 +295,12 @@ def test_terraform_state_is_never_served_as_text_nor_searchable(client):
     # the state's facts still answer (the earlier tests compare it with the configuration)
     status = data(client, "POST", "/iac/unmanaged-resources", {})
     assert status["analysis_status"] == "state_compared"
+
+
+def test_the_collector_listing_names_the_local_collectors_that_found_files(client):
+    response = client.request("GET", "/collectors")
+    assert response.status == 200, response.body
+    (row,) = response.json()["collectors"]
+    sources = row["evidence_sources"]
+    assert sources[0] == "git"
+    assert {"terraform", "terraform_state", "dockerfile", "codeowners"} <= set(sources)

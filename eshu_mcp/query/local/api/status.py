@@ -155,9 +155,16 @@ def _scope_activity(conn: sqlite3.Connection) -> dict[str, int]:
 @ROUTES.route("GET", "/status/collectors", plain=True)
 @ROUTES.route("GET", "/collectors", plain=True)
 def collectors(ctx: ApiContext) -> Answer:
-    """One row: the embedded git indexer."""
+    """One row: the embedded git indexer, with the local collectors that found files."""
     health = index_health(ctx.conn)
     last_observed = ctx.conn.execute("SELECT MAX(observed_at) FROM generations").fetchone()[0]
+    collected = [
+        kind
+        for (kind,) in ctx.conn.execute(
+            "SELECT DISTINCT artifact_type FROM files WHERE artifact_type IS NOT NULL"
+            " ORDER BY artifact_type"
+        )
+    ]
     row = {
         "collector_kind": "git",
         "runtime_mode": "embedded",
@@ -168,7 +175,7 @@ def collectors(ctx: ApiContext) -> Answer:
         "enabled_count": 1,
         "bootstrap_count": 0,
         "claims_enabled_count": 0,
-        "evidence_sources": ["git"],
+        "evidence_sources": ["git", *collected],
         "observation_count": health.observation_count,
         "last_observed_at": last_observed or "",
         "updated_at": health.updated_at,
