@@ -87,7 +87,8 @@ async def _paged(dispatcher, tool: str, args: dict) -> Paged:
             return paged
         data = _data(result)
         paged.status = paged.status or (data.get("target_resolution") or {}).get("status")
-        batch = _incoming_rows(data.get("relationships", []))
+        shared = data.get("relationships_shared") or {}  # fields a compact page states once
+        batch = _incoming_rows([{**shared, **row} for row in data.get("relationships", [])])
         paged.rows.extend(batch)
         fresh = {_row_key(r) for r in batch} - seen
         seen |= fresh
