@@ -299,7 +299,7 @@ QUESTIONS: dict[str, tuple[str, dict, Expect]] = {
     "repository freshness": ("get_repository_freshness", {"repo_id": REPO}, top("verdict")),
     "index status": ("get_index_status", {}, literal("index status")),
     "query playbooks": ("list_query_playbooks", {}, literal("playbook")),
-    "kubernetes (no collector)": ("list_kubernetes_correlations", {}, literal("collector")),
+    "kubernetes (no manifests)": ("list_kubernetes_correlations", {}, literal("collector")),
 }
 
 

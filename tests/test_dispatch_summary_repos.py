@@ -160,6 +160,19 @@ class RepositoryFamilySummaryTests(SynchronousTestCase):
             "No correlations found; empty is not evidence of absence",
         )
 
+    def test_an_empty_local_collector_answer_says_no_file_was_read(self):
+        data = {"correlations": [], "count": 0, "limit": 50, "next_cursor": None}
+        env = envelope(data, "derived", "fresh")
+        env["truth"]["reason"] = (
+            "the local Kubernetes collector found no files it reads in scope; an empty answer"
+            " means the repository holds no such evidence, not that none exists elsewhere"
+        )
+        self.assertEqual(
+            summarize_envelope("list_kubernetes_correlations", env),
+            "derived/fresh — No correlations found: the local Kubernetes collector found no"
+            " files it reads in scope",
+        )
+
     def test_unknown_tools_list_the_first_rows_they_hold(self):
         data = {
             "partial_reasons": [{"x": 1}],

@@ -38,6 +38,8 @@ log = Logger()
 RETURNED_ERROR = "Eshu query returned an error."
 CUT_NOTE = "... (summary cut at 4 KiB; the structured content holds the whole answer)"
 NOT_ABSENCE = "empty is not evidence of absence"
+NO_LOCAL_EVIDENCE = "found no files it reads"
+"""What a local collector's truth reason says when the repository holds none of its files."""
 
 # Tool name -> the builder of its answer's lines (first line the headline).
 ANSWER_FAMILIES = {
@@ -256,6 +258,10 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
             headline = "Nothing found"
         if headline.startswith(("No ", "Nothing found")):
             headline += f"; {NOT_ABSENCE}"
+    elif headline.startswith(("No ", "Nothing found")):
+        reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
+        if NO_LOCAL_EVIDENCE in reason:  # a local collector that read no file says so
+            headline += f": {reason.split(';', 1)[0]}"
     return _bounded(_join(_truth_prefix(truth), headline), lines[1:])
 
 
