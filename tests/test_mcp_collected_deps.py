@@ -9,18 +9,13 @@ over the same daemon's ``/api/v0`` HTTP API.
 """
 
 import json
-import shutil
-import subprocess
 import urllib.parse
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import PaginatedRequestParams
 
 from tests.daemon import serving
+from tests.mcp_session import committed_copy, session_calls
 
 FIXTURE = Path(__file__).with_name("fixtures") / "collectors"
 GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
@@ -41,12 +36,7 @@ TOOLS = (
 
 @pytest.fixture(scope="module")
 def repository(workdir):
-    repo = workdir / "collectors"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "commit", "-qm", "fixture"], check=True)
-    return repo
+    return committed_copy(FIXTURE, workdir / "collectors")
 
 
 @pytest.fixture(scope="module")
@@ -54,29 +44,6 @@ def daemon(workdir, repository):
     args = ["--repo", str(repository), "--db", str(workdir / "collected.sqlite")]
     with serving(workdir, [*args, "--toolsets", "available"]) as server:
         yield server
-
-
-def session_run(daemon, calls):
-    """The listed tool names, then the results of ``calls`` (name, arguments), in one session."""
-
-    async def run():
-        async with (
-            streamable_http_client(daemon.url + "/mcp") as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            names, cursor = [], None
-            for _ in range(20):  # tools/list is paged
-                params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                listed = await session.list_tools(params=params)
-                names += [tool.name for tool in listed.tools]
-                cursor = listed.next_cursor
-                if not cursor:
-                    break
-            results = [await session.call_tool(name, arguments) for name, arguments in calls]
-            return names, results
-
-    return anyio.run(run)
 
 
 def data_of(result) -> dict:
@@ -89,8 +56,8 @@ def data_of(result) -> dict:
 
 def test_every_collector_fed_tool_answers_the_fixtures_facts(daemon):
     npm, pypi = "npm://registry.npmjs.org/", "pypi://pypi.org/simple/"
-    listed, results = session_run(
-        daemon,
+    listed, results = session_calls(
+        daemon.url + "/mcp",
         [
             ("list_codeowners_ownership", {"repository_id": "collectors"}),
             (
@@ -147,7 +114,9 @@ def test_every_collector_fed_tool_answers_the_fixtures_facts(daemon):
 
 
 def test_a_bad_argument_is_a_tool_error_with_the_sentence(daemon):
-    _, [result] = session_run(daemon, [("list_documentation_facts", {"fact_kind": "section"})])
+    _, [result] = session_calls(
+        daemon.url + "/mcp", [("list_documentation_facts", {"fact_kind": "section"})]
+    )
     assert result.is_error
     assert "documentation facts require scope_id, repo" in result.content[0].text
 

@@ -7,17 +7,12 @@ routes without an MCP tool (``/iac/resources``, ``/images``) are asked over HTTP
 """
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import PaginatedRequestParams
 
 from tests.daemon import serving
+from tests.mcp_session import committed_copy, session_calls
 
 FIXTURE = Path(__file__).with_name("fixtures") / "collectors"
 GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
@@ -40,12 +35,7 @@ INFRA_TOOLS = {
 
 @pytest.fixture(scope="module")
 def repository(workdir):
-    repo = workdir / "shop"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "commit", "-qm", "fixture"], check=True)
-    return repo
+    return committed_copy(FIXTURE, workdir / "shop")
 
 
 @pytest.fixture(scope="module")
@@ -53,31 +43,6 @@ def daemon(workdir, repository):
     args = ["--repo", str(repository), "--db", str(workdir / "index.sqlite")]
     with serving(workdir, [*args, "--toolsets", "available"]) as server:
         yield server
-
-
-def session_calls(daemon, calls):
-    """The tool names listed, and the results of ``calls`` (name, arguments), in one session."""
-
-    async def run():
-        async with (
-            streamable_http_client(daemon.url + "/mcp") as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            names: set[str] = set()
-            cursor = None
-            for _ in range(10):  # every page of tools/list (50 tools a page)
-                listed = await session.list_tools(
-                    params=PaginatedRequestParams(cursor=cursor) if cursor else None
-                )
-                names.update(tool.name for tool in listed.tools)
-                cursor = listed.next_cursor
-                if not cursor:
-                    break
-            results = [await session.call_tool(name, arguments) for name, arguments in calls]
-            return names, results
-
-    return anyio.run(run)
 
 
 def payload(result) -> dict:
@@ -105,8 +70,8 @@ def test_infrastructure_facts_come_back_through_mcp(daemon):
         ("get_service_context", {"workload_id": "workload:web"}),
         ("get_service_story", {"service_name": "db"}),
     ]
-    listed, results = session_calls(daemon, calls)
-    assert INFRA_TOOLS - listed == set()
+    listed, results = session_calls(daemon.url + "/mcp", calls)
+    assert INFRA_TOOLS - set(listed) == set()
     (
         dead,
         unmanaged,

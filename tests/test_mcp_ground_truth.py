@@ -7,17 +7,14 @@ committed the watcher re-indexes, and ``get_changed_since`` names the edited fil
 """
 
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.daemon import serving
+from tests.mcp_session import committed_copy, session_calls
 
 FIXTURE = Path(__file__).with_name("fixtures") / "polyglot"
 GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
@@ -25,12 +22,7 @@ GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
 
 @pytest.fixture(scope="module")
 def repository(workdir):
-    repo = workdir / "polyglot"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run([*GIT, "-C", str(repo), "commit", "-qm", "fixture"], check=True)
-    return repo
+    return committed_copy(FIXTURE, workdir / "polyglot")
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +34,7 @@ def daemon(workdir, repository):
 
 def ask(daemon, calls):
     """Run ``calls`` (name, arguments) in one session; return their results."""
-
-    async def run():
-        async with (
-            streamable_http_client(daemon.url + "/mcp") as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return [await session.call_tool(name, arguments) for name, arguments in calls]
-
-    return anyio.run(run)
+    return session_calls(daemon.url + "/mcp", calls, list_tools=False)[1]
 
 
 def text_of(result) -> str:
