@@ -7,14 +7,15 @@ the evidence is the repository's own files as of the indexed generation.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attrs import frozen
 
 from eshu_mcp.query.local.api.code_common import in_clause
 from eshu_mcp.query.local.api.code_scope import repo_clause
-from eshu_mcp.query.local.api.framework import ApiContext
+from eshu_mcp.query.local.api.framework import ApiContext, ApiError
 
 LOCAL_COLLECTOR_BASIS = "content_index"
 """Facts parsed from files in the index: derived evidence, never runtime state."""
@@ -119,3 +120,60 @@ def collected_truth(ctx: ApiContext, capability: str, collector: str, files_read
             " the repository holds no such evidence, not that none exists elsewhere"
         )
     return ctx.truth(capability, basis=LOCAL_COLLECTOR_BASIS, reason=reason)
+
+
+def aggregate_paging(ctx: ApiContext, maximum: int = 500) -> tuple[int, int]:
+    """The aggregate routes' ``limit`` (default 100) and ``offset`` (at most 10000)."""
+    raw = (ctx.query.get("limit") or "").strip()
+    limit = 100
+    if raw:
+        try:
+            limit = int(raw)
+        except ValueError:
+            raise ApiError(400, "limit must be a positive integer") from None
+        if limit < 1:
+            raise ApiError(400, "limit must be a positive integer")
+        if limit > maximum:
+            raise ApiError(400, "limit exceeds maximum")
+    raw = (ctx.query.get("offset") or "").strip()
+    offset = 0
+    if raw:
+        try:
+            offset = int(raw)
+        except ValueError:
+            offset = -1
+        if offset < 0:
+            raise ApiError(400, "offset must be a non-negative integer")
+        if offset > 10_000:
+            raise ApiError(400, "offset exceeds maximum")
+    return limit, offset
+
+
+def next_aggregate_offset(offset: int, limit: int, truncated: bool) -> int | None:
+    """The next page's offset, when there is one within the 10000 bound."""
+    if not truncated or offset + limit > 10_000:
+        return None
+    return offset + limit
+
+
+def grouped_page(values: Iterable[str], group_by: str, limit: int, offset: int) -> dict[str, Any]:
+    """
+    An aggregate route's page: ``values`` counted into buckets of ``group_by``, largest
+    first (then by value), with Eshu's paging fields.
+    """
+    counts = Counter(values)
+    buckets = [
+        {"dimension": group_by, "value": value, "count": count}
+        for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    page = buckets[offset : offset + limit]
+    truncated = len(buckets) > offset + limit
+    return {
+        "buckets": page,
+        "count": len(page),
+        "limit": limit,
+        "offset": offset,
+        "group_by": group_by,
+        "truncated": truncated,
+        "next_offset": next_aggregate_offset(offset, limit, truncated),
+    }

@@ -16,9 +16,11 @@ from typing import Any
 from eshu_mcp.query.local.api.code_scope import scope_repository
 from eshu_mcp.query.local.api.collected import (
     CollectedFact,
+    aggregate_paging,
     collected_facts,
     collected_files,
     collected_truth,
+    grouped_page,
 )
 from eshu_mcp.query.local.api.collected_docs_model import (
     COLLECTOR_NAME,
@@ -28,7 +30,6 @@ from eshu_mcp.query.local.api.collected_docs_model import (
     finding_for,
     is_code_shaped,
 )
-from eshu_mcp.query.local.api.collected_package_model import aggregate_paging, next_aggregate_offset
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 FACT_KIND_ALIASES = {
@@ -203,23 +204,8 @@ def finding_inventory(ctx: ApiContext) -> Answer:
         )
     limit, offset = aggregate_paging(ctx)
     findings, files_read, _ = all_findings(ctx)
-    counts = Counter(str(f[group_by]) for f in findings)
-    buckets = [
-        {"dimension": group_by, "value": value, "count": count}
-        for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    ]
-    page = buckets[offset : offset + limit]
-    truncated = len(buckets) > offset + limit
-    data = {
-        "buckets": page,
-        "count": len(page),
-        "limit": limit,
-        "offset": offset,
-        "group_by": group_by,
-        "truncated": truncated,
-        "next_offset": next_aggregate_offset(offset, limit, truncated),
-        "scope": _echo(ctx),
-    }
+    data = grouped_page((str(f[group_by]) for f in findings), group_by, limit, offset)
+    data["scope"] = _echo(ctx)
     return Answer(data, collected_truth_for(ctx, "documentation_findings.aggregate", files_read))
 
 

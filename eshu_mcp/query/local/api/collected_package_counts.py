@@ -6,10 +6,9 @@ from collections import Counter
 from typing import Any
 
 from eshu_mcp.query.local.api.code_scope import scope_repository
+from eshu_mcp.query.local.api.collected import aggregate_paging, grouped_page
 from eshu_mcp.query.local.api.collected_package_model import (
-    aggregate_paging,
     load_package_evidence,
-    next_aggregate_offset,
     normalize_ecosystem,
     package_truth,
 )
@@ -64,21 +63,6 @@ def package_inventory(ctx: ApiContext) -> Answer:
         )
     limit, offset = aggregate_paging(ctx)
     rows, scope, evidence = _filtered_packages(ctx)
-    counts = Counter(str(row.get(group_by, "")) for row in rows)
-    buckets = [
-        {"dimension": group_by, "value": value, "count": count}
-        for value, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    ]
-    page = buckets[offset : offset + limit]
-    truncated = len(buckets) > offset + limit
-    data = {
-        "buckets": page,
-        "count": len(page),
-        "limit": limit,
-        "offset": offset,
-        "group_by": group_by,
-        "truncated": truncated,
-        "next_offset": next_aggregate_offset(offset, limit, truncated),
-        "scope": scope,
-    }
+    data = grouped_page((str(row.get(group_by, "")) for row in rows), group_by, limit, offset)
+    data["scope"] = scope
     return Answer(data, package_truth(ctx, CAPABILITY, evidence))

@@ -220,40 +220,6 @@ def _bounded(raw: str, maximum: int) -> int:
     return limit
 
 
-def aggregate_paging(ctx: ApiContext, maximum: int = 500) -> tuple[int, int]:
-    """The aggregate routes' ``limit`` (default 100) and ``offset`` (at most 10000)."""
-    raw = (ctx.query.get("limit") or "").strip()
-    limit = 100
-    if raw:
-        try:
-            limit = int(raw)
-        except ValueError:
-            raise ApiError(400, "limit must be a positive integer") from None
-        if limit < 1:
-            raise ApiError(400, "limit must be a positive integer")
-        if limit > maximum:
-            raise ApiError(400, "limit exceeds maximum")
-    raw = (ctx.query.get("offset") or "").strip()
-    offset = 0
-    if raw:
-        try:
-            offset = int(raw)
-        except ValueError:
-            offset = -1
-        if offset < 0:
-            raise ApiError(400, "offset must be a non-negative integer")
-        if offset > 10_000:
-            raise ApiError(400, "offset exceeds maximum")
-    return limit, offset
-
-
-def next_aggregate_offset(offset: int, limit: int, truncated: bool) -> int | None:
-    """The next page's offset, when there is one within the 10000 bound."""
-    if not truncated or offset + limit > 10_000:
-        return None
-    return offset + limit
-
-
 def readiness(count: int, truncated: bool) -> dict[str, Any]:
     """Eshu's ``collector_readiness`` block: the local collector always runs."""
     return {
