@@ -156,10 +156,12 @@ def next_aggregate_offset(offset: int, limit: int, truncated: bool) -> int | Non
     return offset + limit
 
 
-def grouped_page(values: Iterable[str], group_by: str, limit: int, offset: int) -> dict[str, Any]:
+def grouped_page(
+    values: Iterable[str], group_by: str, limit: int, offset: int, **extra: Any
+) -> dict[str, Any]:
     """
     An aggregate route's page: ``values`` counted into buckets of ``group_by``, largest
-    first (then by value), with Eshu's paging fields.
+    first (then by value), with Eshu's paging fields and the ``extra`` keys (``scope``).
     """
     counts = Counter(values)
     buckets = [
@@ -176,4 +178,5 @@ def grouped_page(values: Iterable[str], group_by: str, limit: int, offset: int) 
         "group_by": group_by,
         "truncated": truncated,
         "next_offset": next_aggregate_offset(offset, limit, truncated),
+        **extra,
     }

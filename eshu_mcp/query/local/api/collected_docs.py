@@ -204,8 +204,8 @@ def finding_inventory(ctx: ApiContext) -> Answer:
         )
     limit, offset = aggregate_paging(ctx)
     findings, files_read, _ = all_findings(ctx)
-    data = grouped_page((str(f[group_by]) for f in findings), group_by, limit, offset)
-    data["scope"] = _echo(ctx)
+    values = (str(f[group_by]) for f in findings)
+    data = grouped_page(values, group_by, limit, offset, scope=_echo(ctx))
     return Answer(data, collected_truth_for(ctx, "documentation_findings.aggregate", files_read))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from eshu_mcp.query.local.api.collected import collected_truth
+from eshu_mcp.query.local.api.collected import collected_truth, grouped_page
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -19,7 +19,6 @@ from eshu_mcp.query.local.api.framework import (
     body_object,
     int_param,
     limit_offset,
-    next_offset,
     str_param,
 )
 from eshu_mcp.query.local.api.infra_graph import build_graph
@@ -137,37 +136,12 @@ def infra_resource_inventory(ctx: ApiContext) -> Answer:
         group_by,
         limit,
         offset,
-        scope_filters,
+        scope=scope_filters,
     )
     truth = collected_truth(
         ctx, "infra_inventory.resources.inventory", INFRA_COLLECTOR, infra_files(ctx, scope)
     )
     return Answer(data, truth)
-
-
-def grouped_page(
-    values: list[str], group_by: str, limit: int, offset: int, scope: dict[str, Any]
-) -> dict[str, Any]:
-    """Eshu's inventory page: buckets ordered by count (desc) then value, paged."""
-    buckets = [
-        {"dimension": group_by, "value": value, "count": count}
-        for value, count in sorted(Counter(values).items(), key=lambda item: (-item[1], item[0]))
-    ]
-    window = buckets[offset : offset + limit]
-    truncated = offset + limit < len(buckets)
-    following = next_offset(offset, len(window), truncated)
-    if following is not None and following > MAX_INVENTORY_OFFSET:
-        following = None
-    return {
-        "buckets": window,
-        "count": len(window),
-        "limit": limit,
-        "offset": offset,
-        "group_by": group_by,
-        "truncated": truncated,
-        "next_offset": following,
-        "scope": scope,
-    }
 
 
 @ROUTES.route("POST", "/infra/relationships")

@@ -63,6 +63,6 @@ def package_inventory(ctx: ApiContext) -> Answer:
         )
     limit, offset = aggregate_paging(ctx)
     rows, scope, evidence = _filtered_packages(ctx)
-    data = grouped_page((str(row.get(group_by, "")) for row in rows), group_by, limit, offset)
-    data["scope"] = scope
+    values = (str(row.get(group_by, "")) for row in rows)
+    data = grouped_page(values, group_by, limit, offset, scope=scope)
     return Answer(data, package_truth(ctx, CAPABILITY, evidence))

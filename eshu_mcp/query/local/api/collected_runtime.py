@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eshu_mcp.query.local.api.collected import collected_facts, collected_truth
-from eshu_mcp.query.local.api.collected_infra import grouped_page
+from eshu_mcp.query.local.api.collected import collected_facts, collected_truth, grouped_page
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -276,7 +275,7 @@ def ci_cd_run_correlation_inventory(ctx: ApiContext) -> Answer:
         if query.get(key)
     }
     data = grouped_page(
-        [r[group_by] or "unspecified" for r in rows], group_by, limit, offset, scope_echo
+        [r[group_by] or "unspecified" for r in rows], group_by, limit, offset, scope=scope_echo
     )
     truth = collected_truth(
         ctx,
