@@ -117,6 +117,9 @@ def run_build(
 
 def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
     """Answer build requests from ``requests`` until it closes; returns the exit status."""
+    from . import input_cache
+
+    input_cache.keep_between_builds()  # the point of a long-lived child: see input_cache
     progress = JsonLinesProgress(out)
     for line in requests:
         try:

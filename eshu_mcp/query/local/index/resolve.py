@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from . import input_cache
 from .bindings import FileBindings
 from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
-from .graph_inputs import GraphInputs, read_graph_inputs
+from .graph_inputs import GraphInputs
 from .pyclasses import EXTERNAL, Hierarchy
 from .receivers import INTERFACE_ROOTS, PythonCalls
 from .references import files_referring, read_references, resolve_references
@@ -109,11 +110,11 @@ def resolve_repository(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
     ).fetchone()
     first_build = inputs is not None  # every edge of the repository was written by this run
-    if inputs is None:
-        reresolve = None
-        if change is not None and change.same_layout:
-            reresolve = change.changed_files
-        inputs = read_graph_inputs(conn, repo_id, reresolve)
+    if inputs is None:  # read back, or kept by this process since its last build
+        changed = None if change is None else change.changed_files
+        inputs = input_cache.graph_inputs(
+            conn, repo_id, changed, bool(change and change.same_layout)
+        )
     records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
     files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
     language_of = inputs.language_of

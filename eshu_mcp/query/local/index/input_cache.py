@@ -1,0 +1,248 @@
+"""
+Graph inputs kept between builds by a long-lived indexer (the daemon's builder child).
+
+Resolving a one-file change used to read the whole repository's graph inputs back (every
+entity, import, base and file) and rebuild the catalog and bindings: most of a warm build.
+Here a process keeps, per (index file, repository), the :class:`GraphInputs` its last
+committed build resolved with, and the next build with the same layout (files modified, none
+added or removed) patches them: it re-reads only the changed files' entities, imports and
+bases, re-resolves those imports, and swaps them into the catalog and bindings. A build that
+adds or removes a path, or rebuilds the whole graph, reads everything back as before and
+keeps the result.
+
+The kept inputs are used only when they describe exactly what the index holds: the
+repository's active generation must be the one they were committed with (another process's
+build, a forget or a rebuild changes it), the extractor version must be the one they were
+read with, and the build that last patched them must have committed (a failed or stopped
+build leaves them marked unsettled, and they are dropped).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+
+from attrs import define
+
+from .bindings import ImportRecord, ImportResolver
+from .calls import Catalog, Entity
+from .extractors import EXTRACTOR_VERSION
+from .graph_inputs import GraphInputs, declared_order, read_graph_inputs
+from .modules import go_module_paths
+
+ENTITY_COLUMNS = (
+    "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
+    " f.language, r.start_line, r.signature,"
+    " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
+    " JOIN files f ON f.file_id = r.file_id"
+)
+"""A catalog row, as :func:`read_graph_inputs` reads it."""
+BASE_COLUMNS = (
+    "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
+    " json_extract(r.metadata, '$.bases') FROM bases b"
+    " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+)
+IMPORT_COLUMNS = (
+    "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
+    " resolved_file_id FROM imports"
+)
+
+
+@define
+class KeptInputs:
+    """One repository's graph inputs as its last committed build left them."""
+
+    generation_id: str | None  # the active generation they describe
+    extractor: str
+    inputs: GraphInputs
+    resolver: ImportResolver  # the repository's module index (same layout: still right)
+    base_rows: dict[int, list[tuple]]  # file_id -> raw base rows (see declared_order)
+    settled: bool = True  # False from a patch or read until its build commits
+
+
+_kept: dict[tuple[str, str], KeptInputs] = {}
+_keeping = False
+
+
+def keep_between_builds(keep: bool = True) -> None:
+    """Start (or stop) keeping graph inputs in this process; stopping drops what is kept.
+    Only a process that builds again and again gains (a one-shot CLI run would just hold
+    memory and read a little more)."""
+    global _keeping
+    _keeping = keep
+    if not keep:
+        _kept.clear()
+
+
+def graph_inputs(
+    conn: sqlite3.Connection, repo_id: str, changed: frozenset[int] | None, same_layout: bool
+) -> GraphInputs:
+    """
+    The repository's graph inputs for a resolve that is not a first build (``changed`` is
+    None when the whole graph is rebuilt): the kept ones patched with the ``changed`` files
+    when they are still exact and the layout is the same, else read back (and, when this
+    process keeps them, kept for the next build). Inside the build's write transaction.
+    """
+    reresolve = changed if same_layout else None
+    if not _keeping:
+        return read_graph_inputs(conn, repo_id, reresolve)
+    key = (_db_file(conn), repo_id)
+    kept = _kept.pop(key, None)
+    active = _active_generation(conn, repo_id)
+    usable = (
+        kept is not None
+        and kept.settled
+        and kept.generation_id == active
+        and kept.extractor == EXTRACTOR_VERSION
+        and same_layout
+        and changed is not None
+    )
+    if usable:
+        _patch(conn, kept, changed)
+    else:
+        kept = _read(conn, repo_id, reresolve)
+    kept.settled = False
+    kept.generation_id = None
+    _kept[key] = kept
+    return kept.inputs
+
+
+def committed(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> None:
+    """The build that used (and patched) a repository's kept inputs committed this
+    generation: they describe it now."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.generation_id = generation_id
+        kept.settled = True
+
+
+def _db_file(conn: sqlite3.Connection) -> str:
+    return conn.execute("PRAGMA database_list").fetchone()[2]
+
+
+def _active_generation(conn: sqlite3.Connection, repo_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT active_generation_id FROM repositories WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None) -> KeptInputs:
+    """Everything read back, as a cold incremental build reads it, plus what patching needs."""
+    inputs = read_graph_inputs(conn, repo_id, reresolve)
+    go_mods = go_module_paths(
+        conn.execute(
+            "SELECT relative_path, content FROM files WHERE repo_id = ?"
+            " AND (relative_path = 'go.mod' OR relative_path LIKE '%/go.mod')",
+            (repo_id,),
+        ).fetchall()
+    )
+    resolver = ImportResolver(inputs.files, go_mods)
+    base_rows: dict[int, list[tuple]] = defaultdict(list)
+    for row in conn.execute(BASE_COLUMNS + " WHERE b.repo_id = ?", (repo_id,)):
+        base_rows[row[5]].append(tuple(row))
+    return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
+
+
+def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) -> None:
+    """Swap the changed files' rows into the kept inputs (no path added or removed)."""
+    inputs = kept.inputs
+    files = sorted(changed)
+    marks = ",".join("?" * len(files))
+    entities = conn.execute(
+        ENTITY_COLUMNS + f" WHERE r.file_id IN ({marks}) ORDER BY r.file_id, r.rid", files
+    ).fetchall()
+    _patch_catalog(inputs.catalog, changed, entities)
+    imports = conn.execute(
+        IMPORT_COLUMNS + f" WHERE file_id IN ({marks}) ORDER BY import_id", files
+    ).fetchall()
+    inputs.records, inputs.import_changed = _patch_imports(conn, kept, changed, imports)
+    for file_id in files:
+        kept.base_rows.pop(file_id, None)
+    for row in conn.execute(BASE_COLUMNS + f" WHERE b.file_id IN ({marks})", files):
+        kept.base_rows.setdefault(row[5], []).append(tuple(row))
+    bases = declared_order([row for rows in kept.base_rows.values() for row in rows])
+    catalog = inputs.catalog
+    catalog.bases_of = defaultdict(list)
+    catalog._below = None  # derived from bases_of on first use
+    for _, class_name, base_name, _, _ in bases:
+        catalog.add_base(class_name, base_name)
+    inputs.bases = [(nid, base, kind, file_id) for nid, _, base, kind, file_id in bases]
+
+
+def _patch_imports(
+    conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int], rows: list
+) -> tuple[list[ImportRecord], set[int]]:
+    """Resolve the changed files' imports again (updating their rows), rebind their names;
+    returns every record in row order and the files whose imports now resolve differently."""
+    resolver, bindings = kept.resolver, kept.inputs.bindings
+    for file_id in changed:
+        bindings.names.pop(file_id, None)
+        bindings.star.pop(file_id, None)
+    resolver.bindings = bindings
+    resolver.records = []
+    updates = []
+    import_changed: set[int] = set()
+    for row in rows:
+        resolved = resolver.resolved(row[1], row[2], row[3])
+        if resolved != row[7]:
+            updates.append((resolved, 0 if resolved else 1, row[0]))
+            import_changed.add(row[1])
+        resolver.add(ImportRecord(*row[:7], resolved))
+    if updates:
+        conn.executemany(
+            "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
+            updates,
+        )
+    records = [r for r in kept.inputs.records if r.file_id not in changed] + resolver.records
+    records.sort(key=_import_order)
+    return records, import_changed
+
+
+def _import_order(record: ImportRecord) -> int:
+    return record.import_id
+
+
+def _patch_catalog(catalog: Catalog, changed: frozenset[int], rows: list) -> None:
+    """Replace the changed files' entities, keeping every list in (file_id, nid) order as a
+    read-back builds it."""
+    old = [e for e in catalog.by_id.values() if e.file_id in changed]
+    for entity in old:
+        del catalog.by_id[entity.nid]
+        catalog.children.pop(entity.nid, None)  # a parent and its children share a file
+    touched: set[str] = {e.name for e in old}
+    classes: set[tuple[str, str]] = {
+        (e.class_context, e.name) for e in old if e.entity_type == "Function" and e.class_context
+    }
+    for row in rows:
+        catalog.add(tuple(row))
+        touched.add(row[3])
+        if row[2] == "Function" and row[4]:
+            classes.add((row[4], row[3]))
+    new = {id(catalog.by_id[row[0]]) for row in rows}
+    pools = (catalog.callables, catalog.methods, catalog.constructible)
+    for name in touched:
+        for pool in pools:
+            _replace(pool.by_name, name, changed, new)
+            pool._views.pop(name, None)  # a view of the old candidates
+        _replace(catalog.types, name, changed, new)
+    for key in classes:
+        _replace(catalog.by_class, key, changed, new)
+
+
+def _replace(lists: dict, key, changed: frozenset[int], new: set[int]) -> None:
+    """Drop the old entities of the changed files from one list (``Catalog.add`` appended
+    the new ones, whose ``id()`` is in ``new``) and restore (file_id, nid) order."""
+    members = lists.get(key)
+    if members is None:
+        return
+    kept = [e for e in members if e.file_id not in changed or id(e) in new]
+    if not kept:
+        del lists[key]
+        return
+    kept.sort(key=_order)
+    lists[key] = kept
+
+
+def _order(entity: Entity) -> tuple[int, int]:
+    return entity.file_id, entity.nid
