@@ -93,19 +93,20 @@ def make_repository(root: Path) -> Path:
 
 
 def edge_set(db: Path) -> set[tuple]:
-    """Every edge, its ends and evidence named by path (file ids differ between indexes)."""
+    """Every edge row, its ends and evidence named by path (file ids differ between indexes)."""
     conn = open_reader(db)
     try:
         paths = dict(conn.execute("SELECT file_id, relative_path FROM files"))
 
-        def named(node_id: str) -> str:
-            if node_id.startswith("file:"):
+        def named(node_id: str | None) -> str | None:
+            if node_id is not None and node_id.startswith("file:"):
                 return "file:" + paths[int(node_id[5:])]
-            return node_id
+            return node_id  # None: a row whose end no longer exists (the view hides it)
 
         rows = conn.execute(
-            "SELECT type, source_id, target_id, call_kind, reason, resolution_method,"
-            " confidence, line_number, evidence_file_id FROM edges"
+            "SELECT r.type, s.node_id, t.node_id, r.call_kind, r.reason, r.method,"
+            " r.confidence, r.line_number, r.evidence_file_id FROM edge_rows r"
+            " LEFT JOIN nodes s ON s.nid = r.src LEFT JOIN nodes t ON t.nid = r.dst"
         ).fetchall()
         return {
             (*row[:1], named(row[1]), named(row[2]), *row[3:8], paths.get(row[8])) for row in rows
@@ -195,6 +196,19 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         self.assertEdgesAsCold("body edit (reads back, keeps)")
         self.write("pkg/base.py", BASE + "\n    def extra(self):\n        return 3\n")
         self.assertEdgesAsCold("method added to a base class")
+        self.write("pkg/child.py", CHILD + "\n    def run(self):\n        return 4\n")
+        self.assertEdgesAsCold("an override added")
+        self.write(
+            "pkg/base.py",
+            BASE.replace(
+                "def run(self):\n        return self", "def go(self):\n        return self"
+            ),
+        )
+        self.assertEdgesAsCold("the overridden method renamed in the base")
+        self.write("pkg/base.py", BASE)
+        self.assertEdgesAsCold("and back")
+        self.write("pkg/child.py", CHILD)
+        self.assertEdgesAsCold("the override removed")
         self.write("pkg/child.py", CHILD.replace("pkg.helpers import", "pkg.more import"))
         self.assertEdgesAsCold("import moved to another module")
         self.write("pkg/helpers.py", HELPERS.replace("def spare", "def spared"))

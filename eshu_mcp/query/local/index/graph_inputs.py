@@ -46,15 +46,16 @@ def declared_order(rows: list[tuple]) -> list[tuple]:
     """(nid, class name, base name, kind, file_id) rows ordered by class, then by the order
     the class lists its bases (the MRO depends on it), from (entity id, nid, class name, base
     name, kind, file_id, the class's bases as JSON) rows."""
-    keyed = []
-    for entity_id, nid, name, base_name, kind, file_id, written in rows:
-        listed = json.loads(written) if written else []
-        position = listed.index(base_name) if base_name in listed else len(listed)
-        keyed.append(
-            ((entity_id, position, base_name, kind), (nid, name, base_name, kind, file_id))
-        )
-    keyed.sort(key=lambda pair: pair[0])
-    return [row for _, row in keyed]
+    return [tuple(row[1:6]) for row in sorted(rows, key=declared_key)]
+
+
+def declared_key(row: tuple) -> tuple:
+    """Where one (entity id, nid, class name, base name, kind, file_id, bases as JSON) row
+    goes in :func:`declared_order`."""
+    entity_id, _, _, base_name, kind, _, written = row
+    listed = json.loads(written) if written else []
+    position = listed.index(base_name) if base_name in listed else len(listed)
+    return entity_id, position, base_name, kind
 
 
 def read_graph_inputs(

@@ -27,7 +27,7 @@ from attrs import define
 from .bindings import ImportRecord, ImportResolver
 from .calls import Catalog, Entity
 from .extractors import EXTRACTOR_VERSION
-from .graph_inputs import GraphInputs, declared_order, read_graph_inputs
+from .graph_inputs import GraphInputs, declared_key, read_graph_inputs
 from .modules import go_module_paths
 
 ENTITY_COLUMNS = (
@@ -56,7 +56,7 @@ class KeptInputs:
     extractor: str
     inputs: GraphInputs
     resolver: ImportResolver  # the repository's module index (same layout: still right)
-    base_rows: dict[int, list[tuple]]  # file_id -> raw base rows (see declared_order)
+    base_rows: dict[int, list[tuple]]  # file_id -> (declared_key, base row) of its bases
     settled: bool = True  # False from a patch or read until its build commits
 
 
@@ -138,9 +138,8 @@ def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | No
         ).fetchall()
     )
     resolver = ImportResolver(inputs.files, go_mods)
-    base_rows: dict[int, list[tuple]] = defaultdict(list)
-    for row in conn.execute(BASE_COLUMNS + " WHERE b.repo_id = ?", (repo_id,)):
-        base_rows[row[5]].append(tuple(row))
+    base_rows: dict[int, list[tuple]] = {}
+    _keep_bases(base_rows, conn.execute(BASE_COLUMNS + " WHERE b.repo_id = ?", (repo_id,)))
     return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
 
 
@@ -159,15 +158,28 @@ def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) 
     inputs.records, inputs.import_changed = _patch_imports(conn, kept, changed, imports)
     for file_id in files:
         kept.base_rows.pop(file_id, None)
-    for row in conn.execute(BASE_COLUMNS + f" WHERE b.file_id IN ({marks})", files):
-        kept.base_rows.setdefault(row[5], []).append(tuple(row))
-    bases = declared_order([row for rows in kept.base_rows.values() for row in rows])
+    _keep_bases(
+        kept.base_rows, conn.execute(BASE_COLUMNS + f" WHERE b.file_id IN ({marks})", files)
+    )
+    keyed = [item for items in kept.base_rows.values() for item in items]
+    keyed.sort(key=_first)
+    bases = [row for _, row in keyed]  # as declared_order gives them
     catalog = inputs.catalog
     catalog.bases_of = defaultdict(list)
     catalog._below = None  # derived from bases_of on first use
     for _, class_name, base_name, _, _ in bases:
         catalog.add_base(class_name, base_name)
     inputs.bases = [(nid, base, kind, file_id) for nid, _, base, kind, file_id in bases]
+
+
+def _keep_bases(kept: dict[int, list[tuple]], rows) -> None:
+    """Keep base rows by file, each with its place in :func:`declared_order`."""
+    for row in rows:
+        kept.setdefault(row[5], []).append((declared_key(row), tuple(row[1:6])))
+
+
+def _first(item: tuple):
+    return item[0]
 
 
 def _patch_imports(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from . import input_cache
+from . import input_cache, rebuilt_edges
 from .bindings import FileBindings
 from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
@@ -132,11 +132,7 @@ def resolve_repository(
         )
     if change is not None:
         scope = _affected_files(conn, repo_id, change, import_changed)
-        gone = sorted(scope | set(change.deleted_files))
-        conn.execute(
-            f"DELETE FROM edge_rows WHERE repo = ? AND type IN ({_marks(REBUILT_ALWAYS)})",
-            (repo_key, *REBUILT_ALWAYS),
-        )
+        gone = sorted(scope | set(change.deleted_files))  # inheritance: see rebuilt_edges
         for chunk in _chunks(gone):
             marks = ",".join("?" * len(chunk))
             conn.execute(
@@ -175,6 +171,8 @@ def resolve_repository(
 
     python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
+    if change is not None:  # edges holds every inheritance edge: store only the difference
+        edges[:] = rebuilt_edges.only_new(conn, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     call_edges, unresolved = resolve_calls_split(
