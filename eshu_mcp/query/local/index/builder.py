@@ -128,8 +128,26 @@ def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
             continue
         if not isinstance(request, dict):
             continue
-        progress(run_build(db_path, request, progress))
+        built = run_build(db_path, request, progress)
+        progress(built)
+        _keep_inputs(db_path, built)
     return 0
+
+
+def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
+    """Between builds: read and keep the graph inputs of the repositories just built that
+    are not kept yet, so the next change is patched (see :mod:`.input_cache`)."""
+    from . import input_cache
+
+    repo_ids = [
+        repo["repo_id"]
+        for repo in built.get("repositories") or []
+        if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
+    ]
+    try:
+        input_cache.warm(db_path, repo_ids)
+    except (sqlite3.Error, IndexUnavailable):
+        input_cache.drop_kept()  # the next build reads back, as without keeping
 
 
 def _own_process_group() -> None:

@@ -19,6 +19,7 @@ build leaves them marked unsettled, and they are dropped).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import defaultdict
 
@@ -29,6 +30,7 @@ from .calls import Catalog, Entity
 from .extractors import EXTRACTOR_VERSION
 from .graph_inputs import GraphInputs, declared_key, read_graph_inputs
 from .modules import go_module_paths
+from .store import open_reader
 
 ENTITY_COLUMNS = (
     "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
@@ -74,6 +76,11 @@ def keep_between_builds(keep: bool = True) -> None:
         _kept.clear()
 
 
+def drop_kept() -> None:
+    """Forget every kept repository (the next build of each reads back)."""
+    _kept.clear()
+
+
 def graph_inputs(
     conn: sqlite3.Connection, repo_id: str, changed: frozenset[int] | None, same_layout: bool
 ) -> GraphInputs:
@@ -105,6 +112,31 @@ def graph_inputs(
     kept.generation_id = None
     _kept[key] = kept
     return kept.inputs
+
+
+def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
+    """
+    Read back and keep the inputs of repositories this process does not keep yet (after a
+    first build, or a build that found nothing to do), from one read snapshot, so that the
+    next change is patched rather than read back. Imports keep the files they resolved to,
+    as a build with the same layout keeps them.
+    """
+    if not _keeping or not repo_ids:
+        return
+    conn = open_reader(db_path)
+    try:
+        conn.execute("BEGIN")
+        for repo_id in repo_ids:
+            key = (_db_file(conn), repo_id)
+            active = _active_generation(conn, repo_id)
+            kept = _kept.get(key)
+            if active is None or (kept and kept.settled and kept.generation_id == active):
+                continue
+            kept = _kept[key] = _read(conn, repo_id, frozenset())
+            kept.generation_id, kept.settled = active, True
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
 
 
 def committed(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> None:
