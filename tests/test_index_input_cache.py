@@ -246,6 +246,7 @@ class PatchedInputsTests(SynchronousTestCase):
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.repo = make_repository(self.tmp)
         self.db = self.tmp / "index.sqlite"
+        input_cache.keep_between_builds(False)  # nothing kept from another test
         input_cache.keep_between_builds()
         self.addCleanup(input_cache.keep_between_builds, False)
 

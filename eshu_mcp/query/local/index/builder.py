@@ -121,16 +121,19 @@ def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
 
     input_cache.keep_between_builds()  # the point of a long-lived child: see input_cache
     progress = JsonLinesProgress(out)
-    for line in requests:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(request, dict):
-            continue
-        built = run_build(db_path, request, progress)
-        progress(built)
-        _keep_inputs(db_path, built)
+    try:
+        for line in requests:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(request, dict):
+                continue
+            built = run_build(db_path, request, progress)
+            progress(built)
+            _keep_inputs(db_path, built)
+    finally:
+        input_cache.keep_between_builds(False)
     return 0
 
 
