@@ -183,6 +183,8 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         cold_db = self.tmp / f"cold-{self.cold}.sqlite"
         index_repositories(cold_db, [self.repo], workers=1)
         ours, cold = edge_set(self.db), edge_set(cold_db)
+        (summary,) = built["repositories"]
+        self.assertEqual(summary["edges"], len(ours))  # the count --status gives
         self.assertEqual((step, ours - cold, cold - ours), (step, set(), set()))
 
     def write(self, path: str, text: str) -> None:
