@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from attrs import define
 
@@ -60,6 +60,8 @@ class KeptInputs:
     resolver: ImportResolver  # the repository's module index (same layout: still right)
     base_rows: dict[int, list[tuple]]  # file_id -> (declared_key, base row) of its bases
     settled: bool = True  # False from a patch or read until its build commits
+    inheritance: Counter | None = None  # the inheritance edge rows stored (rebuilt_edges)
+    retired: frozenset[int] = frozenset()  # files whose edges this build deleted
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -106,6 +108,7 @@ def graph_inputs(
     )
     if usable:
         _patch(conn, kept, changed)
+        kept.retired = changed  # their edges were deleted before resolving (retire_edges)
     else:
         kept = _read(conn, repo_id, reresolve)
     kept.settled = False
@@ -137,6 +140,23 @@ def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
         conn.execute("ROLLBACK")
     finally:
         conn.close()
+
+
+def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> Counter | None:
+    """During a build that patched the kept inputs: the inheritance edge rows stored now
+    (those the last build stored, less those of files this one rewrote); else None."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled or kept.inheritance is None:
+        return None
+    retired = kept.retired
+    return Counter({row: n for row, n in kept.inheritance.items() if row[9] not in retired})
+
+
+def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: Counter) -> None:
+    """During a build: the inheritance edge rows it stores (kept if the build commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.inheritance = rows
 
 
 def committed(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> None:

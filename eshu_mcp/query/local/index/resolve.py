@@ -172,7 +172,7 @@ def resolve_repository(
     python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
     if change is not None:  # edges holds every inheritance edge: store only the difference
-        edges[:] = rebuilt_edges.only_new(conn, repo_key, edges)
+        edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     call_edges, unresolved = resolve_calls_split(
