@@ -303,3 +303,39 @@ def summary(inputs) -> dict:
         "files": sorted(tuple(row) for row in inputs.files),
         "file_nids": inputs.file_nids,
     }
+
+
+class UncommittedPatchTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-kept-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = make_repository(self.tmp)
+        self.db = self.tmp / "index.sqlite"
+        input_cache.keep_between_builds(False)
+        input_cache.keep_between_builds()
+        self.addCleanup(input_cache.keep_between_builds, False)
+
+    def test_inputs_patched_by_a_build_that_rolled_back_are_read_again(self) -> None:
+        report = index_repositories(self.db, [self.repo], workers=1)
+        repo_id = report.repositories[0].repo_id
+        input_cache.warm(self.db, [repo_id])
+        ((_, warmed),) = input_cache._kept.items()
+        conn = open_writer(self.db)
+        try:
+            (file_id,) = conn.execute(
+                "SELECT file_id FROM files WHERE relative_path = 'pkg/helpers.py'"
+            ).fetchone()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM entity_rows WHERE file_id = ?", (file_id,))
+            patched = input_cache.graph_inputs(conn, repo_id, frozenset({file_id}), True)
+            self.assertIs(patched, warmed.inputs)  # patched to a state never committed
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+        (self.repo / "pkg" / "filler_0.py").write_text(filler(0) + "\n\ndef b():\n    return 2\n")
+        index_repositories(self.db, [self.repo], workers=1)
+        ((_, kept),) = input_cache._kept.items()
+        self.assertIsNot(kept.inputs, warmed.inputs)
+        cold_db = self.tmp / "cold.sqlite"
+        index_repositories(cold_db, [self.repo], workers=1)
+        self.assertEqual(edge_set(self.db), edge_set(cold_db))
