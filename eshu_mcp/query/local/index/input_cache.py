@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from attrs import define
 
@@ -60,7 +60,7 @@ class KeptInputs:
     resolver: ImportResolver  # the repository's module index (same layout: still right)
     base_rows: dict[int, list[tuple]]  # file_id -> (declared_key, base row) of its bases
     settled: bool = True  # False from a patch or read until its build commits
-    inheritance: Counter | None = None  # the inheritance edge rows stored (rebuilt_edges)
+    inheritance: set[tuple] | None = None  # the inheritance edge rows stored (rebuilt_edges)
     retired: frozenset[int] = frozenset()  # files whose edges this build deleted
 
 
@@ -142,17 +142,17 @@ def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
         conn.close()
 
 
-def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> Counter | None:
+def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> set[tuple] | None:
     """During a build that patched the kept inputs: the inheritance edge rows stored now
     (those the last build stored, less those of files this one rewrote); else None."""
     kept = _kept.get((_db_file(conn), repo_id))
     if kept is None or kept.settled or kept.inheritance is None:
         return None
     retired = kept.retired
-    return Counter({row: n for row, n in kept.inheritance.items() if row[9] not in retired})
+    return {row for row in kept.inheritance if row[9] not in retired}
 
 
-def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: Counter) -> None:
+def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:
     """During a build: the inheritance edge rows it stores (kept if the build commits)."""
     kept = _kept.get((_db_file(conn), repo_id))
     if kept is not None and not kept.settled:

@@ -10,7 +10,6 @@ A process that keeps graph inputs between builds also knows which of them are st
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 
 from . import input_cache
 from .codes import EDGE_TYPES
@@ -35,35 +34,31 @@ def only_new(
     now (as ``INSERT_EDGES`` rows): delete the stored ones not among them and return those
     not stored yet (to insert). The stored set then equals ``rows``, as if rebuilt.
     """
-    wanted = Counter(rows)
+    wanted = set(rows)  # one row per (type, source, target, line): resolve dedups them
     stored = input_cache.stored_inheritance(conn, repo_id)
     if stored is None:
         new = _against_stored_rows(conn, repo_key, wanted)
     else:
-        stale = stored - wanted
-        for row in stale:  # every copy goes; those still wanted are inserted again below
-            src_first = (row[2], row[0], row[1], *row[3:])
-            conn.execute(SAME_ROW, src_first)
-        new = wanted - (stored - stale)
+        for row in stored - wanted:
+            conn.execute(SAME_ROW, (row[2], row[0], row[1], *row[3:]))  # src first: indexed
+        new = wanted - stored
     input_cache.keep_inheritance(conn, repo_id, wanted)
-    return list(new.elements())
+    return [row for row in rows if row in new]  # in resolution order, as a rebuild inserts
 
 
-def _against_stored_rows(conn: sqlite3.Connection, repo_key: int, wanted: Counter) -> Counter:
+def _against_stored_rows(conn: sqlite3.Connection, repo_key: int, wanted: set[tuple]) -> set:
     """Read the stored rows back, delete the stale ones; returns the missing ones."""
     marks = ",".join("?" * len(REBUILT_ALWAYS))
-    stored: dict[tuple, list[int]] = {}
+    stored: set[tuple] = set()
+    stale: list[tuple[int]] = []
     for edge_id, *row in conn.execute(
         f"SELECT edge_id, {COLUMNS} FROM edge_rows WHERE repo = ? AND type IN ({marks})",
         (repo_key, *REBUILT_ALWAYS),
     ):
-        stored.setdefault(tuple(row), []).append(edge_id)
-    missing = Counter(wanted)
-    stale: list[tuple[int]] = []
-    for row, edge_ids in stored.items():
-        keep = missing.pop(row, 0)
-        stale.extend((edge_id,) for edge_id in edge_ids[keep:])
-        if keep > len(edge_ids):
-            missing[row] = keep - len(edge_ids)
+        row = tuple(row)
+        if row in wanted and row not in stored:
+            stored.add(row)
+        else:  # gone, or a second copy
+            stale.append((edge_id,))
     conn.executemany("DELETE FROM edge_rows WHERE edge_id = ?", stale)
-    return missing
+    return wanted - stored
