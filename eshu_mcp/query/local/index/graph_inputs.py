@@ -20,6 +20,20 @@ from .languages import language_of
 from .modules import go_module_paths
 from .writer import METADATA, PARENT, SIGNATURE, PreparedFile
 
+CATALOG_ROWS = (
+    "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
+    " f.language, r.start_line, r.signature,"
+    " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
+    " JOIN files f ON f.file_id = r.file_id"
+)
+"""Catalog rows (see ``Catalog.add``); a read-back adds ``ORDER BY r.file_id, r.rid``."""
+BASE_ROWS = (
+    "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
+    " json_extract(r.metadata, '$.bases') FROM bases b"
+    " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+)
+"""Base-type evidence rows, as :func:`declared_order` takes them."""
+
 
 @define
 class GraphInputs:
@@ -69,23 +83,10 @@ def read_graph_inputs(
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
-    bases = declared_order(
-        conn.execute(
-            "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
-            " json_extract(r.metadata, '$.bases') FROM bases b"
-            " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
-            " WHERE b.repo_id = ?",
-            (repo_id,),
-        ).fetchall()
-    )
+    bases = declared_order(conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)).fetchall())
     catalog = Catalog(
         conn.execute(
-            "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-            " f.language, r.start_line, r.signature,"
-            " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
-            " JOIN files f ON f.file_id = r.file_id"
-            " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid",
-            (repo_id,),
+            CATALOG_ROWS + " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid", (repo_id,)
         ).fetchall(),
         {file_id: posixpath.dirname(path) for file_id, path, _ in files},
         [(row[1], row[2]) for row in bases],

@@ -28,26 +28,15 @@ from attrs import define
 from .bindings import ImportRecord, ImportResolver
 from .calls import Catalog, Entity
 from .extractors import EXTRACTOR_VERSION
-from .graph_inputs import GraphInputs, declared_key, read_graph_inputs
+from .graph_inputs import BASE_ROWS, CATALOG_ROWS, GraphInputs, declared_key, read_graph_inputs
 from .modules import go_module_paths
 from .store import open_reader
 
-ENTITY_COLUMNS = (
-    "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-    " f.language, r.start_line, r.signature,"
-    " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
-    " JOIN files f ON f.file_id = r.file_id"
-)
-"""A catalog row, as :func:`read_graph_inputs` reads it."""
-BASE_COLUMNS = (
-    "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
-    " json_extract(r.metadata, '$.bases') FROM bases b"
-    " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
-)
 IMPORT_COLUMNS = (
     "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
     " resolved_file_id FROM imports"
 )
+"""Import rows, as ``bindings.resolve_imports`` reads them."""
 
 
 @define
@@ -191,7 +180,7 @@ def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | No
     )
     resolver = ImportResolver(inputs.files, go_mods)
     base_rows: dict[int, list[tuple]] = {}
-    _keep_bases(base_rows, conn.execute(BASE_COLUMNS + " WHERE b.repo_id = ?", (repo_id,)))
+    _keep_bases(base_rows, conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)))
     return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
 
 
@@ -201,7 +190,7 @@ def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) 
     files = sorted(changed)
     marks = ",".join("?" * len(files))
     entities = conn.execute(
-        ENTITY_COLUMNS + f" WHERE r.file_id IN ({marks}) ORDER BY r.file_id, r.rid", files
+        CATALOG_ROWS + f" WHERE r.file_id IN ({marks}) ORDER BY r.file_id, r.rid", files
     ).fetchall()
     _patch_catalog(inputs.catalog, changed, entities)
     imports = conn.execute(
@@ -210,9 +199,7 @@ def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) 
     inputs.records, inputs.import_changed = _patch_imports(conn, kept, changed, imports)
     for file_id in files:
         kept.base_rows.pop(file_id, None)
-    _keep_bases(
-        kept.base_rows, conn.execute(BASE_COLUMNS + f" WHERE b.file_id IN ({marks})", files)
-    )
+    _keep_bases(kept.base_rows, conn.execute(BASE_ROWS + f" WHERE b.file_id IN ({marks})", files))
     keyed = [item for items in kept.base_rows.values() for item in items]
     keyed.sort(key=_first)
     bases = [row for _, row in keyed]  # as declared_order gives them
