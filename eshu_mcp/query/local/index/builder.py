@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .lock import IndexLocked
-from .progress import JsonLinesProgress
+from .progress import JsonLinesProgress, edge_total
 from .store import IndexUnavailable, damaged_message, is_damage, open_reader
 
 if TYPE_CHECKING:
@@ -39,15 +39,21 @@ TOTAL_TABLES = ("files", "entities", "edges")
 """What ``eshu-mcp index --status`` counts per repository; the build summary counts the same."""
 
 
-def repository_totals(db_path: str | os.PathLike[str], repo_ids: list[str]) -> dict[str, dict]:
-    """Row counts per repository as ``--status`` reports them (files, entities, edges)."""
+def repository_totals(
+    db_path: str | os.PathLike[str], repo_ids: list[str], edges: dict[str, int] | None = None
+) -> dict[str, dict]:
+    """Row counts per repository as ``--status`` reports them (files, entities, edges);
+    ``edges`` gives the edge totals a build already counted (not counted again)."""
     if not repo_ids:
         return {}
+    known = edges or {}
     conn = open_reader(db_path)
     try:
         return {
             repo_id: {
-                table: conn.execute(
+                table: known[repo_id]
+                if table == "edges" and repo_id in known
+                else conn.execute(
                     f"SELECT COUNT(*) FROM {table} WHERE repo_id = ?", (repo_id,)
                 ).fetchone()[0]
                 for table in TOTAL_TABLES
@@ -103,7 +109,12 @@ def run_build(
     else:
         built = [r.repo_id for r in report.repositories if r.repo_id and r.status != "failed"]
         try:
-            totals = repository_totals(db_path, built)
+            counted = {  # by the build itself: counting the edges view again costs 0.1 s
+                r.repo_id: edge_total(r.edges)
+                for r in report.repositories
+                if r.repo_id and r.status == "indexed" and r.edges
+            }
+            totals = repository_totals(db_path, built, counted)
         except (sqlite3.Error, IndexUnavailable):
             totals = {}
         done["ok"] = report.ok
@@ -117,16 +128,40 @@ def run_build(
 
 def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
     """Answer build requests from ``requests`` until it closes; returns the exit status."""
+    from . import input_cache
+
+    input_cache.keep_between_builds()  # the point of a long-lived child: see input_cache
     progress = JsonLinesProgress(out)
-    for line in requests:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(request, dict):
-            continue
-        progress(run_build(db_path, request, progress))
+    try:
+        for line in requests:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(request, dict):
+                continue
+            built = run_build(db_path, request, progress)
+            progress(built)
+            _keep_inputs(db_path, built)
+    finally:
+        input_cache.keep_between_builds(False)
     return 0
+
+
+def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
+    """Between builds: read and keep the graph inputs of the repositories just built that
+    are not kept yet, so the next change is patched (see :mod:`.input_cache`)."""
+    from . import input_cache
+
+    repo_ids = [
+        repo["repo_id"]
+        for repo in built.get("repositories") or []
+        if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
+    ]
+    try:
+        input_cache.warm(db_path, repo_ids)
+    except Exception:  # keeping is an optimisation: never the end of the child
+        input_cache.drop_kept()  # the next build reads back, as without keeping
 
 
 def _own_process_group() -> None:

@@ -20,6 +20,20 @@ from .languages import language_of
 from .modules import go_module_paths
 from .writer import METADATA, PARENT, SIGNATURE, PreparedFile
 
+CATALOG_ROWS = (
+    "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
+    " f.language, r.start_line, r.signature,"
+    " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
+    " JOIN files f ON f.file_id = r.file_id"
+)
+"""Catalog rows (see ``Catalog.add``); a read-back adds ``ORDER BY r.file_id, r.rid``."""
+BASE_ROWS = (
+    "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
+    " json_extract(r.metadata, '$.bases') FROM bases b"
+    " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
+)
+"""Base-type evidence rows, as :func:`declared_order` takes them."""
+
 
 @define
 class GraphInputs:
@@ -46,15 +60,16 @@ def declared_order(rows: list[tuple]) -> list[tuple]:
     """(nid, class name, base name, kind, file_id) rows ordered by class, then by the order
     the class lists its bases (the MRO depends on it), from (entity id, nid, class name, base
     name, kind, file_id, the class's bases as JSON) rows."""
-    keyed = []
-    for entity_id, nid, name, base_name, kind, file_id, written in rows:
-        listed = json.loads(written) if written else []
-        position = listed.index(base_name) if base_name in listed else len(listed)
-        keyed.append(
-            ((entity_id, position, base_name, kind), (nid, name, base_name, kind, file_id))
-        )
-    keyed.sort(key=lambda pair: pair[0])
-    return [row for _, row in keyed]
+    return [tuple(row[1:6]) for row in sorted(rows, key=declared_key)]
+
+
+def declared_key(row: tuple) -> tuple:
+    """Where one (entity id, nid, class name, base name, kind, file_id, bases as JSON) row
+    goes in :func:`declared_order`."""
+    entity_id, _, _, base_name, kind, _, written = row
+    listed = json.loads(written) if written else []
+    position = listed.index(base_name) if base_name in listed else len(listed)
+    return entity_id, position, base_name, kind
 
 
 def read_graph_inputs(
@@ -68,23 +83,10 @@ def read_graph_inputs(
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
-    bases = declared_order(
-        conn.execute(
-            "SELECT b.entity_id, n.nid, r.entity_name, b.base_name, b.kind, b.file_id,"
-            " json_extract(r.metadata, '$.bases') FROM bases b"
-            " JOIN nodes n ON n.node_id = b.entity_id JOIN entity_rows r ON r.rid = n.nid"
-            " WHERE b.repo_id = ?",
-            (repo_id,),
-        ).fetchall()
-    )
+    bases = declared_order(conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)).fetchall())
     catalog = Catalog(
         conn.execute(
-            "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-            " f.language, r.start_line, r.signature,"
-            " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
-            " JOIN files f ON f.file_id = r.file_id"
-            " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid",
-            (repo_id,),
+            CATALOG_ROWS + " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid", (repo_id,)
         ).fetchall(),
         {file_id: posixpath.dirname(path) for file_id, path, _ in files},
         [(row[1], row[2]) for row in bases],

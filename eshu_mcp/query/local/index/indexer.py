@@ -19,7 +19,7 @@ from typing import Any
 
 from attrs import Factory, frozen
 
-from . import writer
+from . import input_cache, writer
 from .extractors import EXTRACTOR_VERSION
 from .generation_write import GenerationWrite
 from .generations import abandon, activate, begin_generation, fail_orphans, record_failure
@@ -237,6 +237,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         )
         hold_point("commit", emit)
         conn.execute("COMMIT")
+        input_cache.committed(conn, repo_id, pending.generation_id)
     except BaseException as e:
         if isinstance(e, Exception):
             return _failed(conn, tree, pending, emit, e, started)

@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from . import input_cache, rebuilt_edges
 from .bindings import FileBindings
 from .call_edges import resolve_calls_split
 from .calls import Catalog, Entity
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
-from .graph_inputs import GraphInputs, read_graph_inputs
+from .graph_inputs import GraphInputs
 from .pyclasses import EXTERNAL, Hierarchy
 from .receivers import INTERFACE_ROOTS, PythonCalls
 from .references import files_referring, read_references, resolve_references
@@ -109,11 +110,11 @@ def resolve_repository(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
     ).fetchone()
     first_build = inputs is not None  # every edge of the repository was written by this run
-    if inputs is None:
-        reresolve = None
-        if change is not None and change.same_layout:
-            reresolve = change.changed_files
-        inputs = read_graph_inputs(conn, repo_id, reresolve)
+    if inputs is None:  # read back, or kept by this process since its last build
+        changed = None if change is None else change.changed_files
+        inputs = input_cache.graph_inputs(
+            conn, repo_id, changed, bool(change and change.same_layout)
+        )
     records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
     files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
     language_of = inputs.language_of
@@ -131,11 +132,7 @@ def resolve_repository(
         )
     if change is not None:
         scope = _affected_files(conn, repo_id, change, import_changed)
-        gone = sorted(scope | set(change.deleted_files))
-        conn.execute(
-            f"DELETE FROM edge_rows WHERE repo = ? AND type IN ({_marks(REBUILT_ALWAYS)})",
-            (repo_key, *REBUILT_ALWAYS),
-        )
+        gone = sorted(scope | set(change.deleted_files))  # inheritance: see rebuilt_edges
         for chunk in _chunks(gone):
             marks = ",".join("?" * len(chunk))
             conn.execute(
@@ -174,6 +171,8 @@ def resolve_repository(
 
     python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
+    if change is not None:  # edges holds every inheritance edge: store only the difference
+        edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     written: Counter = Counter()  # CALLS edges written as they were resolved

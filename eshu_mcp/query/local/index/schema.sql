@@ -428,6 +428,9 @@ CREATE TABLE IF NOT EXISTS edge_rows (
 );
 CREATE INDEX IF NOT EXISTS edge_rows_out ON edge_rows (src);
 CREATE INDEX IF NOT EXISTS edge_rows_in ON edge_rows (dst);
+-- Only the indexer filters by evidence file (retiring a rewritten file's edges): without it
+-- every incremental build scanned the whole table twice (about 45 ms on Twisted).
+CREATE INDEX IF NOT EXISTS edge_rows_evidence ON edge_rows (evidence_file_id);
 
 -- Resolved relationships as every reader sees them; one row per (type, source_id, target_id,
 -- line_number) (deduplicated by the indexer). Each generation rebuilds the rows whose
