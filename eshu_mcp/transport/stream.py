@@ -6,6 +6,7 @@ from collections.abc import Callable
 from twisted.internet.interfaces import IPushProducer, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
+from twisted.web.http_headers import Headers
 from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
@@ -123,6 +124,11 @@ class SseStream:
     def start(self, first_frame: bytes = b"") -> None:
         """Send the status line, headers and an optional first frame; start keepalives."""
         self._request.write(first_frame)
+        if self._request.startedWriting:
+            # The status line and headers are on the wire and the request was routed:
+            # neither header set is read again, so an idle stream does not keep them.
+            self._request.requestHeaders = Headers()
+            self._request.responseHeaders = Headers()
         if not self.closed and self._keepalive_interval > 0:
             self._keepalive = _Keepalives.join(self, self._clock, self._keepalive_interval)
 
