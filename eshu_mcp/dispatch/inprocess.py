@@ -82,13 +82,12 @@ class _CaptureChannel:
 
     def writeHeaders(self, version, code, reason, headers) -> None:
         self.status = int(code)
-        pairs = (
-            headers.getAllRawHeaders()
-            if isinstance(headers, Headers)
-            else ((name, [value]) for name, value in headers)
-        )
-        for name, values in pairs:
-            self.headers.setRawHeaders(name, list(values))
+        if isinstance(headers, Headers):
+            # The request's own response headers: nothing changes them once written.
+            self.headers = headers
+            return
+        for name, value in headers:
+            self.headers.addRawHeader(name, value)
 
     def write(self, data: bytes) -> None:
         self.chunks.append(data)
@@ -158,6 +157,7 @@ class InProcessDispatcher:
     answer_page: int = DEFAULT_ANSWER_PAGE
     answer_rows: int = DEFAULT_ANSWER_ROWS
     _site: Site = field(init=False)
+    _series: dict = field(init=False, factory=dict)
 
     @answer_detail.validator
     def _known_detail(self, attribute, value: str) -> None:
@@ -277,8 +277,16 @@ class InProcessDispatcher:
     def _count(self, tool_name: str, outcome: str, started: float) -> None:
         if self.metrics is None:
             return
-        self.metrics.tool_calls.labels(tool_name, outcome).inc()
-        self.metrics.tool_seconds.labels(tool_name).observe(time.monotonic() - started)
+        # The labelled series, looked up once per tool and outcome (``labels()`` is
+        # a good part of a small call's cost).
+        series = self._series.get((tool_name, outcome))
+        if series is None:
+            series = self._series[(tool_name, outcome)] = (
+                self.metrics.tool_calls.labels(tool_name, outcome),
+                self.metrics.tool_seconds.labels(tool_name),
+            )
+        series[0].inc()
+        series[1].observe(time.monotonic() - started)
 
 
 def _confirmed_compact(response: InProcessResponse) -> bool:
