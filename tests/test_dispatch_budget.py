@@ -124,7 +124,7 @@ class QuotedLengthTests(SynchronousTestCase):
         {"html": "<a href='x'>&amp;</a>"},
         {"unicode": "h\u00e9llo \u4e16\u754c \U0001f600", "sep": "a\u2028b\u2029c"},
         {"surrogate": "lone \ud800 half"},
-        "just a string with \\ and \"",
+        'just a string with \\ and "',
         "",
         [],
     ]

@@ -10,6 +10,7 @@ for a socket client and the Resource can stop its work.
 """
 
 import time
+from functools import lru_cache
 from io import BytesIO
 from urllib.parse import urlencode
 
@@ -126,9 +127,15 @@ def api_root(query_resource: IResource) -> Resource:
 
 def request_target(route: Route) -> bytes:
     """The path and query string of a route, keys sorted and empty values kept."""
-    target = route.path
-    if route.query:
-        target += "?" + urlencode(sorted(route.query.items()))
+    return _target(route.path, tuple(sorted(route.query.items())) if route.query else ())
+
+
+@lru_cache(maxsize=1024)
+def _target(path: str, query: tuple) -> bytes:
+    # Calls repeat their targets (a tool's defaults, a client's paging): encode each once.
+    target = path
+    if query:
+        target += "?" + urlencode(query)
     return target.encode("utf-8")
 
 
