@@ -112,3 +112,28 @@ class ReplacementTests(SynchronousTestCase):
         for tool in ("find_code", "analyze_code_relationships", "t" * 200):
             envelope = over_budget_envelope(tool, 10**12, DEFAULT_RESPONSE_BUDGET)
             self.assertLessEqual(measure(envelope), 4096)
+
+
+class QuotedLengthTests(SynchronousTestCase):
+    """The quoted copy is counted without writing it, and counts what writing it gives."""
+
+    PAYLOADS = [
+        {"a": "b"},
+        {"path": 'C:\\dir\\"quoted"', "n": [1, 2.5, -0.0, 10**20, None, True]},
+        {"text": "line\nbreak\ttab\x01control\x7fdel"},
+        {"html": "<a href='x'>&amp;</a>"},
+        {"unicode": "h\u00e9llo \u4e16\u754c \U0001f600", "sep": "a\u2028b\u2029c"},
+        {"surrogate": "lone \ud800 half"},
+        'just a string with \\ and "',
+        "",
+        [],
+    ]
+
+    def test_quoted_length_matches_the_written_copy(self):
+        from eshu_mcp.dispatch.budget import quoted_length
+
+        for payload in self.PAYLOADS:
+            serialized = dumps(payload)
+            for text in (serialized, dumps(serialized), str(payload)):
+                written = len(dumps(text).encode("utf-8", "surrogatepass"))
+                self.assertEqual(quoted_length(text), written, text)

@@ -104,3 +104,41 @@ class SseStreamTests(SynchronousTestCase):
 class EventFrameTests(SynchronousTestCase):
     def test_multiline_data_becomes_several_data_lines(self):
         self.assertEqual(event_frame("message", "a\nb"), b"event: message\ndata: a\ndata: b\n\n")
+
+
+class SharedKeepaliveTests(SynchronousTestCase):
+    """Idle streams share one keepalive timer, so an idle session costs no timer of its own."""
+
+    def setUp(self):
+        self.clock = Clock()
+        self.resource = StreamResource(self.clock, keepalive=30)
+        self.site = Site(self.resource, reactor=self.clock)
+        self.exchanges = []
+        for _ in range(20):
+            exchange = HttpExchange(self.site)
+            exchange.request(b"GET", b"/")
+            self.exchanges.append(exchange)
+
+    def keepalive_timers(self) -> list:
+        return [c for c in self.clock.getDelayedCalls() if "_ping" in repr(c)]
+
+    def test_twenty_open_streams_share_one_timer_and_each_gets_its_keepalive(self):
+        self.assertEqual(len(self.keepalive_timers()), 1)
+        self.clock.advance(30)
+        for exchange in self.exchanges:
+            self.assertTrue(exchange.response().body.endswith(b": keepalive\n\n"))
+
+    def test_closing_some_streams_keeps_the_others_pinged_and_the_last_stops_the_timer(self):
+        for exchange in self.exchanges[:19]:
+            exchange.disconnect()
+        self.clock.advance(30)
+        self.assertTrue(self.exchanges[19].response().body.endswith(b": keepalive\n\n"))
+        self.exchanges[19].disconnect()
+        self.assertEqual(self.keepalive_timers(), [])
+
+    def test_a_stream_opened_later_is_pinged_within_one_interval(self):
+        self.clock.advance(20)
+        late = HttpExchange(self.site)
+        late.request(b"GET", b"/")
+        self.clock.advance(30)
+        self.assertTrue(late.response().body.endswith(b": keepalive\n\n"))

@@ -95,16 +95,21 @@ class AuthGuard(Resource):
         self._scoped_allowed = scoped_allowed
 
     def render(self, request: IRequest) -> object:
+        pending = self._policy.authenticate(request.getHeader(b"authorization"))
+        if pending.called:
+            # Decided at once (no credential to fetch): the client cannot have left
+            # meanwhile, and a long-lived stream keeps no watcher for it.
+            pending.addCallback(self._admit, request, ())
+            pending.addErrback(self._refuse, request, ())
+            return NOT_DONE_YET
         gone: list[Failure] = []
         request.notifyFinish().addErrback(gone.append)
-        pending = self._policy.authenticate(request.getHeader(b"authorization"))
         pending.addCallback(self._admit, request, gone)
         pending.addErrback(self._refuse, request, gone)
-        if not pending.called:
-            request.notifyFinish().addErrback(lambda _: pending.cancel())
+        request.notifyFinish().addErrback(lambda _: pending.cancel())
         return NOT_DONE_YET
 
-    def _admit(self, principal: Principal | None, request: IRequest, gone: list) -> None:
+    def _admit(self, principal: Principal | None, request: IRequest, gone: list | tuple) -> None:
         if gone:
             return
         if (
@@ -117,7 +122,7 @@ class AuthGuard(Resource):
         _set_principal(request, principal)
         request.render(getChildForRequest(self._inner, request))
 
-    def _refuse(self, failure: Failure, request: IRequest, gone: list) -> None:
+    def _refuse(self, failure: Failure, request: IRequest, gone: list | tuple) -> None:
         if gone or failure.check(CancelledError):
             return
         if not failure.check(AuthenticationFailed):

@@ -7,6 +7,7 @@ result over the budget is replaced by a small error envelope that tells the
 model how to ask for less (spec §9).
 """
 
+import re
 from typing import Any
 
 from eshu_mcp.encoding import dumps, go_quote
@@ -46,14 +47,28 @@ def _utf8_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+# Characters ``dumps`` writes as more than themselves, beyond ``"`` and ``\\``.
+_LONG_ESCAPES = re.compile("[\x00-\x1f<>&\u2028\u2029\ud800-\udfff]")
+
+
+def quoted_length(text: str) -> int:
+    """
+    UTF-8 length of ``dumps(text)``, counted without writing it when ``text`` holds only
+    characters written as themselves, ``"`` and ``\\`` (as serialized JSON does).
+    """
+    if _LONG_ESCAPES.search(text) is not None:
+        return _utf8_length(dumps(text))
+    return _utf8_length(text) + 2 + text.count('"') + text.count("\\")
+
+
 def measure_serialized(compact: str) -> int:
     """Size of a payload already serialized by ``dumps``: its bytes plus its quoted bytes."""
-    return _utf8_length(compact) + _utf8_length(dumps(compact))
+    return _utf8_length(compact) + quoted_length(compact)
 
 
 def measure_one_copy(compact: str) -> int:
     """Size of one wire copy of a serialized payload: its quoted bytes (the larger copy)."""
-    return _utf8_length(dumps(compact))
+    return quoted_length(compact)
 
 
 def measure(payload: Any) -> int:

@@ -10,6 +10,7 @@ for a socket client and the Resource can stop its work.
 """
 
 import time
+from functools import lru_cache
 from io import BytesIO
 from urllib.parse import urlencode
 
@@ -82,13 +83,12 @@ class _CaptureChannel:
 
     def writeHeaders(self, version, code, reason, headers) -> None:
         self.status = int(code)
-        pairs = (
-            headers.getAllRawHeaders()
-            if isinstance(headers, Headers)
-            else ((name, [value]) for name, value in headers)
-        )
-        for name, values in pairs:
-            self.headers.setRawHeaders(name, list(values))
+        if isinstance(headers, Headers):
+            # The request's own response headers: nothing changes them once written.
+            self.headers = headers
+            return
+        for name, value in headers:
+            self.headers.addRawHeader(name, value)
 
     def write(self, data: bytes) -> None:
         self.chunks.append(data)
@@ -127,9 +127,15 @@ def api_root(query_resource: IResource) -> Resource:
 
 def request_target(route: Route) -> bytes:
     """The path and query string of a route, keys sorted and empty values kept."""
-    target = route.path
-    if route.query:
-        target += "?" + urlencode(sorted(route.query.items()))
+    return _target(route.path, tuple(sorted(route.query.items())) if route.query else ())
+
+
+@lru_cache(maxsize=1024)
+def _target(path: str, query: tuple) -> bytes:
+    # Calls repeat their targets (a tool's defaults, a client's paging): encode each once.
+    target = path
+    if query:
+        target += "?" + urlencode(query)
     return target.encode("utf-8")
 
 
@@ -158,6 +164,7 @@ class InProcessDispatcher:
     answer_page: int = DEFAULT_ANSWER_PAGE
     answer_rows: int = DEFAULT_ANSWER_ROWS
     _site: Site = field(init=False)
+    _series: dict = field(init=False, factory=dict)
 
     @answer_detail.validator
     def _known_detail(self, attribute, value: str) -> None:
@@ -277,8 +284,16 @@ class InProcessDispatcher:
     def _count(self, tool_name: str, outcome: str, started: float) -> None:
         if self.metrics is None:
             return
-        self.metrics.tool_calls.labels(tool_name, outcome).inc()
-        self.metrics.tool_seconds.labels(tool_name).observe(time.monotonic() - started)
+        # The labelled series, looked up once per tool and outcome (``labels()`` is
+        # a good part of a small call's cost).
+        series = self._series.get((tool_name, outcome))
+        if series is None:
+            series = self._series[(tool_name, outcome)] = (
+                self.metrics.tool_calls.labels(tool_name, outcome),
+                self.metrics.tool_seconds.labels(tool_name),
+            )
+        series[0].inc()
+        series[1].observe(time.monotonic() - started)
 
 
 def _confirmed_compact(response: InProcessResponse) -> bool:

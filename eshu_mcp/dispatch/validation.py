@@ -253,6 +253,8 @@ class ToolArguments:
     alternatives: Mapping[str, frozenset[str]]
     ignored: Mapping[str, Any]
     validator: Draft202012Validator
+    # Whether no arguments at all pass the schema (then a call without any skips it).
+    empty_valid: bool = True
 
     @classmethod
     def from_record(cls, record: dict) -> "ToolArguments":
@@ -265,6 +267,7 @@ class ToolArguments:
             properties.setdefault(hidden, _hidden_schema(defaults.get(hidden)))
         bounded = _bounded({"type": "object", "properties": properties})
         Draft202012Validator.check_schema(bounded)
+        validator = Draft202012Validator(bounded)
         return cls(
             tool=record["name"],
             names=tuple(sorted(schema.get("properties") or {})),
@@ -276,7 +279,10 @@ class ToolArguments:
                 name: properties.get(name, {}).get("default", _NO_DEFAULT)
                 for name in route.get("ignored_args", ())
             },
-            validator=Draft202012Validator(bounded),
+            validator=validator,
+            empty_valid=not any(
+                error.validator != "required" for error in validator.iter_errors({})
+            ),
         )
 
     def check(self, args: Mapping[str, Any]) -> tuple[dict, list[ArgumentProblem]]:
@@ -302,11 +308,15 @@ class ToolArguments:
             if name not in accepted and not any(n in accepted for n in others):
                 kind = "null" if name in args else "required"
                 problems.append(ArgumentProblem(name, kind, None, self.schemas.get(name)))
-        value_problems = [
-            _problem_from_error(error)
-            for error in self.validator.iter_errors(accepted)
-            if error.validator != "required"
-        ]
+        value_problems = (
+            [
+                _problem_from_error(error)
+                for error in self.validator.iter_errors(accepted)
+                if error.validator != "required"
+            ]
+            if accepted or not self.empty_valid
+            else []
+        )
         for name, default in self.ignored.items():
             if name in accepted and accepted[name] != default:
                 allowed = None if default is _NO_DEFAULT else default

@@ -33,19 +33,19 @@ def client_busy(queue_limit: int) -> ProtocolError:
 class _Call:
     """One admitted call: what starts it, what runs, and what its caller holds."""
 
-    def __init__(self, start: Callable[[], defer.Deferred], queue: deque) -> None:
+    def __init__(self, start: Callable[[], defer.Deferred], slots: "CallSlots") -> None:
         self.start = start
         self.running: defer.Deferred | None = None
         self.cancelled = False
         self.result = defer.Deferred(self._cancel)
-        self._queue = queue
+        self._slots = slots
 
     def _cancel(self, _result: defer.Deferred) -> None:
         self.cancelled = True
         if self.running is not None:
             self.running.cancel()
         else:
-            self._queue.remove(self)
+            self._slots._waiting.remove(self)
 
     def deliver(self, outcome) -> None:
         if self.result.called:
@@ -68,7 +68,8 @@ class CallSlots:
         self.limit = limit
         self.queue_limit = queue_limit
         self.running = 0
-        self._waiting: deque[_Call] = deque()
+        # A queue is made when a call first has to wait: most clients never need one.
+        self._waiting: deque[_Call] | tuple = ()
         self._clock = clock
         self._next_turn: IDelayedCall | None = None
 
@@ -83,12 +84,14 @@ class CallSlots:
         result and cancelling it cancels the call or takes it out of the queue.
         Raises :class:`ProtocolError` (server busy) when the queue is full.
         """
-        entry = _Call(start, self._waiting)
+        entry = _Call(start, self)
         if self.running < self.limit and not self._waiting:
             self._start(entry)
         elif len(self._waiting) >= self.queue_limit:
             raise client_busy(self.queue_limit)
         else:
+            if not self._waiting:
+                self._waiting = deque()
             self._waiting.append(entry)
         return entry.result
 

@@ -163,7 +163,8 @@ class McpConnection:
         self.initialized = False
         self.closed = False
         self._in_flight: dict[str, defer.Deferred] = {}
-        self._cancelled: set[str] = set()
+        # Ids of calls the client cancelled (a dict as a set: an empty one is smaller).
+        self._cancelled: dict[str, None] = {}
         self._slots = CallSlots(
             server.max_concurrent_calls, server.max_queued_calls, clock=server.clock
         )
@@ -205,7 +206,7 @@ class McpConnection:
         self.closed = True
         self._server.log_feed.unsubscribe(self)
         for key, call in list(self._in_flight.items()):
-            self._cancelled.add(key)
+            self._cancelled[key] = None
             call.cancel()
 
     def _handle_batch(self, batch: list, context: CallContext) -> defer.Deferred:
@@ -335,7 +336,7 @@ class McpConnection:
             request_id=request_id,
             reason=reason if isinstance(reason, str) else "",
         )
-        self._cancelled.add(key)
+        self._cancelled[key] = None
         call.cancel()
         return True
 
@@ -447,7 +448,7 @@ class McpConnection:
             self._in_flight.pop(key, None)
             unfollow()
             if key in self._cancelled:
-                self._cancelled.discard(key)
+                del self._cancelled[key]
                 if progress is not None:
                     progress.close()
                 return _NO_REPLY

@@ -7,6 +7,7 @@ The stream's first event names the endpoint to POST messages to
 """
 
 import secrets
+from functools import partial
 
 from twisted.application.service import Service
 from twisted.internet import defer
@@ -109,7 +110,7 @@ class SseSessionRegistry(Service):
         session.last_seen = self._clock.seconds()
         self._sessions[session.session_id] = session
         self._gauge(1)
-        session.stream.on_close(lambda: self._remove(session))
+        session.stream.on_close(partial(self._remove, session))
 
     def _remove(self, session: SseSession) -> None:
         if self._sessions.pop(session.session_id, None) is not None:

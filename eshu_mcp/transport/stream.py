@@ -6,6 +6,7 @@ from collections.abc import Callable
 from twisted.internet.interfaces import IPushProducer, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
+from twisted.web.http_headers import Headers
 from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
@@ -36,6 +37,49 @@ def event_frame(event: str, data: str) -> bytes:
     return f"event: {event}\n{lines}\n".encode()
 
 
+class _Keepalives:
+    """
+    One timer per clock and interval writing a keepalive to every stream open on it.
+
+    A timer per stream would cost each idle session a ``LoopingCall`` and a delayed
+    call; here a stream costs an entry in a dict. The timer runs only while it has
+    streams, so a stream opened alone is pinged ``interval`` seconds after it opened,
+    and one opened later within the interval its timer already counts.
+    """
+
+    _running: dict[tuple[int, float], "_Keepalives"] = {}
+
+    def __init__(self, clock: IReactorTime, interval: float) -> None:
+        self._key = (id(clock), interval)
+        self._streams: dict[SseStream, None] = {}
+        self._loop = LoopingCall(self._ping_all)
+        self._loop.clock = clock
+        self._interval = interval
+
+    @classmethod
+    def join(cls, stream: "SseStream", clock: IReactorTime, interval: float) -> "_Keepalives":
+        """The timer (started if need be) that now pings ``stream``."""
+        # Keyed by id(clock): an entry lives only while its timer runs, holding the clock.
+        timer = cls._running.get((id(clock), interval))
+        if timer is None:
+            timer = cls._running[(id(clock), interval)] = cls(clock, interval)
+            timer._loop.start(interval, now=False)
+        timer._streams[stream] = None
+        return timer
+
+    def leave(self, stream: "SseStream") -> None:
+        """Stop pinging ``stream``; the last stream to leave stops the timer."""
+        self._streams.pop(stream, None)
+        if not self._streams and self._running.get(self._key) is self:
+            del self._running[self._key]
+            if self._loop.running:
+                self._loop.stop()
+
+    def _ping_all(self) -> None:
+        for stream in list(self._streams):
+            stream._ping()
+
+
 @implementer(IPushProducer)
 class SseStream:
     """
@@ -47,8 +91,8 @@ class SseStream:
     reads too slowly to be worth the memory, so the stream is dropped (its
     connection aborted, ``on_overflow()`` called) and a slow reader costs at
     most ``queue_bytes`` plus the transport's own buffer. Keepalive comments go
-    out every ``keepalive`` seconds on ``clock``. :meth:`close` is idempotent
-    and safe after the client has gone.
+    out every ``keepalive`` seconds on ``clock`` (one timer for every stream).
+    :meth:`close` is idempotent and safe after the client has gone.
     """
 
     def __init__(
@@ -61,7 +105,8 @@ class SseStream:
         on_overflow: Callable[[], None] | None = None,
     ) -> None:
         self._request = request
-        self._queue: deque[bytes] = deque()
+        # Made when a frame first has to wait: most streams never need one.
+        self._queue: deque[bytes] | None = None
         self._queue_bytes = queue_bytes
         self._queued_bytes = 0
         self._on_overflow = on_overflow
@@ -72,15 +117,20 @@ class SseStream:
             request.setHeader(name, value)
         request.notifyFinish().addBoth(self._finished)
         request.registerProducer(self, True)
-        self._keepalive = LoopingCall(self._ping)
-        self._keepalive.clock = clock
+        self._clock = clock
         self._keepalive_interval = keepalive
+        self._keepalive: _Keepalives | None = None
 
     def start(self, first_frame: bytes = b"") -> None:
         """Send the status line, headers and an optional first frame; start keepalives."""
         self._request.write(first_frame)
+        if self._request.startedWriting:
+            # The status line and headers are on the wire and the request was routed:
+            # neither header set is read again, so an idle stream does not keep them.
+            self._request.requestHeaders = Headers()
+            self._request.responseHeaders = Headers()
         if not self.closed and self._keepalive_interval > 0:
-            self._keepalive.start(self._keepalive_interval, now=False)
+            self._keepalive = _Keepalives.join(self, self._clock, self._keepalive_interval)
 
     def on_close(self, callback) -> None:
         """Call ``callback()`` once, when the stream ends for any reason."""
@@ -92,7 +142,7 @@ class SseStream:
     @property
     def queued(self) -> int:
         """Messages waiting for the client to read."""
-        return len(self._queue)
+        return len(self._queue) if self._queue else 0
 
     @property
     def queued_bytes(self) -> int:
@@ -107,6 +157,8 @@ class SseStream:
             if self._queued_bytes + len(frame) > self._queue_bytes:
                 self._overflow()
                 return False
+            if self._queue is None:
+                self._queue = deque()
             self._queue.append(frame)
             self._queued_bytes += len(frame)
             return True
@@ -139,6 +191,8 @@ class SseStream:
             frame = self._queue.popleft()
             self._queued_bytes -= len(frame)
             self._request.write(frame)
+        if not self._queue:
+            self._queue = None
 
     def stopProducing(self) -> None:
         self._shutdown()
@@ -160,10 +214,11 @@ class SseStream:
         if self.closed:
             return
         self.closed = True
-        self._queue.clear()
+        self._queue = None
         self._queued_bytes = 0
-        if self._keepalive.running:
-            self._keepalive.stop()
+        if self._keepalive is not None:
+            self._keepalive.leave(self)
+            self._keepalive = None
         callbacks, self._on_close = self._on_close, []
         for callback in callbacks:
             try:

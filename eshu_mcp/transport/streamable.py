@@ -70,6 +70,15 @@ class StreamableSession:
         self.last_seen = now
         self.stream: SseStream | None = None
 
+    def send_on_stream(self, message: dict) -> None:
+        """Send one unsolicited message on the session's GET stream (if one is open)."""
+        if self.stream is not None:
+            self.stream.send(_message_frame(message))
+
+    def stream_closed(self) -> None:
+        """The GET stream ended: unsolicited messages have nowhere to go."""
+        self.connection.attach(None)
+
     def end(self) -> None:
         """Cancel the session's calls and close its stream."""
         self.connection.close()
@@ -335,8 +344,9 @@ class StreamableResource(Resource):
             return http_error(request, 409, "this session already has an open stream")
         stream = self._stream(request)
         session.stream = stream
-        session.connection.attach(lambda message: stream.send(_message_frame(message)))
-        stream.on_close(lambda: session.connection.attach(None))
+        # Bound methods, not closures: an idle session keeps the least it can.
+        session.connection.attach(session.send_on_stream)
+        stream.on_close(session.stream_closed)
         stream.start()
         return NOT_DONE_YET
 

@@ -215,9 +215,9 @@ class LocalQueryResource(Resource):
             parts = [unquote_to_bytes(s).decode("utf-8") for s in segments]
         except UnicodeDecodeError as error:
             raise ApiError(400, "request path is not valid UTF-8") from error
-        display = "/api/v0/" + "/".join(s.decode("ascii", "replace") for s in segments)
         match = self._routes.resolve(method, parts)
         if match.route is None:
+            display = "/api/v0/" + "/".join(s.decode("ascii", "replace") for s in segments)
             if match.allowed:
                 request.setHeader(b"allow", ", ".join(match.allowed).encode("ascii"))
                 raise ApiError(405, f"method {method} not allowed for {display}")
