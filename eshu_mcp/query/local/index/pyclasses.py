@@ -33,6 +33,7 @@ class Hierarchy:
         self.implementers: dict[int, list[int]] = defaultdict(list)  # @implementer(interface)
         self._declaration: dict[int, bool] = {}
         self._owners: dict[str, frozenset[int]] = {}
+        self._implemented: dict[tuple[int, str], list[Entity]] = {}
 
     def add(self, child: int, base: int) -> None:
         self.bases[child].append(base)
@@ -147,6 +148,13 @@ class Hierarchy:
     def implemented(self, interface: Entity, name: str) -> list[Entity]:
         """The method ``name`` of the classes implementing the interface (or one of its
         sub-interfaces), and of their subclasses; at most one more than AMBIGUOUS_CAP."""
+        key = (interface.nid, name)
+        found = self._implemented.get(key)
+        if found is None:
+            found = self._implemented[key] = self._implementers_of(interface, name)
+        return found
+
+    def _implementers_of(self, interface: Entity, name: str) -> list[Entity]:
         hierarchy = self
         found: dict[int, Entity] = {}
         frontier, seen = [interface.nid], {interface.nid}

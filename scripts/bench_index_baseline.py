@@ -1,0 +1,121 @@
+"""
+Compare full index builds of this checkout with another one (a baseline commit), measured in
+the same run so both see the same machine load.
+
+Each round builds the installed Twisted sources from scratch once with each checkout, in a
+fresh interpreter (``PYTHONPATH`` = that checkout), alternating which goes first. Reports per
+checkout the CPU seconds of the whole process tree (the indexer, its parser pool and its
+forked resolver: user + system, from ``wait4``), wall seconds and index bytes, and the ratios
+to the baseline: the median of the per-round ratios (rounds pair builds made under the same
+load) and the ratio of the medians.
+
+Usage: ``python scripts/bench_index_baseline.py --baseline /path/to/checkout [--rounds 5]
+[--workers N] [--json]``. Make a baseline checkout with ``git worktree add <dir> <commit>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+from bench_support import print_result, twisted_repository
+
+HERE = Path(__file__).resolve().parent.parent
+
+BUILD = (
+    "import sys\n"
+    "from eshu_mcp.query.local.index.indexer import index_repositories\n"
+    "report = index_repositories(sys.argv[1], [sys.argv[2]], workers=int(sys.argv[3]))\n"
+    "sys.exit(0 if report.ok else 1)\n"
+)
+
+
+def build(checkout: Path, repo: Path, db: Path, workers: int) -> tuple[float, float, int]:
+    """One full build by ``checkout`` in a fresh interpreter: CPU s, wall s, index bytes."""
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(db), str(repo), str(workers)], cwd=checkout, env=env
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"the build by {checkout} failed (wait status {status})")
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file())
+    return usage.ru_utime + usage.ru_stime, wall, size
+
+
+def summary(runs: list[tuple[float, float, int]], base: list[tuple[float, float, int]]) -> dict:
+    cpu = [r[0] for r in runs]
+    wall = [r[1] for r in runs]
+    return {
+        "cpu_seconds": [round(x, 2) for x in cpu],
+        "cpu_median_seconds": round(statistics.median(cpu), 2),
+        "wall_seconds": [round(x, 2) for x in wall],
+        "wall_median_seconds": round(statistics.median(wall), 2),
+        "index_bytes": runs[-1][2],
+        "cpu_ratio_paired_median": round(
+            statistics.median(r[0] / b[0] for r, b in zip(runs, base, strict=True)), 3
+        ),
+        "cpu_ratio_of_medians": round(
+            statistics.median(cpu) / statistics.median(b[0] for b in base), 3
+        ),
+        "wall_ratio_paired_median": round(
+            statistics.median(r[1] / b[1] for r, b in zip(runs, base, strict=True)), 3
+        ),
+        "index_bytes_ratio": round(runs[-1][2] / base[-1][2], 3),
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--baseline", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args(argv)
+    baseline = options.baseline.resolve()
+    if not (baseline / "eshu_mcp").is_dir():
+        raise SystemExit(f"{baseline} is no eshu-mcp checkout")
+    checkouts = {"baseline": baseline, "this": HERE}
+    runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in checkouts}
+    with tempfile.TemporaryDirectory(prefix="bench-index-baseline-") as tmp:
+        root = Path(tmp)
+        repo = twisted_repository(root, "twisted-src")
+        for checkout in checkouts.values():  # compile both checkouts' modules first
+            build(checkout, repo, root / "warm.sqlite", options.workers)
+        for round_number in range(options.rounds):
+            order = list(checkouts) if round_number % 2 == 0 else list(checkouts)[::-1]
+            for name in order:
+                runs[name].append(
+                    build(checkouts[name], repo, root / "index.sqlite", options.workers)
+                )
+    result = {
+        "baseline": str(baseline),
+        "rounds": options.rounds,
+        "workers": options.workers,
+        "cpus": os.cpu_count(),
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        **{name: summary(runs[name], runs["baseline"]) for name in checkouts},
+    }
+    print_result(result, options.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
