@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -75,7 +76,7 @@ def parse_many(
         initargs=(os.getpid(),),
     )
     try:
-        yield from pool.map(_parse_walked, items, chunksize=chunk)
+        yield from _in_order(pool, items, chunk, window=workers * 4)
     except BrokenProcessPool:
         stop_workers(pool)
         raise WorkerDied(
@@ -87,6 +88,34 @@ def parse_many(
     pool.shutdown(wait=True)
 
 
+def _parse_batch(batch: list[tuple[str, str, str]]) -> list[PreparedFile | None]:
+    return [_parse_walked(item) for item in batch]
+
+
+def _in_order(
+    pool: ProcessPoolExecutor, items: list[tuple[str, str, str]], chunk: int, window: int
+) -> Iterator[PreparedFile | None]:
+    """
+    ``pool.map`` over batches of ``chunk`` items, at most ``window`` batches in flight.
+
+    Unlike ``Executor.map`` it never cancels its futures when the consumer stops: on
+    Python 3.11 a cancelled future that the pool later fails (its workers killed by
+    :func:`stop_workers`) makes the pool's manager thread print a traceback.
+    """
+    batches = (items[start : start + chunk] for start in range(0, len(items), chunk))
+    in_flight: deque = deque()
+    for batch in batches:
+        in_flight.append(pool.submit(_parse_batch, batch))
+        if len(in_flight) >= window:
+            break
+    while in_flight:
+        results = in_flight.popleft().result()
+        following = next(batches, None)
+        if following is not None:
+            in_flight.append(pool.submit(_parse_batch, following))
+        yield from results
+
+
 class WorkerDied(Exception):
     """A parser worker ended abruptly; the run's generation is not committed."""
 
@@ -94,7 +123,9 @@ class WorkerDied(Exception):
 def stop_workers(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
     """Kill the pool's workers now (their work is abandoned) and reap them, bounded."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
+    # Not cancel_futures: on Python 3.11 the pool's manager thread then fails the cancelled
+    # futures once more when it finds the workers killed, and prints a traceback.
+    pool.shutdown(wait=False)
     for process in processes:
         if process.is_alive():
             process.kill()
