@@ -135,12 +135,16 @@ SOURCES = {
 }
 
 
-class ReceiverResolutionTests(SynchronousTestCase):
+class IndexedSourcesCase(SynchronousTestCase):
+    """Tests over one committed repository of ``SOURCES`` (path -> text), indexed once."""
+
+    SOURCES: dict[str, str] = {}
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-receivers-"))
         repo = cls.tmp / "repo"
-        for path, body in SOURCES.items():
+        for path, body in cls.SOURCES.items():
             (repo / path).parent.mkdir(parents=True, exist_ok=True)
             (repo / path).write_text(textwrap.dedent(body).lstrip())
         git(repo, "init", "-q", "-b", "main")
@@ -154,6 +158,10 @@ class ReceiverResolutionTests(SynchronousTestCase):
     def tearDownClass(cls) -> None:
         cls.conn.close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
+
+
+class ReceiverResolutionTests(IndexedSourcesCase):
+    SOURCES = SOURCES
 
     def calls_from(self, path: str, caller: str, name: str) -> list[tuple]:
         """(target path, target qualified name, target line, method, confidence) edges."""

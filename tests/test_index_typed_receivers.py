@@ -1,19 +1,9 @@
 """Go, TypeScript/JavaScript, Java and C# method calls resolve by their receiver's declared or
 constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
 
-import shutil
-import tempfile
-import textwrap
-from pathlib import Path
-
-from twisted.trial.unittest import SynchronousTestCase
-
 from eshu_mcp.query.local.index import generation_write
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
 
-from .test_index_indexer import git
-from .test_index_receivers import EditedRepositoryCase
+from .test_index_receivers import EditedRepositoryCase, IndexedSourcesCase
 
 SOURCES = {
     "go.mod": "module example.com/m\n\ngo 1.21\n",
@@ -316,25 +306,8 @@ SOURCES = {
 }
 
 
-class TypedReceiverTests(SynchronousTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.tmp = Path(tempfile.mkdtemp(prefix="eshu-typed-receivers-"))
-        repo = cls.tmp / "repo"
-        for path, body in SOURCES.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(textwrap.dedent(body).lstrip())
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        cls.db = cls.tmp / "index.sqlite"
-        assert index_repositories(cls.db, [repo], workers=1).ok
-        cls.conn = open_reader(cls.db)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.conn.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class TypedReceiverTests(IndexedSourcesCase):
+    SOURCES = SOURCES
 
     def calls_at(self, path: str, line: int) -> list[tuple]:
         """(target path, target qualified name, method, confidence) of a call line's edges."""

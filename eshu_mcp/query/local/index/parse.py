@@ -82,16 +82,15 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
     }
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return ParsedFile(content="", line_count=0, parse_status="binary", **common)
+    text = data.decode("utf-8", "replace") if size <= MAX_CONTENT_BYTES else None
     collector = collector_for(relative_path)
     if collector is not None:
         common["artifact_type"] = collector.artifact_type
         if size <= MAX_COLLECTED_BYTES:
-            common["facts"] = collect_file(
-                collector, relative_path, data.decode("utf-8", "replace")
-            )
-    if size > MAX_CONTENT_BYTES:
+            collected = text if text is not None else data.decode("utf-8", "replace")
+            common["facts"] = collect_file(collector, relative_path, collected)
+    if text is None:
         return ParsedFile(content="", line_count=0, parse_status="too_large", **common)
-    text = data.decode("utf-8", "replace")
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     secrets = [
         (
