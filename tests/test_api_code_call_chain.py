@@ -61,7 +61,9 @@ class CallChainTests(SynchronousTestCase):
         self.index.edge("CALLS", base_run, self.index.entities["helper"], line=3)
         self.index.writer.commit()
         detail = error_of(self.index.reader(), ROUTE, {"start": "run", "end": "helper"}).detail
-        self.assertIn("matched multiple reachable entity pairs", detail)
+        self.assertIn(
+            "matched multiple reachable entity pairs across the indexed repositories", detail
+        )
         self.assertIn("Base.run (shop/service.py:2)", detail)
         self.assertIn("Child.run (shop/service.py:7)", detail)
         self.assertIn("helper (shop/service.py:15)", detail)

@@ -67,6 +67,34 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         text = summarize_envelope("analyze_code_relationships", derived(relationship_story([row])))
         self.assertIn("1 heuristic (correlation evidence, not canonical code truth)", text)
 
+    def test_ambiguous_edges_are_marked_and_counted_with_the_way_to_leave_them_out(self):
+        resolved = edge("_finishInit", "callLater", "t/tcp.py", 457)
+        unknown = edge("_callback", "callLater", "t/test_inotify.py", 311)
+        unknown["resolution_method"] = "ambiguous"
+        unknown["provenance"] = {"truth_state": "heuristic"}
+        lines = summarize_envelope(
+            "analyze_code_relationships", derived(relationship_story([resolved, unknown]))
+        ).splitlines()
+        self.assertIn("1 shown ambiguous (the receiver's type is unknown", lines[0])
+        self.assertIn("min_confidence=0.5 leaves them out", lines[0])
+        self.assertNotIn("heuristic", lines[0])
+        self.assertEqual(lines[1], "t/tcp.py:457 _finishInit -> callLater")
+        self.assertEqual(lines[2], "t/test_inotify.py:311 _callback -> callLater (ambiguous)")
+
+    def test_a_method_every_compact_row_shares_marks_each_row(self):
+        rows = [edge("a", "gatherResults", "x.py", 1, compact=True)]
+        data = relationship_story(rows)
+        data["relationships_shared"] = {"resolution_method": "ambiguous", "confidence": 0.12}
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(lines[1], "x.py:1 a -> gatherResults (ambiguous)")
+
+    def test_totals_under_a_confidence_floor_say_they_count_every_edge(self):
+        rows = [edge("a", "gatherResults", "x.py", 1)]
+        data = relationship_story(rows, available=175, truncated=True)
+        data["scope"]["min_confidence"] = 0.5
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertIn("1 of 175 callers (counted before the min_confidence floor)", text)
+
     def test_ambiguous_target_lists_candidates_with_entity_ids(self):
         data = relationship_story([])
         data["target_resolution"] = {
@@ -127,6 +155,21 @@ class GraphFamilySummaryTests(SynchronousTestCase):
                 "twisted/protocols/finger.py Finger (Class)",
             ],
         )
+
+    def test_interfaces_a_class_implements_are_not_listed_as_its_bases(self):
+        data = {
+            "class_hierarchy": {
+                "name": "LineReceiver",
+                "ancestors": [
+                    {"name": "Protocol", "depth": 1},
+                    {"name": "IProtocol", "depth": 2, "relationship_type": "IMPLEMENTS"},
+                ],
+                "descendants": [],
+            },
+            "relationships": [],
+        }
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(lines[1], "LineReceiver inherits from: Protocol; implements: IProtocol")
 
     def test_a_page_of_subclasses_says_how_many_there_are_and_where_the_next_starts(self):
         data = {

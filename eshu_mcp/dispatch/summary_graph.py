@@ -55,7 +55,10 @@ NOUNS = {
 
 
 def edge_line(row: dict, anchor: str) -> str:
-    """One edge at its call site: ``path:line caller -> callee``."""
+    """
+    One edge at its call site: ``path:line caller -> callee``, with ``(ambiguous)`` when the
+    site's receiver type is unknown and the call may run another definition of the name.
+    """
     kind = first_text(row, "type", "relationship_type") or "CALLS"
     direction = first_text(row, "direction")
     # A compact row leaves out its anchor side, which the answer states once.
@@ -84,6 +87,8 @@ def edge_line(row: dict, anchor: str) -> str:
     depth = first_int(row, "depth")
     if depth is not None and depth > 1:
         text += f" [depth {depth}]"
+    if first_text(row, "resolution_method") == AMBIGUOUS:
+        text += " (ambiguous)"
     return clamp_line(text)
 
 
@@ -144,16 +149,31 @@ def _definition_groups(data: dict, nouns: str) -> Lines:
     return lines
 
 
+AMBIGUOUS = "ambiguous"
+"""The resolution method of an edge to one of several same-named candidates."""
+
+
 def _is_heuristic(row: dict) -> bool:
     provenance = field_map(row, "provenance") or {}
     return provenance.get("truth_state") == "heuristic" or provenance.get("heuristic") is True
 
 
 def _heuristic_note(rows: list[dict]) -> str:
-    heuristic = sum(1 for row in rows if _is_heuristic(row))
-    if not heuristic:
-        return ""
-    return f"{heuristic} heuristic (correlation evidence, not canonical code truth)"
+    ambiguous = sum(1 for row in rows if first_text(row, "resolution_method") == AMBIGUOUS)
+    heuristic = sum(
+        1
+        for row in rows
+        if _is_heuristic(row) and first_text(row, "resolution_method") != AMBIGUOUS
+    )
+    notes = []
+    if ambiguous:
+        notes.append(
+            f"{ambiguous} shown ambiguous (the receiver's type is unknown: the call may run"
+            " another definition of the name; min_confidence=0.5 leaves them out)"
+        )
+    if heuristic:
+        notes.append(f"{heuristic} heuristic (correlation evidence, not canonical code truth)")
+    return "; ".join(notes)
 
 
 def _relationship_hint(data: dict, shown: int) -> str:
@@ -171,7 +191,12 @@ def _relationship_hint(data: dict, shown: int) -> str:
 def relationships(data: dict) -> Lines:
     """A relationship story: the anchor, the edges at their call sites, what was left out."""
     resolution = field_map(data, "target_resolution") or {}
-    rows = field_rows(data, "relationships")
+    shared = field_map(data, "relationships_shared")  # what every compact row has in common
+    rows = (
+        [{**shared, **row} for row in field_rows(data, "relationships")]
+        if shared
+        else (field_rows(data, "relationships"))
+    )
     status = first_text(resolution, "status")
     if not rows and status and status != "resolved":
         return _unresolved(resolution, data)
@@ -191,6 +216,8 @@ def relationships(data: dict) -> Lines:
     text = plural(count, noun, nouns) if count else f"No {nouns} found"
     if total > count:
         text = f"{count} of {total} {nouns}"
+        if scope.get("min_confidence"):  # the totals count every edge, the page the floored
+            text += " (counted before the min_confidence floor)"
     if anchor:
         where = location(
             {
@@ -232,7 +259,15 @@ def class_hierarchy(data: dict) -> Lines:
     lines = [f"class hierarchy of {name}: {plural(len(ancestors), 'ancestor')}, {counted}"]
     if ancestors:
         more = " (truncated)" if tree.get("ancestors_truncated") is True else ""
-        lines.append(clamp_line(f"{name} inherits from: {_names(ancestors)}{more}"))
+        # An interface a base declares (zope's @implementer) is not a base class.
+        implemented = [row for row in ancestors if row.get("relationship_type") == "IMPLEMENTS"]
+        inherited = [row for row in ancestors if row.get("relationship_type") != "IMPLEMENTS"]
+        said = [
+            f"{verb}: {_names(rows)}"
+            for verb, rows in (("inherits from", inherited), ("implements", implemented))
+            if rows
+        ]
+        lines.append(clamp_line(f"{name} {'; '.join(said)}{more}"))
     if descendants:
         more = " (truncated)" if tree.get("descendants_truncated") is True else ""
         following = first_int(tree, "descendants_next_offset")

@@ -100,6 +100,12 @@ def _ambiguity(name: str, repo_id: str, rows: list[dict[str, Any]]) -> ApiError:
     )
 
 
+def _where(req: dict[str, Any]) -> str:
+    """Where the endpoints were looked up, for an error sentence."""
+    repo_id = req.get("repo_id")
+    return f'in repository "{repo_id}"' if repo_id else "across the indexed repositories"
+
+
 def call_chains(
     conn: sqlite3.Connection, req: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], str, str]:
@@ -117,8 +123,8 @@ def call_chains(
     if len(starts) * len(ends) > MAX_CANDIDATE_PAIRS:
         raise ApiError(
             400,
-            "call-chain endpoints matched too many candidate pairs in repository"
-            f' "{req["repo_id"]}" to probe safely ({len(starts) * len(ends)} >'
+            "call-chain endpoints matched too many candidate pairs"
+            f" {_where(req)} to probe safely ({len(starts) * len(ends)} >"
             f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id to disambiguate",
         )
     paths = shortest_paths(
@@ -132,8 +138,8 @@ def call_chains(
         )
         raise ApiError(
             400,
-            "call-chain endpoints matched multiple reachable entity pairs in repository"
-            f' "{req["repo_id"]}": {shown}; pass start_entity_id and end_entity_id to pick one',
+            "call-chain endpoints matched multiple reachable entity pairs"
+            f" {_where(req)}: {shown}; pass start_entity_id and end_entity_id to pick one",
         )
     if not pairs:
         if start is None:
