@@ -22,6 +22,16 @@ def tooling_hook():
     return 1
 
 
+@_keyGenerator("rsa")
+def generate_rsa(options):
+    return 3
+
+
+@lru_cache(maxsize=4)
+def cached_unused():
+    return 4
+
+
 def weakly_used():
     return 2
 """
@@ -39,7 +49,23 @@ def dead_index(case: SynchronousTestCase):
     index.entity(
         extra, "Function", "tooling_hook", 7, 8, metadata={"decorators": ["@internal_api"]}
     )
-    index.entity(extra, "Function", "weakly_used", 11, 12)
+    index.entity(extra, "Function", "weakly_used", 21, 22)
+    index.entity(
+        extra,
+        "Function",
+        "generate_rsa",
+        11,
+        13,
+        metadata={"decorators": ['@_keyGenerator("rsa")']},
+    )
+    index.entity(
+        extra,
+        "Function",
+        "cached_unused",
+        16,
+        18,
+        metadata={"decorators": ["@lru_cache(maxsize=4)"]},
+    )
     index.calls("batch", "weakly_used", method="repo_unique_name", confidence=0.5)
     tests = index.file(repo, "tests/test_service.py", TEST_FILE, is_test=1)
     index.entity(tests, "Function", "test_charge", 1, 2)
@@ -72,6 +98,13 @@ class InvestigateDeadCodeTests(SynchronousTestCase):
         self.assertIn("health", buckets["suppressed"])
         self.assertIn("test_charge", buckets["suppressed"])
         self.assertIn("tooling_hook", buckets["cleanup_ready"])
+        # A keyed decorator factory registers the function; a caching wrapper does not.
+        self.assertIn("generate_rsa", buckets["suppressed"])
+        self.assertIn("cached_unused", buckets["cleanup_ready"])
+        rsa = next(
+            r for r in data["candidate_buckets"]["suppressed"] if r["name"] == "generate_rsa"
+        )
+        self.assertEqual(rsa["suppression_reasons"], ["modeled_root:python.registering_decorator"])
         weak = next(r for r in data["candidate_buckets"]["ambiguous"] if r["name"] == "weakly_used")
         self.assertEqual(weak["ambiguity_reasons"], ["weak_incoming_edge:repo_unique_name"])
         widget = next(

@@ -141,6 +141,11 @@ _FRAMEWORK_DECORATOR_NAMES = frozenset(
         "subscription",
     )
 )
+# Decorator factories that return a wrapper of the function and register it nowhere: a
+# function decorated with one of them is as dead as it would be undecorated.
+_WRAPPING_DECORATOR_FACTORIES = frozenset(
+    ("lru_cache", "wraps", "deprecated", "deprecatedProperty", "cache", "implementer", "retry")
+)
 _JAVA_ROOT_ANNOTATIONS = re.compile(
     r"@(Override|Test|Before\w*|After\w*|Bean|Component|Service|Repository|Controller|"
     r"RestController|\w+Mapping|Scheduled|EventListener|PostConstruct|PreDestroy|Inject|"
@@ -194,6 +199,19 @@ def is_framework_decorator(decorator: str) -> bool:
     """Whether a Python decorator registers the function with a framework or runtime."""
     callee = decorator.lstrip("@").split("(", 1)[0].strip()
     return callee.rsplit(".", 1)[-1] in _FRAMEWORK_DECORATOR_NAMES
+
+
+def is_registering_decorator(decorator: str) -> bool:
+    """
+    Whether a Python decorator is a factory call (``@_keyGenerator("rsa")``) that is not a
+    known wrapper: a factory given a key hands the function to a table or a framework that
+    calls it by that key, so nothing names the function where it is called.
+    """
+    bare = decorator.lstrip("@").strip()
+    if "(" not in bare:
+        return False
+    callee = bare.split("(", 1)[0].strip().rsplit(".", 1)[-1]
+    return callee not in _WRAPPING_DECORATOR_FACTORIES
 
 
 def _decorator_matches(decorator: str, wanted: str) -> bool:
@@ -261,6 +279,8 @@ def _language_roots(
                 kinds.append("python.overload_stub")
         if any(is_framework_decorator(d) for d in decorators):
             kinds.append("python.framework_decorator")
+        elif any(is_registering_decorator(d) for d in decorators):
+            kinds.append("python.registering_decorator")
         elif decorators and (
             metadata.get("enclosing_function") or row.get("parent_type") == "Function"
         ):  # a decorated nested function is handed to whatever its decorator registers it with
