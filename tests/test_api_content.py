@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries import summarize_envelope
 from eshu_mcp.query.local.api.content import cap_source, like_pattern, select_lines
 from tests.test_api_resource import ApiClient, rich_index
 
@@ -78,9 +79,19 @@ class LinesTests(ContentCase):
         self.assertEqual(self.lines(6, 0)["content"], "def old_refund():\n    pass")
         self.assertEqual(self.lines(6, 99)["line_count"], 2)
 
-    def test_start_past_the_end_is_empty_200(self):
+    def test_start_past_the_end_is_empty_200_and_the_reason_says_how_long_the_file_is(self):
         data = self.lines(50, 60)
         self.assertEqual((data["content"], data["line_count"]), ("", 0))
+        body = self.post(
+            "/files/lines",
+            {"repo_id": "payments", "relative_path": "app/service.py", "start_line": 50},
+            envelope=True,
+        ).json()
+        lines = body["truth"]["reason"]
+        self.assertEqual(lines, "start_line 50 is past the end of the file (7 lines)")
+        summary = summarize_envelope("get_file_lines", body)
+        self.assertIn("app/service.py: 0 lines", summary)
+        self.assertTrue(summary.endswith(": " + lines), summary)
 
     def test_select_lines_handles_missing_trailing_newline(self):
         self.assertEqual(select_lines("a\nb", 2, 2), ("b", 1))

@@ -60,7 +60,9 @@ class SelectorTests(SynchronousTestCase):
             )
             self.assertEqual(error.status, status)
             self.assertEqual(
-                error.detail, 'repository selector "nope" did not match any indexed repository'
+                error.detail,
+                'repository selector "nope" did not match any indexed repository;'
+                " indexed: payments, twin",
             )
 
     def test_several_matches_are_400_listing_ids(self):
@@ -74,7 +76,13 @@ class SelectorTests(SynchronousTestCase):
 
     def test_scoped_principal_cannot_see_ungranted_repositories(self):
         ctx = context(self.conn, principal=Grants((self.twin,)))
-        self.assertRaises(ApiError, ctx.repository, "payments", not_found_status=404)
+        error = self.assertRaises(ApiError, ctx.repository, "payments", not_found_status=404)
+        self.assertTrue(error.detail.endswith("; indexed: twin"), error.detail)
+        nothing = context(self.conn, principal=Grants(()))
+        error = self.assertRaises(ApiError, nothing.repository, "twin", not_found_status=404)
+        self.assertTrue(
+            error.detail.endswith("; no repository you may read is indexed"), error.detail
+        )
         self.assertEqual(ctx.repository("twin", not_found_status=404)["repo_id"], self.twin)
 
     def test_truth_is_scoped_to_the_resolved_repository(self):

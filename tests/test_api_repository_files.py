@@ -84,7 +84,8 @@ class TreeTests(RepositoryFilesCase):
         self.assertEqual(response.status, 404)
         self.assertEqual(
             response.json()["detail"],
-            'repository selector "nope" did not match any indexed repository',
+            'repository selector "nope" did not match any indexed repository;'
+            " indexed: ledger, payments",
         )
 
 

@@ -40,6 +40,8 @@ CUT_NOTE = "... (summary cut at 4 KiB; the structured content holds the whole an
 NOT_ABSENCE = "empty is not evidence of absence"
 NO_LOCAL_EVIDENCE = "found no files it reads"
 """What a local collector's truth reason says when the repository holds none of its files."""
+PAST_THE_END = "past the end of the file"
+"""What a line read's truth reason says when its range starts after the last line."""
 
 # Tool name -> the builder of its answer's lines (first line the headline).
 ANSWER_FAMILIES = {
@@ -262,6 +264,10 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
         reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
         if NO_LOCAL_EVIDENCE in reason:  # a local collector that read no file says so
             headline += f": {reason.split(';', 1)[0]}"
+    elif headline.endswith("(empty)"):
+        reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
+        if PAST_THE_END in reason:  # a line range after the last line says so
+            headline = f"{headline.removesuffix(' (empty)')}: {reason}"
     return _bounded(_join(_truth_prefix(truth), headline), lines[1:])
 
 

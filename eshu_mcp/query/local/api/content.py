@@ -148,6 +148,10 @@ def read_file(ctx: ApiContext) -> Answer:
     return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
 
 
+PAST_THE_END = "past the end of the file"
+"""What a line read's truth reason says when its range starts after the last line."""
+
+
 def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
     """Eshu's ``GetFileLines`` slice: 1-based, clamped, empty past the end of the file."""
     lines = content.split("\n")
@@ -167,13 +171,17 @@ def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
 def read_file_lines(ctx: ApiContext) -> Answer:
     """A line range of one indexed file."""
     body, repo_id, row = _file_target(ctx)
-    content, count = select_lines(
-        row["content"], int_param(body, "start_line", 1), int_param(body, "end_line", 0)
-    )
+    start = int_param(body, "start_line", 1)
+    content, count = select_lines(row["content"], start, int_param(body, "end_line", 0))
     data = file_row(repo_id, row, content)
     data["line_count"] = count
     data["search_backend"] = READ_BACKEND
-    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file line lookup"))
+    reason = "resolved from exact file line lookup"
+    if not count and row["content"]:
+        total = row["content"].count("\n") + (not row["content"].endswith("\n"))
+        if start > total:  # Eshu answers an empty slice; the reason says why it is empty
+            reason = f"start_line {start} is {PAST_THE_END} ({total} lines)"
+    return Answer(data, ctx.truth(CAPABILITY, reason=reason))
 
 
 @ROUTES.route("POST", "/content/entities/read")

@@ -136,7 +136,8 @@ class ApiContext:
         if not rows:
             raise ApiError(
                 not_found_status,
-                f'repository selector "{selector}" did not match any indexed repository',
+                f'repository selector "{selector}" did not match any indexed repository'
+                + self._indexed_names(),
             )
         if len(rows) > 1:
             ids = ", ".join(row["repo_id"] for row in rows)
@@ -145,6 +146,18 @@ class ApiContext:
             )
         self._scope.repository = rows[0]
         return rows[0]
+
+    def _indexed_names(self, shown: int = 5) -> str:
+        """``; indexed: a, b`` naming what the caller may read, for a selector that missed."""
+        names = [
+            row["name"]
+            for row in self.conn.execute("SELECT repo_id, name FROM repositories ORDER BY name")
+            if _may_read(self.principal, row["repo_id"])
+        ]
+        if not names:
+            return "; no repository you may read is indexed"
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return f"; indexed: {', '.join(names[:shown])}{more}"
 
     def scope_to(self, repository: sqlite3.Row) -> None:
         """Label this request's truth freshness with ``repository`` (resolved elsewhere)."""
