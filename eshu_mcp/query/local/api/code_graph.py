@@ -22,6 +22,7 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     in_clauses,
 )
+from eshu_mcp.query.local.api.code_qualified import qualified_matches, qualified_parts
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
 )
@@ -251,18 +252,25 @@ def name_candidates(
 ) -> list[dict[str, Any]]:
     """
     Entities named exactly ``name`` in scope (``limit+1`` probe, deterministic order),
-    the ``@overload`` stubs of a function folded into its implementation.
+    the ``@overload`` stubs of a function folded into its implementation; when none is,
+    and the name is qualified (``Deferred.addCallbacks``), the definitions it names.
     """
     where, params = scope_predicate(repo_id, language)
-    where += " AND e.entity_name = ? AND " + OVERLOAD_STUB_HIDDEN
-    params.append(name.strip())
+    where += " AND " + OVERLOAD_STUB_HIDDEN
     if labels:
         clause, values = in_clause("e.entity_type", labels)
         where += " AND " + clause
         params += values
-    return fetch_entities(
-        conn, where, params, "e.is_test, e.repo_id, e.relative_path, e.start_line", limit + 1
+    order = "e.is_test, e.repo_id, e.relative_path, e.start_line"
+    named = fetch_entities(
+        conn, where + " AND e.entity_name = ?", [*params, name.strip()], order, limit + 1
     )
+    parts = qualified_parts(name)
+    if named or not parts:
+        return named
+    # ``Deferred.addCallbacks``, ``app.listen``: no entity has that name, so read it as a path.
+    clause, values = in_clause("e.entity_id", qualified_matches(conn, parts, where, params))
+    return fetch_entities(conn, f"{where} AND {clause}", [*params, *values], order, limit + 1)
 
 
 def pick_candidate(candidates: list[dict[str, Any]]) -> dict[str, Any] | None:

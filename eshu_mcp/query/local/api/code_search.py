@@ -28,6 +28,7 @@ from eshu_mcp.query.local.api.code_common import (
     ranked_entities,
 )
 from eshu_mcp.query.local.api.code_names import names_containing
+from eshu_mcp.query.local.api.code_qualified import qualified_matches, qualified_parts
 from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_predicate,
@@ -226,6 +227,7 @@ def find_symbols(
         clause, values = in_clause("e.entity_type", labels)
         where += " AND " + clause
         params += values
+    scope, scope_params = where, list(params)
     if match_mode == "exact":
         where += " AND e.entity_name = ?"
         params.append(symbol)
@@ -233,6 +235,16 @@ def find_symbols(
         where += " AND e.entity_name LIKE ? ESCAPE '\\'"
         params.append(like_pattern(symbol))
     rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
+    parts = qualified_parts(symbol) if match_mode == "exact" else []
+    if not rows and parts and not fetch_entities(conn, where, params, "e.rid", 1):
+        # No entity is named ``app.listen``: read it as the definitions that path names.
+        clause, values = in_clause(
+            "e.entity_id", qualified_matches(conn, parts, scope, scope_params)
+        )
+        where = f"{scope} AND {clause}"
+        rows = fetch_entities(
+            conn, where, [*scope_params, *values], _ENTITY_ORDER, limit + 1, offset
+        )
     results = ranked_entities(
         conn, rows[:limit], offset, classification="definition", match_kind=match_mode
     )
