@@ -206,6 +206,21 @@ class RepositoryFamilySummaryTests(SynchronousTestCase):
             lines[-1], "... 120 more lines: get_file_lines relative_path=m.py start_line=180"
         )
 
+    def test_a_cut_file_counts_the_lines_left_to_its_end_not_to_the_answers_end(self):
+        content = "".join(f"x{n} = {n}\n" for n in range(1, 340))
+        data = {"relative_path": "defer.py", "content": content, "line_count": 2541}
+        data.update(content_truncated=True, next_start_line=340)
+        data["rest"] = {
+            "tool": "get_file_lines",
+            "arguments": {"relative_path": "defer.py", "start_line": 340, "end_line": 2541},
+        }
+        lines = summarize_envelope("get_file_content", derived(data)).splitlines()
+        self.assertEqual(
+            lines[-1],
+            "... 2461 more lines: get_file_lines relative_path=defer.py start_line=81"
+            " end_line=2541",
+        )
+
     def test_count_only_unavailable_answers_say_nothing_was_found(self):
         env = envelope({"filters": {"a": 1}}, "fallback", "unavailable", detail="no collector")
         self.assertEqual(

@@ -93,9 +93,12 @@ def _more_lines(
         end = first_int(field_map(rest, "arguments"), "end_line")
         if end is None and whole_file:
             end = total
+        start = first_line + shown
+        # Lines from where the text stops to the end of the range, not just to the answer's end.
+        more = max(left, end - start + 1) if end else left
         text = (
-            f"... {plural(left, 'more line')}: get_file_lines relative_path={path}"
-            f" start_line={first_line + shown}"
+            f"... {plural(more, 'more line')}: get_file_lines relative_path={path}"
+            f" start_line={start}"
         )
         return text + (f" end_line={end}" if end else "")
     if data.get("content_truncated") is True:
