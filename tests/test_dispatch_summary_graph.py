@@ -81,6 +81,34 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         self.assertEqual(lines[1], "t/tcp.py:457 _finishInit -> callLater")
         self.assertEqual(lines[2], "t/test_inotify.py:311 _callback -> callLater (ambiguous)")
 
+    def test_one_caller_making_the_same_call_again_reads_as_one_line_with_every_site(self):
+        rows = [edge("testExpunge", "addCallbacks", "t/test_imap.py", n) for n in range(2888, 2896)]
+        rows += [edge("_listSetup", "addCallbacks", "t/test_imap.py", 2572)]
+        rows += [edge(f"case{n}", "addCallbacks", "t/test_x.py", n) for n in range(1, 6)]
+        lines = summarize_envelope(
+            "analyze_code_relationships", derived(relationship_story(rows))
+        ).splitlines()
+        self.assertEqual(
+            lines[1],
+            "t/test_imap.py:2888,2889,2890,2891,2892,2893 (+2 more) testExpunge -> addCallbacks",
+        )
+        self.assertEqual(lines[2], "t/test_imap.py:2572 _listSetup -> addCallbacks")
+        self.assertEqual(len(lines), 1 + 5 + 1)
+        self.assertEqual(lines[-1], "... 2 more rows in the structured content")
+
+    def test_an_outgoing_compact_answer_lists_each_callee_once_with_its_lines(self):
+        rows = [
+            edge(
+                "_parseCommand", "checkForUnknownOptions", "", n, direction="outgoing", compact=True
+            )
+            for n in (1496, 1513)
+        ]
+        for row in rows:
+            del row["source_file_path"]
+        data = relationship_story(rows, direction="outgoing")
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(lines[1], "lines 1496,1513: gatherResults -> checkForUnknownOptions")
+
     def test_a_method_every_compact_row_shares_marks_each_row(self):
         rows = [edge("a", "gatherResults", "x.py", 1, compact=True)]
         data = relationship_story(rows)

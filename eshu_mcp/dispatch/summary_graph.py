@@ -8,10 +8,11 @@ not resolve to one entity the summary lists the candidates with their entity ids
 since that is what the next call needs.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from eshu_mcp.dispatch.summary_code import dead_code, headline, listing
 from eshu_mcp.dispatch.summary_rows import (
+    ROW_LIMIT,
     budget_cut,
     entity_name,
     location,
@@ -54,10 +55,11 @@ NOUNS = {
 }
 
 
-def edge_line(row: dict, anchor: str) -> str:
+def edge_line(row: dict, anchor: str, lines: Sequence[int] = ()) -> str:
     """
     One edge at its call site: ``path:line caller -> callee``, with ``(ambiguous)`` when the
     site's receiver type is unknown and the call may run another definition of the name.
+    ``lines``: every line where the same caller makes the same call (``path:12,40,41``).
     """
     kind = first_text(row, "type", "relationship_type") or "CALLS"
     direction = first_text(row, "direction")
@@ -65,11 +67,13 @@ def edge_line(row: dict, anchor: str) -> str:
     source = first_text(row, "source_name") or (anchor if direction != "incoming" else "")
     target = first_text(row, "target_name") or (anchor if direction != "outgoing" else "")
     source_path = first_text(row, "source_file_path", "source_file", "file_path")
-    line = first_int(row, "line_number", "line", "source_start_line")
+    line: int | str | None = first_int(row, "line_number", "line", "source_start_line")
+    if len(lines) > 1:
+        line = _line_list(lines)
     where = f"{source_path}:{line}" if source_path and line else source_path
     if not where and line:
         # A compact outgoing row: the call site's file is the anchor's, stated once above.
-        where = f"line {line}:"
+        where = f"{'lines' if len(lines) > 1 else 'line'} {line}:"
     if not source and not target:
         return row_line(row) or "(an edge without names)"
     if source == source_path:
@@ -90,6 +94,51 @@ def edge_line(row: dict, anchor: str) -> str:
     if first_text(row, "resolution_method") == AMBIGUOUS:
         text += " (ambiguous)"
     return clamp_line(text)
+
+
+LINES_SHOWN = 6
+"""Call-site lines one summary line lists for a caller that makes the same call again."""
+
+
+def _line_list(lines: Sequence[int]) -> str:
+    shown = ",".join(str(line) for line in lines[:LINES_SHOWN])
+    return shown + (f" (+{len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else "")
+
+
+def _edge_key(row: dict) -> tuple:
+    """What two edges share when they differ only in their call site's line."""
+    return tuple(
+        first_text(row, *keys)
+        for keys in (
+            ("type", "relationship_type"),
+            ("direction",),
+            ("source_id", "source_name"),
+            ("target_id", "target_name"),
+            ("source_file_path", "source_file", "file_path"),
+            ("resolution_method",),
+            ("depth",),
+        )
+    )
+
+
+def edge_lines(rows: list[dict], anchor: str) -> Lines:
+    """
+    The edges as summary lines, one per caller and callee with every line of that call
+    (rows stay in the answer's order, by their first row), then what the text left out.
+    """
+    sites: dict[tuple, tuple[dict, list[int], list[dict]]] = {}
+    for row in rows:
+        line = first_int(row, "line_number", "line")
+        _, lines, merged = sites.setdefault(_edge_key(row), (row, [], []))
+        merged.append(row)
+        if line is not None:
+            lines.append(line)
+    shown = list(sites.values())[:ROW_LIMIT]
+    text = [edge_line(row, anchor, lines) for row, lines, _ in shown]
+    left = len(rows) - sum(len(merged) for _, _, merged in shown)
+    if left > 0:
+        text.append(f"... {plural(left, 'more row')} in the structured content")
+    return text
 
 
 def _candidate_line(row: dict) -> str:
@@ -235,7 +284,7 @@ def relationships(data: dict) -> Lines:
     if kept:
         text += "; " + "; ".join(kept)
     groups = _definition_groups(data, nouns)
-    return [clamp_line(text), *groups, *row_lines(rows, lambda row: edge_line(row, anchor))]
+    return [clamp_line(text), *groups, *edge_lines(rows, anchor)]
 
 
 def _names(rows: list[dict]) -> str:
