@@ -5,7 +5,12 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch.summaries import summarize_envelope
-from eshu_mcp.query.local.api.content import cap_source, like_pattern, select_lines
+from eshu_mcp.query.local.api.content import (
+    cap_source,
+    like_pattern,
+    matching_lines,
+    select_lines,
+)
 from tests.test_api_resource import ApiClient, rich_index
 
 
@@ -128,6 +133,27 @@ class SearchTests(ContentCase):
         self.assertEqual(data["matches"], data["results"])
         self.assertTrue(all(r["content"] == "" for r in data["results"]))
         self.assertEqual(data["source_backend"], "sqlite_content_store")
+
+    def test_file_search_rows_name_their_first_matching_lines(self):
+        data = self.post("/files/search", {"query": "PAYMENTSERVICE"}).json()
+        service = data["results"][1]["matching_lines"]
+        self.assertEqual(service[0], {"line_number": 1, "text": "class PaymentService:"})
+        text = summarize_envelope("search_file_content", {"data": data, "truth": None})
+        self.assertIn("app/service.py:1 class PaymentService:", text)
+
+    def test_matching_lines_are_numbered_bounded_and_case_insensitive(self):
+        content = "a\nfoo 1\nb\nFOO 2 foo\nfoo 3\nfoo 4"
+        self.assertEqual(
+            matching_lines(content, "Foo"),
+            [
+                {"line_number": 2, "text": "foo 1"},
+                {"line_number": 4, "text": "FOO 2 foo"},
+                {"line_number": 5, "text": "foo 3"},
+            ],
+        )
+        # Letters whose lower case is longer do not shift the line numbers.
+        self.assertEqual(matching_lines("İİ\nx foo", "FOO"), [{"line_number": 2, "text": "x foo"}])
+        self.assertEqual(matching_lines("", "foo"), [])
 
     def test_short_queries_scan_without_the_trigram_index(self):
         data = self.post("/files/search", {"query": "=>", "repo_id": "payments"}).json()

@@ -85,6 +85,19 @@ def _rows_family(noun: str, nouns: str = "", *keys: str, render=row_line) -> Fam
 # Search and symbols ---------------------------------------------------------
 
 
+def _file_match(row: dict) -> str:
+    """``path:line matching text``, with the other matching lines' numbers."""
+    matches = [m for m in field_rows(row, "matching_lines") if first_int(m, "line_number")]
+    path = first_text(row, "relative_path", "file_path", "path")
+    if not matches or not path:
+        return row_line(row)
+    first, *others = matches
+    text = f"{path}:{first_int(first, 'line_number')} {first_text(first, 'text')}".rstrip()
+    if others:
+        text += " (also line " + ", ".join(str(first_int(m, "line_number")) for m in others) + ")"
+    return clamp_line(text)
+
+
 def _symbols(data: dict) -> Lines:
     _, rows = rows_of(data, "results", "matches")
     ambiguity = field_map(data, "ambiguity")
@@ -314,7 +327,7 @@ CODE_FAMILIES: dict[str, Family] = {
     "find_symbol": _symbols,
     "resolve_entity": _rows_family("entity", "entities"),
     "search_entity_content": _rows_family("matching entity", "matching entities"),
-    "search_file_content": _rows_family("matching file"),
+    "search_file_content": _rows_family("matching file", render=_file_match),
     "execute_language_query": _rows_family("result"),
     "inspect_code_inventory": _inventory,
     "find_dead_code": dead_code,

@@ -266,8 +266,40 @@ def search_files(ctx: ApiContext) -> Answer:
     )
     rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
     rows, truncated = page(rows, limit)
-    results = [file_row(row["repo_id"], row, "") for row in rows]
+    results = []
+    for row in rows:
+        item = file_row(row["repo_id"], row, "")
+        item["matching_lines"] = matching_lines(row["content"] or "", query)
+        results.append(item)
     return _search_answer(ctx, results, limit, offset, truncated)
+
+
+MATCHING_LINES = 3
+"""Matching lines a file search row shows (Eshu's rows carry none: bodies are left out)."""
+MATCHING_LINE_CHARS = 160
+
+
+def matching_lines(content: str, query: str) -> list[dict[str, Any]]:
+    """The first lines of ``content`` holding ``query`` (case-insensitive), numbered from 1."""
+    found: list[dict[str, Any]] = []
+    folded, wanted = content.lower(), query.lower()
+    if len(folded) != len(content):  # lower-casing moved offsets (rare letters): line by line
+        for number, text in enumerate(content.split("\n"), 1):
+            if wanted in text.lower():
+                found.append({"line_number": number, "text": text.strip()[:MATCHING_LINE_CHARS]})
+                if len(found) == MATCHING_LINES:
+                    break
+        return found
+    position, line, counted = folded.find(wanted), 1, 0
+    while position >= 0 and len(found) < MATCHING_LINES:
+        line += content.count("\n", counted, position)
+        start = content.rfind("\n", 0, position) + 1
+        end = content.find("\n", position)
+        text = content[start : end if end >= 0 else len(content)].strip()
+        found.append({"line_number": line, "text": text[:MATCHING_LINE_CHARS]})
+        counted = end if end >= 0 else len(content)
+        position = folded.find(wanted, counted) if end >= 0 else -1
+    return found
 
 
 # One file's entities in the route's order, with the byte spans the match must fall in.
