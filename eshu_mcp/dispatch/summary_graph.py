@@ -178,9 +178,15 @@ def _definition_groups(data: dict, nouns: str) -> Lines:
     name = first_text(field_map(data, "target_resolution"), "name", "target") or (
         entity_name(groups[0])
     )
+    total = max(
+        len(groups),
+        first_int(field_map(data, "summary"), "definition_count") or 0,
+        first_int(field_map(data, "target_resolution"), "candidate_count") or 0,
+    )
+    listed = f" ({len(groups)} listed)" if total > len(groups) else ""
     lines = [
         clamp_line(
-            f'"{clamp_field(name)}" names {plural(len(groups), "definition")}; {nouns} are'
+            f'"{clamp_field(name)}" names {plural(total, "definition")}{listed}; {nouns} are'
             " grouped by definition, largest first (pass a group's entity_id as target"
             " for one alone):"
         )
@@ -247,8 +253,14 @@ def relationships(data: dict) -> Lines:
         else (field_rows(data, "relationships"))
     )
     status = first_text(resolution, "status")
+    # Calls of the name the index would not guess at: said, so a short list is not read as all.
+    unlinked = first_text(
+        field_map(field_map(data, "coverage"), "unlinked_call_sites"), "explanation"
+    )
+    said = [clamp_line(unlinked)] if unlinked else []
     if not rows and status and status != "resolved":
-        return _unresolved(resolution, data)
+        head, *candidates = _unresolved(resolution, data)
+        return [head, *said, *candidates]
     scope = field_map(data, "scope") or {}
     kind = first_text(scope, "relationship_type") or "CALLS"
     direction = first_text(scope, "direction")
@@ -284,7 +296,7 @@ def relationships(data: dict) -> Lines:
     if kept:
         text += "; " + "; ".join(kept)
     groups = _definition_groups(data, nouns)
-    return [clamp_line(text), *groups, *edge_lines(rows, anchor)]
+    return [clamp_line(text), *said, *groups, *edge_lines(rows, anchor)]
 
 
 def _names(rows: list[dict]) -> str:

@@ -33,6 +33,7 @@ from eshu_mcp.query.local.api.code_graph import (
     provenance,
     walk,
 )
+from eshu_mcp.query.local.api.code_qualified import qualified_parts
 from eshu_mcp.query.local.api.code_scope import (
     RepositoryGrant,
     may_read,
@@ -71,6 +72,7 @@ from eshu_mcp.query.local.api.code_story_target import (
     resolve_target,
     target_anchors,
 )
+from eshu_mcp.query.local.api.code_story_unlinked import unlinked_call_sites
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 
@@ -318,10 +320,29 @@ def relationship_story(
     if grouping is not None:
         coverage["grouped_by_definition"] = True
         coverage["evidence_explanation"] = HOW_TO_NARROW
+    named = _called_name(req, resolution, grouping)
+    unlinked = unlinked_call_sites(conn, named, repo_id) if named else None
+    if unlinked:
+        coverage["unlinked_call_sites"] = unlinked
     coverage["next_offset"] = following
     if req["query_type"] == "overrides":
         data["override_story"] = override_story(kept, anchor_row)
     return data
+
+
+def _called_name(
+    req: dict[str, Any], resolution: dict[str, Any] | None, grouping: Grouping | None
+) -> str:
+    """The name whose unlinked call sites a one-hop callers story counts, or ``""``."""
+    if req["include_transitive"] or req["direction"] == "outgoing":
+        return ""
+    if "CALLS" not in req["relationship_types"] or resolution is None:
+        return ""
+    if resolution["status"] == "resolved":
+        return resolution["row"]["entity_name"]
+    if grouping is not None:
+        return (qualified_parts(req["target"]) or [req["target"].strip()])[-1]
+    return ""
 
 
 _EXPLANATIONS = {
