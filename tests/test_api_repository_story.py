@@ -41,3 +41,26 @@ class StoryTests(SynchronousTestCase):
         writer.execute("UPDATE entity_rows SET metadata = '{bad' WHERE entity_name = 'charge'")
         writer.commit()
         self.assertEqual(self.client.get("/repositories/payments/context").status, 200)
+
+    def test_entry_points_put_mains_first_and_leave_out_implicitly_called_methods(self):
+        index = self.ids["index"]
+        cli = index.file(
+            self.ids["repo"],
+            "app/cli.py",
+            "class Box:\n    def __init__(self):\n        pass\n\n\ndef main():\n    Box()\n",
+        )
+        index.entity(
+            cli,
+            "Function",
+            "__init__",
+            2,
+            3,
+            class_context="Box",
+            metadata={"dead_code_root_kinds": ["python.dunder_method"]},
+        )
+        index.entity(cli, "Function", "main", 6, 7)
+        index.writer.commit()
+        data = self.client.get("/repositories/payments/context").json()
+        entries = data["api_surface"]["entry_points"]
+        self.assertEqual([e["name"] for e in entries], ["main", "create_charge"])
+        self.assertEqual(entries[0]["root_kinds"], ["python.main_function"])

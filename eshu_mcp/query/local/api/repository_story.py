@@ -40,27 +40,72 @@ def language_breakdown(conn: sqlite3.Connection, repo_id: str) -> list[dict[str,
     return [{"language": row["language"], "file_count": row["n"]} for row in rows]
 
 
+# Root kinds that keep an entity out of dead code without making it a way into the program.
+INCIDENTAL_ROOT_KINDS = frozenset(
+    {
+        "dunder_method",
+        "property",
+        "property_function",
+        "classmethod",
+        "staticmethod",
+        "overload",
+        "dataclass",
+        "constructor",
+        "override",
+        "method_override",
+        "trait_impl_method",
+        "test",
+        "test_method",
+    }
+)
+_ENTRY_SCAN = 5000
+"""Entities with root kinds an entry-point listing reads at most."""
+
+
+def _entry_rank(kinds: list[str]) -> int | None:
+    """0 for a program's entry (main), 1 for other API surface, None when incidental."""
+    kept = [kind for kind in kinds if kind.rsplit(".", 1)[-1] not in INCIDENTAL_ROOT_KINDS]
+    if not kept:
+        return None
+    return 0 if any(k.endswith(("entrypoint", "main_method", "main_function")) for k in kept) else 1
+
+
 def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
-    """Entities the indexer marked as dead-code roots (mains, handlers, exports)."""
+    """
+    Ways into the repository's code: ``main`` functions and other entry points first, then
+    the API surface the indexer marked (exports, handlers); never the dunder methods,
+    properties and overrides that are dead-code roots only because something calls them
+    implicitly.
+    """
+    found: list[tuple[int, int, str, int, dict[str, Any]]] = []
     rows = conn.execute(
-        "SELECT entity_id, entity_type, entity_name, relative_path, start_line,"
+        "SELECT entity_id, entity_type, entity_name, relative_path, start_line, is_test,"
         " CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.dead_code_root_kinds')"
-        " END AS kinds FROM entities WHERE repo_id = ? AND CASE WHEN json_valid(metadata)"
-        " THEN json_array_length(metadata, '$.dead_code_root_kinds') END > 0"
-        " ORDER BY relative_path, start_line LIMIT ?",
-        (repo_id, TOP_LIMIT),
-    ).fetchall()
-    return [
-        {
+        " END AS kinds FROM entities WHERE repo_id = ?1 AND ((CASE WHEN json_valid(metadata)"
+        " THEN json_array_length(metadata, '$.dead_code_root_kinds') END > 0)"
+        " OR (language = 'python' AND entity_type = 'Function' AND class_context IS NULL"
+        " AND (entity_name = 'main' OR relative_path LIKE '%__main__.py')))"
+        " ORDER BY relative_path, start_line LIMIT ?2",
+        (repo_id, _ENTRY_SCAN),
+    )
+    for row in rows:
+        kinds = json.loads(row["kinds"]) if row["kinds"] else []
+        if not kinds:  # a Python module-level main, or a function of a __main__ module
+            kinds = ["python.main_function"]
+        rank = _entry_rank(kinds)
+        if rank is None:
+            continue
+        item = {
             "entity_id": row["entity_id"],
             "entity_type": row["entity_type"],
             "name": row["entity_name"],
             "relative_path": row["relative_path"],
             "start_line": row["start_line"],
-            "root_kinds": json.loads(row["kinds"]),
+            "root_kinds": kinds,
         }
-        for row in rows
-    ]
+        found.append((rank, row["is_test"], row["relative_path"], row["start_line"], item))
+    found.sort(key=lambda entry: entry[:4])
+    return [entry[-1] for entry in found[:TOP_LIMIT]]
 
 
 def relationship_totals(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
@@ -150,7 +195,12 @@ def repository_story(ctx: ApiContext) -> Answer:
         {
             "id": "entry_points",
             "title": "Entry points",
-            "summary": f"{len(entries)} entities are marked as entry points",
+            "summary": (
+                f"{len(entries)} entry points: main functions first, then the API surface"
+                " (exports, handlers)"
+                if entries
+                else "no main function, export or handler was found"
+            ),
             "items": entries,
         },
         {
