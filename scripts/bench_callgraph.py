@@ -45,7 +45,7 @@ from callgraph_api import measure_api
 from callgraph_ast import SourceTree, ancestors, direct_subclasses, resolve_dotted, scan_tree
 from callgraph_index import load_index
 from callgraph_report import print_report
-from callgraph_runtime import judge, observed_calls, tier_table
+from callgraph_runtime import definitions_that_ran, judge, observed_calls, tier_table
 from callgraph_trace import load_trace
 
 # (name, kind, receiver pattern restricting the recall sites, or None)
@@ -313,6 +313,8 @@ def done_when(result: dict, tree, index) -> dict:
             f"{dead['scan'].get('candidate_scan_files', '?')} / {dead['repository_files']}"
         )
         checks["dead code referenced nowhere >= 0.90"] = dead["share_referenced_nowhere"]
+        if dead.get("ran_at_runtime") is not None:
+            checks["dead code that ran in the runtime trace"] = dead["ran_at_runtime"]
     return checks
 
 
@@ -375,6 +377,7 @@ def main(argv: list[str]) -> int:
         log(f"ast and index read in {time.perf_counter() - started:.1f} s")
 
         seen: dict = {}
+        ran: dict = {}
         if not options.no_runtime:
             modules = DEFAULT_MODULES  # --quick too: the same cached trace
             trace = load_trace(
@@ -385,6 +388,7 @@ def main(argv: list[str]) -> int:
                 log,
             )
             seen = observed_calls(trace, tree)
+            ran = definitions_that_ran(trace)
             result["runtime"] = {
                 "modules": len(modules),
                 "timed_out": trace["timed_out"],
@@ -399,7 +403,7 @@ def main(argv: list[str]) -> int:
         result["files"] = len(tree.module_of)
         if not options.no_api:
             started = time.perf_counter()
-            result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log)
+            result["api"] = measure_api(db, index, tree, rows, result["hierarchy"], log, ran)
             result["api_seconds"] = round(time.perf_counter() - started, 2)
         for row in rows:
             for hidden in ("_callers", "_all_callers", "_precise", "_plain"):

@@ -205,8 +205,21 @@ DEAD_CODE_PAGES = 200
 """Pages of find_dead_code read at most (each cut to the answer page by size)."""
 
 
-async def _dead_code(dispatcher, index, tree) -> dict:
-    """Every row find_dead_code reports, paged through by offset as an assistant would."""
+def _ran(row: dict, ran: dict) -> bool:
+    """Whether a reported row ran in the trace: the function itself, or (a class) any method."""
+    start, end = row.get("start_line") or 0, row.get("end_line") or 0
+    spans = ran.get(row.get("file_path"), ())
+    if "Class" in (row.get("labels") or ()):
+        return any(start <= line <= end for line, _ in spans)
+    return any(start <= line <= end and name == row.get("name") for line, name in spans)
+
+
+async def _dead_code(dispatcher, index, tree, ran: dict) -> dict:
+    """
+    Every row find_dead_code reports, paged through by offset as an assistant would; how
+    many are referenced nowhere by name, and how many ran in the runtime trace (certainly
+    not dead: a lower bound on the wrong ones, since the trace covers only some tests).
+    """
     results: list[dict] = []
     offset, limit, pages, error = 0, 100, 0, {}
     for _ in range(DEAD_CODE_PAGES):
@@ -222,6 +235,7 @@ async def _dead_code(dispatcher, index, tree) -> dict:
             break
         offset = data["next_offset"]
     unreferenced = [r for r in results if references(tree, r.get("name", "")) == 0]
+    running = [r for r in results if _ran(r, ran)]
     scan = {k: v for k, v in data.items() if "scan" in k or "files" in k or k == "truncated"}
     return {
         "error": error.get("code"),
@@ -233,13 +247,17 @@ async def _dead_code(dispatcher, index, tree) -> dict:
         "scan": scan,
         "referenced_nowhere": len(unreferenced),
         "share_referenced_nowhere": _ratio(len(unreferenced), len(results)),
+        "ran_at_runtime": len(running) if ran else None,
+        "ran_examples": sorted(f"{r.get('file_path')}:{r.get('name')}" for r in running)[:8],
         "referenced_examples": sorted(
             f"{r.get('file_path')}:{r.get('name')}" for r in results if r not in unreferenced
         )[:8],
     }
 
 
-def measure_api(db, index, tree, rows: list[dict], anchors: list[dict], log) -> dict:
+def measure_api(
+    db, index, tree, rows: list[dict], anchors: list[dict], log, ran: dict | None = None
+) -> dict:
     """Run the tool measures under a reactor; returns their results."""
     from bench_support import in_process, react
 
@@ -251,7 +269,7 @@ def measure_api(db, index, tree, rows: list[dict], anchors: list[dict], log) -> 
             answer["callers"] = await _callers(bench.dispatcher, index, rows)
             log("api: class hierarchy, dead code ...")
             answer["hierarchy"] = await _hierarchy(bench.dispatcher, index, anchors)
-            answer["dead_code"] = await _dead_code(bench.dispatcher, index, tree)
+            answer["dead_code"] = await _dead_code(bench.dispatcher, index, tree, ran or {})
 
     try:
         react(run)

@@ -151,6 +151,12 @@ def print_report(result: dict) -> None:
             f" {dead['repository_files']} files; referenced nowhere else:"
             f" {dead['referenced_nowhere']} ({_fmt(dead['share_referenced_nowhere'])}); scan"
             f" {dead['scan']}"
+            + (
+                f"; ran in the runtime trace (certainly not dead): {dead['ran_at_runtime']}"
+                f" {dead['ran_examples']}"
+                if dead.get("ran_at_runtime") is not None
+                else ""
+            )
         )
     print("\nIssue 9 'Done when' figures:")
     for key, value in result.get("done_when", {}).items():

@@ -196,3 +196,13 @@ def tier_table(edges: list[CallEdge], seen: dict, tree: SourceTree, examples: in
         for method, row in groups.items()
     }
     return {"tiers": table, "ambiguous": ambiguous_table, "wrong_examples": dict(wrong)}
+
+
+def definitions_that_ran(trace: dict) -> dict[str, set[tuple[int, str]]]:
+    """Per relative path, the (first line, name) of every repository function that ran."""
+    base = os.path.dirname(trace["package_dir"].rstrip(os.sep))
+    ran: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for _, _, (kind, where, number, name), _ in trace["calls"]:
+        if kind == "py" and where.startswith(base):
+            ran[os.path.relpath(where, base).replace(os.sep, "/")].add((number, name))
+    return ran
