@@ -209,8 +209,8 @@ def _ran(row: dict, ran: dict) -> bool:
     """Whether a reported row ran in the trace: the function itself, or (a class) any method."""
     start, end = row.get("start_line") or 0, row.get("end_line") or 0
     spans = ran.get(row.get("file_path"), ())
-    if "Class" in (row.get("labels") or ()):
-        return any(start <= line <= end for line, _ in spans)
+    if "Class" in (row.get("labels") or ()):  # a method ran (the class body runs on import)
+        return any(start <= line <= end and name != row.get("name") for line, name in spans)
     return any(start <= line <= end and name == row.get("name") for line, name in spans)
 
 

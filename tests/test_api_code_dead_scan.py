@@ -110,6 +110,28 @@ class Dispatcher:
         return None
 
 
+class Connection:
+    state = "OPEN"
+    feed = make_state_dispatcher("dataArrived")
+
+    def _dataArrived_OPEN(self, data):
+        return data
+
+    def _dataArrived_PAUSED(self, data):
+        return None
+
+    def _dataArrived_CLOSED(self, data):
+        return None
+
+
+class Pair:
+    def zap_one(self):
+        return 1
+
+    def zap_two(self):
+        return 2
+
+
 class Untyped:
     def reached_by_name_only(self):
         return None
@@ -154,6 +176,7 @@ class DeadCodeScanTests(SynchronousTestCase):
     def test_only_unreferenced_definitions_are_reported(self) -> None:
         names = {row["name"] for row in self.dead()["results"]}
         self.assertIn("forgotten_helper", names)
+        self.assertIn("zap_two", names)  # two methods are no family; "zap" is written nowhere
         self.assertIn("stale_greeting_cache", names)
         for used in [
             "on_result",  # passed as a callback: a REFERENCES edge
@@ -165,6 +188,7 @@ class DeadCodeScanTests(SynchronousTestCase):
             "flush_everything",  # ABC member
             "run_job_once",  # abstract method
             "cmd_QUIT",  # dispatched by a computed name ("cmd_" + command)
+            "_dataArrived_CLOSED",  # dispatched by state: make_state_dispatcher("dataArrived")
             "reached_by_name_only",  # named in a string: getattr dispatch
         ]:
             self.assertNotIn(used, names)
@@ -181,6 +205,8 @@ class DeadCodeScanTests(SynchronousTestCase):
             ("run_job_once", "python.abstract_method"),
             ("render_page", "python.method_override"),
             ("cmd_QUIT", "python.prefix_dispatch"),
+            # A family of three or more whose stem alone is written: a state dispatcher.
+            ("_dataArrived_PAUSED", "python.prefix_dispatch"),
             ("reached_by_name_only", "name_used_elsewhere"),
         ]:
             self.assertIn(reason, reasons[name], name)

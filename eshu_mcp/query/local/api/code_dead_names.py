@@ -118,25 +118,42 @@ PREFIX_REASON = "python.prefix_dispatch"
 _PREFIX = re.compile(r"(_?[A-Za-z][A-Za-z0-9]*_)[A-Za-z0-9]")
 
 
+FAMILY = 3
+"""Methods of one class sharing a prefix that make it a dispatch family."""
+
+
 def dispatched_by_prefix(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> set[int]:
     """
     Python methods named ``<prefix>_<rest>`` (``irc_PRIVMSG``, ``opt_verbose``,
     ``do_LIST``) whose prefix is written on its own somewhere in their repository
     (``getattr(self, "irc_%s" % command)``, ``"opt_" + name``): dispatched by a computed name.
+    A family of at least :data:`FAMILY` such methods in one class (``isupport_CHANLIMIT``,
+    ``isupport_NICKLEN``...; ``_bodyDataFinished_INITIAL``, ``..._CONNECTED``...) also counts
+    when only the stem is written (``prefix = "isupport"`` with ``f"{self.prefix}_{name}"``,
+    ``makeStatefulDispatcher("bodyDataFinished", ...)``).
     """
     by_prefix: dict[tuple[str, str], list[int]] = {}
+    family: dict[tuple[str, str, str, str], int] = {}
     for row in rows:
         if row["language"] != "python" or not row.get("class_context"):
             continue
         match = _PREFIX.match(row["entity_name"])
         if match is not None:
-            by_prefix.setdefault((match[1].lower(), row["repo_id"]), []).append(row["rid"])
+            prefix = match[1].lower()
+            by_prefix.setdefault((prefix, row["repo_id"]), []).append(row["rid"])
+            key = (prefix, row["repo_id"], row["relative_path"], row["class_context"])
+            family[key] = family.get(key, 0) + 1
+    families = {(prefix, repo_id) for (prefix, repo_id, _, _), n in family.items() if n >= FAMILY}
     found: set[int] = set()
     for (prefix, repo_id), rids in by_prefix.items():
+        terms = [f'"{prefix}"']
+        stem = prefix.strip("_")
+        if (prefix, repo_id) in families and stem:
+            terms.append(f'"{stem}"')
         hit = conn.execute(
             "SELECT 1 FROM files f WHERE f.repo_id = ? AND f.file_id IN"
             " (SELECT rowid FROM files_fts WHERE files_fts MATCH ?) LIMIT 1",
-            (repo_id, f'"{prefix}"'),
+            (repo_id, " OR ".join(terms)),
         ).fetchone()
         if hit is not None:
             found.update(rids)
