@@ -27,6 +27,7 @@ from .test_index_indexer import git
 SERVICE = """\
 import abc
 from typing import Protocol, overload
+from xml.sax import handler
 
 from zope.interface import Interface, implementer
 
@@ -124,6 +125,31 @@ class Connection:
         return None
 
 
+class Stored:
+    def upgradeToVersion2(self):
+        return None
+
+    def upgradToVersion3(self):
+        return None
+
+
+def upgrade(thing, version):
+    return getattr(thing, "upgradeToVersion%s" % version)()
+
+
+class SaxHandler(handler.ContentHandler):
+    def startDocument(self):
+        return None
+
+    def _private_helper(self):
+        return None
+
+
+class Failed(ValueError):
+    def describe_failure(self):
+        return None
+
+
 class Pair:
     def zap_one(self):
         return 1
@@ -177,6 +203,10 @@ class DeadCodeScanTests(SynchronousTestCase):
         names = {row["name"] for row in self.dead()["results"]}
         self.assertIn("forgotten_helper", names)
         self.assertIn("zap_two", names)  # two methods are no family; "zap" is written nowhere
+        self.assertIn("upgradToVersion3", names)  # a misspelt stem is written nowhere
+        self.assertIn("_private_helper", names)  # private: no outside base calls it
+        self.assertIn("describe_failure", names)  # exception bases have no such methods
+
         self.assertIn("stale_greeting_cache", names)
         for used in [
             "on_result",  # passed as a callback: a REFERENCES edge
@@ -188,10 +218,21 @@ class DeadCodeScanTests(SynchronousTestCase):
             "flush_everything",  # ABC member
             "run_job_once",  # abstract method
             "cmd_QUIT",  # dispatched by a computed name ("cmd_" + command)
+            "upgradeToVersion2",  # "upgradeToVersion%s" % version
             "_dataArrived_CLOSED",  # dispatched by state: make_state_dispatcher("dataArrived")
             "reached_by_name_only",  # named in a string: getattr dispatch
         ]:
             self.assertNotIn(used, names)
+
+    def test_a_public_method_of_a_class_with_an_outside_base_is_ambiguous(self) -> None:
+        rows = {row["name"]: row for row in self.dead()["results"]}
+        sax = rows["startDocument"]
+        self.assertEqual(sax["classification"], "ambiguous")
+        self.assertEqual(
+            sax["ambiguity_reasons"], ["python.may_override_outside_base:handler.ContentHandler"]
+        )
+        self.assertEqual(rows["_private_helper"]["classification"], "unused")
+        self.assertEqual(rows["describe_failure"]["classification"], "unused")
 
     def test_stubs_and_roles_say_why_they_are_kept(self) -> None:
         reasons = {name: " ".join(why) for name, why in self.suppressed().items()}

@@ -145,8 +145,21 @@ def _inventory(data: dict) -> Lines:
 # Dead code -------------------------------------------------------------------
 
 
+OUTSIDE_BASE = "python.may_override_outside_base:"
+"""The ambiguity reason of a method that may override a base's from outside the repository."""
+
+
 def _dead_row(row: dict) -> str:
-    return row_line(row, first_text(row, "classification"))
+    verdict = first_text(row, "classification")
+    reasons = [r for r in row.get("ambiguity_reasons") or () if isinstance(r, str)]
+    if reasons:
+        reason = reasons[0]
+        if reason.startswith(OUTSIDE_BASE):
+            reason = (
+                f"may override a method of {reason[len(OUTSIDE_BASE) :]} (outside the repository)"
+            )
+        verdict += f": {clamp_field(reason)}"
+    return row_line(row, verdict)
 
 
 def _maturity_note(data: dict) -> str:

@@ -116,6 +116,7 @@ def _line_span(starts: list[int], first: int, last: int, size: int) -> tuple[int
 
 PREFIX_REASON = "python.prefix_dispatch"
 _PREFIX = re.compile(r"(_?[A-Za-z][A-Za-z0-9]*_)[A-Za-z0-9]")
+_NUMBERED = re.compile(r"([A-Za-z][A-Za-z_]*[A-Za-z])[0-9]+$")
 
 
 FAMILY = 3
@@ -125,8 +126,9 @@ FAMILY = 3
 def dispatched_by_prefix(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> set[int]:
     """
     Python methods named ``<prefix>_<rest>`` (``irc_PRIVMSG``, ``opt_verbose``,
-    ``do_LIST``) whose prefix is written on its own somewhere in their repository
-    (``getattr(self, "irc_%s" % command)``, ``"opt_" + name``): dispatched by a computed name.
+    ``do_LIST``) or ``<stem><number>`` (``upgradeToVersion2``) whose prefix or stem is
+    written on its own somewhere in their repository (``getattr(self, "irc_%s" % command)``,
+    ``"opt_" + name``, ``"upgradeToVersion%s" % version``): dispatched by a computed name.
     A family of at least :data:`FAMILY` such methods in one class (``isupport_CHANLIMIT``,
     ``isupport_NICKLEN``...; ``_bodyDataFinished_INITIAL``, ``..._CONNECTED``...) also counts
     when only the stem is written (``prefix = "isupport"`` with ``f"{self.prefix}_{name}"``,
@@ -137,6 +139,9 @@ def dispatched_by_prefix(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]
     for row in rows:
         if row["language"] != "python" or not row.get("class_context"):
             continue
+        numbered = _NUMBERED.match(row["entity_name"])
+        if numbered is not None:  # upgradeToVersion2: "upgradeToVersion%s" % version
+            by_prefix.setdefault((numbered[1].lower(), row["repo_id"]), []).append(row["rid"])
         match = _PREFIX.match(row["entity_name"])
         if match is not None:
             prefix = match[1].lower()

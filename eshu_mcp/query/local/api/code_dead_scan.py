@@ -36,6 +36,7 @@ from eshu_mcp.query.local.api.code_dead_names import (
     mentioned_elsewhere,
 )
 from eshu_mcp.query.local.api.code_dead_names import REASON as NAME_REASON
+from eshu_mcp.query.local.api.code_dead_outside import OUTSIDE_BASE_REASON, outside_bases
 from eshu_mcp.query.local.api.code_dead_roots import (
     CANDIDATE_LABELS,
     REACHING_EDGE_TYPES,
@@ -265,6 +266,8 @@ def _scan(
     for candidate in candidates:
         if candidate.row["rid"] in prefixed:
             candidate.roots = [f"modeled_root:{PREFIX_REASON}"]
+    if language in ("", "python"):
+        _mark_outside_overrides(conn, repo_ids, candidates)
     named = 0
     if name_check:
         active = [c.row for c in candidates if not c.roots]
@@ -301,6 +304,30 @@ def _scan(
     )
 
 
+def _mark_outside_overrides(
+    conn: sqlite3.Connection, repo_ids: list[str], candidates: list[Candidate]
+) -> None:
+    """A public method of a class with a base from outside the repository may override one
+    of that base's methods: ambiguous, never cleanup-ready (see :mod:`.code_dead_outside`)."""
+    methods = [
+        c
+        for c in candidates
+        if not c.roots
+        and c.classification == "unused"
+        and c.row["language"] == "python"
+        and c.row["class_context"]
+        and not c.row["entity_name"].startswith("_")
+    ]
+    if not methods:
+        return
+    outside = outside_bases(conn, repo_ids)
+    for candidate in methods:
+        bases = outside.get(candidate.row["parent"])
+        if bases:
+            candidate.classification = "ambiguous"
+            candidate.reasons = [*candidate.reasons, f"{OUTSIDE_BASE_REASON}:{', '.join(bases)}"]
+
+
 def _position(item: tuple) -> int:
     return item[0]
 
@@ -332,6 +359,7 @@ def _row(raw: tuple, file: tuple, kinds_of: dict[int, str]) -> dict[str, Any]:
         "end_byte": end_byte,
         "class_context": context,
         "metadata_text": meta,
+        "parent": parent,
         "parent_type": kinds_of.get(parent) if parent else None,
         "repo_id": file[1],
         "relative_path": file[2],
