@@ -30,6 +30,7 @@ from eshu_mcp.dispatch.summary_text import (
     go_trim,
     go_value_text,
 )
+from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE, PAST_THE_END
 
 __all__ = ["go_value_text", "summarize_envelope", "summarize_plain"]
 
@@ -38,10 +39,6 @@ log = Logger()
 RETURNED_ERROR = "Eshu query returned an error."
 CUT_NOTE = "... (summary cut at 4 KiB; the structured content holds the whole answer)"
 NOT_ABSENCE = "empty is not evidence of absence"
-NO_LOCAL_EVIDENCE = "found no files it reads"
-"""What a local collector's truth reason says when the repository holds none of its files."""
-PAST_THE_END = "past the end of the file"
-"""What a line read's truth reason says when its range starts after the last line."""
 
 # Tool name -> the builder of its answer's lines (first line the headline).
 ANSWER_FAMILIES = {

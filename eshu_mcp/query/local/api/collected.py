@@ -16,6 +16,7 @@ from attrs import frozen
 from eshu_mcp.query.local.api.code_common import in_clause
 from eshu_mcp.query.local.api.code_scope import repo_clause
 from eshu_mcp.query.local.api.framework import ApiContext, ApiError
+from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE
 
 LOCAL_COLLECTOR_BASIS = "content_index"
 """Facts parsed from files in the index: derived evidence, never runtime state."""
@@ -116,7 +117,7 @@ def collected_truth(ctx: ApiContext, capability: str, collector: str, files_read
         reason = f"read by the local {collector} from {files_read} indexed file(s)"
     else:
         reason = (
-            f"the local {collector} found no files it reads in scope; an empty answer means"
+            f"the local {collector} {NO_LOCAL_EVIDENCE} in scope; an empty answer means"
             " the repository holds no such evidence, not that none exists elsewhere"
         )
     return ctx.truth(capability, basis=LOCAL_COLLECTOR_BASIS, reason=reason)

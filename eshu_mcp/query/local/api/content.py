@@ -27,6 +27,7 @@ from eshu_mcp.query.local.api.framework import (
 )
 from eshu_mcp.query.local.api.repository_rows import readable_repositories
 from eshu_mcp.query.local.api.source_scan import entities_containing
+from eshu_mcp.query.reasons import PAST_THE_END
 
 CAPABILITY = "code_search.content_search"
 SEARCH_BACKEND = "sqlite_content_store"
@@ -146,10 +147,6 @@ def read_file(ctx: ApiContext) -> Answer:
     data = file_row(repo_id, row, row["content"])
     data["search_backend"] = READ_BACKEND
     return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
-
-
-PAST_THE_END = "past the end of the file"
-"""What a line read's truth reason says when its range starts after the last line."""
 
 
 def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
