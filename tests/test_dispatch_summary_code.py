@@ -149,6 +149,25 @@ class CodeFamilySummaryTests(SynchronousTestCase):
             ],
         )
 
+    def test_names_one_statement_imports_read_as_one_line(self):
+        rows = []
+        for name in ("Awaitable", "Coroutine", "Generator"):
+            rows.append({"source_file": "defer.py", "line_number": 17, "imported_name": name})
+            rows[-1]["target_module"] = "collections.abc"
+        rows.append({"source_file": "defer.py", "line_number": 18, "target_module": "attr"})
+        aliased = {"source_file": "defer.py", "line_number": 19, "target_module": "contextvars"}
+        aliased.update(imported_name="Context", alias="_Context")
+        data = {"query_type": "imports_by_file", "dependencies": [*rows, aliased], "count": 5}
+        lines = summarize_envelope("investigate_import_dependencies", derived(data)).splitlines()
+        self.assertEqual(
+            lines[1:],
+            [
+                "defer.py:17 imports collections.abc: Awaitable, Coroutine, Generator",
+                "defer.py:18 imports attr",
+                "defer.py:19 imports contextvars.Context as _Context",
+            ],
+        )
+
     def test_secrets_show_kind_severity_and_the_redacted_excerpt(self):
         row = {"relative_path": "twisted/conch/checkers.py", "line_number": 66}
         row.update(

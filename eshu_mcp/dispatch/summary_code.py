@@ -11,6 +11,7 @@ writes a generic line.
 from collections.abc import Callable
 
 from eshu_mcp.dispatch.summary_rows import (
+    ROW_LIMIT,
     entity_name,
     location,
     more_hint,
@@ -286,13 +287,46 @@ def _import_row(row: dict) -> str:
     return row_line(row)
 
 
+NAMES_SHOWN = 8
+"""Imported names one summary line lists for a file importing several from one module."""
+
+
+def _import_lines(rows: list[dict]) -> Lines:
+    """
+    One line per importing place and module: ``a.py:19 imports twisted.internet.defer:
+    Deferred, fail, succeed`` for the rows of one ``from ... import`` statement.
+    """
+    statements: dict[tuple, list[dict]] = {}
+    for row in rows:
+        where = location(row, ("source_file", "file_path", "relative_path", "path"))
+        module = first_text(row, "target_module", "module", "target_file")
+        named = bool(first_text(row, "imported_name")) and not first_text(row, "alias")
+        key = (where, module) if named and where and module else (id(row),)
+        statements.setdefault(key, []).append(row)
+    lines = []
+    for key, group in list(statements.items())[:ROW_LIMIT]:
+        if len(group) == 1:
+            lines.append(_import_row(group[0]))
+            continue
+        names = [first_text(row, "imported_name") for row in group]
+        more = f" (+{len(names) - NAMES_SHOWN} more)" if len(names) > NAMES_SHOWN else ""
+        lines.append(
+            clamp_line(f"{key[0]} imports {key[1]}: {', '.join(names[:NAMES_SHOWN])}{more}")
+        )
+    shown = sum(len(group) for group in list(statements.values())[:ROW_LIMIT])
+    if len(rows) > shown:
+        lines.append(f"... {plural(len(rows) - shown, 'more row')} in the structured content")
+    return lines
+
+
 def _imports(data: dict) -> Lines:
     _, rows = rows_of(data, "dependencies", "results", "cycles", "modules")
     noun, nouns = IMPORT_NOUNS.get(first_text(data, "query_type"), ("row", ""))
     subject = first_text(
         field_map(data, "scope"), "source_file", "source_module", "target_file", "target_module"
     )
-    return listing(data, rows, noun, nouns, render=_import_row, subject=subject)
+    lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject)
+    return lines[:1] + _import_lines(rows) if lines else lines
 
 
 def _secret_row(row: dict) -> str:
