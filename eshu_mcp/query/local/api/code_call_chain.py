@@ -125,7 +125,8 @@ def call_chains(
             400,
             "call-chain endpoints matched too many candidate pairs"
             f" {_where(req)} to probe safely ({len(starts) * len(ends)} >"
-            f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id to disambiguate",
+            f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id, or qualified"
+            " names (Class.method), to disambiguate",
         )
     paths = shortest_paths(
         conn, [r["entity_id"] for r in starts], {r["entity_id"] for r in ends}, req["max_depth"]
@@ -139,7 +140,8 @@ def call_chains(
         raise ApiError(
             400,
             "call-chain endpoints matched multiple reachable entity pairs"
-            f" {_where(req)}: {shown}; pass start_entity_id and end_entity_id to pick one",
+            f" {_where(req)}: {shown}; pass start_entity_id and end_entity_id, or qualified"
+            " names (Class.method), to pick one",
         )
     if not pairs:
         if start is None:
