@@ -40,6 +40,7 @@ class QualifiedTargetTests(SynchronousTestCase):
     def test_segments_and_module_paths(self):
         self.assertEqual(qualified_parts("Deferred.addCallbacks"), ["Deferred", "addCallbacks"])
         self.assertEqual(qualified_parts("Server::run"), ["Server", "run"])
+        self.assertEqual(qualified_parts("Ky.#retry"), ["Ky", "#retry"])  # a private JS name
         self.assertEqual(qualified_parts("maybeDeferred"), [])
         self.assertEqual(
             module_parts("twisted/internet/defer.py"), ["twisted", "internet", "defer"]

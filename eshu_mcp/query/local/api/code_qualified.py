@@ -1,6 +1,6 @@
 """
 Qualified names as an assistant writes them: ``Deferred.addCallbacks``, ``app.listen``,
-``defer.maybeDeferred``, ``twisted.internet.defer.Deferred``, ``Server::run``.
+``defer.maybeDeferred``, ``twisted.internet.defer.Deferred``, ``Server::run``, ``Ky.#retry``.
 
 A qualified name matches a definition when its segments end the definition's dotted
 path: the file's module path (``twisted/internet/defer.py`` reads ``twisted.internet.defer``;
@@ -15,7 +15,7 @@ import re
 import sqlite3
 from typing import Any
 
-_SEPARATORS = re.compile(r"::|#|\.")
+_SEPARATORS = re.compile(r"::|\.")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
 SAME_NAME_SCAN = 5000
 """Definitions sharing the last segment that a qualified lookup reads at most."""
