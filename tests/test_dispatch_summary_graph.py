@@ -151,6 +151,17 @@ class GraphFamilySummaryTests(SynchronousTestCase):
             'derived/fresh — target "nope" was not found (unresolved): no entity has this name',
         )
 
+    def test_a_name_no_definition_has_gets_advice_that_fits(self):
+        data = relationship_story([])
+        data["target_resolution"] = {"status": "unresolved", "target": "Failure.value"}
+        data["coverage"]["evidence_explanation"] = (
+            "the target did not resolve to exactly one entity; pick a candidate entity_id and retry"
+        )
+        text = summarize_envelope("analyze_code_relationships", derived(data))
+        self.assertIn("no function, class or module in scope has that name", text)
+        self.assertIn("find_symbol with match_mode fuzzy", text)
+        self.assertNotIn("pick a candidate", text)
+
     def test_no_edges_says_why(self):
         data = relationship_story([])
         data["coverage"]["missing_edge_reason"] = "no_edges"

@@ -146,6 +146,12 @@ def _candidate_line(row: dict) -> str:
     return row_line(row, f"entity_id={entity_id}" if entity_id else "")
 
 
+NO_SUCH_DEFINITION = (
+    "no function, class or module in scope has that name (attributes and variables are not"
+    " definitions); find_symbol with match_mode fuzzy lists the names that contain it"
+)
+
+
 def _unresolved(resolution: dict, data: dict) -> Lines:
     target = first_text(resolution, "target", "name")
     status = first_text(resolution, "status") or "unresolved"
@@ -158,6 +164,9 @@ def _unresolved(resolution: dict, data: dict) -> Lines:
         )
         return [head, *row_lines(candidates, _candidate_line, limit=5)]
     head = f'target "{clamp_field(target)}" was not found ({status})'
+    if status == "unresolved" and target and (not why or "pick a candidate" in why):
+        # No definition has the name: advice to pick among candidates would mislead.
+        return [clamp_line(f"{head}: {NO_SUCH_DEFINITION}")]
     if why:
         head += f": {clamp_field(why)}"
     return [head]
