@@ -297,15 +297,15 @@ def _import_lines(rows: list[dict]) -> Lines:
     Deferred, fail, succeed`` for the rows of one ``from ... import`` statement.
     """
     statements: dict[tuple, list[dict]] = {}
-    for row in rows:
+    for index, row in enumerate(rows):
         where = location(row, ("source_file", "file_path", "relative_path", "path"))
         module = first_text(row, "target_module", "module", "target_file")
         named = bool(first_text(row, "imported_name")) and not first_text(row, "alias")
-        key = (where, module) if named and where and module else (id(row),)
+        key = (where, module) if named and where and module else (index,)
         statements.setdefault(key, []).append(row)
     lines = []
     for key, group in list(statements.items())[:ROW_LIMIT]:
-        if len(group) == 1:
+        if len(key) == 1 or len(group) == 1:
             lines.append(_import_row(group[0]))
             continue
         names = [first_text(row, "imported_name") for row in group]

@@ -256,11 +256,7 @@ def relationships(data: dict) -> Lines:
     """A relationship story: the anchor, the edges at their call sites, what was left out."""
     resolution = field_map(data, "target_resolution") or {}
     shared = field_map(data, "relationships_shared")  # what every compact row has in common
-    rows = (
-        [{**shared, **row} for row in field_rows(data, "relationships")]
-        if shared
-        else (field_rows(data, "relationships"))
-    )
+    rows = [{**(shared or {}), **row} for row in field_rows(data, "relationships")]
     status = first_text(resolution, "status")
     # Calls of the name the index would not guess at: said, so a short list is not read as all.
     unlinked = first_text(
