@@ -33,6 +33,16 @@ class QualifiedTargetTests(SynchronousTestCase):
         called = {row["target_name"] for row in data["relationships"]}
         self.assertEqual(called, {"charge", "create_charge"})
 
+    def test_a_name_written_as_a_call_names_the_function(self):
+        for target in ("helper()", "service.helper()", " helper() "):
+            resolution = self.story(target)["target_resolution"]
+            self.assertEqual(resolution["status"], "resolved", target)
+            self.assertEqual(resolution["entity_id"], self.index.entities["helper"])
+        data = call(self.conn, "/code/symbols/search", {"symbol": "Child.run()"}).data
+        self.assertEqual(
+            [row["entity_id"] for row in data["results"]], [self.index.entities["run"]]
+        )
+
     def test_a_qualifier_that_names_nothing_stays_unresolved(self):
         for target in ("Other.run", "billing.Child.run", "Child.nope"):
             self.assertEqual(self.story(target)["target_resolution"]["status"], "unresolved")

@@ -22,7 +22,11 @@ from eshu_mcp.query.local.api.code_common import (
     in_clause,
     in_clauses,
 )
-from eshu_mcp.query.local.api.code_qualified import qualified_matches, qualified_parts
+from eshu_mcp.query.local.api.code_qualified import (
+    qualified_matches,
+    qualified_parts,
+    without_call_parens,
+)
 from eshu_mcp.query.local.api.code_scope import (
     scope_predicate,
 )
@@ -265,6 +269,15 @@ def name_candidates(
     named = fetch_entities(
         conn, where + " AND e.entity_name = ?", [*params, name.strip()], order, limit + 1
     )
+    if not named and without_call_parens(name):  # "callLater()" names callLater
+        return name_candidates(
+            conn,
+            without_call_parens(name),
+            repo_id=repo_id,
+            language=language,
+            labels=labels,
+            limit=limit,
+        )
     parts = qualified_parts(name)
     if named or not parts:
         return named

@@ -21,6 +21,12 @@ SAME_NAME_SCAN = 5000
 """Definitions sharing the last segment that a qualified lookup reads at most."""
 
 
+def without_call_parens(name: str) -> str:
+    """``callLater()`` -> ``callLater``: the name an assistant wrote as a call, or ``""``."""
+    name = name.strip()
+    return name[:-2].rstrip() if name.endswith("()") and len(name) > 2 else ""
+
+
 def qualified_parts(name: str) -> list[str]:
     """The segments of a qualified name, or [] for a bare one."""
     parts = [part.strip() for part in _SEPARATORS.split(name.strip()) if part.strip()]

@@ -28,7 +28,11 @@ from eshu_mcp.query.local.api.code_common import (
     ranked_entities,
 )
 from eshu_mcp.query.local.api.code_names import names_containing
-from eshu_mcp.query.local.api.code_qualified import qualified_matches, qualified_parts
+from eshu_mcp.query.local.api.code_qualified import (
+    qualified_matches,
+    qualified_parts,
+    without_call_parens,
+)
 from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_predicate,
@@ -235,6 +239,18 @@ def find_symbols(
         where += " AND e.entity_name LIKE ? ESCAPE '\\'"
         params.append(like_pattern(symbol))
     rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
+    bare = without_call_parens(symbol) if match_mode == "exact" else ""
+    if not rows and bare and not fetch_entities(conn, where, params, "e.rid", 1):
+        return find_symbols(  # "callLater()" names callLater
+            conn,
+            symbol=bare,
+            match_mode=match_mode,
+            repo_id=repo_id,
+            language=language,
+            labels=labels,
+            limit=limit,
+            offset=offset,
+        )
     parts = qualified_parts(symbol) if match_mode == "exact" else []
     if not rows and parts and not fetch_entities(conn, where, params, "e.rid", 1):
         # No entity is named ``app.listen``: read it as the definitions that path names.

@@ -33,7 +33,7 @@ from eshu_mcp.query.local.api.code_graph import (
     provenance,
     walk,
 )
-from eshu_mcp.query.local.api.code_qualified import qualified_parts
+from eshu_mcp.query.local.api.code_qualified import qualified_parts, without_call_parens
 from eshu_mcp.query.local.api.code_scope import (
     RepositoryGrant,
     may_read,
@@ -341,7 +341,8 @@ def _called_name(
     if resolution["status"] == "resolved":
         return resolution["row"]["entity_name"]
     if grouping is not None:
-        return (qualified_parts(req["target"]) or [req["target"].strip()])[-1]
+        target = without_call_parens(req["target"]) or req["target"].strip()
+        return (qualified_parts(target) or [target])[-1]
     return ""
 
 
