@@ -204,6 +204,11 @@ SOURCES = {
         };
 
         exports.helper = function () {};
+
+        proto.set =
+        proto.header = function header(field) {
+          return field;
+        };
         """,
     "java/com/acme/Store.java": "package com.acme;\n\npublic class Store {\n"
     "    public void save() {}\n}\n",
@@ -444,11 +449,13 @@ class TypedReceiverTests(IndexedSourcesCase):
                 ("handle", "proto"),
                 ("route", "proto"),
                 ("helper", None),
+                ("set", "proto"),  # a chain of assignments: every name is the function
+                ("header", "proto"),
             ],
         )
         # reachable through their object: never reported dead
         self.assertTrue(all("javascript.property_function" in m for *_, m in rows[1:3]))
-        self.assertIn('"exported": true', rows[-1][2])
+        self.assertIn('"exported": true', rows[-3][2])
         self.assertEqual(self.one(js, 6), (js, "Layer.decode", "same_file"))  # this.decode
         self.assertEqual(self.one(js, 19), (js, "Layer.match", "type_inferred"))  # new Layer
         self.assertEqual(self.one(js, 20), (js, "proto.route", "same_file"))  # this.route

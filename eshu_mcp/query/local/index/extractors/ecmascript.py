@@ -103,6 +103,10 @@ def _exported(node: Node) -> bool:
 _EXPORT_OBJECTS = frozenset({"exports", "module.exports"})
 
 
+_CHAIN_LIMIT = 8
+"""Assignments ``a.x = b.y = ... = function`` followed at most, to the function."""
+
+
 def _property_function(node: Node) -> Definition | None:
     """
     A function stored on an object property: ``Cls.prototype.m = function () {}`` (a method
@@ -114,7 +118,12 @@ def _property_function(node: Node) -> Definition | None:
     value = node.child_by_field_name("right")
     if left is None or left.type != "member_expression" or value is None:
         return None
-    if value.type not in FUNCTION_VALUES:
+    # ``res.set = res.header = function header() {}``: every name in the chain is the function.
+    for _ in range(_CHAIN_LIMIT):
+        if value is None or value.type != "assignment_expression":
+            break
+        value = value.child_by_field_name("right")
+    if value is None or value.type not in FUNCTION_VALUES:
         return None
     owner = left.child_by_field_name("object")
     name_node = left.child_by_field_name("property")
