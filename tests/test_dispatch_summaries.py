@@ -354,6 +354,19 @@ class PlainSummaryTests(SynchronousTestCase):
             summarize_plain("get_index_status", {"status": "healthy"}), "index status: healthy"
         )
 
+    def test_index_status_counts_repositories_and_waiting_builds(self):
+        data = {
+            "status": "healthy",
+            "repository_count": 2,
+            "scope_activity": {"active": 2, "changed": 1, "unchanged": 1},
+            "queue": {"outstanding": 1, "oldest_outstanding_age": "3s"},
+        }
+        self.assertEqual(
+            summarize_plain("get_index_status", data),
+            "index status: healthy (2 repositories indexed, 1 changed since the last build;"
+            " 1 builds waiting (oldest 3s))",
+        )
+
     def test_index_status_without_status_uses_generic_text(self):
         self.assertEqual(summarize_plain("get_index_status", {"count": 2}), "Returned 2 result(s).")
 

@@ -162,6 +162,33 @@ def _state_line(key: str, label: str, list_key: str) -> Family:
     return summarize
 
 
+def _index_status(data: dict) -> str:
+    """``index status: <state>``, the repositories and the queue, then the first reason."""
+    state = field_text(data, "status")
+    if not state:
+        return ""
+    facts = []
+    repositories = data.get("repository_count")
+    if isinstance(repositories, int) and not isinstance(repositories, bool):
+        activity = field_map(data, "scope_activity") or {}
+        changed = activity.get("changed")
+        facts.append(
+            f"{repositories} repositor{'y' if repositories == 1 else 'ies'} indexed"
+            + (f", {changed} changed since the last build" if isinstance(changed, int) else "")
+        )
+    queue = field_map(data, "queue") or {}
+    outstanding = queue.get("outstanding")
+    if isinstance(outstanding, int) and not isinstance(outstanding, bool):
+        age = field_text(queue, "oldest_outstanding_age")
+        facts.append(
+            f"{outstanding} builds waiting (oldest {age})"
+            if outstanding and age
+            else f"{outstanding} builds waiting"
+        )
+    text = f"index status: {clamp_field(state)}" + (f" ({'; '.join(facts)})" if facts else "")
+    return with_more(text, field_strings(data, "reasons"))
+
+
 def _ingester_status(data: dict) -> str:
     name = field_text(data, "ingester")
     if not name:
@@ -184,7 +211,7 @@ def _registered(key: str, noun: str) -> Family:
 
 
 PLAIN_FAMILIES: dict[str, Family] = {
-    "get_index_status": _state_line("status", "index status", "reasons"),
+    "get_index_status": _index_status,
     "get_hosted_readiness": _state_line("state", "hosted readiness", "failure_classes"),
     "get_ingester_status": _ingester_status,
     "list_ingesters": _registered("ingesters", "ingester"),
