@@ -364,7 +364,7 @@ class PlainSummaryTests(SynchronousTestCase):
         self.assertEqual(
             summarize_plain("get_index_status", data),
             "index status: healthy (2 repositories indexed, 1 changed since the last build;"
-            " 1 builds waiting (oldest 3s))",
+            " 1 build waiting (oldest 3s))",
         )
 
     def test_index_status_without_status_uses_generic_text(self):

@@ -18,6 +18,7 @@ from eshu_mcp.dispatch.summary_text import (
     field_text,
     field_true,
     go_trim,
+    plural,
     with_more,
 )
 
@@ -173,18 +174,15 @@ def _index_status(data: dict) -> str:
         activity = field_map(data, "scope_activity") or {}
         changed = activity.get("changed")
         facts.append(
-            f"{repositories} repositor{'y' if repositories == 1 else 'ies'} indexed"
+            f"{plural(repositories, 'repository', 'repositories')} indexed"
             + (f", {changed} changed since the last build" if isinstance(changed, int) else "")
         )
     queue = field_map(data, "queue") or {}
     outstanding = queue.get("outstanding")
     if isinstance(outstanding, int) and not isinstance(outstanding, bool):
         age = field_text(queue, "oldest_outstanding_age")
-        facts.append(
-            f"{outstanding} builds waiting (oldest {age})"
-            if outstanding and age
-            else f"{outstanding} builds waiting"
-        )
+        waiting = f"{plural(outstanding, 'build')} waiting"
+        facts.append(f"{waiting} (oldest {age})" if outstanding and age else waiting)
     text = f"index status: {clamp_field(state)}" + (f" ({'; '.join(facts)})" if facts else "")
     return with_more(text, field_strings(data, "reasons"))
 
