@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries import summarize_envelope
 from tests.test_api_code_common import call, error_of, shop_index
 
 STORY = "/code/relationships/story"
@@ -124,6 +125,14 @@ class StoryTests(SynchronousTestCase):
         child_run = self.story(entity_id=self.index.entities["run"], query_type="overrides").data
         story = child_run["override_story"]
         self.assertEqual([o["file_path"] for o in story["overrides"]], ["shop/service.py"])
+        # each side says where it is and which class defines it
+        self.assertEqual(story["overrides"][0]["start_line"], 2)
+        self.assertEqual(story["overrides"][0]["class_context"], "Base")
+        text = summarize_envelope("analyze_code_relationships", {"data": child_run})
+        self.assertIn("run overrides:\nshop/service.py:2 Base.run", text)
+        base = self.story(target="Base.run", query_type="overrides").data
+        text = summarize_envelope("analyze_code_relationships", {"data": base})
+        self.assertIn("overridden by 1 method:\nshop/service.py:7 Child.run", text)
         repo_wide = self.story(query_type="overrides").data
         self.assertEqual(len(repo_wide["relationships"]), 1)
         self.assertEqual(repo_wide["relationships"][0]["type"], "OVERRIDES")

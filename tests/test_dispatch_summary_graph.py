@@ -210,6 +210,28 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
         self.assertEqual(lines[1], "LineReceiver inherits from: Protocol; implements: IProtocol")
 
+    def test_classes_implementing_an_interface_say_so(self):
+        data = {
+            "class_hierarchy": {
+                "name": "IProtocol",
+                "ancestors": [],
+                "descendants": [
+                    {"name": "Protocol", "file_path": "p.py", "relationship_type": "IMPLEMENTS"},
+                    {"name": "ITelnetProtocol", "file_path": "t.py"},
+                ],
+            },
+            "relationships": [],
+        }
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(
+            lines[1:],
+            [
+                "subclasses and implementations of IProtocol:",
+                "p.py Protocol implements it",
+                "t.py ITelnetProtocol",
+            ],
+        )
+
     def test_a_page_of_subclasses_says_how_many_there_are_and_where_the_next_starts(self):
         data = {
             "class_hierarchy": {

@@ -339,9 +339,16 @@ def class_hierarchy(data: dict) -> Lines:
         following = first_int(tree, "descendants_next_offset")
         if following is not None:
             more += f", the next from offset={following}"
-        lines.append(f"subclasses of {name}{more}:")
-        lines.extend(row_lines(descendants))
+        implementing = any(row.get("relationship_type") == "IMPLEMENTS" for row in descendants)
+        noun = "subclasses and implementations" if implementing else "subclasses"
+        lines.append(f"{noun} of {name}{more}:")
+        lines.extend(row_lines(descendants, _descendant_line))
     return lines
+
+
+def _descendant_line(row: dict) -> str:
+    """A subclass, or a class that implements the interface (``@implementer``)."""
+    return row_line(row, "implements it" if row.get("relationship_type") == "IMPLEMENTS" else "")
 
 
 def _overrides(data: dict) -> Lines:
@@ -351,7 +358,15 @@ def _overrides(data: dict) -> Lines:
         return relationships(data)
     method = first_text(story, "method") or first_text(field_map(data, "target_resolution"), "name")
     lines = [headline(len(pairs), "override pair", "", method)]
-    return lines + _definition_groups(data, "overrides") + row_lines(pairs)
+    lines += _definition_groups(data, "overrides")
+    above, below = field_rows(story, "overrides"), field_rows(story, "overridden_by")
+    if above:
+        lines.append(f"{method} overrides:")
+        lines += row_lines(above, limit=2)
+    if below:
+        lines.append(f"overridden by {plural(len(below), 'method')}:")
+        lines += row_lines(below, limit=ROW_LIMIT - min(len(above), 2))
+    return lines
 
 
 def _chain_node(node: dict) -> str:

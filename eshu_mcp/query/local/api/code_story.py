@@ -238,7 +238,7 @@ def relationship_story(
     allowance = RESPONSE_BUDGET_BYTES - ENVELOPE_RESERVE_BYTES - wire_bytes(data)
     kept, budget_cut, clamped = fit_rows(rows, req["token_budget"], allowance)
     if req["query_type"] == "overrides" and clamped:
-        allowance -= wire_bytes(override_story(kept, anchor_row))
+        allowance -= wire_bytes(override_story(conn, kept, anchor_row))
         kept, budget_cut, clamped = fit_rows(rows, req["token_budget"], allowance)
     if grouping is not None and not grouping.paged and (clamped or budget_cut):
         # A transitive sample keeps rows of every group it shows.
@@ -326,7 +326,7 @@ def relationship_story(
         coverage["unlinked_call_sites"] = unlinked
     coverage["next_offset"] = following
     if req["query_type"] == "overrides":
-        data["override_story"] = override_story(kept, anchor_row)
+        data["override_story"] = override_story(conn, kept, anchor_row)
     return data
 
 

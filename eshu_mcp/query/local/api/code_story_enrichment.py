@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.code_common import in_clauses
 from eshu_mcp.query.local.api.code_graph import edge_rows, walk
 
 
@@ -92,28 +93,46 @@ def _direct_count(conn: sqlite3.Connection, entity_id: str, types: tuple[str, ..
     return int(count)
 
 
-def override_story(rows: list[dict[str, Any]], anchor: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``override_story`` block: what a method overrides and what overrides it."""
+def override_story(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], anchor: dict[str, Any] | None
+) -> dict[str, Any]:
+    """
+    The ``override_story`` block: what a method overrides and what overrides it, each side
+    with its line and class (``IRCClient.dataReceived`` at ``irc.py:2460``).
+    """
     overrides = [r for r in rows if r["direction"] == "outgoing"]
     overridden_by = [r for r in rows if r["direction"] == "incoming"]
+    ids = [r["target_id"] for r in overrides] + [r["source_id"] for r in overridden_by]
+    classes = _classes_of(conn, ids)
+
+    def side(row: dict[str, Any], end: str) -> dict[str, Any]:
+        entity_id = row[f"{end}_id"]
+        item = {
+            "entity_id": entity_id,
+            "name": row[f"{end}_name"],
+            "file_path": row[f"{end}_file_path"],
+            "start_line": row.get(f"{end}_start_line"),
+        }
+        if classes.get(entity_id):
+            item["class_context"] = classes[entity_id]
+        return item
+
     return {
         "method": anchor["entity_name"] if anchor else "",
         "entity_id": anchor["entity_id"] if anchor else "",
-        "overrides": [
-            {
-                "entity_id": r["target_id"],
-                "name": r["target_name"],
-                "file_path": r["target_file_path"],
-            }
-            for r in overrides
-        ],
-        "overridden_by": [
-            {
-                "entity_id": r["source_id"],
-                "name": r["source_name"],
-                "file_path": r["source_file_path"],
-            }
-            for r in overridden_by
-        ],
+        "overrides": [side(r, "target") for r in overrides],
+        "overridden_by": [side(r, "source") for r in overridden_by],
         "pair_count": len(rows),
     }
+
+
+def _classes_of(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    """The class each entity id is defined in (methods only)."""
+    found: dict[str, str] = {}
+    for clause, params in in_clauses("entity_id", sorted(set(ids))):
+        for entity_id, owner in conn.execute(
+            f"SELECT entity_id, class_context FROM entities WHERE {clause}", params
+        ):
+            if owner:
+                found[entity_id] = owner
+    return found
