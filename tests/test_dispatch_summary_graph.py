@@ -109,6 +109,19 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
         self.assertEqual(lines[1], "lines 1496,1513: gatherResults -> checkForUnknownOptions")
 
+    def test_one_ambiguous_call_to_several_candidates_reads_as_one_line(self):
+        rows = []
+        for owner in ("Clock", "ReactorBase", "CFReactor"):
+            row = edge("deferLater", "callLater", "task.py", 871, direction="outgoing")
+            row.update(target_id=owner, resolution_method="ambiguous", target_file_path="")
+            rows.append(row)
+        data = relationship_story(rows, direction="outgoing")
+        lines = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()
+        self.assertEqual(
+            lines[1:],
+            ["task.py:871 deferLater -> callLater (ambiguous: 3 of its candidates shown)"],
+        )
+
     def test_a_method_every_compact_row_shares_marks_each_row(self):
         rows = [edge("a", "gatherResults", "x.py", 1, compact=True)]
         data = relationship_story(rows)

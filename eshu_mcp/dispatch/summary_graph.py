@@ -106,14 +106,18 @@ def _line_list(lines: Sequence[int]) -> str:
 
 
 def _edge_key(row: dict) -> tuple:
-    """What two edges share when they differ only in their call site's line."""
+    """
+    What two edges share when they differ only in their call site's line; ambiguous edges
+    of one call to several same-named candidates share their name, not their target.
+    """
+    ambiguous = first_text(row, "resolution_method") == AMBIGUOUS
     return tuple(
         first_text(row, *keys)
         for keys in (
             ("type", "relationship_type"),
             ("direction",),
-            ("source_id", "source_name"),
-            ("target_id", "target_name"),
+            ("source_name",) if ambiguous else ("source_id", "source_name"),
+            ("target_name",) if ambiguous else ("target_id", "target_name"),
             ("source_file_path", "source_file", "file_path"),
             ("resolution_method",),
             ("depth",),
@@ -131,10 +135,16 @@ def edge_lines(rows: list[dict], anchor: str) -> Lines:
         line = first_int(row, "line_number", "line")
         _, lines, merged = sites.setdefault(_edge_key(row), (row, [], []))
         merged.append(row)
-        if line is not None:
+        if line is not None and line not in lines:
             lines.append(line)
     shown = list(sites.values())[:ROW_LIMIT]
-    text = [edge_line(row, anchor, lines) for row, lines, _ in shown]
+    text = []
+    for row, lines, merged in shown:
+        line = edge_line(row, anchor, lines)
+        ends = {first_text(r, "target_id", "source_id") for r in merged}
+        if len(ends) > 1 and line.endswith(" (ambiguous)"):  # one call, several candidates
+            line = f"{line.removesuffix(')')}: {len(ends)} of its candidates shown)"
+        text.append(line)
     left = len(rows) - sum(len(merged) for _, _, merged in shown)
     if left > 0:
         text.append(f"... {plural(left, 'more row')} in the structured content")
