@@ -383,28 +383,26 @@ def reference(node: Node) -> tuple[str, str | None] | None:
 _INSTANCE_NAMES = frozenset(("self", "cls"))
 
 
-def prune_references(result) -> None:
-    """Keep the references a resolver could explain from this file: a bare name the file
+def reference_filter(result):
+    """Which references a resolver could explain from this file: a bare name the file
     defines or imports, an attribute of ``self``/``cls``, of a name it defines or imports,
     or of a capitalised (class) name. A file with a ``*`` import keeps every bare name."""
     known = {entity["entity_name"] for entity in result.entities}
     for module, name, alias, kind, _ in result.imports:
         if name == "*":
-            return
+            return None
         known.add(alias or (name if kind == "from" else module.split(".", 1)[0]))
-    kept = []
-    for reference in result.references:
-        receiver = reference[2]
+
+    def keep(name: str, receiver: str | None) -> bool:
         if receiver is None:
-            if reference[1] in known:
-                kept.append(reference)
-        elif (
+            return name in known
+        return (
             receiver in _INSTANCE_NAMES
             or receiver.split(".", 1)[0] in known
             or receiver.rsplit(".", 1)[-1][:1].isupper()
-        ):
-            kept.append(reference)
-    result.references = kept
+        )
+
+    return keep
 
 
 SPEC = LanguageSpec(
@@ -423,7 +421,7 @@ SPEC = LanguageSpec(
     module_docstring=_docstring,
     references=frozenset({"reference"}),
     reference=reference,
-    prune_references=prune_references,
+    reference_filter=reference_filter,
     query_patterns={
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
