@@ -46,28 +46,31 @@ def resolve_calls(
     """
     edges: list[tuple] = []
     unresolved: list[tuple[int, str]] = []
-    seen: set[tuple] = set()
-    memo: dict[tuple, tuple] = {}
     by_id = catalog.by_id
-    languages: dict[int, bool] = {}  # file id -> resolved as Python
+    nested = python.nested if python is not None else {}
+    scope_key = python.scope_key if python is not None else None
+    current = None  # the file whose calls these are: memo and seen hold its calls only
     for call in calls:
-        file_id = call[1]
-        caller = by_id.get(call[2]) if call[2] else None
-        is_python = languages.get(file_id)
-        if is_python is None:
-            is_python = languages[file_id] = (
-                python is not None and language_of.get(file_id) == "python"
-            )
+        file_id, caller_nid = call[1], call[2]
+        if file_id != current:
+            # a call's source is in its file, and its file is part of what decides it
+            current, seen, memo = file_id, set(), {}
+            is_python = python is not None and language_of.get(file_id) == "python"
+            has_nested = bool(nested.get(file_id))
+        caller = by_id.get(caller_nid) if caller_nid else None
         if is_python:
             # the caller's scopes and class decide: equal keys resolve equally
-            scope = python.scope_key(caller, file_id, call[3], call[5], call[6])
-            key = (file_id, scope, *call[3:8])
+            if caller is None or (call[5] is None and not has_nested):
+                scope = None
+            else:
+                scope = scope_key(caller, file_id, call[3], call[5], call[6])
+            key = (scope, *call[3:8])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = _prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call: equal keys resolve equally.
-            key = (file_id, caller.class_context if caller else None, *call[3:8])
+            key = (caller.class_context if caller else None, *call[3:8])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
@@ -75,7 +78,7 @@ def resolve_calls(
         if targets is None:
             unresolved.append((call[0], how))
             continue
-        source = call[2] or file_nids[file_id]
+        source = caller_nid or file_nids[file_id]
         line = call[9]
         for nid, constructs, method, confidence in targets:
             identity = (source, nid, line)
