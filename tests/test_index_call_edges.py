@@ -31,21 +31,6 @@ def calls_and_reasons(db: Path) -> tuple[list, list]:
     return edges, reasons
 
 
-def recorded_forks(case: SynchronousTestCase) -> list[int]:
-    """Child pids of the forks call resolution makes from now on in this test."""
-    children: list[int] = []
-    real_fork = call_edges.os.fork
-
-    def recording_fork():
-        pid = real_fork()
-        if pid:
-            children.append(pid)
-        return pid
-
-    case.patch(call_edges.os, "fork", recording_fork)
-    return children
-
-
 class CallEdgesTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="eshu-call-edges-"))
@@ -67,27 +52,12 @@ class CallEdgesTests(SynchronousTestCase):
         self.assertTrue(index_repositories(one, [self.repo], workers=1).ok)
         self.patch(call_edges, "SPLIT_ABOVE", 0)
         self.patch(bulk, "BULK_MIN_FILES", 1)  # indexes are rebuilt on a thread meanwhile
-        self.patch(call_edges.os, "cpu_count", lambda: 4)  # a core for each of the three
-        forks = recorded_forks(self)
         both = self.tmp / "both.sqlite"
         self.assertTrue(index_repositories(both, [self.repo], workers=1).ok)
-        self.assertTrue(forks)
         self.assertEqual(calls_and_reasons(both), calls_and_reasons(one))
         conn = sqlite3.connect(both)
         self.addCleanup(conn.close)
         self.assertEqual(conn.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-
-    def test_on_two_cores_beside_the_index_building_thread_no_child_is_forked(self) -> None:
-        one = self.tmp / "one.sqlite"
-        self.assertTrue(index_repositories(one, [self.repo], workers=1).ok)
-        self.patch(call_edges, "SPLIT_ABOVE", 0)
-        self.patch(bulk, "BULK_MIN_FILES", 1)
-        self.patch(call_edges.os, "cpu_count", lambda: 2)
-        forks = recorded_forks(self)
-        alone = self.tmp / "alone.sqlite"
-        self.assertTrue(index_repositories(alone, [self.repo], workers=1).ok)
-        self.assertEqual(forks, [])
-        self.assertEqual(calls_and_reasons(alone), calls_and_reasons(one))
 
     def test_a_first_build_resolves_like_a_rebuild_from_the_stored_rows(self) -> None:
         db = self.tmp / "first.sqlite"

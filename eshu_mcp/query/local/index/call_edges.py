@@ -124,14 +124,8 @@ def resolve_calls_split(
     ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
     With ``sink``, each half's results are handed to it as soon as they are ready (the first
     while the child still works) and nothing is returned.
-
-    The child needs a core of its own: ``meanwhile`` (a first build's index rebuild, in
-    SQLite, outside the GIL) takes one besides this process's. On two cores a child then
-    only adds its copy-on-write faults and its repeated lookups (about a third more CPU for
-    the resolution, measured on Twisted) without finishing sooner.
     """
-    cores_needed = 3 if meanwhile is not None else 2
-    if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < cores_needed or not hasattr(os, "fork"):
+    if len(calls) < SPLIT_ABOVE or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         with alongside(meanwhile):
             found = resolve_calls(calls, catalog, bindings, language_of, file_nids, python)
         if sink is None:
