@@ -144,21 +144,20 @@ class LanguageEngine:
     def _references(
         self, nodes: list[Node], frames: list[tuple], result: Extraction, scale: float
     ) -> None:
-        """Keep the value references the language's filter lets through, each with its
+        """Keep the value references the language's reader keeps, each with its
         innermost enclosing entity (None at file level), in source order.
 
         ``frames`` are the sweep's entity frames, in its order: (start key, end byte *
         scale, entity index). A bare name that is one of the enclosing function's
         parameters names a local value, never a definition, and is dropped.
         """
-        read = self.spec.reference
-        make_filter = self.spec.reference_filter
-        keep = make_filter(result) if make_filter is not None else None
+        reader = self.spec.reference_reader
+        read = self.spec.reference if reader is None else reader(result)
         low = scale - 1
         found = []
         for node in nodes:
             value = read(node)
-            if value is not None and (keep is None or keep(*value)):
+            if value is not None:
                 found.append((node.start_byte * scale + (low - node.end_byte), value, node))
         if not found:
             return
