@@ -10,6 +10,7 @@ import os
 import pickle
 import signal
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -120,7 +121,7 @@ def resolve_calls_split(
     sink: Callable[[list[tuple], list[tuple[int, str]]], None] | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
-    :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
+    :func:`resolve_calls`, the later files (half of the calls) in a forked child when it pays, with
     ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
     With ``sink``, each half's results are handed to it as soon as they are ready (the first
     while the child still works) and nothing is returned.
@@ -132,8 +133,12 @@ def resolve_calls_split(
             return found
         sink(*found)
         return [], []
-    files = sorted({call[1] for call in calls})
-    boundary = files[len(files) // 2]
+    per_file = Counter(call[1] for call in calls)
+    boundary, taken = None, 0  # the first file of the child's half: half of the calls
+    for boundary in sorted(per_file):
+        if taken * 2 >= len(calls):
+            break
+        taken += per_file[boundary]
     mine = [call for call in calls if call[1] < boundary]
     theirs = [call for call in calls if call[1] >= boundary]
     read_end, write_end = os.pipe()
