@@ -10,6 +10,7 @@ import os
 import pickle
 import signal
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -46,28 +47,31 @@ def resolve_calls(
     """
     edges: list[tuple] = []
     unresolved: list[tuple[int, str]] = []
-    seen: set[tuple] = set()
-    memo: dict[tuple, tuple] = {}
     by_id = catalog.by_id
-    languages: dict[int, bool] = {}  # file id -> resolved as Python
+    nested = python.nested if python is not None else {}
+    scope_key = python.scope_key if python is not None else None
+    current = None  # the file whose calls these are: memo and seen hold its calls only
     for call in calls:
-        file_id = call[1]
-        caller = by_id.get(call[2]) if call[2] else None
-        is_python = languages.get(file_id)
-        if is_python is None:
-            is_python = languages[file_id] = (
-                python is not None and language_of.get(file_id) == "python"
-            )
+        file_id, caller_nid = call[1], call[2]
+        if file_id != current:
+            # a call's source is in its file, and its file is part of what decides it
+            current, seen, memo = file_id, set(), {}
+            is_python = python is not None and language_of.get(file_id) == "python"
+            has_nested = bool(nested.get(file_id))
+        caller = by_id.get(caller_nid) if caller_nid else None
         if is_python:
             # the caller's scopes and class decide: equal keys resolve equally
-            scope = python.scope_key(caller, file_id, call[3], call[5], call[6])
-            key = (file_id, scope, *call[3:8])
+            if caller is None or (call[5] is None and not has_nested):
+                scope = None
+            else:
+                scope = scope_key(caller, file_id, call[3], call[5], call[6])
+            key = (scope, *call[3:8])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = _prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call: equal keys resolve equally.
-            key = (file_id, caller.class_context if caller else None, *call[3:8])
+            key = (caller.class_context if caller else None, *call[3:8])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
@@ -75,7 +79,7 @@ def resolve_calls(
         if targets is None:
             unresolved.append((call[0], how))
             continue
-        source = call[2] or file_nids[file_id]
+        source = caller_nid or file_nids[file_id]
         line = call[9]
         for nid, constructs, method, confidence in targets:
             identity = (source, nid, line)
@@ -117,7 +121,7 @@ def resolve_calls_split(
     sink: Callable[[list[tuple], list[tuple[int, str]]], None] | None = None,
 ) -> tuple[list[tuple], list[tuple[int, str]]]:
     """
-    :func:`resolve_calls`, the later half of the files in a forked child when it pays, with
+    :func:`resolve_calls`, the later files (half of the calls) in a forked child when it pays, with
     ``meanwhile`` run on a thread (started after the fork: a child never inherits a thread).
     With ``sink``, each half's results are handed to it as soon as they are ready (the first
     while the child still works) and nothing is returned.
@@ -129,8 +133,12 @@ def resolve_calls_split(
             return found
         sink(*found)
         return [], []
-    files = sorted({call[1] for call in calls})
-    boundary = files[len(files) // 2]
+    per_file = Counter(call[1] for call in calls)
+    boundary, taken = None, 0  # the first file of the child's half: half of the calls
+    for boundary in sorted(per_file):
+        if taken * 2 >= len(calls):
+            break
+        taken += per_file[boundary]
     mine = [call for call in calls if call[1] < boundary]
     theirs = [call for call in calls if call[1] >= boundary]
     read_end, write_end = os.pipe()

@@ -175,6 +175,7 @@ class FactLedger:
             " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
             self._closes,
         )
+        self._opens.sort()  # in key order: each insert lands beside the last one
         self.conn.executemany(
             "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
             " valid_from) VALUES (?, ?, ?, ?, ?)",

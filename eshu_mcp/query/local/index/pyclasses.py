@@ -54,13 +54,33 @@ class Hierarchy:
         return found
 
     def mro(self, class_nid: int) -> list[int]:
-        """The class and its resolved ancestors in C3 order (depth-first when C3 fails)."""
+        """The class and its resolved ancestors in C3 order (depth-first when C3 fails).
+
+        In a cycle (broken code, or a base misresolved to a subclass) the base that leads
+        back is left out, as seen from the class asked about: the answer never depends on
+        which class of the cycle was asked first.
+        """
+        found = self._mro.get(class_nid)
+        if found is None:
+            found = self._mro[class_nid] = self._linearized(class_nid, ())[0]
+        return found
+
+    def _linearized(self, class_nid: int, inside: tuple[int, ...]) -> tuple[list[int], bool]:
+        """(MRO, whether it holds whole): ``inside`` are the classes being linearized
+        around this one; a result that left one of them out is kept for this answer only."""
         found = self._mro.get(class_nid)
         if found is not None:
-            return found
-        self._mro[class_nid] = [class_nid]  # a cycle in broken code ends here
-        bases = self.bases.get(class_nid, ())
-        sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
+            return found, True
+        inside = (*inside, class_nid)
+        declared = self.bases.get(class_nid, ())
+        bases = [b for b in declared if b not in inside]
+        whole = len(bases) == len(declared)
+        sequences = []
+        for base in bases:
+            linearized, base_whole = self._linearized(base, inside)
+            whole = whole and base_whole
+            sequences.append(list(linearized))
+        sequences.append(list(bases))
         merged = [class_nid]
         while any(sequences):
             for sequence in sequences:
@@ -72,8 +92,10 @@ class Hierarchy:
                 break
             merged.append(head)
             sequences = [s[1:] if s and s[0] == head else s for s in sequences]
-        found = self._mro[class_nid] = list(dict.fromkeys(merged))
-        return found
+        found = list(dict.fromkeys(merged))
+        if whole:
+            self._mro[class_nid] = found
+        return found, whole
 
     def lookup(self, class_nid: int, name: str, skip_own: bool = False):
         """The method ``name`` as the class's MRO finds it; EXTERNAL when an unresolved base

@@ -37,10 +37,10 @@ class PythonCalls:
         self._everywhere: dict[object, list[Entity]] = {}
         self._names: dict[tuple[str, int], object] = {}
         by_id = catalog.by_id
-        self._nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
+        self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
             if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
-                self._nested[e.file_id].add(e.name)
+                self.nested[e.file_id].add(e.name)
 
     def scope_key(
         self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred
@@ -49,7 +49,7 @@ class PythonCalls:
         self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
         if caller is None:
             return None
-        nested = self._nested.get(file_id)
+        nested = self.nested.get(file_id)
         if nested and (
             (call_name if receiver is None else _head(receiver)) in nested
             or (inferred is not None and _head(inferred) in nested)
@@ -121,7 +121,7 @@ class PythonCalls:
 
     def named(self, name: str, file_id: int, caller: Entity | None):
         """What a bare name means in a file: a definition, EXTERNAL, or None."""
-        if name in self._nested.get(file_id, ()):
+        if name in self.nested.get(file_id, ()):
             return self._named(name, file_id, caller)
         key = (name, file_id)  # no function of the file defines it: the caller cannot matter
         found = self._names.get(key, False)
@@ -179,7 +179,7 @@ class PythonCalls:
         if klass is not None:
             key = (expr, file_id, -klass.nid)
         else:
-            nested = caller is not None and _head(expr) in self._nested.get(file_id, ())
+            nested = caller is not None and _head(expr) in self.nested.get(file_id, ())
             key = (expr, file_id, caller.nid if nested else None)
         if key in self._types:
             return self._types[key]

@@ -24,7 +24,7 @@ from .graph_inputs import GraphInputs
 from .pyclasses import EXTERNAL, Hierarchy
 from .receivers import INTERFACE_ROOTS, PythonCalls
 from .references import files_referring, read_references, resolve_references
-from .writer import INSERT_EDGES
+from .writer import INSERT_EDGES, insert_edges_of
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
 RESOLVED_BY_FILE = (
@@ -177,8 +177,10 @@ def resolve_repository(
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     written: Counter = Counter()  # CALLS edges written as they were resolved
 
+    insert_calls = insert_edges_of(repo_key)
+
     def write_calls(rows: list[tuple], unresolved: list[tuple[int, str]]) -> None:
-        conn.executemany(INSERT_EDGES, [(repo_key, *row) for row in rows])
+        conn.executemany(insert_calls, rows)
         conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
         written.update(row[0] for row in rows)
 

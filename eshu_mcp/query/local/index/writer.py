@@ -368,6 +368,14 @@ INSERT_EDGES = (
 )
 
 
+def insert_edges_of(repo_key: int) -> str:
+    """INSERT_EDGES with the repository's key written in: its rows start at ``type``."""
+    return (
+        "INSERT INTO edge_rows (repo, type, src, dst, call_kind, reason, method, confidence,"
+        f" line_number, evidence_file_id) VALUES ({int(repo_key)}, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+
+
 def record_entity_facts(
     ledger: FactLedger, old_ids: list[str], payloads: dict[str, str], file_deleted: bool
 ) -> None:

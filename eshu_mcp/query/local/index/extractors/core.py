@@ -118,9 +118,11 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
-    prune_references: Callable[[Any], None] | None = None
-    """Drops, after a file's sweep, the value references nothing could resolve (Python: a
-    bare name the file neither defines nor imports is a local value)."""
+    reference_reader: Callable[[Any], Callable[[Node], tuple[str, str | None] | None]] | None = None
+    """Given a file's swept extraction, the file's reader of value references: like
+    ``reference``, but None as well for a reference nothing could resolve (Python: a bare
+    name the file neither defines nor imports is a local value). Without it, ``reference``
+    reads them all."""
     attribute_paths: bool = False
     """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
     dotted class name, so the attribute path is kept apart from it)."""

@@ -115,14 +115,20 @@ class LanguageEngine:
         scale = 67108864.0 if len(source) < 67108864 else 4294967296
         low = scale - 1
         items: list[tuple[float, str, Node]] = []
+        values: list[Node] = []
+        roles = self.roles
         for kind, nodes in QueryCursor(self.query).captures(root).items():
+            if roles[kind] == _REFERS:  # attributed after the sweep, once filtered
+                values += nodes
+                continue
             items += [
                 (node.start_byte * scale + (low - node.end_byte), kind, node) for node in nodes
             ]
         items.sort(key=_first)
-        self._sweep(items, result, source, scale)
-        if self.spec.prune_references is not None:
-            self.spec.prune_references(result)
+        frames: list[tuple[float, float, int]] = []
+        self._sweep(items, result, source, scale, frames)
+        if values:
+            self._references(values, frames, result, scale)
         if self.spec.module_docstring is not None and root.named_child_count:
             doc = self.spec.module_docstring(root)
             if doc:
@@ -135,7 +141,51 @@ class LanguageEngine:
             result.references = [(None, *ref[1:]) for ref in result.references]
         return result
 
-    def _sweep(self, items: list, result: Extraction, source: bytes, scale: float) -> None:
+    def _references(
+        self, nodes: list[Node], frames: list[tuple], result: Extraction, scale: float
+    ) -> None:
+        """Keep the value references the language's reader keeps, each with its
+        innermost enclosing entity (None at file level), in source order.
+
+        ``frames`` are the sweep's entity frames, in its order: (start key, end byte *
+        scale, entity index). A bare name that is one of the enclosing function's
+        parameters names a local value, never a definition, and is dropped.
+        """
+        reader = self.spec.reference_reader
+        read = self.spec.reference if reader is None else reader(result)
+        low = scale - 1
+        found = []
+        for node in nodes:
+            value = read(node)
+            if value is not None:
+                found.append((node.start_byte * scale + (low - node.end_byte), value, node))
+        if not found:
+            return
+        found.sort(key=_first)
+        entities = result.entities
+        references = result.references
+        enclosing: list[tuple[float, int]] = []  # (end byte * scale, entity index)
+        following = iter(frames)
+        frame = next(following, None)
+        for key, (name, receiver), node in found:
+            while frame is not None and frame[0] < key:  # entities starting before it
+                start = frame[0]
+                while enclosing and enclosing[-1][0] <= start:
+                    enclosing.pop()
+                enclosing.append((frame[1], frame[2]))
+                frame = next(following, None)
+            while enclosing and enclosing[-1][0] <= key:
+                enclosing.pop()
+            owner = enclosing[-1][1] if enclosing else None
+            if receiver is None and owner is not None:
+                args = entities[owner]["metadata"].get("args")
+                if args and name in args:
+                    continue
+            references.append((owner, name, receiver, node.start_point[0] + 1))
+
+    def _sweep(
+        self, items: list, result: Extraction, source: bytes, scale: float, frames: list
+    ) -> None:
         spec = self.spec
         roles = self.roles
         table = spec.complexity
@@ -202,14 +252,12 @@ class LanguageEngine:
                             )
                         )
                 continue
-            if role == _REFERS:
-                _refer(spec.reference(node), node, top, result)
-                continue
             if role & _DEFINES:
                 found = define(node)
                 if found is not None:
                     index = self._add_entity(found, top, result, source)
                     end = node.end_byte * scale
+                    frames.append((key, end, index))
                     if found.label == "Function":
                         counts[index] = 0
                         # a nested function sees its enclosing function's locals
@@ -393,23 +441,6 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
         if "." not in owner and owner[-1:] != ")":
             return f"{owner}.{fields}"
     return None
-
-
-def _refer(found: tuple[str, str | None] | None, node: Node, top: tuple | None, result) -> None:
-    """Keep a value reference with its innermost enclosing entity (None at file level).
-
-    A bare name that is one of the enclosing function's parameters names a local value,
-    never a definition, and is dropped.
-    """
-    if found is None:
-        return
-    owner = None if top is None else top[_OWNER]
-    name, receiver = found
-    if receiver is None and owner is not None:
-        args = result.entities[owner]["metadata"].get("args")
-        if args and name in args:
-            return
-    result.references.append((owner, name, receiver, node.start_point[0] + 1))
 
 
 def _is_catch_all(node: Node) -> bool:

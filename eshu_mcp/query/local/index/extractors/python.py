@@ -383,28 +383,36 @@ def reference(node: Node) -> tuple[str, str | None] | None:
 _INSTANCE_NAMES = frozenset(("self", "cls"))
 
 
-def prune_references(result) -> None:
-    """Keep the references a resolver could explain from this file: a bare name the file
-    defines or imports, an attribute of ``self``/``cls``, of a name it defines or imports,
-    or of a capitalised (class) name. A file with a ``*`` import keeps every bare name."""
+def kept_references(result):
+    """The file's reader of the references a resolver could explain from it: a bare name
+    the file defines or imports, an attribute of ``self``/``cls``, of a name it defines or
+    imports, or of a capitalised (class) name. A file with a ``*`` import keeps every
+    reference :func:`reference` reads."""
     known = {entity["entity_name"] for entity in result.entities}
     for module, name, alias, kind, _ in result.imports:
         if name == "*":
-            return
+            return reference
         known.add(alias or (name if kind == "from" else module.split(".", 1)[0]))
-    kept = []
-    for reference in result.references:
-        receiver = reference[2]
-        if receiver is None:
-            if reference[1] in known:
-                kept.append(reference)
-        elif (
+    bare = known - _NOT_DEFINITIONS
+
+    def read(node: Node) -> tuple[str, str | None] | None:
+        source = CURRENT_SOURCE.ascii
+        full = text(node) if source is None else source[node.start_byte : node.end_byte]
+        if node.type == "identifier":  # most references: one set lookup decides
+            return (full, None) if full in bare else None
+        found = reference(node)
+        if found is None:
+            return None
+        receiver = found[1]
+        if (
             receiver in _INSTANCE_NAMES
             or receiver.split(".", 1)[0] in known
             or receiver.rsplit(".", 1)[-1][:1].isupper()
         ):
-            kept.append(reference)
-    result.references = kept
+            return found
+        return None
+
+    return read
 
 
 SPEC = LanguageSpec(
@@ -423,7 +431,7 @@ SPEC = LanguageSpec(
     module_docstring=_docstring,
     references=frozenset({"reference"}),
     reference=reference,
-    prune_references=prune_references,
+    reference_reader=kept_references,
     query_patterns={
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
