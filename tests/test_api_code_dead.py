@@ -32,6 +32,11 @@ def cached_unused():
     return 4
 
 
+@frozen(repr=False)
+class UnusedRecord:
+    pass
+
+
 def weakly_used():
     return 2
 """
@@ -49,7 +54,7 @@ def dead_index(case: SynchronousTestCase):
     index.entity(
         extra, "Function", "tooling_hook", 7, 8, metadata={"decorators": ["@internal_api"]}
     )
-    index.entity(extra, "Function", "weakly_used", 21, 22)
+    index.entity(extra, "Function", "weakly_used", 26, 27)
     index.entity(
         extra,
         "Function",
@@ -65,6 +70,14 @@ def dead_index(case: SynchronousTestCase):
         16,
         18,
         metadata={"decorators": ["@lru_cache(maxsize=4)"]},
+    )
+    index.entity(
+        extra,
+        "Class",
+        "UnusedRecord",
+        21,
+        23,
+        metadata={"decorators": ["@frozen(repr=False)"]},
     )
     index.calls("batch", "weakly_used", method="repo_unique_name", confidence=0.5)
     tests = index.file(repo, "tests/test_service.py", TEST_FILE, is_test=1)
@@ -101,6 +114,7 @@ class InvestigateDeadCodeTests(SynchronousTestCase):
         # A keyed decorator factory registers the function; a caching wrapper does not.
         self.assertIn("generate_rsa", buckets["suppressed"])
         self.assertIn("cached_unused", buckets["cleanup_ready"])
+        self.assertIn("UnusedRecord", buckets["cleanup_ready"])  # an attrs class maker
         rsa = next(
             r for r in data["candidate_buckets"]["suppressed"] if r["name"] == "generate_rsa"
         )
@@ -183,7 +197,7 @@ class FindDeadCodeTests(SynchronousTestCase):
 
     def test_candidate_kind_filters_and_validates(self):
         data = call(self.conn, "/code/dead-code", {"repo_id": "shop", "candidate_kind": "Class"})
-        self.assertEqual([r["name"] for r in data.data["results"]], ["Child"])
+        self.assertEqual([r["name"] for r in data.data["results"]], ["UnusedRecord", "Child"])
         error = error_of(self.conn, "/code/dead-code", {"candidate_kind": "Variable"})
         self.assertEqual(error.detail, "unsupported candidate_kind")
 

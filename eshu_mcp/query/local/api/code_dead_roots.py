@@ -141,10 +141,26 @@ _FRAMEWORK_DECORATOR_NAMES = frozenset(
         "subscription",
     )
 )
-# Decorator factories that return a wrapper of the function and register it nowhere: a
-# function decorated with one of them is as dead as it would be undecorated.
+# Decorator factories that return the function or class (or a wrapper of it) and register
+# it nowhere: what they decorate is as dead as it would be undecorated. Class makers
+# (attrs, dataclasses) and zope's implementer are among them.
 _WRAPPING_DECORATOR_FACTORIES = frozenset(
-    ("lru_cache", "wraps", "deprecated", "deprecatedProperty", "cache", "implementer", "retry")
+    (
+        "lru_cache",
+        "wraps",
+        "deprecated",
+        "deprecatedProperty",
+        "cache",
+        "implementer",
+        "retry",
+        "dataclass",
+        "define",
+        "frozen",
+        "mutable",
+        "s",
+        "attrs",
+        "total_ordering",
+    )
 )
 _JAVA_ROOT_ANNOTATIONS = re.compile(
     r"@(Override|Test|Before\w*|After\w*|Bean|Component|Service|Repository|Controller|"
