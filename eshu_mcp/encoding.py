@@ -182,9 +182,12 @@ def _with_splices(value: dict, texts: list[str], depth: int) -> dict:
     return value if changed is None else changed
 
 
-def dumps(value: Any, *, escape_html: bool = True) -> str:
-    """Serialize ``value`` compactly, the way Go's ``json.Marshal`` would."""
-    if escape_html:
+def dumps(value: Any, *, escape_html: bool = True, splice: bool = True) -> str:
+    """
+    Serialize ``value`` compactly, the way Go's ``json.Marshal`` would. ``splice=False``
+    skips looking for :class:`Encoded` objects (a value known to hold none).
+    """
+    if escape_html and splice:
         if type(value) is Encoded:
             return value.text
         if type(value) is dict:

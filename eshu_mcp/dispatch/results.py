@@ -127,7 +127,7 @@ def _fitted(
     budget, drops rows from its end (``note`` then says how to get the rest); a full
     answer keeps Eshu's rule.
     """
-    serialized = dumps(payload)
+    serialized = dumps(payload, splice=False)  # a decoded answer holds no Encoded parts
     size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
     paged = compact and not is_error and 0 < page_budget < budget and size > page_budget
     if not paged and not exceeds_budget(size, budget):
