@@ -136,8 +136,70 @@ def _holds_python_float(text: str) -> bool:
     return False
 
 
-def dumps(value: Any, *, escape_html: bool = True) -> str:
-    """Serialize ``value`` compactly, the way Go's ``json.Marshal`` would."""
+class Encoded(dict):
+    """
+    A JSON object whose :func:`dumps` text is already known (it was measured against a
+    budget), so a document holding it near its top splices that text in instead of
+    encoding the object again: a tool answer is encoded once, not once to measure it
+    and again inside the JSON-RPC reply. Treat it as immutable.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict, text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
+def encoded(value: Any, text: str) -> Any:
+    """``value`` carrying its :func:`dumps` text ``text`` when it is an object, else as is."""
+    return Encoded(value, text) if type(value) is dict else value
+
+
+# Where :func:`dumps` looks for Encoded values: the document, its values and theirs
+# (a JSON-RPC reply -> its result -> the result's structured content).
+_SPLICE_DEPTH = 2
+_SPLICE = "\x00" + _NONCE + ":s%d\x00"
+_SPLICE_TOKEN = re.compile(r'"\\u0000' + _NONCE + r':s(\d+)\\u0000"')
+
+
+def _with_splices(value: dict, texts: list[str], depth: int) -> dict:
+    """``value`` with the Encoded objects near its top replaced by placeholders."""
+    changed = None
+    for key, item in value.items():
+        kind = type(item)
+        if kind is Encoded:
+            texts.append(item.text)
+            new = _SPLICE % (len(texts) - 1)
+        elif kind is dict and depth:
+            new = _with_splices(item, texts, depth - 1)
+        else:
+            continue
+        if new is not item:
+            if changed is None:
+                changed = dict(value)
+            changed[key] = new
+    return value if changed is None else changed
+
+
+def dumps(value: Any, *, escape_html: bool = True, splice: bool = True) -> str:
+    """
+    Serialize ``value`` compactly, the way Go's ``json.Marshal`` would. ``splice=False``
+    skips looking for :class:`Encoded` objects (a value known to hold none).
+    """
+    if escape_html and splice:
+        if type(value) is Encoded:
+            return value.text
+        if type(value) is dict:
+            texts: list[str] = []
+            value = _with_splices(value, texts, _SPLICE_DEPTH)
+            if texts:
+                text = _dumps(value, escape_html=True)
+                return _SPLICE_TOKEN.sub(lambda m: texts[int(m.group(1))], text)
+    return _dumps(value, escape_html=escape_html)
+
+
+def _dumps(value: Any, *, escape_html: bool) -> str:
     try:
         text = _ENCODER.encode(value)
     except ValueError:

@@ -1,17 +1,20 @@
 """
-Serving speed: eshu-mcp against the official MCP SDK server, side by side in one run.
+Serving speed: eshu-mcp against the official MCP SDK server and a twisted.web floor, side by
+side in one run.
 
-Starts both servers on loopback ports: eshu-mcp (``twistd -n eshu-mcp --repo`` over a small
+Starts three servers on loopback ports: eshu-mcp (``twistd -n eshu-mcp --repo`` over a small
 git repository, so the first-index gate is in the path) answering
-``list_indexed_repositories``, and the SDK (``bench_serve_sdk.py``: uvicorn, stateless
-Streamable HTTP with JSON replies, an async ``echo`` tool) answering ``echo``. For each
-transport (``/mcp`` in the handshake era, ``/mcp`` in the stateless 2026-07-28 era, legacy
-HTTP+SSE) and each client count, the two servers are measured alternately, round after
-round, by the closed-loop client of ``bench_serve_load.py`` in a separate process.
+``list_indexed_repositories``; the SDK (``bench_serve_sdk.py``: uvicorn, stateless Streamable
+HTTP with JSON replies, an async ``echo`` tool) answering ``echo``; and the floor
+(``bench_serve_floor.py``: a bare twisted.web Resource answering a fixed tool result, the
+least a twisted.web server spends per call on this machine). For each transport (``/mcp`` in
+the handshake era, ``/mcp`` in the stateless 2026-07-28 era, legacy HTTP+SSE) and each
+client count, the servers are measured alternately, round after round, by the closed-loop
+client of ``bench_serve_load.py`` in a separate process.
 
 Reported per run: calls/s, server CPU per call (user + system time of the server process
-while the clients ran), p50 and p99 latency; then the ratio eshu-mcp / SDK of calls/s, and
-the memory each idle session costs (RSS growth over N open sessions).
+while the clients ran), p50 and p99 latency; then the ratios of calls/s to the SDK's and to
+the floor's, and the memory each idle session costs (RSS growth over N open sessions).
 
 Usage: PYTHONPATH=. python scripts/bench_serve.py [--duration 4] [--rounds 2]
 """
@@ -38,6 +41,7 @@ TRANSPORTS = ("mcp-2025", "mcp-2026", "sse")
 SERVERS = {
     "eshu-mcp": ("list_indexed_repositories", {}),
     "sdk": ("echo", {"text": "hello"}),
+    "floor": ("echo", {"text": "hello"}),
 }
 # Idle sessions measured: the SDK's stateless /mcp keeps no session, so only its SSE.
 MEMORY_CASES = (("eshu-mcp", "sse"), ("eshu-mcp", "mcp-get"), ("sdk", "sse"))
@@ -122,18 +126,24 @@ def start_eshu(workdir: Path, port: int, tree: Path = ROOT) -> subprocess.Popen:
     return process
 
 
-def start_sdk(workdir: Path, port: int) -> subprocess.Popen:
+def start_sdk(workdir: Path, port: int, script: str = "bench_serve_sdk.py") -> subprocess.Popen:
+    """The SDK's server (or, with ``script``, another one-file server taking a port)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    log = workdir / "sdk.log"
+    log = workdir / f"{Path(script).stem}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, str(HERE / "bench_serve_sdk.py"), str(port)],
+            [sys.executable, str(HERE / script), str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=workdir,
         )
     wait_http(port, "/mcp", process, log)
     return process
+
+
+def start_floor(workdir: Path, port: int) -> subprocess.Popen:
+    """The bare twisted.web floor of ``bench_serve_floor.py``."""
+    return start_sdk(workdir, port, "bench_serve_floor.py")
 
 
 def measure(server: str, port: int, pid: int, transport: str, clients: int, args) -> dict:
@@ -249,21 +259,23 @@ def table(
     results: dict, servers: list[str], transports: list[str], client_counts: list[int]
 ) -> str:
     lines = [
-        "| transport | clients | server | calls/s | CPU us/call | p50 ms | p99 ms | x SDK |",
-        "|---|---|---|---|---|---|---|---|",
+        "| transport | clients | server | calls/s | CPU us/call | p50 ms | p99 ms | x SDK "
+        "| x floor |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for transport in transports:
         for clients in client_counts:
             rows = {server: results[(server, transport, clients)] for server in servers}
+            sdk = statistics.median(r["calls_per_s"] for r in rows["sdk"])
+            floor = statistics.median(r["calls_per_s"] for r in rows["floor"])
             for server, runs in rows.items():
                 rate = statistics.median(r["calls_per_s"] for r in runs)
-                sdk = statistics.median(r["calls_per_s"] for r in rows["sdk"])
                 lines.append(
                     f"| {transport} | {clients} | {server} | {rate:,.0f} | "
                     f"{statistics.median(r['cpu_us_per_call'] for r in runs):,.0f} | "
                     f"{statistics.median(r['p50_ms'] for r in runs):.2f} | "
                     f"{statistics.median(r['p99_ms'] for r in runs):.2f} | "
-                    f"{rate / sdk:.2f} |"
+                    f"{rate / sdk:.2f} | {rate / floor:.2f} |"
                 )
     return "\n".join(lines)
 
@@ -286,11 +298,12 @@ def main() -> None:
     transports = [t for t in args.transports.split(",") if t]
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         workdir = Path(tmp)
-        servers = ["eshu-mcp", "sdk"]
-        ports = {"eshu-mcp": free_port(), "sdk": free_port()}
+        servers = ["eshu-mcp", "sdk", "floor"]
+        ports = {server: free_port() for server in servers}
         processes = {
             "eshu-mcp": start_eshu(workdir / "eshu", ports["eshu-mcp"]),
             "sdk": start_sdk(workdir / "sdk", ports["sdk"]),
+            "floor": start_floor(workdir / "floor", ports["floor"]),
         }
         if args.baseline:
             servers.insert(1, "eshu-mcp@baseline")

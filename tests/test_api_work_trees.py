@@ -71,6 +71,28 @@ class WorkTreeStatesTests(SynchronousTestCase):
         commit_to(self.tree, SECOND)
         self.assertEqual(self.states.state(self.path), (True, SECOND))
 
+    def test_a_real_path_is_resolved_now_without_a_refresher(self):
+        link = Path(self.mktemp())
+        link.symlink_to(self.tree.resolve())
+        self.assertEqual(self.states.real_path(str(link)), str(self.tree.resolve()))
+        other = work_tree(Path(self.mktemp()), FIRST)
+        link.unlink()
+        link.symlink_to(other.resolve())
+        self.assertEqual(self.states.real_path(str(link)), str(other.resolve()))
+
+    def test_a_refreshed_real_path_is_served_from_memory_until_the_next_refresh(self):
+        link = Path(self.mktemp())
+        link.symlink_to(self.tree.resolve())
+        self.states.real_path(str(link))
+        self.states.refresh()
+        other = work_tree(Path(self.mktemp()), FIRST)
+        link.unlink()
+        link.symlink_to(other.resolve())
+        self.assertEqual(self.states.real_path(str(link)), str(self.tree.resolve()))
+        self.clock.now += REFRESH_SECONDS
+        self.states.refresh()
+        self.assertEqual(self.states.real_path(str(link)), str(other.resolve()))
+
 
 class BackendRefresherTests(SynchronousTestCase):
     def test_the_running_backend_refreshes_work_trees_on_its_pool_every_second(self):

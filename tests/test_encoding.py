@@ -2,7 +2,7 @@
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.encoding import dumpb, dumps, go_float, go_map, go_quote
+from eshu_mcp.encoding import dumpb, dumps, encoded, go_float, go_map, go_quote
 
 
 class EscapingTests(SynchronousTestCase):
@@ -80,6 +80,38 @@ class MapOrderTests(SynchronousTestCase):
         self.assertEqual(
             dumps({"data": 1, "truth": 2, "error": 3}), '{"data":1,"truth":2,"error":3}'
         )
+
+
+class EncodedOnceTests(SynchronousTestCase):
+    """An answer measured once is written inside the JSON-RPC reply with the same bytes."""
+
+    ANSWER = {
+        "data": {"score": 1.0, "tiny": 1e-7, "html": "<a>&", "line": "a\u2028b", "n": [1, 2]},
+        "truth": {"level": "derived"},
+        "error": None,
+    }
+
+    def reply(self, structured) -> dict:
+        result = {"content": [{"type": "text", "text": "x"}], "structuredContent": structured}
+        return {"jsonrpc": "2.0", "id": 7, "result": result}
+
+    def test_a_reply_holding_a_measured_answer_is_written_as_if_encoded_whole(self):
+        measured = encoded(self.ANSWER, dumps(self.ANSWER))
+        self.assertEqual(measured, self.ANSWER)
+        self.assertEqual(dumps(self.reply(measured)), dumps(self.reply(dict(self.ANSWER))))
+        self.assertEqual(dumps(measured), dumps(self.ANSWER))
+
+    def test_without_html_escaping_the_answer_is_encoded_again(self):
+        measured = encoded(self.ANSWER, dumps(self.ANSWER))
+        self.assertEqual(
+            dumps(self.reply(measured), escape_html=False),
+            dumps(self.reply(dict(self.ANSWER)), escape_html=False),
+        )
+        self.assertIn("<a>&", dumps(self.reply(measured), escape_html=False))
+
+    def test_values_that_are_not_objects_stay_as_they_are(self):
+        self.assertEqual(encoded([1, 2], "[1,2]"), [1, 2])
+        self.assertIs(type(encoded([1, 2], "[1,2]")), list)
 
 
 class QuoteTests(SynchronousTestCase):

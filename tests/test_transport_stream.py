@@ -5,7 +5,8 @@ from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from eshu_mcp.transport.stream import SseStream, event_frame
+from eshu_mcp.protocol.jsonrpc import encode
+from eshu_mcp.transport.stream import SseStream, event_frame, json_event_frame
 from tests.support import HttpExchange
 
 
@@ -104,6 +105,14 @@ class SseStreamTests(SynchronousTestCase):
 class EventFrameTests(SynchronousTestCase):
     def test_multiline_data_becomes_several_data_lines(self):
         self.assertEqual(event_frame("message", "a\nb"), b"event: message\ndata: a\ndata: b\n\n")
+
+
+class JsonEventFrameTests(SynchronousTestCase):
+    def test_a_json_reply_frames_as_one_data_line_like_its_text(self):
+        reply = {"jsonrpc": "2.0", "id": 1, "result": {"text": "two\nlines\r\u2028 \u00e9 <&>"}}
+        body = encode(reply)
+        self.assertEqual(json_event_frame("message", body), event_frame("message", body.decode()))
+        self.assertEqual(json_event_frame("message", body).count(b"\ndata: "), 1)
 
 
 class SharedKeepaliveTests(SynchronousTestCase):

@@ -98,9 +98,17 @@ class AuthGuard(Resource):
         pending = self._policy.authenticate(request.getHeader(b"authorization"))
         if pending.called:
             # Decided at once (no credential to fetch): the client cannot have left
-            # meanwhile, and a long-lived stream keeps no watcher for it.
-            pending.addCallback(self._admit, request, ())
-            pending.addErrback(self._refuse, request, ())
+            # meanwhile, and a long-lived stream keeps no watcher for it. Read the
+            # outcome in place (every guarded call passes here, most twice).
+            outcome = pending.result
+            if isinstance(outcome, Failure):
+                pending.addErrback(lambda _: None)  # consumed below
+                self._refuse(outcome, request, ())
+                return NOT_DONE_YET
+            try:
+                self._admit(outcome, request, ())
+            except BaseException:
+                self._refuse(Failure(), request, ())
             return NOT_DONE_YET
         gone: list[Failure] = []
         request.notifyFinish().addErrback(gone.append)

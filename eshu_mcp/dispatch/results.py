@@ -28,7 +28,7 @@ from eshu_mcp.dispatch.budget import (
 from eshu_mcp.dispatch.envelope import body_text, decode_body, envelope_from_value
 from eshu_mcp.dispatch.summaries import summarize_envelope, summarize_plain
 from eshu_mcp.dispatch.trim import trim_rows
-from eshu_mcp.encoding import dumps, go_quote
+from eshu_mcp.encoding import dumps, encoded, go_quote
 from eshu_mcp.query.compact import compact_answer
 
 __all__ = [
@@ -127,11 +127,11 @@ def _fitted(
     budget, drops rows from its end (``note`` then says how to get the rest); a full
     answer keeps Eshu's rule.
     """
-    serialized = dumps(payload)
+    serialized = dumps(payload, splice=False)  # a decoded answer holds no Encoded parts
     size = measure_one_copy(serialized) if compact else measure_serialized(serialized)
     paged = compact and not is_error and 0 < page_budget < budget and size > page_budget
     if not paged and not exceeds_budget(size, budget):
-        return payload, serialized, ""
+        return encoded(payload, serialized), serialized, ""
     trimmed = None
     if paged:
         trimmed = trim_rows(
@@ -143,7 +143,8 @@ def _fitted(
             bound="answer page",
         )
         if trimmed is None and not exceeds_budget(size, budget):
-            return payload, serialized, ""  # nothing to page: within the hard budget
+            # Nothing to page: within the hard budget.
+            return encoded(payload, serialized), serialized, ""
     if trimmed is None and compact and not is_error:
         trimmed = trim_rows(
             payload,
@@ -161,7 +162,8 @@ def _fitted(
         response_bytes=size,
         sent_bytes=trimmed.size,
     )
-    return trimmed.payload, dumps(trimmed.payload), trimmed.note
+    serialized = dumps(trimmed.payload)
+    return encoded(trimmed.payload, serialized), serialized, trimmed.note
 
 
 def _with_note(summary: str, note: str) -> str:

@@ -111,8 +111,10 @@ def finish_empty(request: IRequest, status: int) -> None:
 
 
 def finish_json(request: IRequest, status: int, payload) -> None:
-    """End a response with a JSON body."""
-    request.write(write_json(request, status, payload))
+    """End a response with a JSON body (sized: one write, no chunked framing)."""
+    body = write_json(request, status, payload)
+    request.setHeader(b"content-length", b"%d" % len(body))
+    request.write(body)
     request.finish()
 
 

@@ -26,6 +26,7 @@ from eshu_mcp.transport.stream import (
     DEFAULT_QUEUE_BYTES,
     SseStream,
     event_frame,
+    json_event_frame,
     slow_reader_counter,
 )
 
@@ -56,7 +57,7 @@ class SseSession:
 
     def send(self, reply) -> bool:
         """Queue one JSON-RPC reply on the stream; False when it had to be dropped."""
-        return self.stream.send(event_frame("message", encode(reply).decode("utf-8")))
+        return self.stream.send(json_event_frame("message", encode(reply)))
 
     def shutdown(self) -> None:
         """Close the stream and cancel the session's calls; safe to call twice."""

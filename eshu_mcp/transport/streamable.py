@@ -48,7 +48,7 @@ from eshu_mcp.transport.stream import (
     DEFAULT_KEEPALIVE,
     DEFAULT_QUEUE_BYTES,
     SseStream,
-    event_frame,
+    json_event_frame,
     slow_reader_counter,
 )
 
@@ -375,7 +375,7 @@ class StreamableResource(Resource):
 
 
 def _message_frame(message: dict) -> bytes:
-    return event_frame("message", encode(message).decode("utf-8"))
+    return json_event_frame("message", encode(message))
 
 
 def _wants_stream(message, *, modern: bool) -> bool:

@@ -33,6 +33,7 @@ from eshu_mcp.query.local.api.fields import (
     str_list_param,
     str_param,
 )
+from eshu_mcp.query.local.api.work_trees import WORK_TREES
 
 __all__ = [
     "ROUTES",
@@ -99,12 +100,12 @@ class ApiContext:
         """
         if not self.home_paths:
             return None
-        homes = [os.path.realpath(path) for path in self.home_paths]
+        homes = [WORK_TREES.real_path(path) for path in self.home_paths]
         found = []
         for repo_id, local_path in self.conn.execute(
             "SELECT repo_id, local_path FROM repositories ORDER BY repo_id"
         ):
-            root = os.path.realpath(local_path or "")
+            root = WORK_TREES.real_path(local_path or "")
             if any(home == root or home.startswith(root + os.sep) for home in homes):
                 found.append(repo_id)
         return tuple(found)

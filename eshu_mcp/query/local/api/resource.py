@@ -391,9 +391,11 @@ class LocalQueryResource(Resource):
 
     @staticmethod
     def _write(request, status: int, text: str) -> None:
+        body = text.encode("utf-8")
         request.setResponseCode(status)
         request.setHeader(b"content-type", JSON_CONTENT_TYPE)
-        request.write(text.encode("utf-8"))
+        request.setHeader(b"content-length", b"%d" % len(body))
+        request.write(body)
         request.finish()
 
     @staticmethod

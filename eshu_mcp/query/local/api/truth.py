@@ -189,31 +189,47 @@ def missing_detail(repo: sqlite3.Row) -> str:
     )
 
 
+# A repository's generations as freshness reads them, in one statement (each statement
+# is a round trip through the GIL on a busy daemon): a pending one, an active one, and
+# the newest active one's observation time. ``?1`` is the repository id.
+_GENERATION_STATE = (
+    "EXISTS(SELECT 1 FROM generations WHERE repo_id = {id} AND status = 'pending')"
+    " AS generation_pending,"
+    " EXISTS(SELECT 1 FROM generations WHERE repo_id = {id} AND status = 'active')"
+    " AS generation_active,"
+    " (SELECT observed_at FROM generations WHERE repo_id = {id} AND status = 'active'"
+    " ORDER BY seq DESC LIMIT 1) AS generation_observed_at"
+)
+_ONE_REPOSITORY = "SELECT " + _GENERATION_STATE.format(id="?1")
+_EVERY_REPOSITORY = (
+    "SELECT r.*, "
+    + _GENERATION_STATE.format(id="r.repo_id")
+    + " FROM repositories AS r ORDER BY r.repo_id"
+)
+
+
 def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[str, Any]:
     """Freshness of one repository: building, unavailable, stale (HEAD moved) or fresh."""
-    pending = conn.execute(
-        "SELECT 1 FROM generations WHERE repo_id = ? AND status = 'pending' LIMIT 1",
-        (repo["repo_id"],),
-    ).fetchone()
-    if pending is not None and not writer_alive(conn):
-        pending = None  # left by a run that died: the active generation is still current
-    active = conn.execute(
-        "SELECT observed_at FROM generations WHERE repo_id = ? AND status = 'active'"
-        " ORDER BY seq DESC LIMIT 1",
-        (repo["repo_id"],),
-    ).fetchone()
-    if active is None:
-        if pending is not None:
+    state = conn.execute(_ONE_REPOSITORY, (repo["repo_id"],)).fetchone()
+    return _freshness(conn, repo, state)
+
+
+def _freshness(conn: sqlite3.Connection, repo: sqlite3.Row, state: sqlite3.Row) -> dict[str, Any]:
+    pending = bool(state["generation_pending"])
+    if pending and not writer_alive(conn):
+        pending = False  # left by a run that died: the active generation is still current
+    if not state["generation_active"]:
+        if pending:
             return {"state": "building", "detail": "the first generation is being indexed"}
         return {"state": "unavailable", "detail": "repository has no active generation"}
-    freshness: dict[str, Any] = {"state": "fresh", "observed_at": active["observed_at"]}
+    freshness: dict[str, Any] = {"state": "fresh", "observed_at": state["generation_observed_at"]}
     present, head = WORK_TREES.state(repo["local_path"])
     if not present:
         freshness["state"] = "stale"
         freshness["cause"] = MISSING_CAUSE
         freshness["detail"] = missing_detail(repo)
         return freshness
-    if pending is not None:
+    if pending:
         freshness["state"] = "building"
         freshness["detail"] = "a newer generation is being indexed"
         return freshness
@@ -231,7 +247,7 @@ def index_freshness(
     Freshness over the whole index (or over ``repo_ids``, a daemon's own repositories):
     the worst repository state, newest observation.
     """
-    rows = conn.execute("SELECT * FROM repositories ORDER BY repo_id").fetchall()
+    rows = conn.execute(_EVERY_REPOSITORY).fetchall()
     if repo_ids is not None:
         rows = [row for row in rows if row["repo_id"] in repo_ids]
     if not rows:
@@ -240,7 +256,7 @@ def index_freshness(
     worst: dict[str, Any] | None = None
     observed = ""
     for repo in rows:
-        item = repository_freshness(conn, repo)
+        item = _freshness(conn, repo, repo)
         observed = max(observed, item.get("observed_at", ""))
         if worst is None or order[item["state"]] > order[worst["state"]]:
             worst = item

@@ -1,6 +1,7 @@
 """
-What each indexed work tree looks like now (its directory present, its HEAD commit): the
-freshness inputs of every answer, kept in memory and refreshed off the hot path.
+What each indexed work tree looks like now (its directory present, its HEAD commit, its
+real path): the freshness and scope inputs of every answer, kept in memory and refreshed
+off the hot path.
 
 Reading them costs three file opens per repository per answer. While the daemon runs, its
 backend calls :meth:`WorkTreeStates.refresh` on the reader pool every second and answers
@@ -35,6 +36,7 @@ class WorkTreeStates:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._states: dict[str, tuple[bool, str | None]] = {}
+        self._real_paths: dict[str, str] = {}
         self._lock = threading.Lock()
         self._refreshed_at: float | None = None
 
@@ -50,14 +52,32 @@ class WorkTreeStates:
             self._states[work_tree] = seen  # and the refresher keeps it current from now on
         return seen
 
+    def real_path(self, path: str) -> str:
+        """
+        ``os.path.realpath(path)`` (symbolic links resolved, a system call per part of the
+        path): from the last refresh when recent, else resolved now.
+        """
+        refreshed = self._refreshed_at
+        if refreshed is not None and self._clock() - refreshed <= MAX_AGE_SECONDS:
+            known = self._real_paths.get(path)
+            if known is not None:
+                return known
+        real = os.path.realpath(path)
+        with self._lock:
+            self._real_paths[path] = real
+        return real
+
     def refresh(self) -> None:
-        """Look at every known work tree again (blocking: run it on a thread pool)."""
+        """Look at every known work tree and path again (blocking: run it on a thread pool)."""
         started = self._clock()
         with self._lock:
             paths = list(self._states)
+            named = list(self._real_paths)
         seen = {path: look(path) for path in paths}
+        real = {path: os.path.realpath(path) for path in named}
         with self._lock:
             self._states.update(seen)
+            self._real_paths.update(real)
         self._refreshed_at = started
 
     def forget(self) -> None:
@@ -65,6 +85,7 @@ class WorkTreeStates:
         self._refreshed_at = None
         with self._lock:
             self._states.clear()
+            self._real_paths.clear()
 
 
 WORK_TREES = WorkTreeStates()
