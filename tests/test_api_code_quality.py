@@ -47,8 +47,13 @@ class ComplexityTests(SynchronousTestCase):
         self.assertEqual(error.code, "ambiguous")
         self.assertEqual(
             error.detail,
-            f'function_name "run" matched multiple entities in repository "{self.repo}"',
+            f'function_name "run" matched multiple entities in repository "{self.repo}":'
+            " Base.run (shop/service.py:2), Child.run (shop/service.py:7); pass entity_id, or a"
+            " qualified name (Class.method), to pick one",
         )
+        # the qualified name picks one
+        data = call(self.conn, "/code/complexity", {"function_name": "Child.run"}).data
+        self.assertEqual(data["entity_id"], self.index.entities["run"])
         body = error.body(envelope=True)
         self.assertEqual(body["error"]["details"]["status"], "ambiguous")
         self.assertEqual(len(body["error"]["details"]["candidates"]), 2)

@@ -18,6 +18,7 @@ from eshu_mcp.query.local.api.code_common import (
     entity_ref,
     fetch_entities,
 )
+from eshu_mcp.query.local.api.code_graph import name_candidates
 from eshu_mcp.query.local.api.code_scope import (
     may_read,
     scope_predicate,
@@ -86,13 +87,9 @@ def code_complexity(ctx: ApiContext) -> Answer:
             raise ApiError(404, "entity not found")
         return Answer(_single(ctx.conn, row), truth)
     if function_name:
-        where, params = scope_predicate(repo_id, "")
-        rows = fetch_entities(
-            ctx.conn,
-            where + " AND e.entity_type = 'Function' AND e.entity_name = ?",
-            [*params, function_name],
-            "e.repo_id, e.relative_path, e.start_line, e.entity_id",
-            3,
+        # A bare or qualified name (Clock.callLater), an overload folded into its body.
+        rows = name_candidates(
+            ctx.conn, function_name, repo_id=repo_id, language="", labels=["Function"], limit=2
         )
         if not rows:
             raise ApiError(404, "entity not found")
@@ -114,7 +111,17 @@ def code_complexity(ctx: ApiContext) -> Answer:
 def _ambiguous(
     name: str, repo_id: str, rows: list[dict[str, Any]], truth: dict[str, Any]
 ) -> ApiError:
-    message = f'function_name "{name}" matched multiple entities in repository "{repo_id}"'
+    where = f'in repository "{repo_id}"' if repo_id else "across the indexed repositories"
+    named = ", ".join(
+        f"{r['class_context'] + '.' if r.get('class_context') else ''}{r['entity_name']}"
+        f" ({r['relative_path']}:{r['start_line']})"
+        for r in rows[:2]
+    )
+    more = ", ..." if len(rows) > 2 else ""
+    message = (
+        f'function_name "{name}" matched multiple entities {where}: {named}{more};'
+        " pass entity_id, or a qualified name (Class.method), to pick one"
+    )
     details = {
         "status": "ambiguous",
         "function_name": name,
