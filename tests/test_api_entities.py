@@ -30,6 +30,11 @@ class ResolveTests(EntityCase):
         data = self.resolve({"name": "refund", "repo_id": "payments"}).json()
         self.assertEqual([e["name"] for e in data["entities"]], ["old_refund"])
 
+    def test_a_qualified_name_resolves_to_the_method_it_names(self):
+        for name in ("PaymentService.charge", "service.PaymentService.charge()"):
+            data = self.resolve({"name": name, "type": "function"}).json()
+            self.assertEqual([e["id"] for e in data["entities"]], [self.ids["charge"]], name)
+
     def test_canonical_id_resolves_directly(self):
         data = self.resolve({"name": self.ids["charge"], "repo_id": "payments"}).json()
         self.assertEqual(data["entities"][0]["name"], "charge")

@@ -8,6 +8,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.code_qualified import (
+    qualified_matches,
+    qualified_parts,
+    without_call_parens,
+)
 from eshu_mcp.query.local.api.content import (
     like_pattern,
     metadata_of,
@@ -131,6 +136,16 @@ def resolve_entities(ctx: ApiContext) -> Answer:
         rows = ctx.conn.execute(
             ENTITY_COLUMNS + " WHERE entity_name = ?" + scope + order, [name, *args, limit + 1]
         ).fetchall()
+        parts = qualified_parts(without_call_parens(name) or name)
+        if not rows and parts:  # Clock.callLater: the definitions that path names
+            ids = qualified_matches(
+                ctx.conn, parts, "1 = 1" + "".join(f" AND e.{c}" for c in where), args
+            )
+            marks = ", ".join("?" for _ in ids)
+            rows = ctx.conn.execute(
+                ENTITY_COLUMNS + f" WHERE entity_id IN ({marks})" + scope + order,
+                [*ids, *args, limit + 1],
+            ).fetchall()
         if not rows and repo is not None:
             rows = ctx.conn.execute(
                 ENTITY_COLUMNS + " WHERE entity_name LIKE ? ESCAPE '\\'" + scope + order,
