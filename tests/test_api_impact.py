@@ -21,6 +21,12 @@ class ImpactTests(SynchronousTestCase):
         self.assertEqual(data["services"], [])
         self.assertIn("platform_graph_unavailable", data["partial_reasons"])
 
+    def test_change_surface_of_a_qualified_name(self):
+        data = self.client.post(
+            "/impact/change-surface", {"target": "PaymentService.charge"}
+        ).json()
+        self.assertEqual({a["name"] for a in data["affected"]}, {"create_charge"})
+
     def test_pre_change_walks_from_changed_paths(self):
         data = self.client.post(
             "/impact/pre-change",

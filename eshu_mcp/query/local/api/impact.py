@@ -13,6 +13,11 @@ import json
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.code_qualified import (
+    qualified_matches,
+    qualified_parts,
+    without_call_parens,
+)
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -125,6 +130,10 @@ def _target_seeds(ctx: ApiContext, target: str, repo_id: str | None) -> list[str
         sql += " AND repo_id = ?"
         args.append(repo_id)
     seeds = [row[0] for row in ctx.conn.execute(sql + " LIMIT 100", args)]
+    parts = qualified_parts(without_call_parens(target) or target)
+    if not seeds and parts and "/" not in target:  # Clock.callLater
+        where, params = ("e.repo_id = ?", [repo_id]) if repo_id else ("1 = 1", [])
+        seeds = qualified_matches(ctx.conn, parts, where, params)[:100]
     if not seeds and repo_id and "/" in target:
         seeds = _file_seeds(ctx.conn, repo_id, relative_path(target, field="target"))
     return seeds
