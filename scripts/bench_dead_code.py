@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_support import print_result, twisted_repository
+from bench_support import print_result, python_trees, twisted_repository
 
 from eshu_mcp.query.local.api import code_dead_cache, code_dead_scan
 from eshu_mcp.query.local.api.framework import ROUTES, ApiContext
@@ -43,12 +43,7 @@ def post(conn, path: str, body: dict) -> dict:
 def usages(root: Path) -> dict[str, list[tuple[str, int]]]:
     """Every name use in the work tree's Python files: name -> [(relative path, line)]."""
     found: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root).as_posix()
-        try:
-            tree = ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError):
-            continue
+    for relative, tree in python_trees(root):
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):
                 found[node.id].append((relative, node.lineno))

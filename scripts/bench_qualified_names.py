@@ -27,6 +27,7 @@ from bench_support import (
     argument_parser,
     in_process,
     print_result,
+    python_trees,
     react,
     scratch_folder,
     tool_result,
@@ -39,12 +40,7 @@ SEED = 20261203
 def methods(root: Path) -> list[tuple[str, str, str, set[int]]]:
     """(relative path, class, method, lines it may start on) for every method ``ast`` sees."""
     found = []
-    for path in sorted(root.rglob("*.py")):
-        relative = path.relative_to(root).as_posix()
-        try:
-            tree = ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError):
-            continue
+    for relative, tree in python_trees(root):
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue

@@ -11,6 +11,7 @@ this module only after it has checked where ``eshu_mcp`` comes from.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import itertools
 import json
@@ -18,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,16 @@ def twisted_index(workdir: Path, *, two_generations: bool = False) -> Path:
             source.write("\n\ndef _bench_added(value):\n    return value + 1\n")
         index_repositories(db, [repo])
     return db
+
+
+def python_trees(root: Path) -> Iterator[tuple[str, ast.Module]]:
+    """(relative path, ``ast`` tree) of every Python file below ``root`` that parses."""
+    for path in sorted(root.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        yield path.relative_to(root).as_posix(), tree
 
 
 def scratch_folder(keep: str | None, prefix: str) -> Path:

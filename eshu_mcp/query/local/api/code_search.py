@@ -214,6 +214,11 @@ def code_search(ctx: ApiContext) -> Answer:
     return Answer(data, truth)
 
 
+def _named(conn: sqlite3.Connection, scope: str, params: list[Any], name: str) -> bool:
+    """Whether an entity in scope is named exactly ``name`` (on any page)."""
+    return bool(fetch_entities(conn, f"{scope} AND e.entity_name = ?", [*params, name], "e.rid", 1))
+
+
 def find_symbols(
     conn: sqlite3.Connection,
     *,
@@ -233,26 +238,17 @@ def find_symbols(
         params += values
     scope, scope_params = where, list(params)
     if match_mode == "exact":
+        bare = without_call_parens(symbol)
+        if bare and not _named(conn, scope, scope_params, symbol):
+            symbol = bare  # "callLater()" names callLater
         where += " AND e.entity_name = ?"
         params.append(symbol)
     else:
         where += " AND e.entity_name LIKE ? ESCAPE '\\'"
         params.append(like_pattern(symbol))
     rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
-    bare = without_call_parens(symbol) if match_mode == "exact" else ""
-    if not rows and bare and not fetch_entities(conn, where, params, "e.rid", 1):
-        return find_symbols(  # "callLater()" names callLater
-            conn,
-            symbol=bare,
-            match_mode=match_mode,
-            repo_id=repo_id,
-            language=language,
-            labels=labels,
-            limit=limit,
-            offset=offset,
-        )
     parts = qualified_parts(symbol) if match_mode == "exact" else []
-    if not rows and parts and not fetch_entities(conn, where, params, "e.rid", 1):
+    if not rows and parts and not _named(conn, scope, scope_params, symbol):
         # No entity is named ``app.listen``: read it as the definitions that path names.
         clause, values = in_clause(
             "e.entity_id", qualified_matches(conn, parts, scope, scope_params)
