@@ -85,7 +85,7 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]
         " THEN json_array_length(metadata, '$.dead_code_root_kinds') END > 0)"
         " OR (language = 'python' AND entity_type = 'Function' AND class_context IS NULL"
         " AND (entity_name = 'main' OR relative_path LIKE '%__main__.py')))"
-        " ORDER BY relative_path, start_line LIMIT ?2",
+        " ORDER BY entity_name <> 'main', relative_path, start_line LIMIT ?2",
         (repo_id, _ENTRY_SCAN),
     )
     for row in rows:
