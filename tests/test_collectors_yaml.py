@@ -9,6 +9,7 @@ from eshu_mcp.query.local.index.collectors.kubernetes import (
     collect_helm,
     collect_kubernetes,
 )
+from eshu_mcp.query.local.index.parse import parse_file
 
 MULTI = """\
 apiVersion: v1
@@ -182,3 +183,12 @@ def test_paths_choose_their_collector():
 def test_malformed_yaml_never_fails_the_build():
     rows = collect_file(collector_for("docker-compose.yml"), "docker-compose.yml", "a: [b\n")
     assert rows[0][0] in ("yaml_error", "collect_error")
+
+
+def test_yaml_that_is_no_manifest_is_not_counted_as_a_kubernetes_file():
+    lint = parse_file(".golangci.yml", b"linters:\n  enable: [gofmt]\n")
+    assert lint.artifact_type is None
+    assert not lint.facts
+    manifest = parse_file("deploy/api.yaml", MULTI.encode())
+    assert manifest.artifact_type == "kubernetes"
+    assert manifest.facts

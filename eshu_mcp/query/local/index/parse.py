@@ -89,6 +89,8 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
         if size <= MAX_COLLECTED_BYTES:
             collected = text if text is not None else data.decode("utf-8", "replace")
             common["facts"] = collect_file(collector, relative_path, collected)
+        if collector.claims_by_facts and not common.get("facts"):
+            del common["artifact_type"]
     if text is None:
         return ParsedFile(content="", line_count=0, parse_status="too_large", **common)
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)

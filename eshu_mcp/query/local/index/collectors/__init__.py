@@ -56,6 +56,9 @@ class Collector:
     suffixes: tuple[str, ...] = ()  # name endings, lower-cased
     accepts: Callable[[str], bool] | None = None  # a finer path test, after the cheap ones
     withhold_content: bool = False  # the file can hold secrets in clear: keep only its facts
+    # A catch-all (any YAML no other collector claims) reads a file as its own only when it
+    # finds something there: ``.golangci.yml`` is no Kubernetes manifest.
+    claims_by_facts: bool = False
 
 
 _COLLECTORS: list[Collector] | None = None

@@ -312,7 +312,11 @@ def is_helm_file(relative_path: str) -> bool:
 
 
 KUBERNETES = Collector(
-    "kubernetes", collect_kubernetes, suffixes=(".yaml", ".yml"), accepts=is_generic_yaml
+    "kubernetes",
+    collect_kubernetes,
+    suffixes=(".yaml", ".yml"),
+    accepts=is_generic_yaml,
+    claims_by_facts=True,
 )
 HELM_CHART = Collector("helm", collect_chart, basenames=frozenset({"chart.yaml"}))
 HELM = Collector("helm", collect_helm, suffixes=(".yaml", ".yml", ".tpl"), accepts=is_helm_file)
