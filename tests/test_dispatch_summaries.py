@@ -395,6 +395,19 @@ class PlainSummaryTests(SynchronousTestCase):
         )
         self.assertEqual(summarize_plain("list_collectors", {}), "Eshu query completed.")
 
+    def test_collectors_name_the_local_evidence_they_found(self):
+        row = {"collector_kind": "git", "evidence_sources": ["git", "documentation", "kubernetes"]}
+        self.assertEqual(
+            summarize_plain("list_collectors", {"collectors": [row]}),
+            "1 collector(s) registered; local evidence read from the repositories:"
+            " documentation, kubernetes",
+        )
+        row["evidence_sources"] = ["git"]
+        self.assertEqual(
+            summarize_plain("list_collectors", {"collectors": [row]}),
+            "1 collector(s) registered; no local collector found files it reads",
+        )
+
     def test_generic_count_keys_in_order(self):
         value = {"total_identities": 9, "total": 3}
         self.assertEqual(summarize_plain("t", value), "Returned 3 result(s).")

@@ -208,10 +208,24 @@ def _registered(key: str, noun: str) -> Family:
     return summarize
 
 
+def _collectors(data: dict) -> str:
+    """``<N> collector(s) registered``, then the evidence the first one found."""
+    if "collectors" not in data:
+        return ""
+    text = f"{field_length(data, 'collectors')} collector(s) registered"
+    rows = field_rows(data, "collectors")
+    sources = [s for s in field_strings(rows[0], "evidence_sources") if s != "git"] if rows else []
+    if sources:
+        text += f"; local evidence read from the repositories: {', '.join(sources)}"
+    elif rows:
+        text += "; no local collector found files it reads"
+    return text
+
+
 PLAIN_FAMILIES: dict[str, Family] = {
     "get_index_status": _index_status,
     "get_hosted_readiness": _state_line("state", "hosted readiness", "failure_classes"),
     "get_ingester_status": _ingester_status,
     "list_ingesters": _registered("ingesters", "ingester"),
-    "list_collectors": _registered("collectors", "collector"),
+    "list_collectors": _collectors,
 }
