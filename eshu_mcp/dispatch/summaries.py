@@ -18,6 +18,7 @@ from twisted.logger import Logger
 from eshu_mcp.dispatch.summary_code import CODE_FAMILIES, listing
 from eshu_mcp.dispatch.summary_families import ENVELOPE_FAMILIES, PLAIN_FAMILIES
 from eshu_mcp.dispatch.summary_graph import GRAPH_FAMILIES
+from eshu_mcp.dispatch.summary_packages import PACKAGE_FAMILIES
 from eshu_mcp.dispatch.summary_repos import REPOSITORY_FAMILIES
 from eshu_mcp.dispatch.summary_text import (
     COMPLETED,
@@ -46,6 +47,7 @@ ANSWER_FAMILIES = {
     **CODE_FAMILIES,
     **GRAPH_FAMILIES,
     **REPOSITORY_FAMILIES,
+    **PACKAGE_FAMILIES,
 }
 
 # An empty list is named in "No <key> found" only when its key names what was asked for.
