@@ -16,6 +16,7 @@ from typing import Any
 from twisted.logger import Logger
 
 from eshu_mcp.dispatch.summary_code import CODE_FAMILIES, listing
+from eshu_mcp.dispatch.summary_collected import COLLECTED_FAMILIES
 from eshu_mcp.dispatch.summary_families import ENVELOPE_FAMILIES, PLAIN_FAMILIES
 from eshu_mcp.dispatch.summary_graph import GRAPH_FAMILIES
 from eshu_mcp.dispatch.summary_packages import PACKAGE_FAMILIES
@@ -48,6 +49,7 @@ ANSWER_FAMILIES = {
     **GRAPH_FAMILIES,
     **REPOSITORY_FAMILIES,
     **PACKAGE_FAMILIES,
+    **COLLECTED_FAMILIES,
 }
 
 # An empty list is named in "No <key> found" only when its key names what was asked for.
