@@ -193,7 +193,9 @@ QUESTIONS: dict[str, tuple[str, dict, Expect]] = {
     "function call chain": (
         "find_function_call_chain",
         {"start": "deferLater", "end": "callLater"},
-        literal("deferLater", "Clock.callLater", "pass start_entity_id and end_entity_id"),
+        literal(
+            "deferLater", "Clock.callLater", "qualified names", "start_entity_id and end_entity_id"
+        ),
     ),
     "dead code": ("find_dead_code", {"repo_id": REPO}, top("results", 0, "name")),
     "dead code limit 50": (

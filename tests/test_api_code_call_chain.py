@@ -64,10 +64,17 @@ class CallChainTests(SynchronousTestCase):
         self.assertIn(
             "matched multiple reachable entity pairs across the indexed repositories", detail
         )
-        self.assertIn("Base.run (shop/service.py:2)", detail)
-        self.assertIn("Child.run (shop/service.py:7)", detail)
-        self.assertIn("helper (shop/service.py:15)", detail)
-        self.assertIn("pass start_entity_id and end_entity_id", detail)
+        # The end they share is stated once; the starts are listed by name and place.
+        self.assertIn(
+            "one of 2: Base.run (shop/service.py:2), Child.run (shop/service.py:7)"
+            " -> helper (shop/service.py:15)",
+            detail,
+        )
+        self.assertIn("pass qualified names (Class.method", detail)
+        self.assertIn("or start_entity_id and end_entity_id to pick one", detail)
+        # and a qualified name picks one
+        data = call(self.index.reader(), ROUTE, {"start": "Child.run", "end": "helper"}).data
+        self.assertEqual(len(data["chains"]), 1)
 
     def test_required_endpoints(self):
         self.assertEqual(

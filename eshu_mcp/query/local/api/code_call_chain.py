@@ -100,6 +100,28 @@ def _ambiguity(name: str, repo_id: str, rows: list[dict[str, Any]]) -> ApiError:
     )
 
 
+def _pairs_text(named: dict[str, dict[str, Any]], pairs: list[tuple[str, str]]) -> str:
+    """
+    The reachable pairs, with a start (or end) they all share stated once, so that the
+    sentence names every candidate before an error's length bound cuts it.
+    """
+
+    def by_label(ids: set[str]) -> list[str]:  # by name and place, never by a hashed id
+        return sorted(ids, key=lambda node: _endpoint_label(named, node))
+
+    starts = by_label({a for a, _ in pairs})
+    ends = by_label({b for _, b in pairs})
+    if len(starts) == 1:
+        listed = ", ".join(_endpoint_label(named, b) for b in ends)
+        return f"{_endpoint_label(named, starts[0])} -> one of {len(ends)}: {listed}"
+    if len(ends) == 1:
+        listed = ", ".join(_endpoint_label(named, a) for a in starts)
+        return f"one of {len(starts)}: {listed} -> {_endpoint_label(named, ends[0])}"
+    return ", ".join(
+        f"{_endpoint_label(named, a)} -> {_endpoint_label(named, b)}" for a, b in pairs
+    )
+
+
 def _where(req: dict[str, Any]) -> str:
     """Where the endpoints were looked up, for an error sentence."""
     repo_id = req.get("repo_id")
@@ -134,14 +156,12 @@ def call_chains(
     pairs = sorted({(p[0], p[-1]) for p in paths})
     if len(pairs) > 1 and (start is None or end is None):
         named = describe_nodes(conn, {node for pair in pairs for node in pair})
-        shown = ", ".join(
-            f"{_endpoint_label(named, a)} -> {_endpoint_label(named, b)}" for a, b in pairs
-        )
+        shown = _pairs_text(named, pairs)
         raise ApiError(
             400,
             "call-chain endpoints matched multiple reachable entity pairs"
-            f" {_where(req)}: {shown}; pass start_entity_id and end_entity_id, or qualified"
-            " names (Class.method), to pick one",
+            f" {_where(req)}: {shown}; pass qualified names (Class.method, or"
+            " module.Class.method) or start_entity_id and end_entity_id to pick one",
         )
     if not pairs:
         if start is None:
@@ -157,14 +177,15 @@ def call_chains(
 
 
 def _endpoint_label(nodes: dict[str, dict[str, Any]], node_id: str) -> str:
-    """``Class.name (path:line) [id]``: which of a shared name's definitions this is."""
+    """``Class.name (path:line)``: which of a shared name's definitions this is (a qualified
+    name, ``module.Class.name``, then picks it)."""
     node = nodes.get(node_id)
     if node is None:
         return node_id
     name = node.get("name", "")
     if node.get("class_context"):
         name = f"{node['class_context']}.{name}"
-    return f"{name} ({node.get('file_path', '')}:{node.get('start_line', 0)}) [{node_id}]"
+    return f"{name} ({node.get('file_path', '')}:{node.get('start_line', 0)})"
 
 
 def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str) -> dict[str, Any]:
