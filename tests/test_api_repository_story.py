@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries import summarize_envelope
 from tests.test_api_resource import ApiClient, rich_index
 
 
@@ -64,3 +65,22 @@ class StoryTests(SynchronousTestCase):
         entries = data["api_surface"]["entry_points"]
         self.assertEqual([e["name"] for e in entries], ["main", "create_charge"])
         self.assertEqual(entries[0]["root_kinds"], ["python.main_function"])
+
+    def test_exported_javascript_functions_are_the_api_surface_and_the_layout_is_one_line(self):
+        index = self.ids["index"]
+        util = index.file(
+            self.ids["repo"],
+            "web/util.js",
+            "exports.format = function (x) {\n  return x;\n};\n",
+            language="javascript",
+        )
+        index.entity(util, "Function", "format", 1, 3, metadata={"exported": True})
+        index.writer.commit()
+        data = self.client.get("/repositories/payments/story").json()
+        entries = data["story_sections"][1]["items"]
+        self.assertIn(
+            ("format", ["javascript.module_export"]),
+            [(e["name"], e["root_kinds"]) for e in entries],
+        )
+        text = summarize_envelope("get_repo_story", {"data": data})
+        self.assertIn("Layout: directories holding the most entities: app (4), web (1)", text)

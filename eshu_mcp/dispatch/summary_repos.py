@@ -250,10 +250,16 @@ def _repository_story(data: dict) -> Lines:
     for section in field_rows(data, "story_sections"):
         summary = first_text(section, "summary")
         title = first_text(section, "title", "id")
+        items = field_rows(section, "items")
+        if first_text(section, "id") == "layout" and items:  # one line: the busiest folders
+            folders = [
+                f"{first_text(item, 'path')} ({first_int(item, 'entity_count')})" for item in items
+            ]
+            summary = f"{summary}: {_join_first(folders)}" if summary else _join_first(folders)
+            items = []
         if summary and summary != story:
             lines.append(clamp_line(f"{title}: {summary}" if title else summary))
-        items = field_rows(section, "items")
-        if items and first_text(section, "id") != "layout":
+        if items:
             lines.extend(clamp_line("  " + line) for line in row_lines(items, limit=3))
     limitations = field_strings(data, "limitations")
     if limitations:

@@ -80,17 +80,22 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]
     found: list[tuple[int, int, str, int, dict[str, Any]]] = []
     rows = conn.execute(
         "SELECT entity_id, entity_type, entity_name, relative_path, start_line, is_test,"
+        " language, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.exported')"
+        " END = 1 AS exported,"
         " CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.dead_code_root_kinds')"
         " END AS kinds FROM entities WHERE repo_id = ?1 AND ((CASE WHEN json_valid(metadata)"
         " THEN json_array_length(metadata, '$.dead_code_root_kinds') END > 0)"
         " OR (language = 'python' AND entity_type = 'Function' AND class_context IS NULL"
-        " AND (entity_name = 'main' OR relative_path LIKE '%__main__.py')))"
+        " AND (entity_name = 'main' OR relative_path LIKE '%__main__.py'))"
+        " OR (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.exported') END = 1))"
         " ORDER BY entity_name <> 'main', relative_path, start_line LIMIT ?2",
         (repo_id, _ENTRY_SCAN),
     )
     for row in rows:
         kinds = json.loads(row["kinds"]) if row["kinds"] else []
-        if not kinds:  # a Python module-level main, or a function of a __main__ module
+        if row["exported"]:  # exports.f = ..., export function f: the module's API
+            kinds.append(f"{row['language']}.module_export")
+        elif not kinds:  # a Python module-level main, or a function of a __main__ module
             kinds = ["python.main_function"]
         rank = _entry_rank(kinds)
         if rank is None:
