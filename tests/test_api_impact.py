@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries import summarize_envelope
 from tests.test_api_resource import ApiClient, rich_index
 
 
@@ -26,6 +27,25 @@ class ImpactTests(SynchronousTestCase):
             "/impact/change-surface", {"target": "PaymentService.charge"}
         ).json()
         self.assertEqual({a["name"] for a in data["affected"]}, {"create_charge"})
+
+    def test_dependents_only_an_ambiguous_call_links_are_marked_possible_and_listed_last(self):
+        index = self.ids["index"]
+        index.writer.execute(
+            "INSERT INTO edges (repo_id, type, source_id, target_id, resolution_method,"
+            " confidence, line_number, generation_id) VALUES (?, 'CALLS', ?, ?, 'ambiguous',"
+            " 0.38, 7, 'gen')",
+            (self.ids["repo"], self.ids["refund"], self.ids["charge"]),
+        )
+        index.writer.commit()
+        body = self.client.post("/impact/change-surface", {"target": "charge"}, envelope=True)
+        data = body.json()["data"]
+        self.assertEqual([a["name"] for a in data["affected"]], ["create_charge", "old_refund"])
+        self.assertNotIn("possible", data["affected"][0])
+        self.assertTrue(data["affected"][1]["possible"])
+        self.assertEqual(data["possibly_affected_count"], 1)
+        text = summarize_envelope("find_change_surface", body.json())
+        self.assertIn("2 affected definitions for 'charge': 1 through resolved links, 1 only", text)
+        self.assertIn("old_refund (Function) (possible: only through an ambiguous call)", text)
 
     def test_pre_change_walks_from_changed_paths(self):
         data = self.client.post(

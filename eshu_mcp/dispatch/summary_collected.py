@@ -9,7 +9,7 @@ files)``) instead of its first few ``key=value`` pairs.
 from collections.abc import Callable
 
 from eshu_mcp.dispatch.summary_code import listing
-from eshu_mcp.dispatch.summary_rows import location
+from eshu_mcp.dispatch.summary_rows import location, row_line, row_lines
 from eshu_mcp.dispatch.summary_text import (
     clamp_line,
     field_map,
@@ -110,6 +110,37 @@ def _rows(key: str, noun: str, nouns: str, render: Callable[[dict], str]) -> Fam
 
 _BUCKETS = _rows("buckets", "bucket", "", _bucket_line)
 
+
+def _affected_line(row: dict) -> str:
+    """An affected definition, marked when only an ambiguous call links it."""
+    return row_line(
+        row, "(possible: only through an ambiguous call)" if row.get("possible") else ""
+    )
+
+
+def _impact(data: dict) -> Lines:
+    """What depends on a change: the certain first, then the possible, and how many each."""
+    rows = field_rows(data, "affected")
+    total = first_int(data, "affected_count")
+    if total is None:
+        return []
+    possible = first_int(data, "possibly_affected_count") or 0
+    subject = first_text(data, "target")
+    head = plural(total, "affected definition")
+    if subject:
+        head += f" for {subject!r}"
+    if possible:
+        head += (
+            f": {total - possible} through resolved links, {possible} only through"
+            " ambiguous calls (possible)"
+        )
+    offset = first_int(data, "offset")
+    if data.get("truncated") is True:
+        following = f" or call again with offset={offset + len(rows)}" if offset is not None else ""
+        head += f"; more: raise limit{following}"
+    return [clamp_line(head), *row_lines(rows, _affected_line)]
+
+
 COLLECTED_FAMILIES: dict[str, Family] = {
     "count_infra_resources": _counts("infrastructure resource"),
     "count_package_registry_packages": _counts("package"),
@@ -126,4 +157,6 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "find_unmanaged_resources": _rows("finding_groups", "finding group", "", _group_line),
     "get_repository_language_inventory": _rows("languages", "language", "", _language_line),
     "get_repository_coverage": _rows("languages", "language", "", _language_line),
+    "find_change_surface": _impact,
+    "analyze_pre_change_impact": _impact,
 }

@@ -37,16 +37,20 @@ INCOMING_TYPES = ("CALLS", "IMPORTS", "INHERITS", "IMPLEMENTS", "REFERENCES", "O
 PLATFORM_GAPS = ["platform_graph_unavailable", "service_and_workload_evidence_unavailable"]
 WALK_ROW_CAP = 5000
 
+# ``sure`` is 1 while every edge of the path was resolved to its target, 0 once the path
+# crossed an ambiguous call (one of several same-named candidates): that node may depend.
 WALK_SQL = f"""
-WITH RECURSIVE walk(node, depth, via) AS (
-    SELECT value, 0, '' FROM json_each(:seeds)
+WITH RECURSIVE walk(node, depth, via, sure) AS (
+    SELECT value, 0, '', 1 FROM json_each(:seeds)
     UNION
-    SELECT e.source_id, w.depth + 1, e.type FROM walk w
+    SELECT e.source_id, w.depth + 1, e.type,
+           w.sure AND COALESCE(e.resolution_method, '') <> 'ambiguous'
+      FROM walk w
       JOIN edges e ON e.target_id = w.node
      WHERE w.depth < :depth AND e.type IN ({",".join(f"'{t}'" for t in INCOMING_TYPES)})
 )
-SELECT node, MIN(depth) AS depth, via FROM walk WHERE depth > 0
- GROUP BY node ORDER BY depth, node LIMIT :cap
+SELECT node, MIN(depth) AS depth, via, MAX(sure) AS sure FROM walk WHERE depth > 0
+ GROUP BY node ORDER BY MAX(sure) DESC, MIN(depth), node LIMIT :cap
 """
 
 
@@ -101,7 +105,11 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
 def affected(
     ctx: ApiContext, seeds: list[str], max_depth: int
 ) -> tuple[list[dict[str, Any]], bool]:
-    """Nodes reaching the seeds through incoming code edges, nearest first."""
+    """
+    Nodes reaching the seeds through incoming code edges: those every edge of a path
+    links for certain first, then those only an ambiguous call links (``possible``);
+    nearest first within each.
+    """
     if not seeds:
         return [], False
     rows = ctx.conn.execute(
@@ -118,6 +126,8 @@ def affected(
             continue
         item["depth"] = row["depth"]
         item["relationship"] = row["via"]
+        if not row["sure"]:
+            item["possible"] = True  # reached only through an ambiguous call
         items.append(item)
     return items, capped
 
@@ -158,6 +168,7 @@ def change_surface(ctx: ApiContext) -> Answer:
         "code_surface": {"seed_count": len(seeds), "seeds": seeds[:limit]},
         "affected": chosen,
         "affected_count": len(items),
+        "possibly_affected_count": sum(1 for item in items if item.get("possible")),
         "services": [],
         "resources": [],
         "limit": limit,
@@ -224,6 +235,7 @@ def pre_change(ctx: ApiContext) -> Answer:
         "seed_count": len(seeds),
         "affected": window,
         "affected_count": len(items),
+        "possibly_affected_count": sum(1 for item in items if item.get("possible")),
         "services": [],
         "workloads": [],
         "resources": [],
