@@ -1,7 +1,8 @@
 """
 Summary lines for the collector-fed families whose rows name no entity: counts by
 dimension, inventory buckets, ownership rules, documentation findings, workload
-correlations, unused infrastructure and language inventories. Each row reads as what it
+correlations, unused infrastructure and language inventories; and change impact, certain
+dependents apart from possible ones. Each row reads as what it
 says (``provider aws: 9``, ``.github/CODEOWNERS:4 /services/web/ -> @acme/frontend (3
 files)``) instead of its first few ``key=value`` pairs.
 """
@@ -41,7 +42,8 @@ def _counts(noun: str, nouns: str = "") -> Family:
                 ((n, str(k)) for k, n in value.items() if isinstance(n, int)), reverse=True
             )
             shown = ", ".join(f"{k} {n}" for n, k in counted[:SHOWN_PER_DIMENSION])
-            more = f", +{len(counted) - SHOWN_PER_DIMENSION} more" if len(counted) > 6 else ""
+            left = len(counted) - SHOWN_PER_DIMENSION
+            more = f", +{left} more" if left > 0 else ""
             lines.append(clamp_line(f"by {key[3:].replace('_', ' ')}: {shown}{more}"))
         return lines
 
