@@ -15,7 +15,7 @@ from attrs import frozen
 
 from eshu_mcp.query.local.api.code_common import in_clause
 from eshu_mcp.query.local.api.code_scope import repo_clause
-from eshu_mcp.query.local.api.framework import ApiContext, ApiError
+from eshu_mcp.query.local.api.framework import ApiContext, ApiError, strict_query_int
 from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE
 
 LOCAL_COLLECTOR_BASIS = "content_index"
@@ -125,28 +125,18 @@ def collected_truth(ctx: ApiContext, capability: str, collector: str, files_read
 
 def aggregate_paging(ctx: ApiContext, maximum: int = 500) -> tuple[int, int]:
     """The aggregate routes' ``limit`` (default 100) and ``offset`` (at most 10000)."""
-    raw = (ctx.query.get("limit") or "").strip()
-    limit = 100
-    if raw:
-        try:
-            limit = int(raw)
-        except ValueError:
-            raise ApiError(400, "limit must be a positive integer") from None
-        if limit < 1:
-            raise ApiError(400, "limit must be a positive integer")
-        if limit > maximum:
-            raise ApiError(400, "limit exceeds maximum")
-    raw = (ctx.query.get("offset") or "").strip()
-    offset = 0
-    if raw:
-        try:
-            offset = int(raw)
-        except ValueError:
-            offset = -1
-        if offset < 0:
-            raise ApiError(400, "offset must be a non-negative integer")
-        if offset > 10_000:
-            raise ApiError(400, "offset exceeds maximum")
+    limit = strict_query_int(ctx.query, "limit")
+    if limit is None:
+        limit = 100
+    elif limit < 1:
+        raise ApiError(400, "limit must be a positive integer")
+    elif limit > maximum:
+        raise ApiError(400, "limit exceeds maximum")
+    offset = strict_query_int(ctx.query, "offset") or 0
+    if offset < 0:
+        raise ApiError(400, "offset must be a non-negative integer")
+    if offset > 10_000:
+        raise ApiError(400, "offset exceeds maximum")
     return limit, offset
 
 

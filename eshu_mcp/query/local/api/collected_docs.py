@@ -30,7 +30,13 @@ from eshu_mcp.query.local.api.collected_docs_model import (
     finding_for,
     is_code_shaped,
 )
-from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.framework import (
+    ROUTES,
+    Answer,
+    ApiContext,
+    ApiError,
+    strict_query_int,
+)
 
 FACT_KIND_ALIASES = {
     "source": "documentation_source",
@@ -52,28 +58,14 @@ GROUPS = ("status", "truth_level", "freshness_state", "finding_type", "source_id
 
 
 def _page(ctx: ApiContext) -> tuple[int, int]:
-    raw = (ctx.query.get("limit") or "").strip()
-    limit = 50
-    if raw:
-        try:
-            limit = int(raw)
-        except ValueError:
-            limit = 0
-        if limit < 1 or limit > 200:
-            raise ApiError(
-                400, "limit must be an integer between 1 and 200", code="invalid_argument"
-            )
-    raw = (ctx.query.get("cursor") or "").strip()
-    offset = 0
-    if raw:
-        try:
-            offset = int(raw)
-        except ValueError:
-            offset = -1
-        if offset < 0:
-            raise ApiError(
-                400, "cursor must be a non-negative integer offset", code="invalid_argument"
-            )
+    limit = strict_query_int(ctx.query, "limit")
+    if limit is None:
+        limit = 50
+    elif limit < 1 or limit > 200:
+        raise ApiError(400, "limit must be an integer between 1 and 200", code="invalid_argument")
+    offset = strict_query_int(ctx.query, "cursor") or 0
+    if offset < 0:
+        raise ApiError(400, "cursor must be a non-negative integer offset", code="invalid_argument")
     return limit, offset
 
 

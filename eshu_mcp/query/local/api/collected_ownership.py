@@ -14,7 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from eshu_mcp.query.local.api.collected import collected_facts, collected_truth
-from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError, relative_path
+from eshu_mcp.query.local.api.framework import (
+    ROUTES,
+    Answer,
+    ApiContext,
+    ApiError,
+    relative_path,
+    strict_query_int,
+)
 from eshu_mcp.query.local.index.collectors.codeowners import (
     CODEOWNERS_LOCATIONS,
     codeowners_rank,
@@ -30,13 +37,9 @@ MATCH_BUDGET = 4_000_000
 
 
 def _limit(ctx: ApiContext) -> int:
-    raw = (ctx.query.get("limit") or "").strip()
-    if not raw:
+    limit = strict_query_int(ctx.query, "limit")
+    if limit is None:
         return 50
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
     if limit <= 0 or limit > 200:
         raise ApiError(400, "limit must be between 1 and 200")
     return limit
@@ -53,11 +56,8 @@ def _cursor(ctx: ApiContext) -> tuple[int, str, str] | None:
         raise ApiError(
             400, "after_order_index, after_pattern, and after_ref must be provided together"
         )
-    try:
-        index = int(raw_index)
-    except ValueError:
-        index = -1
-    if index < 0:
+    index = strict_query_int(ctx.query, "after_order_index")
+    if index is None or index < 0:
         raise ApiError(400, "after_order_index must be a non-negative integer")
     return index, pattern, ref
 

@@ -22,7 +22,7 @@ from eshu_mcp.query.local.api.collected import (
     collected_files,
     collected_truth,
 )
-from eshu_mcp.query.local.api.framework import ApiContext, ApiError
+from eshu_mcp.query.local.api.framework import ApiContext, ApiError, strict_query_int
 from eshu_mcp.query.local.index.collectors.package_identity import normalize_name, package_identity
 
 PROJECT = "package_project"
@@ -198,23 +198,19 @@ def evidence_row(evidence: PackageEvidence, fact: CollectedFact) -> dict[str, An
 
 def required_limit(ctx: ApiContext, maximum: int = 200) -> int:
     """Eshu's package-registry ``limit``: required, 1..maximum, else 400."""
-    raw = (ctx.query.get("limit") or "").strip()
-    if not raw:
+    limit = strict_query_int(ctx.query, "limit")
+    if limit is None:
         raise ApiError(400, "limit is required")
-    return _bounded(raw, maximum)
+    return _bounded(limit, maximum)
 
 
 def optional_limit(ctx: ApiContext, default: int, maximum: int) -> int:
     """A ``limit`` defaulting when absent, 1..maximum, else 400."""
-    raw = (ctx.query.get("limit") or "").strip()
-    return _bounded(raw, maximum) if raw else default
+    limit = strict_query_int(ctx.query, "limit")
+    return default if limit is None else _bounded(limit, maximum)
 
 
-def _bounded(raw: str, maximum: int) -> int:
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
+def _bounded(limit: int, maximum: int) -> int:
     if limit <= 0 or limit > maximum:
         raise ApiError(400, f"limit must be between 1 and {maximum}")
     return limit

@@ -72,6 +72,25 @@ def int_param(source: dict[str, Any], name: str, default: int) -> int:
     return int(value)
 
 
+NOT_AN_INTEGER = -1
+"""What :func:`strict_query_int` gives for text that is no integer (callers refuse < 0)."""
+
+
+def strict_query_int(query: dict[str, str], name: str) -> int | None:
+    """
+    A query integer for a route that refuses text that is not one: None when absent or
+    blank, else its value, or :data:`NOT_AN_INTEGER` (every such route refuses negatives,
+    so one bound check answers both, in the route's own words).
+    """
+    raw = (query.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return NOT_AN_INTEGER
+
+
 def str_param(source: dict[str, Any], name: str, default: str = "") -> str:
     """A string field; non-strings in a JSON body are Go's 400."""
     value = source.get(name)

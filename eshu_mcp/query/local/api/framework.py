@@ -32,6 +32,7 @@ from eshu_mcp.query.local.api.fields import (
     relative_path,
     str_list_param,
     str_param,
+    strict_query_int,
 )
 from eshu_mcp.query.local.api.work_trees import WORK_TREES
 
@@ -54,6 +55,7 @@ __all__ = [
     "status_text",
     "str_list_param",
     "str_param",
+    "strict_query_int",
     "unsupported",
 ]
 
