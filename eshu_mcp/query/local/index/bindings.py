@@ -101,6 +101,22 @@ def resolve_imports(
         " resolved_file_id FROM imports WHERE repo_id = ? ORDER BY import_id",
         (repo_id,),
     ).fetchall()
+    changed_files = resolve_rows(conn, resolver, rows, only)
+    return resolver.records, resolver.bindings, changed_files
+
+
+def resolve_rows(
+    conn: sqlite3.Connection,
+    resolver: ImportResolver,
+    rows: list,
+    only: frozenset[int] | None = None,
+) -> set[int]:
+    """
+    Resolve imports rows (``import_id, file_id, module, imported_name, alias, import_type,
+    line_number, resolved_file_id``) into ``resolver`` in their order, update the rows whose
+    file changed, and return the files whose imports now resolve differently. With ``only``,
+    rows of other files keep the file they resolved to.
+    """
     updates = []
     changed_files: set[int] = set()
     for row in rows:
@@ -117,7 +133,7 @@ def resolve_imports(
             "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
             updates,
         )
-    return resolver.records, resolver.bindings, changed_files
+    return changed_files
 
 
 def _bind(

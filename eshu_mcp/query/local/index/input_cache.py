@@ -25,7 +25,7 @@ from collections import defaultdict
 
 from attrs import define
 
-from .bindings import ImportRecord, ImportResolver
+from .bindings import ImportRecord, ImportResolver, resolve_rows
 from .calls import Catalog, Entity
 from .extractors import EXTRACTOR_VERSION
 from .graph_inputs import BASE_ROWS, CATALOG_ROWS, GraphInputs, declared_key, read_graph_inputs
@@ -232,19 +232,7 @@ def _patch_imports(
         bindings.star.pop(file_id, None)
     resolver.bindings = bindings
     resolver.records = []
-    updates = []
-    import_changed: set[int] = set()
-    for row in rows:
-        resolved = resolver.resolved(row[1], row[2], row[3])
-        if resolved != row[7]:
-            updates.append((resolved, 0 if resolved else 1, row[0]))
-            import_changed.add(row[1])
-        resolver.add(ImportRecord(*row[:7], resolved))
-    if updates:
-        conn.executemany(
-            "UPDATE imports SET resolved_file_id = ?, is_external = ? WHERE import_id = ?",
-            updates,
-        )
+    import_changed = resolve_rows(conn, resolver, rows)
     records = [r for r in kept.inputs.records if r.file_id not in changed] + resolver.records
     records.sort(key=_import_order)
     return records, import_changed
