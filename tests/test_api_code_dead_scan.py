@@ -137,6 +137,14 @@ def upgrade(thing, version):
     return getattr(thing, "upgradeToVersion%s" % version)()
 
 
+def handler_named(name):
+    return globals()["_%s_Handler" % name]()
+
+
+class _quit_Handler:
+    pass
+
+
 class SaxHandler(handler.ContentHandler):
     def startDocument(self):
         return None
@@ -248,6 +256,8 @@ class DeadCodeScanTests(SynchronousTestCase):
             ("cmd_QUIT", "python.prefix_dispatch"),
             # A family of three or more whose stem alone is written: a state dispatcher.
             ("_dataArrived_PAUSED", "python.prefix_dispatch"),
+            # "_%s_Handler" % name: a template with literal text on both sides
+            ("_quit_Handler", "python.template_dispatch"),
             ("reached_by_name_only", "name_used_elsewhere"),
         ]:
             self.assertIn(reason, reasons[name], name)

@@ -40,6 +40,28 @@ class ModuleIndexTests(SynchronousTestCase):
         self.assertEqual(self.resolve("python", "x.py", "tool.cli"), 4)
         self.assertIsNone(self.resolve("python", "x.py", "os.path"))
 
+    def test_python_module_inside_a_package_is_not_a_top_level_module(self) -> None:
+        """Python 3 imports are absolute: a package's unittest.py is no top-level unittest."""
+        index = ModuleIndex(
+            [
+                (1, "twisted/__init__.py", "python"),
+                (2, "twisted/trial/__init__.py", "python"),
+                (3, "twisted/trial/unittest.py", "python"),
+                (4, "twisted/trial/_synctest.py", "python"),
+                (5, "scripts/helper.py", "python"),
+                (6, "src/app/__init__.py", "python"),
+                (7, "src/app/models.py", "python"),
+            ],
+            {},
+        )
+        self.assertIsNone(index.resolve("python", "twisted/trial/_synctest.py", "unittest", None))
+        self.assertIsNone(index.resolve("python", "x.py", "trial.unittest", None))
+        self.assertEqual(index.resolve("python", "twisted/x.py", "twisted.trial.unittest", None), 3)
+        # folders that are not packages are search-path roots: a script's sibling, src/
+        self.assertEqual(index.resolve("python", "scripts/run.py", "helper", None), 5)
+        self.assertEqual(index.resolve("python", "tests/t.py", "app.models", None), 7)
+        self.assertEqual(index.resolve("python", "tests/t.py", "app", "models"), 7)
+
     def test_javascript_probes_extensions_and_index_files(self) -> None:
         self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib/util"), 5)
         self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib/util.js"), 5)

@@ -163,3 +163,41 @@ def dispatched_by_prefix(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]
         if hit is not None:
             found.update(rids)
     return found
+
+
+TEMPLATE_REASON = "python.template_dispatch"
+_TEMPLATE = re.compile(r"""["']([A-Za-z0-9_]*)(?:%[sdr]|\{[^{}'"]*\})([A-Za-z0-9_]*)["']""")
+"""A string of one name with one placeholder: ``"_%s_Function"``, ``f"visit_{kind}"``."""
+
+
+def dispatched_by_template(conn: sqlite3.Connection, rows: Sequence[dict[str, Any]]) -> set[int]:
+    """
+    Python definitions whose name a string template of their own file builds, with literal
+    text on both sides of the placeholder: ``_not_Function`` and ``_text_Function`` for
+    ``globals()["_%s_Function" % fname]``. Both sides must match, so one template speaks
+    for one family of names; one-sided templates are :func:`dispatched_by_prefix`'s.
+    """
+    by_file: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["language"] == "python":
+            by_file.setdefault(row["file_id"], []).append(row)
+    found: set[int] = set()
+    for clause, params in in_clauses("file_id", sorted(by_file)):
+        for file_id, content in conn.execute(
+            f"SELECT file_id, content FROM files WHERE {clause}", params
+        ):
+            templates = {
+                (head, tail)
+                for head, tail in _TEMPLATE.findall(content or "")
+                if head and tail and len(head + tail) >= 4
+            }
+            for row in by_file[file_id]:
+                name = row["entity_name"]
+                if any(
+                    len(name) > len(head) + len(tail)
+                    and name.startswith(head)
+                    and name.endswith(tail)
+                    for head, tail in templates
+                ):
+                    found.add(row["rid"])
+    return found

@@ -32,7 +32,9 @@ from eshu_mcp.query.local.api.code_dead_cache import kept
 from eshu_mcp.query.local.api.code_dead_interfaces import member_roots
 from eshu_mcp.query.local.api.code_dead_names import (
     PREFIX_REASON,
+    TEMPLATE_REASON,
     dispatched_by_prefix,
+    dispatched_by_template,
     mentioned_elsewhere,
 )
 from eshu_mcp.query.local.api.code_dead_names import REASON as NAME_REASON
@@ -266,6 +268,10 @@ def _scan(
     for candidate in candidates:
         if candidate.row["rid"] in prefixed:
             candidate.roots = [f"modeled_root:{PREFIX_REASON}"]
+    templated = dispatched_by_template(conn, [c.row for c in candidates if not c.roots])
+    for candidate in candidates:
+        if candidate.row["rid"] in templated:
+            candidate.roots = [f"modeled_root:{TEMPLATE_REASON}"]
     if language in ("", "python"):
         _mark_outside_overrides(conn, repo_ids, candidates)
     named = 0

@@ -35,11 +35,21 @@ class ModuleIndex:
             self.by_dir[posixpath.dirname(path)].append((path, file_id))
             if language == "python":
                 self.python[python_module_name(path)] = file_id
+        # A module is also importable by a shorter name when the folder above that name is a
+        # search-path root (src/pkg/mod.py as pkg.mod, a script's sibling), never when that
+        # folder is a package: Python 3 imports are absolute, so `import unittest` inside
+        # twisted/trial/ means the standard library's, not twisted/trial/unittest.py.
+        packages = {
+            posixpath.dirname(path)
+            for path in self.by_path
+            if posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+        }
         self.python_suffix: dict[str, list[int]] = defaultdict(list)
         for name, file_id in self.python.items():
             parts = name.split(".")
             for start in range(1, len(parts)):
-                self.python_suffix[".".join(parts[start:])].append(file_id)
+                if "/".join(parts[:start]) not in packages:
+                    self.python_suffix[".".join(parts[start:])].append(file_id)
         self.go_modules = {module: posixpath.dirname(path) for path, module in go_mods.items()}
 
     def unique_suffix(self, suffix: str) -> int | None:
