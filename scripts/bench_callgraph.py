@@ -315,6 +315,10 @@ def done_when(result: dict, tree, index) -> dict:
         checks["dead code referenced nowhere >= 0.90"] = dead["share_referenced_nowhere"]
         if dead.get("ran_at_runtime") is not None:
             checks["dead code that ran in the runtime trace"] = dead["ran_at_runtime"]
+            checks["dead code classified unused (cleanup-ready) that ran"] = dead.get(
+                "unused_ran_at_runtime"
+            )
+        checks["dead code by classification"] = dead.get("classifications")
     return checks
 
 

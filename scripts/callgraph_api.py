@@ -237,11 +237,22 @@ async def _dead_code(dispatcher, index, tree, ran: dict) -> dict:
     unreferenced = [r for r in results if references(tree, r.get("name", "")) == 0]
     running = [r for r in results if _ran(r, ran)]
     scan = {k: v for k, v in data.items() if "scan" in k or "files" in k or k == "truncated"}
+    verdicts: dict[str, int] = {}
+    for row in results:
+        reasons = row.get("ambiguity_reasons") or [""]
+        verdict = row.get("classification", "?")
+        if verdict == "ambiguous":
+            verdict += f" ({reasons[0].split(':', 1)[0]})"
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
     return {
         "error": error.get("code"),
         "limit": limit,
         "pages": pages,
         "reported": len(results),
+        "classifications": dict(sorted(verdicts.items())),
+        "unused_ran_at_runtime": (
+            sum(1 for r in running if r.get("classification") == "unused") if ran else None
+        ),
         "files_with_results": len({r.get("file_path") for r in results}),
         "repository_files": len(tree.module_of),
         "scan": scan,

@@ -146,7 +146,8 @@ def print_report(result: dict) -> None:
             print(f"class_hierarchy {row['class']}: by name {row['by_name']}, by id {row['by_id']}")
         dead = api["dead_code"]
         print(
-            f"\nfind_dead_code: {dead['reported']} reported (over {dead.get('pages', 1)} pages)"
+            f"\nfind_dead_code: {dead['reported']} reported (over {dead.get('pages', 1)} pages;"
+            f" {dead.get('classifications')})"
             f" from {dead['files_with_results']} of"
             f" {dead['repository_files']} files; referenced nowhere else:"
             f" {dead['referenced_nowhere']} ({_fmt(dead['share_referenced_nowhere'])}); scan"

@@ -353,3 +353,89 @@ class ClassHeaderTests(SynchronousTestCase):
         header = "@implementer(interfaces.IReactorTCP, IFoo) @other(x) class Reactor(Base)"
         self.assertEqual(implemented(header_decorators(header)), ["IReactorTCP", "IFoo"])
         self.assertEqual(implemented(header_decorators("class Reactor(Base)")), [])
+
+
+LIBRARY = {
+    "lib/__init__.py": "from lib._impl import Engine\n",
+    "lib/_impl.py": (
+        "class Engine:\n"
+        "    def start_engine(self):\n"
+        "        return 1\n\n"
+        "    def _spin_engine(self):\n"
+        "        return 2\n"
+    ),
+    "lib/shapes.py": (
+        '__all__ = ["Circle"]\n\n\n'
+        "class Circle:\n"
+        "    def radius_squared(self):\n"
+        "        return 1\n\n\n"
+        "class Square:\n"
+        "    def side_length(self):\n"
+        "        return 1\n\n\n"
+        "def shape_helper():\n"
+        "    return 0\n"
+    ),
+    "lib/widgets.py": (
+        "class _WidgetBase:\n"
+        "    def resize_widget(self):\n"
+        "        return 1\n\n\n"
+        "class Button(_WidgetBase):\n"
+        "    pass\n\n\n"
+        "def make_widget():\n"
+        "    return 1\n\n\n"
+        "def _hidden_widget():\n"
+        "    return 1\n"
+    ),
+    "tools/run.py": "def build_everything():\n    return 1\n",
+}
+
+
+class PublicApiTests(SynchronousTestCase):
+    """Public names of a package's modules may be used outside the repository."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-public-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        repo = self.tmp / "repo"
+        for path, text in LIBRARY.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+        db = self.tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        self.conn = open_reader(db)
+        self.addCleanup(self.conn.close)
+        code_dead_cache.forget()
+        self.addCleanup(code_dead_cache.forget)
+
+    def verdicts(self) -> dict[str, tuple[str, list[str]]]:
+        data = call(self.conn, "/code/dead-code", {"limit": 500}).data
+        return {
+            row["name"]: (row["classification"], row.get("ambiguity_reasons", []))
+            for row in data["results"]
+        }
+
+    def test_public_names_are_ambiguous_and_private_ones_unused(self) -> None:
+        verdicts = self.verdicts()
+        public = {
+            "start_engine": "lib.Engine",  # re-exported by the package's __init__
+            "radius_squared": "lib.shapes.Circle",  # its class is in __all__
+            "Button": "lib.widgets.Button",
+            "resize_widget": "lib.widgets.Button",  # inherited by a public class
+            "make_widget": "lib.widgets.make_widget",
+        }
+        for name, reached_as in public.items():
+            self.assertEqual(
+                verdicts[name], ("ambiguous", [f"python.public_api:{reached_as}"]), name
+            )
+        for name in [
+            "_spin_engine",  # private name
+            "Square",  # left out of __all__
+            "side_length",
+            "shape_helper",
+            "_hidden_widget",
+            "build_everything",  # tools/ is no package: nobody imports it
+        ]:
+            self.assertEqual(verdicts[name], ("unused", []), name)

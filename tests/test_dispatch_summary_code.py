@@ -90,6 +90,35 @@ class CodeFamilySummaryTests(SynchronousTestCase):
             same = summarize_envelope("analyze_code_relationships", derived(data))
             self.assertEqual(same, text)
 
+    def test_dead_code_says_why_a_candidate_is_ambiguous(self):
+        rows = [
+            {
+                "name": "setBaudRate",
+                "file_path": "twisted/internet/serialport.py",
+                "start_line": 60,
+                "classification": "ambiguous",
+                "ambiguity_reasons": ["python.public_api:twisted.internet.serialport.SerialPort"],
+            },
+            {
+                "name": "startDocument",
+                "file_path": "twisted/web/_flatten.py",
+                "start_line": 9,
+                "classification": "ambiguous",
+                "ambiguity_reasons": ["python.may_override_outside_base:handler.ContentHandler"],
+            },
+        ]
+        text = summarize_envelope("find_dead_code", derived({"results": rows}))
+        self.assertIn(
+            "setBaudRate ambiguous: public API as twisted.internet.serialport.SerialPort;"
+            " code outside the repository may use it",
+            text,
+        )
+        self.assertIn(
+            "startDocument ambiguous: may override a method of handler.ContentHandler"
+            " (outside the repository)",
+            text,
+        )
+
     def test_a_page_of_dead_code_says_how_many_there_are_in_all(self):
         rows = [{"name": f"f{i}", "file_path": "a.py", "start_line": i} for i in range(1, 4)]
         data = {"results": rows, "active_candidates": 160, "next_offset": 3, "truncated": True}

@@ -148,6 +148,8 @@ def _inventory(data: dict) -> Lines:
 
 OUTSIDE_BASE = "python.may_override_outside_base:"
 """The ambiguity reason of a method that may override a base's from outside the repository."""
+PUBLIC_API = "python.public_api:"
+"""The ambiguity reason of a public name that importers outside the repository may use."""
 
 
 def _dead_row(row: dict) -> str:
@@ -158,6 +160,10 @@ def _dead_row(row: dict) -> str:
         if reason.startswith(OUTSIDE_BASE):
             reason = (
                 f"may override a method of {reason[len(OUTSIDE_BASE) :]} (outside the repository)"
+            )
+        elif reason.startswith(PUBLIC_API):
+            reason = (
+                f"public API as {reason[len(PUBLIC_API) :]}; code outside the repository may use it"
             )
         verdict += f": {clamp_field(reason)}"
     return row_line(row, verdict)
