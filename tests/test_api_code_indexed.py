@@ -101,10 +101,15 @@ class IndexedCodeRoutesTests(SynchronousTestCase):
             {r["resolution_method"] for r in data["relationships"]}, {"import_binding"}
         )
 
-    def test_old_refund_is_cleanup_ready_and_overriding_run_is_a_root(self):
+    def test_old_refund_is_public_api_and_overriding_run_is_a_root(self):
         data = call(self.conn, "/code/dead-code/investigate", {"repo_id": self.repo}).data
         ready = {r["name"] for r in data["candidate_buckets"]["cleanup_ready"]}
-        self.assertIn("old_refund", ready)
+        ambiguous = {
+            r["name"]: r["ambiguity_reasons"] for r in data["candidate_buckets"]["ambiguous"]
+        }
+        # nothing here calls it, but pkg.service is importable: code elsewhere may
+        self.assertEqual(ambiguous["old_refund"], ["python.public_api:pkg.service.old_refund"])
+        self.assertNotIn("old_refund", ready)
         self.assertNotIn("charge", ready)
         self.assertNotIn("fmt", ready)
         suppressed = {
@@ -142,6 +147,21 @@ class IndexedCodeRoutesTests(SynchronousTestCase):
             [[n["name"] for n in c["chain"]] for c in data["chains"]],
             [["create_charge", "charge", "fmt"]],
         )
+        start, middle, end = data["chains"][0]["chain"]
+        self.assertNotIn("called_at_line", start)
+        self.assertEqual(
+            (middle["called_at_line"], middle["resolution_method"]), (6, "import_binding")
+        )
+        self.assertEqual((end["called_at_line"], end["resolution_method"]), (16, "import_binding"))
+
+    def test_an_empty_call_chain_says_why(self):
+        missing = call(self.conn, "/code/call-chain", {"start": "Base.nothing", "end": "fmt"}).data
+        self.assertEqual(missing["chains"], [])
+        self.assertIn('no definition is named "Base.nothing" (start)', missing["reason"])
+        backwards = call(self.conn, "/code/call-chain", {"start": "fmt", "end": "charge"}).data
+        self.assertEqual(backwards["chains"], [])
+        self.assertIn("both ends are indexed", backwards["reason"])
+        self.assertIn("at most 5 linked calls", backwards["reason"])
 
     def test_symbol_search_and_class_hierarchy(self):
         data = call(self.conn, "/code/symbols/search", {"symbol": "charge"}).data

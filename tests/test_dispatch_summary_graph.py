@@ -301,6 +301,42 @@ class GraphFamilySummaryTests(SynchronousTestCase):
             "derived/fresh — No call chain found from a to b within depth 5",
         )
 
+    def test_a_chain_marks_ambiguous_calls_and_names_each_call_line(self):
+        start = {"name": "main", "file_path": "click/core.py", "start_line": 1483}
+        middle = {
+            "name": "invoke",
+            "file_path": "click/core.py",
+            "start_line": 1400,
+            "called_at_line": 1560,
+            "resolution_method": "ambiguous",
+        }
+        end = {
+            "name": "invoke",
+            "file_path": "click/core.py",
+            "start_line": 861,
+            "called_at_line": 1414,
+            "resolution_method": "type_inferred",
+        }
+        data = {"start": "main", "end": "invoke", "chains": [{"chain": [start, middle, end]}]}
+        lines = summarize_envelope("find_function_call_chain", derived(data)).splitlines()
+        self.assertIn("? marks an ambiguous call", lines[0])
+        self.assertEqual(lines[1], "main -> invoke? -> invoke")
+        self.assertEqual(lines[3], "  click/core.py:1400 invoke called at line 1560 (ambiguous)")
+
+    def test_an_empty_chain_gives_the_reason_instead_of_the_depth(self):
+        data = {
+            "start": "Nope.run",
+            "end": "b",
+            "chains": [],
+            "max_depth": 5,
+            "reason": 'no definition is named "Nope.run" (start) in repository "r"',
+        }
+        self.assertEqual(
+            summarize_envelope("find_function_call_chain", derived(data)),
+            "derived/fresh — No call chain found from Nope.run to b: no definition is named"
+            ' "Nope.run" (start) in repository "r"',
+        )
+
     def test_compact_outgoing_rows_without_the_anchors_path_still_read(self):
         # The compact view drops the anchor side's path: the call site keeps its line.
         row = {"direction": "outgoing", "type": "CALLS", "line_number": 532}

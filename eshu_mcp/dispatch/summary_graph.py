@@ -380,7 +380,23 @@ def _overrides(data: dict) -> Lines:
 
 
 def _chain_node(node: dict) -> str:
-    return entity_name(node) or first_text(node, "entity_id") or "?"
+    """A chain node's name, with ``?`` when the call into it is ambiguous."""
+    name = entity_name(node) or first_text(node, "entity_id") or "?"
+    return name + "?" if _ambiguous_hop(node) else name
+
+
+def _ambiguous_hop(node: dict) -> bool:
+    return first_text(node, "resolution_method") == "ambiguous"
+
+
+def _chain_hop(node: dict) -> str:
+    """A chain node's location, and the line and certainty of the call into it."""
+    line = first_int(node, "called_at_line")
+    method = first_text(node, "resolution_method")
+    extra = f"called at line {line}" if line is not None else ""
+    if method and line is not None:
+        extra += f" ({method})"
+    return row_line(node, extra)
 
 
 def call_chains(data: dict) -> Lines:
@@ -393,15 +409,21 @@ def call_chains(data: dict) -> Lines:
         why = first_text(data, "reason", "message")
         text = f"No call chain found from {start or '?'} to {end or '?'}"
         depth = first_int(data, "max_depth")
-        if depth:
+        if depth and not why:  # a reason says what it needs to
             text += f" within depth {depth}"
         return [clamp_line(text + (f": {why}" if why else ""))]
-    lines = [clamp_line(headline(len(chains), "call chain", "", subject))]
+    head = headline(len(chains), "call chain", "", subject)
+    if any(_ambiguous_hop(node) for row in chains[:5] for node in field_rows(row, "chain")):
+        head += (
+            "; ? marks an ambiguous call (the receiver's class is unknown: it may run another"
+            " definition of that name)"
+        )
+    lines = [clamp_line(head)]
     for row in chains[:5]:
         nodes = field_rows(row, "chain")
         lines.append(clamp_line(" -> ".join(_chain_node(node) for node in nodes)))
     for node in field_rows(chains[0], "chain"):
-        lines.append(clamp_line("  " + row_line(node)))
+        lines.append(clamp_line("  " + _chain_hop(node)))
     if len(chains) > 5:
         lines.append(f"... {plural(len(chains) - 5, 'more chain')} in the structured content")
     return lines

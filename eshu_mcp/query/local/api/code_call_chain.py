@@ -32,15 +32,25 @@ MAX_CHAINS = 10
 MAX_CANDIDATE_PAIRS = 100
 
 
+Hop = tuple[int | None, str | None, float | None]
+"""How one node of a chain calls the next: (line, resolution method, confidence), the
+surest of its calls (then the first line)."""
+
+
 def shortest_paths(
-    conn: sqlite3.Connection, starts: list[str], ends: set[str], max_depth: int
+    conn: sqlite3.Connection,
+    starts: list[str],
+    ends: set[str],
+    max_depth: int,
+    hops: dict[tuple[str, str], Hop] | None = None,
 ) -> list[list[str]]:
     """
     Every shortest CALLS path from any of ``starts`` to any of ``ends`` (ids), capped.
 
     Level-by-level BFS keeping all same-level parents, so equally short chains are all
     found; the walk stops at the first level that reaches an end, at ``max_depth``, or
-    when ``MAX_EXPANSIONS`` nodes have been seen.
+    when ``MAX_EXPANSIONS`` nodes have been seen. ``hops``, when given, receives the
+    :data:`Hop` of every edge the walk took.
     """
     parents: dict[str, list[str]] = {start: [] for start in starts}
     frontier = list(dict.fromkeys(starts))
@@ -50,9 +60,10 @@ def shortest_paths(
         depth += 1
         level: dict[str, list[str]] = {}
         for clause, params in in_clauses("source_id", frontier):
-            for source, target in conn.execute(
-                f"SELECT source_id, target_id FROM edges WHERE {clause} AND type = 'CALLS'"
-                " ORDER BY source_id, target_id LIMIT ?",
+            for source, target, line, method, confidence in conn.execute(
+                "SELECT source_id, target_id, line_number, resolution_method, confidence"
+                f" FROM edges WHERE {clause} AND type = 'CALLS'"
+                " ORDER BY source_id, target_id, confidence DESC, line_number LIMIT ?",
                 [*params, MAX_EXPANSIONS + 1],
             ):
                 if target in parents:
@@ -60,6 +71,8 @@ def shortest_paths(
                 level.setdefault(target, [])
                 if source not in level[target]:
                     level[target].append(source)
+                    if hops is not None:
+                        hops[(source, target)] = (line, method, confidence)
         parents.update(level)
         frontier = sorted(level)
         reached = [node for node in frontier if node in ends]
@@ -137,6 +150,18 @@ def call_chains(
     )
     end_rows, end_label = _endpoint(conn, req["end"], req["end_entity_id"], req["end_repo_id"])
     if not start_rows or not end_rows:
+        missing = [
+            f'"{label}" ({side})'
+            for side, label, rows in (
+                ("start", start_label, start_rows),
+                ("end", end_label, end_rows),
+            )
+            if not rows
+        ]
+        req["reason"] = (
+            f"no definition is named {' or '.join(missing)} {_where(req)};"
+            " find_symbol with match_mode fuzzy lists the names that contain it"
+        )
         return [], req["start_entity_id"], req["end_entity_id"]
     start = pick_candidate(start_rows)
     end = pick_candidate(end_rows)
@@ -150,8 +175,13 @@ def call_chains(
             f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id, or qualified"
             " names (Class.method), to disambiguate",
         )
+    hops: dict[tuple[str, str], Hop] = {}
     paths = shortest_paths(
-        conn, [r["entity_id"] for r in starts], {r["entity_id"] for r in ends}, req["max_depth"]
+        conn,
+        [r["entity_id"] for r in starts],
+        {r["entity_id"] for r in ends},
+        req["max_depth"],
+        hops,
     )
     pairs = sorted({(p[0], p[-1]) for p in paths})
     if len(pairs) > 1 and (start is None or end is None):
@@ -168,12 +198,29 @@ def call_chains(
             raise _ambiguity(start_label, req["start_repo_id"], start_rows)
         if end is None:
             raise _ambiguity(end_label, req["end_repo_id"], end_rows)
+        req["reason"] = (
+            f"both ends are indexed, and no chain of at most {req['max_depth']} linked calls"
+            " joins them; a call the index could not link (an outside or dynamic receiver)"
+            " is not followed"
+        )
         return [], start["entity_id"], end["entity_id"]
     nodes = describe_nodes(conn, {node for path in paths for node in path})
     chains = [
-        {"chain": [_chain_node(nodes, n) for n in path], "depth": len(path) - 1} for path in paths
+        {
+            "chain": [
+                _chain_node(nodes, node, hops.get((path[at - 1], node)) if at else None)
+                for at, node in enumerate(path)
+            ],
+            "depth": len(path) - 1,
+        }
+        for path in paths
     ]
+    chains.sort(key=_uncertain_hops)  # the surest chains first (the sort is stable)
     return chains, pairs[0][0], pairs[0][1]
+
+
+def _uncertain_hops(chain: dict[str, Any]) -> int:
+    return sum(1 for node in chain["chain"] if node.get("resolution_method") == "ambiguous")
 
 
 def _endpoint_label(nodes: dict[str, dict[str, Any]], node_id: str) -> str:
@@ -188,7 +235,10 @@ def _endpoint_label(nodes: dict[str, dict[str, Any]], node_id: str) -> str:
     return f"{name} ({node.get('file_path', '')}:{node.get('start_line', 0)})"
 
 
-def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str) -> dict[str, Any]:
+def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str, hop: Hop | None) -> dict[str, Any]:
+    """Eshu's chain node; after the first, with how the previous node calls it (the line
+    of the call, its resolution method and confidence: ``ambiguous`` when the call may run
+    another definition of the name)."""
     node = nodes.get(node_id, {"name": node_id, "type": ""})
     metadata = node.get("metadata") or {}
     item = {
@@ -208,6 +258,8 @@ def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str) -> dict[str, Any
     }
     if metadata:
         item["metadata"] = metadata
+    if hop is not None:
+        item["called_at_line"], item["resolution_method"], item["confidence"] = hop
     return item
 
 
@@ -242,6 +294,9 @@ def code_call_chain(ctx: ApiContext) -> Answer:
         "start_repo_id": req["start_repo_id"],
         "end_repo_id": req["end_repo_id"],
         "chains": chains,
+        "max_depth": req["max_depth"],
     }
+    if not chains and req.get("reason"):
+        data["reason"] = req["reason"]
     truth = ctx.truth("call_graph.call_chain_path", reason="resolved from bounded CALLS search")
     return Answer(data, truth)
