@@ -302,3 +302,30 @@ class StoryGroupedByDefinitionTests(SynchronousTestCase):
         self.assertEqual([g["rows_available"] for g in groups], [60, 8, 0])
         self.assertTrue(all(row["depth"] == 1 for row in data["relationships"]))
         self.assertEqual(data["coverage"]["query_shape"], "entity_anchor_bounded_bfs")
+
+
+class TestCallersLastTests(SynchronousTestCase):
+    def test_callers_in_shipped_code_come_before_busier_callers_in_tests(self):
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("lib")
+        core = index.file(repo, "lib/core.py", "def compose():\n    pass\n")
+        compose = index.entity(core, "Function", "compose", 1, 2)
+        app = index.file(repo, "lib/app.py", "def run():\n    pass\n")
+        run = index.entity(app, "Function", "run", 1, 2)
+        tests = index.file(repo, "tests/test_core.py", "def test_it():\n    pass\n", is_test=1)
+        test_it = index.entity(tests, "Function", "test_it", 1, 2)
+        for line in (2, 3, 4):
+            index.edge("CALLS", test_it, compose, line=line)
+        index.edge("CALLS", run, compose, line=2)
+        index.writer.execute(  # the indexer records the file holding each call
+            "UPDATE edge_rows SET evidence_file_id ="
+            " (SELECT file_id FROM entity_rows WHERE rid = edge_rows.src)"
+        )
+        index.writer.commit()
+        data = call(
+            index.reader(), STORY, {"entity_id": compose, "direction": "incoming", "limit": 10}
+        ).data
+        self.assertEqual(
+            [(row["source_name"], row["centrality"]) for row in data["relationships"]],
+            [("run", 1), ("test_it", 3), ("test_it", 3), ("test_it", 3)],
+        )

@@ -2,9 +2,11 @@
 Exact pages of a relationship story's one-hop rows, within the response budget.
 
 A story's rows form one ordered sequence: incoming edges, then cross-repository incoming
-rows, then outgoing edges. Edges of one direction are ranked by centrality (how many edges
-the neighbour has with the target, highest first), then the neighbour's name and id, then
-the edge's own type, line and id, so the order is total and the same on every read. A
+rows, then outgoing edges. Edges of one direction are ranked with the edges whose evidence
+is in test code last (an assistant asking who calls a function wants the code that ships
+first), then by centrality (how many edges the neighbour has with the target, highest
+first), then the neighbour's name and id, then the edge's own type, line and id, so the
+order is total and the same on every read. A
 page is a slice of that sequence: the confidence floor and the repository scope are part
 of the SQL rather than filters applied after the cut, so consecutive offsets never lose
 or repeat a row, and ``next_offset`` is exactly where the following page starts.
@@ -94,9 +96,11 @@ def ranked_story_edges(
     return conn.execute(
         f"SELECT e.*, COUNT(*) OVER (PARTITION BY {other}) AS centrality,"
         " COALESCE((SELECT r.entity_name FROM nodes n JOIN entity_rows r ON r.rid = n.nid"
-        f" WHERE n.node_id = {other}), {other}) AS neighbour_name"
+        f" WHERE n.node_id = {other}), {other}) AS neighbour_name,"
+        " COALESCE((SELECT f.is_test FROM files f WHERE f.file_id = e.evidence_file_id), 0)"
+        " AS in_tests"
         f" FROM edges e WHERE {where}"
-        f" ORDER BY centrality DESC, neighbour_name, {other}, e.type, e.line_number,"
+        f" ORDER BY in_tests, centrality DESC, neighbour_name, {other}, e.type, e.line_number,"
         " e.edge_id LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()
