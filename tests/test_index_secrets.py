@@ -54,3 +54,33 @@ class SecretTests(SynchronousTestCase):
     def test_redact_keeps_the_assignment_prefix(self) -> None:
         redacted, values = redact('token: "abcdefghij"')
         self.assertEqual((redacted, values), ('token: "[REDACTED]"', ["abcdefghij"]))
+
+    def test_in_code_only_string_literals_count(self) -> None:
+        source = (
+            'api_key = "k3y-v4lue-zz"\n'
+            "self.password = password\n"
+            'TOKEN = os.environ["TOKEN"]\n'
+            "sharedSecret = _secret(ours, theirs)\n"
+            "def sign(self, privateKey: PrivateKey) -> bytes:\n"
+            'prompt = "{}\'s password: ".format(host)\n'
+            "password: str = 'hunter2hunter'\n"
+            'SECRET_KEY = "django-insecure-abc123"\n'
+            'settings = {"token": "abcdef123456"}\n'
+        )
+        found = find_secrets("app/settings.py", source)
+        self.assertEqual([f.line_number for f in found], [1, 7, 8, 9])
+        for finding in found:
+            self.assertIn("[REDACTED]", finding.redacted_excerpt)
+        self.assertNotIn("hunter2hunter", found[1].redacted_excerpt)
+        self.assertNotIn("django-insecure-abc123", found[2].redacted_excerpt)
+        # the same lines in a configuration file are all values
+        self.assertEqual(len(find_secrets("app/settings.env", "token = readFromVault\n")), 1)
+
+    def test_test_files_are_marked(self) -> None:
+        (finding,) = find_secrets("pkg/test/test_auth.py", 'password = "hunter2hunter"\n')
+        self.assertEqual(finding.suppression_notes, ("test_or_fixture_path",))
+
+    def test_quoted_keys_of_configuration_files_are_redacted(self) -> None:
+        (finding,) = find_secrets("deploy/app.json", '{"password": "hunter2hunter"}\n')
+        self.assertEqual(finding.finding_kind, "password_literal")
+        self.assertEqual(finding.redacted_excerpt, '{"password": "[REDACTED]"}')

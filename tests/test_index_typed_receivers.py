@@ -86,6 +86,21 @@ SOURCES = {
         }
         """,
     "ts/db.ts": "export class Db {\n  query() {}\n  close() {}\n}\n",
+    "ts/app.ts": """export class App {
+  fetch = (request: Request) => {
+    return this.dispatch(request)
+  }
+  dispatch(request: Request) {
+    return fetch(request)
+  }
+}
+
+export function serve(app: App) {
+  return app.fetch(new Request("/"))
+}
+""",
+    "ts/mock_one.ts": "export function fetch() {}\n",
+    "ts/mock_two.ts": "export function fetch() {}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
     "ts/base.ts": "export class Base {\n  log() {}\n  close() {}\n}\n",
     "ts/util.ts": 'import { Db } from "./db";\n\nexport function helper() {}\n\n'
@@ -410,6 +425,22 @@ class TypedReceiverTests(IndexedSourcesCase):
         self.assertEqual(
             self.one("ts/shapes.ts", 12), ("ts/shapes.ts", "Square.area", "type_inferred")
         )
+
+    def test_a_class_field_holding_a_function_is_a_method(self) -> None:
+        rows = self.conn.execute(
+            "SELECT entity_name, class_context FROM entity_rows r JOIN files f USING (file_id)"
+            " WHERE f.relative_path = 'ts/app.ts' ORDER BY start_line"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(row) for row in rows],
+            [("App", None), ("fetch", "App"), ("dispatch", "App"), ("serve", None)],
+        )
+        self.assertEqual(self.one("ts/app.ts", 3), ("ts/app.ts", "App.dispatch", "same_file"))
+        self.assertEqual(self.one("ts/app.ts", 11), ("ts/app.ts", "App.fetch", "type_inferred"))
+
+    def test_a_bare_builtin_call_is_the_builtin_whatever_other_modules_define(self) -> None:
+        self.assertEqual(self.calls_at("ts/app.ts", 6), [])  # two other files define fetch
+        self.assertEqual(self.unresolved_at("ts/app.ts", 6), ["builtin"])
 
     def test_typescript_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
         edges = self.calls_at("ts/service.ts", 23)

@@ -174,10 +174,40 @@ def _declared_name(node: Node) -> Node | None:
     return name if name is not None and name.type == "identifier" else None
 
 
+_FIELD_NAMES = frozenset({"property_identifier", "private_property_identifier"})
+
+
+def _field_function(node: Node) -> Definition | None:
+    """
+    A class field holding a function: ``fetch = (request) => this.#dispatch(request)`` (Hono's
+    entry point), React's ``onClick = () => {...}``. Callers reach it as ``app.fetch()``, so
+    it is a method of its class, named by the field.
+    """
+    value = node.child_by_field_name("value")
+    name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
+    if value is None or value.type not in FUNCTION_VALUES or name_node is None:
+        return None
+    if name_node.type not in _FIELD_NAMES:
+        return None
+    parameters = value.child_by_field_name("parameters")
+    return Definition(
+        "Function",
+        text(name_node),
+        name_node,
+        node,
+        value.child_by_field_name("body"),
+        args=_params(parameters),
+        metadata={"semantic_kind": value.type, "class_field": True},
+        locals=_typed_params(parameters),
+    )
+
+
 def define(node: Node) -> Definition | None:
     """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     if node.type == "assignment_expression":
         return _property_function(node)
+    if node.type in ("field_definition", "public_field_definition"):
+        return _field_function(node)
     if node.type == "variable_declarator":
         value = node.child_by_field_name("value")
         name_node = node.child_by_field_name("name")
@@ -381,6 +411,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
                 "class_declaration",
                 "variable_declarator",
                 "assignment_expression",
+                field,
             }
         )
         | extra,
