@@ -98,6 +98,10 @@ SOURCES = {
 export function serve(app: App) {
   return app.fetch(new Request("/"))
 }
+
+export function relay(app: App) {
+  return serve.call(null, app)
+}
 """,
     "ts/mock_one.ts": "export function fetch() {}\n",
     "ts/mock_two.ts": "export function fetch() {}\n",
@@ -433,10 +437,19 @@ class TypedReceiverTests(IndexedSourcesCase):
         ).fetchall()
         self.assertEqual(
             [tuple(row) for row in rows],
-            [("App", None), ("fetch", "App"), ("dispatch", "App"), ("serve", None)],
+            [
+                ("App", None),
+                ("fetch", "App"),
+                ("dispatch", "App"),
+                ("serve", None),
+                ("relay", None),
+            ],
         )
         self.assertEqual(self.one("ts/app.ts", 3), ("ts/app.ts", "App.dispatch", "same_file"))
         self.assertEqual(self.one("ts/app.ts", 11), ("ts/app.ts", "App.fetch", "type_inferred"))
+
+    def test_fn_call_and_fn_apply_call_fn(self) -> None:
+        self.assertEqual(self.one("ts/app.ts", 15), ("ts/app.ts", "serve", "same_file"))
 
     def test_a_bare_builtin_call_is_the_builtin_whatever_other_modules_define(self) -> None:
         self.assertEqual(self.calls_at("ts/app.ts", 6), [])  # two other files define fetch

@@ -275,8 +275,29 @@ def call(node: Node) -> Call | None:
         obj = function.child_by_field_name("object")
         if prop is None or obj is None:
             return None
+        invoker = text(prop)
+        if invoker in _INVOKERS and obj.type in ("identifier", "member_expression"):
+            # apply's arguments are one array: how many is not written
+            return _invoked(obj, count if invoker == "call" else None)
         return Call(text(prop), text(function), text(obj), "method_call", count)
     return None
+
+
+_INVOKERS = frozenset({"call", "apply"})
+
+
+def _invoked(function: Node, count: int | None) -> Call | None:
+    """``fn.call(thisArg, ...)`` and ``this.handle.apply(this, args)`` call ``fn`` and
+    ``this.handle``: the call is read as a call of the function itself."""
+    count = None if count is None else max(count - 1, 0)
+    if function.type == "identifier":
+        name = text(function)
+        return Call(name, name, None, "call", count)
+    prop = function.child_by_field_name("property")
+    obj = function.child_by_field_name("object")
+    if prop is None or obj is None or prop.type != "property_identifier":
+        return None
+    return Call(text(prop), text(function), text(obj), "method_call", count)
 
 
 def import_rows(node: Node) -> list[ImportRow]:
