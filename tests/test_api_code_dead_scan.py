@@ -439,3 +439,82 @@ class PublicApiTests(SynchronousTestCase):
             "build_everything",  # tools/ is no package: nobody imports it
         ]:
             self.assertEqual(verdicts[name], ("unused", []), name)
+
+
+BAG = """\
+import { Transform } from "stream";
+
+export class Bag {
+  constructor() {
+    this.items = [];
+  }
+
+  [Symbol.iterator]() {
+    return this.items[Symbol.iterator]();
+  }
+
+  get size() {
+    return this.items.length;
+  }
+
+  set label(value) {
+    this.name = value;
+  }
+
+  forgotten() {
+    return 1;
+  }
+}
+
+export class Pipe extends Transform {
+  _transform(chunk, encoding, done) {
+    done(null, chunk);
+  }
+
+  #neverCalled() {
+    return 2;
+  }
+}
+"""
+
+
+class JavaScriptDeadCodeTests(SynchronousTestCase):
+    """What JavaScript's runtime calls by itself is no dead code."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-js-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        repo = self.tmp / "repo"
+        (repo / "lib").mkdir(parents=True)
+        (repo / "lib" / "bag.js").write_text(BAG)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+        db = self.tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        self.conn = open_reader(db)
+        self.addCleanup(self.conn.close)
+        code_dead_cache.forget()
+        self.addCleanup(code_dead_cache.forget)
+
+    def test_protocol_methods_and_accessors_are_roots_and_outside_overrides_ambiguous(self):
+        data = call(self.conn, "/code/dead-code/investigate", {"limit": 500}).data
+        suppressed = {
+            row["name"]: row["suppression_reasons"]
+            for row in data["candidate_buckets"]["suppressed"]
+        }
+        self.assertEqual(
+            suppressed["[Symbol.iterator]"], ["modeled_root:javascript.symbol_protocol_method"]
+        )
+        self.assertEqual(suppressed["size"], ["modeled_root:javascript.accessor"])
+        self.assertEqual(suppressed["label"], ["modeled_root:javascript.accessor"])
+        reported = {
+            row["name"]: (row["classification"], row.get("ambiguity_reasons"))
+            for row in call(self.conn, "/code/dead-code", {"limit": 500}).data["results"]
+        }
+        self.assertEqual(
+            reported["_transform"],
+            ("ambiguous", ["javascript.may_override_outside_base:Transform"]),
+        )
+        self.assertEqual(reported["forgotten"][0], "unused")
+        self.assertEqual(reported["#neverCalled"][0], "unused")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.code_qualified import module_parts, qualified_parts
-from tests.test_api_code_common import call, shop_index
+from tests.test_api_code_common import CodeIndex, call, scratch_dir, shop_index
 
 STORY = "/code/relationships/story"
 
@@ -66,3 +66,23 @@ class QualifiedTargetTests(SynchronousTestCase):
         self.assertEqual(
             call(self.conn, "/code/symbols/search", {"symbol": "Child.nope"}).data["results"], []
         )
+
+
+class ClassBeforeFileTests(SynchronousTestCase):
+    def test_a_class_qualified_method_wins_over_a_same_named_function_of_a_same_named_file(
+        self,
+    ):
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("web")
+        headers = index.file(repo, "lib/Headers.js", "x\n" * 30, language="javascript")
+        owner = index.entity(headers, "Class", "Headers", 1, 20)
+        method = index.entity(
+            headers, "Function", "set", 5, 8, class_context="Headers", parent=owner
+        )
+        index.entity(headers, "Function", "set", 25, 27)  # an object literal's method
+        index.writer.commit()
+        conn = index.reader()
+        self.addCleanup(conn.close)
+        data = call(conn, STORY, {"target": "Headers.set", "direction": "incoming"}).data
+        self.assertEqual(data["target_resolution"]["status"], "resolved")
+        self.assertEqual(data["target_resolution"]["entity_id"], method)

@@ -146,8 +146,9 @@ def _inventory(data: dict) -> Lines:
 # Dead code -------------------------------------------------------------------
 
 
-OUTSIDE_BASE = "python.may_override_outside_base:"
-"""The ambiguity reason of a method that may override a base's from outside the repository."""
+OUTSIDE_BASE = ".may_override_outside_base:"
+"""The ambiguity reason (after its language) of a method that may override a base's from
+outside the repository."""
 PUBLIC_API = "python.public_api:"
 """The ambiguity reason of a public name that importers outside the repository may use."""
 
@@ -157,10 +158,9 @@ def _dead_row(row: dict) -> str:
     reasons = [r for r in row.get("ambiguity_reasons") or () if isinstance(r, str)]
     if reasons:
         reason = reasons[0]
-        if reason.startswith(OUTSIDE_BASE):
-            reason = (
-                f"may override a method of {reason[len(OUTSIDE_BASE) :]} (outside the repository)"
-            )
+        if OUTSIDE_BASE in reason:
+            bases = reason.split(OUTSIDE_BASE, 1)[1]
+            reason = f"may override a method of {bases} (outside the repository)"
         elif reason.startswith(PUBLIC_API):
             reason = (
                 f"public API as {reason[len(PUBLIC_API) :]}; code outside the repository may use it"

@@ -322,11 +322,19 @@ def _language_roots(
     elif language in ("c", "cpp"):
         if name == "main":
             kinds.append(f"{language}.main_function")
-    elif language in ("javascript", "jsx", "typescript", "tsx") and (
-        metadata.get("exported") or source.lstrip().startswith("export ")
-    ):
-        kinds.append(f"{language}.module_export")
+    elif language in ("javascript", "jsx", "typescript", "tsx"):
+        head = source.lstrip()
+        if metadata.get("exported") or head.startswith("export "):
+            kinds.append(f"{language}.module_export")
+        if name.startswith("[Symbol."):  # [Symbol.iterator]: run by for..of, spreads, ...
+            kinds.append(f"{language}.symbol_protocol_method")
+        if row.get("class_context") and _ACCESSOR.match(head):  # run by reading obj.name
+            kinds.append(f"{language}.accessor")
     return kinds
+
+
+_ACCESSOR = re.compile(r"(?:(?:static|public|protected|private|override)\s+)*[gs]et\s+[\w#\[]")
+"""A class's ``get name()`` / ``set name(v)``: property reads and writes run it."""
 
 
 def classify(

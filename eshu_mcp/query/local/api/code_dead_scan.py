@@ -38,7 +38,11 @@ from eshu_mcp.query.local.api.code_dead_names import (
     mentioned_elsewhere,
 )
 from eshu_mcp.query.local.api.code_dead_names import REASON as NAME_REASON
-from eshu_mcp.query.local.api.code_dead_outside import OUTSIDE_BASE_REASON, outside_bases
+from eshu_mcp.query.local.api.code_dead_outside import (
+    OUTSIDE_BASE_LANGUAGES,
+    OUTSIDE_BASE_REASON,
+    outside_bases,
+)
 from eshu_mcp.query.local.api.code_dead_public import PUBLIC_API_REASON, public_api_modules
 from eshu_mcp.query.local.api.code_dead_roots import (
     CANDIDATE_LABELS,
@@ -273,7 +277,7 @@ def _scan(
     for candidate in candidates:
         if candidate.row["rid"] in templated:
             candidate.roots = [f"modeled_root:{TEMPLATE_REASON}"]
-    if language in ("", "python"):
+    if language in ("", *OUTSIDE_BASE_LANGUAGES):
         _mark_outside_overrides(conn, repo_ids, candidates)
     named = 0
     if name_check:
@@ -316,16 +320,16 @@ def _scan(
 def _mark_outside_overrides(
     conn: sqlite3.Connection, repo_ids: list[str], candidates: list[Candidate]
 ) -> None:
-    """A public method of a class with a base from outside the repository may override one
-    of that base's methods: ambiguous, never cleanup-ready (see :mod:`.code_dead_outside`)."""
+    """A method of a class with a base from outside the repository may override one of
+    that base's methods: ambiguous, never cleanup-ready (see :mod:`.code_dead_outside`)."""
     methods = [
         c
         for c in candidates
         if not c.roots
         and c.classification == "unused"
-        and c.row["language"] == "python"
+        and c.row["language"] in OUTSIDE_BASE_LANGUAGES
         and c.row["class_context"]
-        and not c.row["entity_name"].startswith("_")
+        and not c.row["entity_name"].startswith("_" if c.row["language"] == "python" else "#")
     ]
     if not methods:
         return
@@ -334,7 +338,8 @@ def _mark_outside_overrides(
         bases = outside.get(candidate.row["parent"])
         if bases:
             candidate.classification = "ambiguous"
-            candidate.reasons = [*candidate.reasons, f"{OUTSIDE_BASE_REASON}:{', '.join(bases)}"]
+            reason = f"{candidate.row['language']}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
+            candidate.reasons = [*candidate.reasons, reason]
 
 
 def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> None:

@@ -53,6 +53,9 @@ def qualified_matches(
     """
     Entity ids whose module path and qualified name end with ``parts``, among the
     entities named ``parts[-1]`` that satisfy ``where`` (an ``e.``-aliased predicate).
+    Definitions the name qualifies by their class come before those it qualifies only by
+    their file: ``AxiosHeaders.set`` is the class's method, not a ``set`` that a file
+    named AxiosHeaders.js also holds.
     """
     rows = conn.execute(
         "SELECT e.entity_id, e.relative_path,"
@@ -60,9 +63,11 @@ def qualified_matches(
         f" FROM entities e WHERE {where} AND e.entity_name = ? LIMIT ?",
         [*params, parts[-1], SAME_NAME_SCAN],
     )
-    found = []
+    by_class, by_file = [], []
     for entity_id, relative_path, qualified in rows:
         dotted = qualified.split(".")
-        if ends_with(dotted, parts) or ends_with(module_parts(relative_path or "") + dotted, parts):
-            found.append(entity_id)
-    return found
+        if ends_with(dotted, parts):
+            by_class.append(entity_id)
+        elif ends_with(module_parts(relative_path or "") + dotted, parts):
+            by_file.append(entity_id)
+    return by_class or by_file
