@@ -92,7 +92,9 @@ class ResultTests(SynchronousTestCase):
         resource = RecordingResource()
         result = self.successResultOf(dispatcher(resource).call("list_repository_files", {}))
         self.assertEqual(
-            result["content"][0]["text"], "repo_id is required (a string) but was not given."
+            result["content"][0]["text"],
+            "repo_id is required (a string) but was not given (list_indexed_repositories"
+            " names the indexed repositories and their ids).",
         )
         self.assertEqual(result["structuredContent"]["error"]["code"], "invalid_argument")
         self.assertTrue(result["isError"])

@@ -94,6 +94,13 @@ def _expected(schema: Any) -> str:
     return text
 
 
+_WHERE_TO_FIND = {
+    "repo_id": "list_indexed_repositories names the indexed repositories and their ids",
+    "entity_id": "find_symbol gives a definition's entity_id",
+}
+"""Where an assistant finds the value of a required identifier it did not send."""
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
@@ -110,7 +117,9 @@ def _clause(tool: str, problem: ArgumentProblem, *, list_arguments: bool = True)
         takes = ", ".join(allowed) if allowed else "no arguments"
         return f"{text}, which takes {takes}"
     if kind == "required":
-        return f"{name} is required ({_expected(allowed)}) but was not given"
+        text = f"{name} is required ({_expected(allowed)}) but was not given"
+        where = _WHERE_TO_FIND.get(name)
+        return f"{text} ({where})" if where else text
     if kind == "null":
         return f"{name} is required ({_expected(allowed)}) but null was given"
     if kind == "no_effect":
