@@ -331,8 +331,39 @@ def _imports(data: dict) -> Lines:
     subject = first_text(
         field_map(data, "scope"), "source_file", "source_module", "target_file", "target_module"
     )
+    cycles = [row for row in rows if field_rows(row, "cycle_edges")]
+    if cycles:
+        at_load = sum(1 for row in cycles if row.get("runs_at_load"))
+        note = (
+            f"{at_load} {'closes' if at_load == 1 else 'close'} while the modules load;"
+            " in the others one import runs"
+            " inside a function or for type checkers only"
+            if any("runs_at_load" in row for row in cycles)
+            else ""
+        )
+        lines = listing(data, rows, noun, nouns, render=_cycle_row, subject=subject, notes=(note,))
+        return lines
     lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject)
     return lines[:1] + _import_lines(rows) if lines else lines
+
+
+_RUNS = {"function_call": "in {function}()", "type_checking_only": "for type checkers only"}
+
+
+def _cycle_row(row: dict) -> str:
+    """``a.py:26 -> b.py:14 (for type checkers only) -> a.py``: each import's line, and when
+    it runs when that is not as the module loads."""
+    edges = field_rows(row, "cycle_edges")
+    hops = []
+    for edge in edges:
+        hop = f"{first_text(edge, 'source_file')}:{first_int(edge, 'line_number')}"
+        runs = _RUNS.get(first_text(edge, "runs"))
+        if runs:
+            hop += f" ({runs.format(function=first_text(edge, 'runs_in_function') or '?')})"
+        hops.append(hop)
+    if not hops:
+        return row_line(row)
+    return clamp_line(" -> ".join([*hops, first_text(edges[0], "source_file")]))
 
 
 def _secret_row(row: dict) -> str:

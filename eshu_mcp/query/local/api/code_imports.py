@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.code_common import (
     language_values,
     next_offset,
 )
+from eshu_mcp.query.local.api.code_import_timing import AT_LOAD, import_timing
 from eshu_mcp.query.local.api.code_scope import (
     repo_clause,
     scope_repository,
@@ -129,15 +130,32 @@ def _dependency(row: dict[str, Any], rank: int) -> dict[str, Any]:
 
 
 def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
-    """Two-file import cycles (a imports b, b imports a) among resolved Python imports."""
+    """
+    Two-file import cycles (a imports b, b imports a) among resolved Python imports; each
+    edge says when its import runs (:mod:`.code_import_timing`), each cycle whether it
+    closes while the modules load (``runs_at_load``), and those come first.
+    """
     rows = [
         r
         for r in _import_rows(conn, {**scope, "source_file": "", "target_module": ""})
         if r["resolved_file_id"] is not None and r["language"] == "python"
     ]
+    pairs = {(row["file_id"], row["resolved_file_id"]) for row in rows}
+    timing = import_timing(
+        conn,
+        {
+            (row["file_id"], row["line_number"])
+            for row in rows
+            if (row["resolved_file_id"], row["file_id"]) in pairs
+        },
+    )
     first: dict[tuple[int, int], dict[str, Any]] = {}
-    for row in rows:
-        first.setdefault((row["file_id"], row["resolved_file_id"]), row)
+    for row in rows:  # a pair's first import that runs at load, else its first import
+        when = timing.get((row["file_id"], row["line_number"]), (AT_LOAD, ""))
+        row["runs"], row["runs_in_function"] = when
+        key = (row["file_id"], row["resolved_file_id"])
+        if key not in first or (first[key]["runs"] != AT_LOAD and when[0] == AT_LOAD):
+            first[key] = row
     cycles = []
     for (source, target), row in sorted(
         first.items(),
@@ -157,24 +175,7 @@ def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[
         ):
             continue
         a, b = row["source_file"], back["source_file"]
-        edges = [
-            {
-                "relationship_type": "IMPORTS",
-                "source_file": a,
-                "target_file": b,
-                "source_module": module_of(a),
-                "target_module": row["target_module"],
-                "line_number": row["line_number"],
-            },
-            {
-                "relationship_type": "IMPORTS",
-                "source_file": b,
-                "target_file": a,
-                "source_module": module_of(b),
-                "target_module": back["target_module"],
-                "line_number": back["line_number"],
-            },
-        ]
+        edges = [_cycle_edge(row, a, b), _cycle_edge(back, b, a)]
         cycles.append(
             {
                 "repo_id": row["repo_id"],
@@ -188,11 +189,28 @@ def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[
                 "cycle_length": 2,
                 "cycle_path": [a, b, a],
                 "cycle_edges": edges,
+                "runs_at_load": row["runs"] == AT_LOAD and back["runs"] == AT_LOAD,
                 "relationship_type": "IMPORTS",
                 "source_handle": file_handle(row["repo_id"], a),
             }
         )
+    cycles.sort(key=lambda cycle: not cycle["runs_at_load"])  # stable: paths stay in order
     return cycles
+
+
+def _cycle_edge(row: dict[str, Any], source: str, target: str) -> dict[str, Any]:
+    edge = {
+        "relationship_type": "IMPORTS",
+        "source_file": source,
+        "target_file": target,
+        "source_module": module_of(source),
+        "target_module": row["target_module"],
+        "line_number": row["line_number"],
+        "runs": row["runs"],
+    }
+    if row["runs_in_function"]:
+        edge["runs_in_function"] = row["runs_in_function"]
+    return edge
 
 
 def cross_module_calls(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
