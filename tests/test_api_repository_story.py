@@ -84,3 +84,26 @@ class StoryTests(SynchronousTestCase):
         )
         text = summarize_envelope("get_repo_story", {"data": data})
         self.assertIn("Layout: directories holding the most entities: app (4), web (1)", text)
+
+    def test_what_a_python_package_exports_is_its_api_surface(self):
+        index = self.ids["index"]
+        repo = self.ids["repo"]
+        init = index.file(repo, "lib/__init__.py", "from lib.core import Engine, start\n")
+        core = index.file(
+            repo, "lib/core.py", "class Engine:\n    pass\n\n\ndef start():\n    pass\n"
+        )
+        index.file(repo, "lib/sub/__init__.py", "from lib.core import start\n")
+        engine = index.entity(core, "Class", "Engine", 1, 2)
+        start = index.entity(core, "Function", "start", 5, 6)
+        for line, target in enumerate((engine, start), start=1):
+            index.edge(repo, "IMPORTS", f"file:{init}", target, line)
+        index.writer.commit()
+        data = self.client.get("/repositories/payments/story").json()
+        section = data["story_sections"][1]
+        exported = [
+            (e["name"], e["exported_by"])
+            for e in section["items"]
+            if e["root_kinds"] == ["python.package_export"]
+        ]
+        self.assertEqual(exported, [("Engine", "lib/__init__.py"), ("start", "lib/__init__.py")])
+        self.assertTrue(section["summary"].startswith("3 entry points:"))

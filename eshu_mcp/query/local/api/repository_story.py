@@ -70,12 +70,12 @@ def _entry_rank(kinds: list[str]) -> int | None:
     return 0 if any(k.endswith(("entrypoint", "main_method", "main_function")) for k in kept) else 1
 
 
-def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
+def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str, Any]], int]:
     """
     Ways into the repository's code: ``main`` functions and other entry points first, then
-    the API surface the indexer marked (exports, handlers); never the dunder methods,
-    properties and overrides that are dead-code roots only because something calls them
-    implicitly.
+    the API surface (what Python packages export, exports, handlers); never the dunder
+    methods, properties and overrides that are dead-code roots only because something
+    calls them implicitly. The first :data:`TOP_LIMIT`, and how many there are.
     """
     found: list[tuple[int, int, str, int, dict[str, Any]]] = []
     rows = conn.execute(
@@ -91,7 +91,13 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]
         " ORDER BY entity_name <> 'main', relative_path, start_line LIMIT ?2",
         (repo_id, _ENTRY_SCAN),
     )
+    exported = package_exports(conn, repo_id)
+    seen = {item["entity_id"] for item in exported}
+    for item in exported:
+        found.append((1, 0, item["relative_path"], item["start_line"], item))
     for row in rows:
+        if row["entity_id"] in seen:
+            continue
         kinds = json.loads(row["kinds"]) if row["kinds"] else []
         if row["exported"]:  # exports.f = ..., export function f: the module's API
             kinds.append(f"{row['language']}.module_export")
@@ -110,7 +116,7 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]
         }
         found.append((rank, row["is_test"], row["relative_path"], row["start_line"], item))
     found.sort(key=lambda entry: entry[:4])
-    return [entry[-1] for entry in found[:TOP_LIMIT]]
+    return [entry[-1] for entry in found[:TOP_LIMIT]], len(found)
 
 
 def relationship_totals(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
@@ -150,13 +156,13 @@ def repository_context(ctx: ApiContext) -> Answer:
     repo = require_repository(ctx)
     repo_id = repo["repo_id"]
     languages = language_breakdown(ctx.conn, repo_id)
-    entries = entry_points(ctx.conn, repo_id)
+    entries, entry_total = entry_points(ctx.conn, repo_id)
     totals = relationship_totals(ctx.conn, repo_id)
     data = {
         "repository": catalog_row(repo),
         "file_count": _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id),
         "language_breakdown": {item["language"]: item["file_count"] for item in languages},
-        "api_surface": {"entry_points": entries, "entry_point_count": len(entries)},
+        "api_surface": {"entry_points": entries, "entry_point_count": entry_total},
         "consumers": [],
         "dependency_count": _external_dependency_count(ctx.conn, repo_id),
         "deployment_evidence": {"state": "unavailable", "reason": "no deployment collector"},
@@ -178,6 +184,49 @@ def _unavailable(section: str) -> dict[str, Any]:
     }
 
 
+def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
+    """
+    What a Python distribution's top-level packages hand their users: the definitions each
+    outermost ``__init__.py`` imports (``from .core import Command as Command`` in
+    ``click/__init__.py``), in the order they are imported, at most ``_ENTRY_SCAN``.
+    """
+    inits = [
+        (file_id, path)
+        for file_id, path in conn.execute(
+            "SELECT file_id, relative_path FROM files WHERE repo_id = ? AND language = 'python'"
+            " AND (relative_path = '__init__.py' OR relative_path LIKE '%/\\_\\_init\\_\\_.py'"
+            " ESCAPE '\\') AND NOT is_test",
+            (repo_id,),
+        )
+    ]
+    packages = {path.rsplit("/", 1)[0] if "/" in path else "" for _, path in inits}
+    found: dict[str, dict[str, Any]] = {}
+    for file_id, path in sorted(inits, key=lambda init: init[1]):
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        if folder.rsplit("/", 1)[0] in packages and "/" in folder:  # a subpackage
+            continue
+        for row in conn.execute(
+            "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
+            " FROM edges x JOIN entities e ON e.entity_id = x.target_id"
+            " WHERE x.source_id = ? AND x.type = 'IMPORTS' AND e.class_context IS NULL"
+            " ORDER BY x.line_number, e.entity_name LIMIT ?",
+            (f"file:{file_id}", _ENTRY_SCAN),
+        ):
+            found.setdefault(
+                row["entity_id"],
+                {
+                    "entity_id": row["entity_id"],
+                    "entity_type": row["entity_type"],
+                    "name": row["entity_name"],
+                    "relative_path": row["relative_path"],
+                    "start_line": row["start_line"],
+                    "root_kinds": ["python.package_export"],
+                    "exported_by": path,
+                },
+            )
+    return list(found.values())
+
+
 @ROUTES.route("GET", "/repositories/{repo_id}/story")
 def repository_story(ctx: ApiContext) -> Answer:
     """A code-only story of the repository with explicit evidence boundaries."""
@@ -186,7 +235,7 @@ def repository_story(ctx: ApiContext) -> Answer:
     files = _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id)
     entities = _count(ctx.conn, "SELECT COUNT(*) FROM entities WHERE repo_id = ?", repo_id)
     languages = language_breakdown(ctx.conn, repo_id)
-    entries = entry_points(ctx.conn, repo_id)
+    entries, entry_total = entry_points(ctx.conn, repo_id)
     totals = relationship_totals(ctx.conn, repo_id)
     modules = top_modules(ctx.conn, repo_id)
     main = languages[0]["language"] if languages else "no recognised language"
@@ -201,8 +250,10 @@ def repository_story(ctx: ApiContext) -> Answer:
             "id": "entry_points",
             "title": "Entry points",
             "summary": (
-                f"{len(entries)} entry points: main functions first, then the API surface"
-                " (exports, handlers)"
+                f"{entry_total} entry points"
+                + (f", the first {len(entries)} listed" if entry_total > len(entries) else "")
+                + ": main functions first, then the API surface (package exports, exports,"
+                " handlers)"
                 if entries
                 else "no main function, export or handler was found"
             ),
