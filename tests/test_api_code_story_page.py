@@ -329,3 +329,26 @@ class TestCallersLastTests(SynchronousTestCase):
             [(row["source_name"], row["centrality"]) for row in data["relationships"]],
             [("run", 1), ("test_it", 3), ("test_it", 3), ("test_it", 3)],
         )
+
+
+class ValueUseTests(SynchronousTestCase):
+    def test_a_function_never_called_but_passed_as_a_value_says_so(self):
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("net")
+        source = index.file(repo, "net/client.py", "def _cb(r):\n    pass\n\n\ndef go(d):\n")
+        callback = index.entity(source, "Function", "_cb", 1, 2)
+        user = index.entity(source, "Function", "go", 5, 6)
+        index.edge("REFERENCES", user, callback, line=6)
+        index.writer.commit()
+        conn = index.reader()
+        self.addCleanup(conn.close)
+        data = call(
+            conn,
+            STORY,
+            {"entity_id": callback, "direction": "incoming", "relationship_type": "CALLS"},
+        ).data
+        self.assertEqual(data["relationships"], [])
+        uses = data["coverage"]["value_uses"]
+        self.assertEqual(uses["references"], 1)
+        self.assertEqual(data["coverage"]["evidence_explanation"], uses["explanation"])
+        self.assertIn("used as a value in 1 place", uses["explanation"])

@@ -72,7 +72,7 @@ from eshu_mcp.query.local.api.code_story_target import (
     resolve_target,
     target_anchors,
 )
-from eshu_mcp.query.local.api.code_story_unlinked import unlinked_call_sites
+from eshu_mcp.query.local.api.code_story_unlinked import unlinked_call_sites, value_uses
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 
@@ -176,6 +176,7 @@ def relationship_story(
     grouping: Grouping | None = None
     floor = req["min_confidence"]
     anchor_row = resolution.get("row") if resolution else None
+    callers_filter: EdgeFilter | None = None  # a one-hop callers story's, for value uses
     if resolution and resolution["status"] == "resolved":
         if req["query_type"] == "class_hierarchy" and anchor_row["entity_type"] not in (
             INHERITABLE_LABELS
@@ -190,6 +191,8 @@ def relationship_story(
         else:
             edge_filter = _edge_filter(req, anchors, repo_id)
             rows, available, cut, floored = _one_hop(conn, req, edge_filter, readable)
+            if req["relationship_types"] == ["CALLS"] and req["direction"] != "outgoing":
+                callers_filter = edge_filter
     elif resolution is None:
         rows, available, cut = repository_overrides(conn, req, repo_id)
         floored = len(rows)
@@ -320,6 +323,12 @@ def relationship_story(
     if grouping is not None:
         coverage["grouped_by_definition"] = True
         coverage["evidence_explanation"] = HOW_TO_NARROW
+    uses = (
+        value_uses(conn, callers_filter) if callers_filter and not available["incoming"] else None
+    )
+    if uses:
+        coverage["value_uses"] = uses
+        coverage["evidence_explanation"] = uses["explanation"]
     named = _called_name(req, resolution, grouping)
     unlinked = unlinked_call_sites(conn, named, repo_id) if named else None
     if unlinked:

@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code_scope import repo_clause
+from eshu_mcp.query.local.api.code_story_page import COUNT_CEILING, EdgeFilter, count_story_edges
 
 _AMBIGUOUS = "ambiguous:"
 
@@ -38,7 +39,29 @@ def unlinked_call_sites(conn: sqlite3.Connection, name: str, scope: Any) -> dict
         "most_candidates": most,
         "explanation": (
             f"{count} more call sites of {name}() could each run any of up to {most}"
-            " same-named definitions, too many to link (the index cannot tell which); read"
-            f" them with search_file_content for '{name}('"
+            " same-named definitions; the index cannot tell which, so it links none of them;"
+            f" read them with search_file_content for '{name}('"
+        ),
+    }
+
+
+def value_uses(conn: sqlite3.Connection, edge_filter: EdgeFilter) -> dict[str, Any] | None:
+    """
+    For a callers story with no call: how often the target is used as a value instead
+    (``http.HandlerFunc(mx.routeHTTP)``, ``d.addCallback(self._cb)``), since whatever
+    receives it may call it; None when it never is.
+    """
+    references = EdgeFilter(
+        anchors=edge_filter.anchors, types=["REFERENCES"], repo_ids=edge_filter.repo_ids
+    )
+    count = count_story_edges(conn, references, "incoming", COUNT_CEILING)
+    if not count:
+        return None
+    return {
+        "references": count,
+        "explanation": (
+            f"no call of it is linked, but it is used as a value in {count}"
+            f" {'place' if count == 1 else 'places'} (passed, assigned or registered), and"
+            ' what receives it may call it; relationship_types ["REFERENCES"] lists them'
         ),
     }
