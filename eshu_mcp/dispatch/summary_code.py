@@ -69,8 +69,17 @@ def listing(
         return []
     if subject is None:
         subject = first_text(data, *SUBJECT_KEYS)
-    hint = more_hint(data, len(rows)) if rows else ""
+    hint = more_hint(data, len(rows)) if rows else _did_you_mean(data)
     return [headline(count, noun, nouns, subject, (*notes, hint)), *row_lines(rows, render)]
+
+
+def _did_you_mean(data: dict) -> str:
+    """``did you mean Command?`` when an answer with no rows names near misses."""
+    near = [name for name in data.get("did_you_mean") or () if isinstance(name, str)]
+    if not near:
+        return ""
+    names = near[0] if len(near) == 1 else f"{', '.join(near[:-1])} or {near[-1]}"
+    return clamp_field(f"did you mean {names}?")
 
 
 def _rows_family(noun: str, nouns: str = "", *keys: str, render=row_line) -> Family:

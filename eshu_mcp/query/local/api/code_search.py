@@ -28,6 +28,7 @@ from eshu_mcp.query.local.api.code_common import (
     ranked_entities,
 )
 from eshu_mcp.query.local.api.code_names import names_containing
+from eshu_mcp.query.local.api.code_near import nearest_names
 from eshu_mcp.query.local.api.code_qualified import (
     qualified_matches,
     qualified_parts,
@@ -316,6 +317,11 @@ def symbols_search(ctx: ApiContext) -> Answer:
         "source_backend": CONTENT_BACKEND,
         "ambiguity": {"ambiguous": truncated or len(results) > 1, "reason": reason},
     }
+    bare = without_call_parens(symbol) or symbol
+    if not results and not offset and not qualified_parts(bare):
+        near = nearest_names(ctx.conn, bare, repo_id)
+        if near:
+            data["did_you_mean"] = near
     truth = ctx.truth(
         "code_search.symbol_lookup", reason="resolved from bounded symbol definition lookup"
     )

@@ -12,6 +12,7 @@ import json
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.code_near import nearest_paths, not_found_hint
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
     Answer,
@@ -124,7 +125,8 @@ def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
         "SELECT * FROM files WHERE repo_id = ? AND relative_path = ?", (repo["repo_id"], path)
     ).fetchone()
     if row is None:
-        raise ApiError(404, "file not found")
+        near = nearest_paths(ctx.conn, repo["repo_id"], path)
+        raise ApiError(404, "file not found" + not_found_hint(near))
     refuse_withheld(row["parse_status"], path)
     return body, repo["repo_id"], row
 

@@ -13,6 +13,7 @@ import os
 import sqlite3
 from typing import Any
 
+from eshu_mcp.query.local.api.code_near import nearest_paths, not_found_hint
 from eshu_mcp.query.local.api.content import refuse_withheld
 from eshu_mcp.query.local.api.framework import (
     ROUTES,
@@ -169,7 +170,8 @@ def repository_content(ctx: ApiContext) -> Answer:
         (repo["repo_id"], path),
     ).fetchone()
     if row is None:
-        raise ApiError(404, "file not found")
+        near = nearest_paths(ctx.conn, repo["repo_id"], path)
+        raise ApiError(404, "file not found" + not_found_hint(near))
     refuse_withheld(row["parse_status"], path)
     encoding, content, truncated = "utf-8", row["content"], False
     if row["parse_status"] in ("binary", "too_large"):
