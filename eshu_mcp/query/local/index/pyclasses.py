@@ -178,6 +178,7 @@ class Hierarchy:
 
     def _implementers_of(self, interface: Entity, name: str) -> list[Entity]:
         hierarchy = self
+        owners = self.owners(name)
         found: dict[int, Entity] = {}
         frontier, seen = [interface.nid], {interface.nid}
         while frontier and len(found) <= AMBIGUOUS_CAP:
@@ -193,6 +194,8 @@ class Hierarchy:
                     following.append(child)
                     if child in hierarchy.declarations or self.is_declaration(child):
                         continue
+                    if owners.isdisjoint(self.mro(child)):
+                        continue  # no class it inherits from defines the name
                     method = self.lookup(child, name)
                     if isinstance(method, Entity):
                         found[method.nid] = method

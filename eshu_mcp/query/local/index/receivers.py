@@ -155,7 +155,8 @@ class PythonCalls:
         """What ``a.b.name`` means through the file's imports (module attributes)."""
         if "." not in expr:
             return self.named(expr, file_id, caller)
-        if _head(expr) in self.nested.get(file_id, ()):
+        nested = self.nested.get(file_id)
+        if nested and _head(expr) in nested:
             return self._dotted_name(expr, file_id, caller)
         key = (expr, file_id)  # its head is no nested definition: the caller cannot matter
         found = self._dotted.get(key, False)
