@@ -141,9 +141,9 @@ class CallEdgesTests(SynchronousTestCase):
 
         self.patch(call_edges, "resolve_call", fake_resolve_call)
         calls = [
-            (1, 7, None, "helper", None, None, None, 1, 3),
-            (2, 7, None, "helper", None, None, None, 1, 9),
-            (3, 8, None, "helper", None, None, None, 1, 3),
+            (1, 7, None, "helper", None, None, None, 1, 0, 3),
+            (2, 7, None, "helper", None, None, None, 1, 0, 9),
+            (3, 8, None, "helper", None, None, None, 1, 0, 3),
         ]
         edges, unresolved = call_edges.resolve_calls(calls, EmptyCatalog(), None, {}, {})
         self.assertEqual(edges, [])

@@ -67,7 +67,10 @@ def declared_key(row: tuple) -> tuple:
     """Where one (entity id, nid, class name, base name, kind, file_id, bases as JSON) row
     goes in :func:`declared_order`."""
     entity_id, _, _, base_name, kind, _, written = row
-    listed = json.loads(written) if written else []
+    return _declared_place(entity_id, base_name, kind, json.loads(written) if written else [])
+
+
+def _declared_place(entity_id: str, base_name: str, kind: str, listed: list[str]) -> tuple:
     position = listed.index(base_name) if base_name in listed else len(listed)
     return entity_id, position, base_name, kind
 
@@ -172,12 +175,13 @@ class FirstBuildInputs:
         for entity, _, _, base_name, _, file_id, _ in self.bases:
             listed.setdefault((entity, file_id), []).append(base_name)
         unique = {(b[0], b[3], b[4]): b for b in reversed(self.bases)}  # as the table keeps
-        bases = declared_order(
-            [
-                (entity, nid, name, base_name, kind, file_id, json.dumps(listed[entity, file_id]))
-                for entity, nid, name, base_name, kind, file_id, _ in unique.values()
-            ]
-        )
+        bases = [  # as declared_order orders them, the class's list of bases at hand
+            tuple(row[1:6])
+            for row in sorted(
+                unique.values(),
+                key=lambda b: _declared_place(b[0], b[3], b[4], listed[b[0], b[5]]),
+            )
+        ]
         for _, class_name, base_name, _, _ in bases:
             self.catalog.add_base(class_name, base_name)
         return GraphInputs(

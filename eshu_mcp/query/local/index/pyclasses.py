@@ -26,6 +26,7 @@ class Hierarchy:
         self._mro: dict[int, list[int]] = {}
         self._lookups: dict[tuple, object] = {}
         self._overrides: dict[tuple[int, str], list[Entity]] = {}
+        self._descendants: dict[int, list[list[int]]] = {}
         self.bases: dict[int, list[int]] = defaultdict(list)
         self.subclasses: dict[int, list[int]] = defaultdict(list)
         self.open: set[int] = set()  # classes with a base outside the repository (or unknown)
@@ -145,27 +146,38 @@ class Hierarchy:
         return found
 
     def _in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
-        if class_nid not in self.subclasses:
-            return []
         owners = self.owners(name)
-        if not owners:
+        if not owners or class_nid not in self.subclasses:
             return []
         found: dict[int, Entity] = {}
-        frontier, seen = [class_nid], {class_nid}
-        while frontier and len(found) <= AMBIGUOUS_CAP:
-            following = []
-            for nid in frontier:
-                for child in self.subclasses.get(nid, ()):
-                    if child in seen:
-                        continue
-                    seen.add(child)
-                    if child in owners:
-                        method = self.members(child).get(name)
-                        if method is not None:
-                            found[method.nid] = method
-                    following.append(child)
-            frontier = following
+        for level in self.descendants(class_nid):
+            if len(found) > AMBIGUOUS_CAP:
+                break
+            for child in level:
+                if child in owners:
+                    method = self.members(child).get(name)
+                    if method is not None:
+                        found[method.nid] = method
         return list(found.values())
+
+    def descendants(self, class_nid: int) -> list[list[int]]:
+        """The class's descendants breadth first, one list per generation (each class once,
+        where it is first reached)."""
+        found = self._descendants.get(class_nid)
+        if found is None:
+            found = self._descendants[class_nid] = []
+            frontier, seen = [class_nid], {class_nid}
+            while frontier:
+                following = []
+                for nid in frontier:
+                    for child in self.subclasses.get(nid, ()):
+                        if child not in seen:
+                            seen.add(child)
+                            following.append(child)
+                if following:
+                    found.append(following)
+                frontier = following
+        return found
 
     def implemented(self, interface: Entity, name: str) -> list[Entity]:
         """The method ``name`` of the classes implementing the interface (or one of its
@@ -178,6 +190,7 @@ class Hierarchy:
 
     def _implementers_of(self, interface: Entity, name: str) -> list[Entity]:
         hierarchy = self
+        owners = self.owners(name)
         found: dict[int, Entity] = {}
         frontier, seen = [interface.nid], {interface.nid}
         while frontier and len(found) <= AMBIGUOUS_CAP:
@@ -193,6 +206,8 @@ class Hierarchy:
                     following.append(child)
                     if child in hierarchy.declarations or self.is_declaration(child):
                         continue
+                    if owners.isdisjoint(self.mro(child)):
+                        continue  # no class it inherits from defines the name
                     method = self.lookup(child, name)
                     if isinstance(method, Entity):
                         found[method.nid] = method

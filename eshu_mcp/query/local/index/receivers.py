@@ -36,6 +36,7 @@ class PythonCalls:
         self._returns: dict[int, object] = {}
         self._everywhere: dict[object, list[Entity]] = {}
         self._names: dict[tuple[str, int], object] = {}
+        self._dotted: dict[tuple[str, int], object] = {}
         by_id = catalog.by_id
         self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -152,9 +153,19 @@ class PythonCalls:
 
     def dotted(self, expr: str, file_id: int, caller: Entity | None):
         """What ``a.b.name`` means through the file's imports (module attributes)."""
-        parts = expr.split(".")
-        if len(parts) == 1:
+        if "." not in expr:
             return self.named(expr, file_id, caller)
+        nested = self.nested.get(file_id)
+        if nested and _head(expr) in nested:
+            return self._dotted_name(expr, file_id, caller)
+        key = (expr, file_id)  # its head is no nested definition: the caller cannot matter
+        found = self._dotted.get(key, False)
+        if found is False:
+            found = self._dotted[key] = self._dotted_name(expr, file_id, None)
+        return found
+
+    def _dotted_name(self, expr: str, file_id: int, caller: Entity | None):
+        parts = expr.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             binding = self.bindings.lookup(file_id, ".".join(parts[:cut]))
             if binding is None:

@@ -182,7 +182,8 @@ def resolve_repository(
     def write_calls(rows: list[tuple], unresolved: list[tuple[int, str]]) -> None:
         conn.executemany(insert_calls, rows)
         conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
-        written.update(row[0] for row in rows)
+        if rows:  # resolve_calls makes CALLS rows only
+            written[EDGE_TYPES["CALLS"]] += len(rows)
 
     resolve_calls_split(
         calls, catalog, bindings, language_of, file_nids, meanwhile, python, write_calls
