@@ -16,6 +16,18 @@ SOURCES = {
 
         func (d *DB) Close() {}
         """,
+    "server/dispatch.go": """
+        package server
+
+        type Dispatcher struct{}
+
+        func (d *Dispatcher) serveOne() {}
+
+        func (d *Dispatcher) Handler() func() {
+            d.serveOne()
+            return d.serveOne
+        }
+        """,
     "server/server.go": """
         package server
 
@@ -450,6 +462,17 @@ class TypedReceiverTests(IndexedSourcesCase):
 
     def test_fn_call_and_fn_apply_call_fn(self) -> None:
         self.assertEqual(self.one("ts/app.ts", 15), ("ts/app.ts", "serve", "same_file"))
+
+    def test_a_method_value_on_a_receiver_the_calls_type_is_a_reference(self) -> None:
+        rows = self.conn.execute(
+            "SELECT s.entity_name, t.qualified_name, e.resolution_method FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'REFERENCES' AND t.relative_path = 'server/dispatch.go'"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(row) for row in rows], [("Handler", "Dispatcher.serveOne", "type_inferred")]
+        )
 
     def test_a_bare_builtin_call_is_the_builtin_whatever_other_modules_define(self) -> None:
         self.assertEqual(self.calls_at("ts/app.ts", 6), [])  # two other files define fetch

@@ -65,12 +65,22 @@ def resolve_references(
     file_nids: dict[int, int],
     edge: Callable[..., None],
     language_of: dict[int, str | None] | None = None,
+    receiver_types: dict[tuple[int, str], str] | None = None,
 ) -> None:
-    """Queue a REFERENCES edge (through ``edge``) for every reference that resolves."""
+    """
+    Queue a REFERENCES edge (through ``edge``) for every reference that resolves.
+    ``receiver_types`` (entity nid, receiver) -> type: what the calls in that entity say
+    a receiver is, so ``mx.routeHTTP`` in a Go method whose calls on ``mx`` are typed
+    ``Mux`` names ``Mux.routeHTTP``.
+    """
     languages = language_of or {}
+    typed = receiver_types or {}
     for file_id, name, receiver, source, line in references:
         owner = catalog.by_id.get(source) if source else None
-        targets, method = reference_targets(file_id, name, receiver, owner, catalog, bindings)
+        declared = typed.get((source, receiver)) if receiver else None
+        targets, method = reference_targets(
+            file_id, name, receiver, owner, catalog, bindings, declared
+        )
         if not targets and not receiver and languages.get(file_id) == "go":
             targets, method = _same_package(file_id, name, catalog)
         origin = source or file_nids.get(file_id)
@@ -88,8 +98,10 @@ def reference_targets(
     owner: Entity | None,
     catalog: Catalog,
     bindings: FileBindings,
+    declared: str | None = None,
 ) -> tuple[list[Entity], str | None]:
-    """The definitions one reference can mean, and how that was decided."""
+    """The definitions one reference can mean, and how that was decided (``declared``:
+    the receiver's type, when the calls around it state it)."""
     if not receiver:
         return _bare(file_id, name, owner, catalog, bindings)
     if receiver in SELF_RECEIVERS:
@@ -111,6 +123,10 @@ def reference_targets(
         else:
             found = catalog.by_class.get((binding.symbol, name), [])
         return (found, "import_binding") if found else ([], None)
+    if declared:
+        members = catalog.by_class.get((declared, name)) or [catalog.inherited(declared, name)]
+        if members[0] is not None:
+            return members, "type_inferred"
     type_name = receiver.rsplit(".", 1)[-1]
     if type_name[:1].isupper():
         members = catalog.by_class.get((type_name, name), [])

@@ -191,7 +191,12 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
-    resolve_references(references, catalog, bindings, file_nids, edge, language_of)
+    typed = {  # what calls say a receiver is, in each function (Python's are not kept)
+        (call[2], call[5]): call[6]
+        for call in calls
+        if call[6] and call[5] and language_of.get(call[1]) != "python"
+    }
+    resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
     conn.executemany(INSERT_EDGES, edges)
     if first_build:  # everything the repository has was counted on the way in
         by_type = Counter(inputs.declared)
