@@ -19,6 +19,7 @@ code scan called dead (the same check from the other side).
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -103,8 +104,6 @@ def main() -> int:
     except SystemExit as stop:
         if stop.code:
             raise
-    import sqlite3
-
     conn = sqlite3.connect(db)
     where = {
         (path, name, line): (start, end)
