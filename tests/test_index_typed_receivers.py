@@ -27,6 +27,10 @@ SOURCES = {
             d.serveOne()
             return d.serveOne
         }
+
+        func (d *Dispatcher) Bare() func() {
+            return d.serveOne
+        }
         """,
     "server/server.go": """
         package server
@@ -469,9 +473,14 @@ class TypedReceiverTests(IndexedSourcesCase):
             " JOIN entities s ON s.entity_id = e.source_id"
             " JOIN entities t ON t.entity_id = e.target_id"
             " WHERE e.type = 'REFERENCES' AND t.relative_path = 'server/dispatch.go'"
+            " ORDER BY s.entity_name"
         ).fetchall()
         self.assertEqual(
-            [tuple(row) for row in rows], [("Handler", "Dispatcher.serveOne", "type_inferred")]
+            [tuple(row) for row in rows],
+            [
+                ("Bare", "Dispatcher.serveOne", "type_inferred"),  # the method's own receiver
+                ("Handler", "Dispatcher.serveOne", "type_inferred"),  # typed by d.serveOne()
+            ],
         )
 
     def test_a_bare_builtin_call_is_the_builtin_whatever_other_modules_define(self) -> None:

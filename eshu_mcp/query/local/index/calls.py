@@ -12,6 +12,7 @@ never a pick by file or directory proximity.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 from attrs import define
@@ -58,10 +59,20 @@ class Entity:
     line: int
     signature: str | None = None  # Python functions with a return annotation; Go/TS functions
     attributes: dict[str, str] | None = None  # classes: field (self.<attr>) -> declared type
+    receiver: str | None = None  # Go methods: the receiver's name (``mx`` in ``func (mx *Mux)``)
 
 
 NOTHING: list[Entity] = []
 NO_VIEW: tuple[dict, dict] = ({}, {})
+
+
+_GO_RECEIVER = re.compile(r"func\s*\(\s*(\w+)\s")
+
+
+def _go_receiver(signature: str) -> str | None:
+    """``mx`` of ``func (mx *Mux) routeHTTP(...)``; None for an unnamed receiver."""
+    found = _GO_RECEIVER.match(signature)
+    return found[1] if found is not None and found[1] != "_" else None
 
 
 class Pool:
@@ -207,6 +218,8 @@ class Catalog:
             python = row[6] == "python"
             if row[8] and ("->" in row[8] if python else row[6] in RESULT_TYPED and not row[4]):
                 entity.signature = row[8]
+            elif row[4] and row[6] == "go" and row[8]:
+                entity.receiver = _go_receiver(row[8])
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
         self.by_id[entity.nid] = entity

@@ -78,6 +78,8 @@ def resolve_references(
     for file_id, name, receiver, source, line in references:
         owner = catalog.by_id.get(source) if source else None
         declared = typed.get((source, receiver)) if receiver else None
+        if declared is None and receiver and owner is not None:
+            declared = _receiver_type(owner, receiver, catalog)
         targets, method = reference_targets(
             file_id, name, receiver, owner, catalog, bindings, declared
         )
@@ -185,6 +187,18 @@ def _scopes(owner: Entity | None, catalog: Catalog) -> set[int]:
         scopes.add(current.nid)
         current = catalog.by_id.get(current.parent) if current.parent else None
     return scopes
+
+
+def _receiver_type(owner: Entity, receiver: str, catalog: Catalog) -> str | None:
+    """The type of a Go method's receiver, named inside it or in a closure of it."""
+    current: Entity | None = owner
+    for _ in range(16):
+        if current is None:
+            return None
+        if current.receiver is not None:
+            return current.class_context if current.receiver == receiver else None
+        current = catalog.by_id.get(current.parent) if current.parent else None
+    return None
 
 
 def enclosing_class(owner: Entity | None, catalog: Catalog) -> str | None:
