@@ -178,23 +178,31 @@ def use(thing):
 PAGED = "".join(f"def unused_number_{i:02d}():\n    return {i}\n\n\n" for i in range(23))
 
 
+def indexed_files(case: SynchronousTestCase, files: dict[str, str]) -> tuple[Path, Path]:
+    """A git repository of ``files`` (path -> text), indexed; (repository, index path).
+    The dead-code scan cache is emptied before and after the test."""
+    tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-"))
+    case.addCleanup(shutil.rmtree, tmp, True)
+    repo = tmp / "repo"
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+    db = tmp / "index.sqlite"
+    case.assertTrue(index_repositories(db, [repo], workers=1).ok)
+    code_dead_cache.forget()
+    case.addCleanup(code_dead_cache.forget)
+    return repo, db
+
+
 class DeadCodeScanTests(SynchronousTestCase):
     def setUp(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        repo = self.tmp / "repo"
-        (repo / "app").mkdir(parents=True)
-        (repo / "app" / "service.py").write_text(SERVICE)
-        (repo / "app" / "paged.py").write_text(PAGED)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-        self.repo, self.db = repo, self.tmp / "index.sqlite"
-        self.assertTrue(index_repositories(self.db, [repo], workers=1).ok)
+        files = {"app/service.py": SERVICE, "app/paged.py": PAGED}
+        self.repo, self.db = indexed_files(self, files)
         self.conn = open_reader(self.db)
         self.addCleanup(self.conn.close)
-        code_dead_cache.forget()
-        self.addCleanup(code_dead_cache.forget)
 
     def dead(self, **body) -> dict:
         return call(self.conn, "/code/dead-code", {"limit": 500, **body}).data
@@ -394,21 +402,9 @@ class PublicApiTests(SynchronousTestCase):
     """Public names of a package's modules may be used outside the repository."""
 
     def setUp(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-public-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        repo = self.tmp / "repo"
-        for path, text in LIBRARY.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(text)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-        db = self.tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        _, db = indexed_files(self, LIBRARY)
         self.conn = open_reader(db)
         self.addCleanup(self.conn.close)
-        code_dead_cache.forget()
-        self.addCleanup(code_dead_cache.forget)
 
     def verdicts(self) -> dict[str, tuple[str, list[str]]]:
         data = call(self.conn, "/code/dead-code", {"limit": 500}).data
@@ -482,20 +478,9 @@ class JavaScriptDeadCodeTests(SynchronousTestCase):
     """What JavaScript's runtime calls by itself is no dead code."""
 
     def setUp(self) -> None:
-        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-js-"))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        repo = self.tmp / "repo"
-        (repo / "lib").mkdir(parents=True)
-        (repo / "lib" / "bag.js").write_text(BAG)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-        db = self.tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        _, db = indexed_files(self, {"lib/bag.js": BAG})
         self.conn = open_reader(db)
         self.addCleanup(self.conn.close)
-        code_dead_cache.forget()
-        self.addCleanup(code_dead_cache.forget)
 
     def test_protocol_methods_and_accessors_are_roots_and_outside_overrides_ambiguous(self):
         data = call(self.conn, "/code/dead-code/investigate", {"limit": 500}).data

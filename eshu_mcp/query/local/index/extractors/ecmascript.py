@@ -130,13 +130,11 @@ def _property_function(node: Node) -> Definition | None:
     if owner is None or name_node is None or name_node.type != "property_identifier":
         return None
     owner_text = text(owner)
-    name = text(name_node)
     class_context = None
-    if owner_text == "module" and name == "exports":  # module.exports = function ...
+    if owner_text == "module" and text(name_node) == "exports":  # module.exports = function
         name_node = value.child_by_field_name("name") or _declared_name(node)
         if name_node is None:
             return None
-        name = text(name_node)
     elif owner.type == "member_expression" and owner_text.endswith(".prototype"):
         class_context = owner_text[: -len(".prototype")].rsplit(".", 1)[-1]
     elif owner.type == "identifier" and owner_text != "exports":
@@ -150,17 +148,7 @@ def _property_function(node: Node) -> Definition | None:
     }
     if owner_text in _EXPORT_OBJECTS or owner_text == "module":
         metadata["exported"] = True
-    return Definition(
-        "Function",
-        name,
-        name_node,
-        node,
-        value.child_by_field_name("body"),
-        args=_params(value.child_by_field_name("parameters")),
-        class_context=class_context,
-        metadata=metadata,
-        locals=_typed_params(value.child_by_field_name("parameters")),
-    )
+    return _function_value(name_node, node, value, metadata, class_context)
 
 
 def _declared_name(node: Node) -> Node | None:
@@ -189,15 +177,25 @@ def _field_function(node: Node) -> Definition | None:
         return None
     if name_node.type not in _FIELD_NAMES:
         return None
+    return _function_value(
+        name_node, node, value, {"semantic_kind": value.type, "class_field": True}
+    )
+
+
+def _function_value(
+    name_node: Node, span: Node, value: Node, metadata: dict, class_context: str | None = None
+) -> Definition:
+    """A function written as a value (``name = (args) => body``), named by ``name_node``."""
     parameters = value.child_by_field_name("parameters")
     return Definition(
         "Function",
         text(name_node),
         name_node,
-        node,
+        span,
         value.child_by_field_name("body"),
         args=_params(parameters),
-        metadata={"semantic_kind": value.type, "class_field": True},
+        class_context=class_context,
+        metadata=metadata,
         locals=_typed_params(parameters),
     )
 
@@ -215,16 +213,8 @@ def define(node: Node) -> Definition | None:
             return None
         if name_node.type != "identifier":
             return None
-        return Definition(
-            "Function",
-            text(name_node),
-            name_node,
-            node,
-            value.child_by_field_name("body"),
-            args=_params(value.child_by_field_name("parameters")),
-            metadata={"exported": _exported(node), "semantic_kind": value.type},
-            locals=_typed_params(value.child_by_field_name("parameters")),
-        )
+        metadata = {"exported": _exported(node), "semantic_kind": value.type}
+        return _function_value(name_node, node, value, metadata)
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
