@@ -2,6 +2,7 @@
 constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
 
 from eshu_mcp.query.local.index import generation_write
+from eshu_mcp.query.local.index.store import open_reader
 
 from .test_index_receivers import EditedRepositoryCase, IndexedSourcesCase
 
@@ -119,6 +120,17 @@ export function relay(app: App) {
   return serve.call(null, app)
 }
 """,
+    "ts/barrel/impl.ts": "export function realWork() {}\n\nexport class Widget {}\n",
+    "ts/barrel/index.ts": "export { realWork as work } from './impl'\nexport * from './impl'\n",
+    "ts/uses_barrel.ts": (
+        "import { work, Widget } from './barrel'\n"
+        "\n"
+        "export class Fancy extends Widget {}\n"
+        "\n"
+        "export function go() {\n"
+        "  return work()\n"
+        "}\n"
+    ),
     "ts/mock_one.ts": "export function fetch() {}\n",
     "ts/mock_two.ts": "export function fetch() {}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
@@ -483,6 +495,26 @@ class TypedReceiverTests(IndexedSourcesCase):
             ],
         )
 
+    def test_imports_through_a_barrel_reach_the_definition_it_hands_on(self) -> None:
+        self.assertEqual(
+            self.one("ts/uses_barrel.ts", 6), ("ts/barrel/impl.ts", "realWork", "import_binding")
+        )
+        (base,) = self.conn.execute(
+            "SELECT t.relative_path || ':' || t.entity_name FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'INHERITS' AND s.entity_name = 'Fancy'"
+        ).fetchone()
+        self.assertEqual(base, "ts/barrel/impl.ts:Widget")
+        imports = self.conn.execute(
+            "SELECT imported_name, alias, import_type FROM imports i JOIN files f USING (file_id)"
+            " WHERE f.relative_path = 'ts/barrel/index.ts' ORDER BY line_number, imported_name"
+        ).fetchall()
+        self.assertEqual(
+            [tuple(row) for row in imports],
+            [("realWork", "work", "reexport"), ("*", None, "reexport")],
+        )
+
     def test_a_bare_builtin_call_is_the_builtin_whatever_other_modules_define(self) -> None:
         self.assertEqual(self.calls_at("ts/app.ts", 6), [])  # two other files define fetch
         self.assertEqual(self.unresolved_at("ts/app.ts", 6), ["builtin"])
@@ -622,3 +654,30 @@ class GoTypesAcrossGenerationsTests(EditedRepositoryCase):
         holder.write_text(holder.read_text().replace("*Clock", "*Other"))
         self.commit()
         self.assertEqual(self.ticks(), {"Run": "Other.Tick", "later": "Other.Tick"})
+
+
+class BarrelsAcrossGenerationsTests(EditedRepositoryCase):
+    """A call through a barrel follows its definition when only the defining file changes."""
+
+    def setUp(self) -> None:
+        files = {
+            "impl.ts": "export function realWork() {}\n",
+            "index.ts": "export { realWork as work } from './impl'\n",
+            "use.ts": "import { work } from './index'\n\nexport function go() {\n  work()\n}\n",
+        }
+        self.make_repository(files)
+
+    def test_a_moved_definition_is_followed_through_the_barrel(self) -> None:
+        self.patch(generation_write, "INCREMENTAL_RESOLVE_FRACTION", 1.0)  # re-resolve by file
+        self.assertEqual(self.callers_of("realWork"), {"go": "realWork"})
+        impl = self.repo / "impl.ts"
+        impl.write_text("// moved down\n\n" + impl.read_text())  # a new entity id
+        self.commit()
+        self.assertEqual(self.callers_of("realWork"), {"go": "realWork"})
+        conn = open_reader(self.db)
+        self.addCleanup(conn.close)
+        (line,) = conn.execute(
+            "SELECT t.start_line FROM edges e JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'CALLS' AND t.entity_name = 'realWork'"
+        ).fetchone()
+        self.assertEqual(line, 3)

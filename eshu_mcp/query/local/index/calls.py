@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 from attrs import define
 
@@ -237,6 +238,10 @@ class Catalog:
                 self.callables.add(entity)
                 self.constructible.add(entity)
 
+    def types_in(self, name: str, file_ids: tuple[int, ...]) -> list[Entity]:
+        """The types named ``name`` defined in any of the given files."""
+        return [e for e in self.types.get(name, ()) if e.file_id in file_ids]
+
     def inherited(self, class_name: str, name: str) -> Entity | None:
         """The method ``name`` of the nearest ancestor (by base names, breadth first)."""
         seen = {class_name}
@@ -280,6 +285,37 @@ class Catalog:
             if not frontier:
                 return None
         return None
+
+
+REEXPORT_HOPS = 4
+"""Barrel files followed at most from an import to the definition (JavaScript/TypeScript)."""
+
+
+def reexported(
+    defined: Callable[[str, tuple[int, ...]], list[Entity]],
+    bindings: FileBindings,
+    name: str,
+    file_ids: tuple[int, ...],
+    hops: int = REEXPORT_HOPS,
+) -> list[Entity]:
+    """
+    ``defined(name, file_ids)``, or, when these files define no ``name``, the definitions
+    of the files they hand it on from: ``export {a as name} from './x'`` and ``export *
+    from './y'`` (an ``index.ts`` barrel), at most ``hops`` deep.
+    """
+    found = defined(name, file_ids)
+    if found or hops <= 0:
+        return found
+    for file_id in file_ids:
+        binding = bindings.lookup(file_id, name)
+        if binding is not None and binding.file_ids and binding.symbol is not None:
+            found = reexported(defined, bindings, binding.symbol, binding.file_ids, hops - 1)
+        elif bindings.star.get(file_id):
+            star = tuple(bindings.star[file_id])
+            found = reexported(defined, bindings, name, star, hops - 1)
+        if found:
+            return found
+    return []
 
 
 def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
@@ -339,9 +375,11 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         if not binding.file_ids:
             return None, "external"
         if receiver is None:
-            pool = catalog.callables.in_files(binding.symbol or name, binding.file_ids)
+            pool = reexported(
+                catalog.callables.in_files, bindings, binding.symbol or name, binding.file_ids
+            )
         elif binding.symbol is None:
-            pool = catalog.callables.in_files(name, binding.file_ids)
+            pool = reexported(catalog.callables.in_files, bindings, name, binding.file_ids)
         else:
             pool = catalog.by_class.get((binding.symbol, name), [])
         if pool:

@@ -18,7 +18,7 @@ from attrs import frozen
 from . import input_cache, rebuilt_edges
 from .bindings import FileBindings
 from .call_edges import resolve_calls_split
-from .calls import Catalog, Entity
+from .calls import REEXPORT_HOPS, Catalog, Entity, reexported
 from .codes import CONFIDENCE, EDGE_TYPES, METHODS
 from .graph_inputs import GraphInputs
 from .pyclasses import EXTERNAL, Hierarchy
@@ -54,18 +54,25 @@ class ChangeSet:
 
 def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[int]) -> set[int]:
     affected = set(change.changed_files) | import_changed
-    touched_files = change.changed_files | change.deleted_files
-    names = change.touched_names
-    for chunk in _chunks(sorted(touched_files)):
-        marks = ",".join("?" * len(chunk))
-        affected.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT file_id, imported_name FROM imports WHERE resolved_file_id IN ({marks})",
+    touched_files = set(change.changed_files | change.deleted_files)
+    names = set(change.touched_names)
+    for _ in range(REEXPORT_HOPS + 1):  # importers, then importers of what barrels hand on
+        barrels: set[int] = set()
+        for chunk in _chunks(sorted(touched_files)):
+            marks = ",".join("?" * len(chunk))
+            for file_id, name, alias, kind in conn.execute(
+                "SELECT file_id, imported_name, alias, import_type FROM imports"
+                f" WHERE resolved_file_id IN ({marks})",
                 chunk,
-            )
-            if r[1] in names
-        )
+            ):
+                if name in names or (kind == "reexport" and name == "*"):
+                    affected.add(file_id)
+                    if kind == "reexport":
+                        barrels.add(file_id)
+                        names.add(alias or name)
+        touched_files = barrels - touched_files
+        if not touched_files:
+            break
     for chunk in _chunks(sorted(change.touched_names)):
         marks = ",".join("?" * len(chunk))
         affected.update(
@@ -295,8 +302,7 @@ def _inheritance(
             target, method = next(e for e in pool if e.file_id == file_id), "same_file"
         elif binding is not None and binding.file_ids:
             wanted = binding.symbol or base_name
-            files = set(binding.file_ids)
-            bound = [e for e in catalog.types.get(wanted, []) if e.file_id in files]
+            bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
             if bound:
                 target, method = bound[0], "import_binding"
         if target is None and (binding is None or binding.file_ids):

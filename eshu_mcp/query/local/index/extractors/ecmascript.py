@@ -291,8 +291,11 @@ def _invoked(function: Node, count: int | None) -> Call | None:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
-    """The names one import node brings in."""
+    """The names one import node brings in (a re-export, ``export {a as b} from './x'``,
+    brings them in to hand them on: import type ``reexport``)."""
     line = line_of(node)
+    if node.type == "export_statement":
+        return _reexports(node, line)
     if node.type == "call_expression":
         function = node.child_by_field_name("function")
         arguments = node.child_by_field_name("arguments")
@@ -332,6 +335,35 @@ def import_rows(node: Node) -> list[ImportRow]:
                     alias = text(alias_node) if alias_node is not None else None
                     rows.append(ImportRow(module, name, alias, "import", line))
     return rows or [ImportRow(module, None, None, "import", line)]
+
+
+def _reexports(node: Node, line: int) -> list[ImportRow]:
+    """``export {a, b as c} from './x'``, ``export * from './y'``, ``export * as ns from``:
+    what a barrel file hands on; an export with no ``from`` imports nothing."""
+    source = node.child_by_field_name("source")
+    if source is None:
+        return []
+    module = text(source).strip("'\"`")
+    rows = []
+    for clause in node.named_children:
+        if clause.type == "export_clause":
+            for spec in clause.named_children:
+                name = spec.child_by_field_name("name")
+                if spec.type != "export_specifier" or name is None:
+                    continue
+                alias = spec.child_by_field_name("alias")
+                rows.append(
+                    ImportRow(
+                        module,
+                        text(name),
+                        None if alias is None else text(alias),
+                        "reexport",
+                        line,
+                    )
+                )
+        elif clause.type == "namespace_export" and clause.named_child_count:
+            rows.append(ImportRow(module, "*", text(clause.named_children[-1]), "reexport", line))
+    return rows or [ImportRow(module, "*", None, "reexport", line)]
 
 
 def assign(node: Node) -> tuple[str, str] | None:
@@ -429,7 +461,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
         define=define,
         calls=frozenset({"call_expression", "new_expression"}),
         call=call,
-        imports=frozenset({"import_statement", "call_expression"}),
+        imports=frozenset({"import_statement", "call_expression", "export_statement"}),
         import_rows=import_rows,
         assignments=frozenset({"variable_declarator", "assignment_expression", field}),
         assign=assign,
