@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """
-JavaScript dead code against what runs: find_dead_code on a JavaScript repository, checked
-against V8's coverage of the repository's own test suite.
+JavaScript answers against what runs: the call graph and find_dead_code of a JavaScript
+repository, checked against V8's coverage of the repository's own test suite.
 
 Run the tests with ``NODE_V8_COVERAGE=DIR`` first (for express: ``npm install`` then
 ``NODE_V8_COVERAGE=DIR npx mocha --require test/support/env test/ test/acceptance/``).
-This script indexes the repository (in a scratch folder), pages through every
-``find_dead_code`` row as an assistant would, and counts the reported definitions V8 saw
-run: a definition ran when the outermost function V8 reports inside its span was called.
-A reported definition that ran is certainly not dead; one that did not run may still be
-live (the tests do not run everything), so the figure is a lower bound on wrong reports.
-Also reported: of the repository's functions outside tests that ran, how many the dead
-code scan called dead (the same check from the other side).
+This script indexes the repository (in a scratch folder) and, with V8's block coverage:
 
-    python scripts/bench_dead_code_js.py --repo PATH --coverage DIR [--keep DIR] [--json]
+* call edges: a single-target CALLS edge whose call site ran (the innermost block V8
+  counted around the call's line ran) to a target V8 saw never called is certainly
+  wrong; the share of such edges among those whose site ran is a lower bound on the
+  wrong ones (a target that ran may still have been reached from elsewhere);
+* dead code: every ``find_dead_code`` row, paged as an assistant would; a reported
+  definition that ran is certainly not dead; and of the functions outside tests that
+  ran, how many the scan called dead.
+
+    python scripts/bench_js_runtime.py --repo PATH --coverage DIR [--keep DIR] [--json]
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from eshu_mcp.query.local.index.indexer import index_repositories
 PAGES = 100
 
 
-def ran_spans(coverage: Path, repo: Path) -> dict[str, list[tuple[int, int, int]]]:
-    """Repository path -> (start, end, calls) of every function V8 reported in it."""
+def coverage_ranges(
+    coverage: Path, repo: Path
+) -> tuple[dict[str, list[tuple[int, int, int]]], dict[str, list[tuple[int, int, int]]]]:
+    """Repository path -> (start, end, calls) of every function V8 reported in it, and
+    path -> (start, end, count) of every block range (functions included)."""
     prefix = repo.resolve().as_uri() + "/"
     spans: dict[str, list[tuple[int, int, int]]] = {}
+    blocks: dict[str, list[tuple[int, int, int]]] = {}
     for report in sorted(coverage.glob("*.json")):
         for script in json.loads(report.read_text()).get("result", []):
             url = script.get("url", "")
@@ -50,7 +56,67 @@ def ran_spans(coverage: Path, repo: Path) -> dict[str, list[tuple[int, int, int]
                     spans.setdefault(path, []).append(
                         (whole["startOffset"], whole["endOffset"], whole["count"])
                     )
-    return spans
+                    blocks.setdefault(path, []).extend(
+                        (r["startOffset"], r["endOffset"], r["count"]) for r in ranges
+                    )
+    return spans, blocks
+
+
+def count_at(blocks: list[tuple[int, int, int]], offset: int) -> int | None:
+    """The count of the innermost block V8 reported around ``offset``."""
+    inside = [block for block in blocks if block[0] <= offset < block[1]]
+    if not inside:
+        return None
+    return min(inside, key=lambda block: block[1] - block[0])[2]
+
+
+def line_offsets(text: str) -> list[int]:
+    """Offset of the first non-blank character of each line (index 0 = line 1)."""
+    offsets, at = [], 0
+    for line in text.split("\n"):
+        offsets.append(at + len(line) - len(line.lstrip()))
+        at += len(line) + 1
+    return offsets
+
+
+def edge_check(conn: sqlite3.Connection, repo_id: str, spans: dict, blocks: dict) -> dict:
+    """Single-target CALLS edges whose call site ran, and those of them whose target V8
+    saw never called (certainly wrong)."""
+    texts: dict[str, list[int]] = {}
+    checked, wrong, examples = 0, 0, []
+    for path, line, t_path, t_name, t_start, t_end, method in conn.execute(
+        "SELECT f.relative_path, e.line_number, t.relative_path, t.entity_name,"
+        " t.start_byte, t.end_byte, e.resolution_method FROM edges e"
+        " JOIN files f ON f.file_id = e.evidence_file_id"
+        " JOIN entities t ON t.entity_id = e.target_id"
+        " WHERE e.type = 'CALLS' AND e.repo_id = ? AND e.resolution_method <> 'ambiguous'"
+        " AND f.language IN ('javascript', 'typescript', 'tsx')",
+        (repo_id,),
+    ):
+        if path not in blocks or line is None:
+            continue
+        if path not in texts:
+            (content,) = conn.execute(
+                "SELECT content FROM files WHERE relative_path = ? AND repo_id = ?",
+                (path, repo_id),
+            ).fetchone()
+            texts[path] = line_offsets(content or "")
+        offsets = texts[path]
+        if not 0 < line <= len(offsets) or not count_at(blocks[path], offsets[line - 1]):
+            continue
+        target_ran = ran({"relative_path": t_path, "start_byte": t_start, "end_byte": t_end}, spans)
+        if target_ran is None:
+            continue
+        checked += 1
+        if not target_ran:
+            wrong += 1
+            examples.append(f"{path}:{line} -> {t_path}:{t_name} [{method}]")
+    return {
+        "single_target_edges_with_a_call_site_that_ran": checked,
+        "certainly_wrong": wrong,
+        "certainly_wrong_share": round(wrong / checked, 3) if checked else None,
+        "certainly_wrong_examples": examples[:8],
+    }
 
 
 def ran(row: dict, spans: dict[str, list[tuple[int, int, int]]]) -> bool | None:
@@ -97,7 +163,7 @@ def main() -> int:
     if not report.ok:
         raise SystemExit(f"indexing {repo} failed")
     repo_id = report.repositories[0].repo_id
-    spans = ran_spans(Path(args.coverage), repo)
+    spans, blocks = coverage_ranges(Path(args.coverage), repo)
     found: dict = {}
     try:
         react(measure, db, repo_id, spans, found)
@@ -140,6 +206,7 @@ def main() -> int:
     print_result(
         {
             "repository": str(repo),
+            **edge_check(conn, repo_id, spans, blocks),
             "files_with_coverage": len(spans),
             "reported": found["reported"],
             "reported_by_classification": verdicts,
