@@ -75,7 +75,7 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         lines = summarize_envelope(
             "analyze_code_relationships", derived(relationship_story([resolved, unknown]))
         ).splitlines()
-        self.assertIn("1 shown ambiguous (the receiver's type is unknown", lines[0])
+        self.assertIn("1 shown ambiguous (the receiver's type, or the overload, is", lines[0])
         self.assertIn("min_confidence=0.5 leaves them out", lines[0])
         self.assertNotIn("heuristic", lines[0])
         self.assertEqual(lines[1], "t/tcp.py:457 _finishInit -> callLater")

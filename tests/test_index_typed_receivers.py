@@ -257,6 +257,32 @@ export function relay(app: App) {
           return field;
         };
         """,
+    "java/com/acme/Printer.java": """
+        package com.acme;
+
+        public class Printer {
+            public void print(String text) {}
+            public void print(String text, int copies) {}
+            public void print(int number) {}
+            public void log(String... parts) {}
+
+            public void run() {
+                print("a", 2);
+                print(3);
+                this.log("a", "b", "c");
+            }
+        }
+        """,
+    "java/com/acme/PrinterUser.java": """
+        package com.acme;
+
+        public class PrinterUser {
+            public void use(Printer printer) {
+                printer.print("x", 1);
+                printer.print("y");
+            }
+        }
+        """,
     "java/com/acme/Store.java": "package com.acme;\n\npublic class Store {\n"
     "    public void save() {}\n}\n",
     "java/com/acme/Cache.java": "package com.acme;\n\npublic class Cache {\n"
@@ -584,6 +610,29 @@ class TypedReceiverTests(IndexedSourcesCase):
         )
         self.assertEqual(names(22), [("HotTub.drain", "ambiguous"), ("Tub.drain", "ambiguous")])
         self.assertEqual(names(23), [("Pipe.drain", "type_inferred")])  # nothing overrides it
+
+    def overloads_at(self, path: str, line: int) -> list[tuple]:
+        """(target line, method) of a call line's edges to Printer's methods."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.start_line, e.resolution_method FROM edges e"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.class_context = 'Printer' AND e.evidence_file_id ="
+                " (SELECT file_id FROM files WHERE relative_path = ?) AND e.line_number = ?",
+                (path, line),
+            )
+        )
+
+    def test_java_overloads_are_told_apart_by_the_number_of_arguments(self) -> None:
+        printer, user = "java/com/acme/Printer.java", "java/com/acme/PrinterUser.java"
+        self.assertEqual(self.overloads_at(printer, 10), [(5, "same_file")])  # (text, copies)
+        self.assertEqual(self.overloads_at(user, 5), [(5, "type_inferred")])
+        self.assertEqual(self.overloads_at(printer, 12), [(7, "same_file")])  # varargs
+        # one argument: print(String) or print(int), as the argument's type decides
+        both = [(4, "ambiguous"), (6, "ambiguous")]
+        self.assertEqual(self.overloads_at(printer, 11), both)
+        self.assertEqual(self.overloads_at(user, 6), both)
 
     def test_java_fields_parameters_and_locals_name_the_class(self) -> None:
         java = "java/com/acme/Shop.java"

@@ -242,8 +242,9 @@ def _heuristic_note(rows: list[dict]) -> str:
     notes = []
     if ambiguous:
         notes.append(
-            f"{ambiguous} shown ambiguous (the receiver's type is unknown: the call may run"
-            " another definition of the name; min_confidence=0.5 leaves them out)"
+            f"{ambiguous} shown ambiguous (the receiver's type, or the overload, is unknown:"
+            " the call may run another definition of the name; min_confidence=0.5 leaves"
+            " them out)"
         )
     if heuristic:
         notes.append(f"{heuristic} heuristic (correlation evidence, not canonical code truth)")

@@ -73,9 +73,10 @@ def resolve_calls(
                 caller = by_id.get(caller_nid) if caller_nid else None
                 found = memo[key] = _prepared(python.resolve(call, caller))
         else:
-            # Everything resolve_call reads of a call: equal keys resolve equally.
+            # Everything resolve_call reads of a call (its argument count picks overloads):
+            # equal keys resolve equally.
             caller = by_id.get(caller_nid) if caller_nid else None
-            key = (caller.class_context if caller else None, *call[3:8])
+            key = (caller.class_context if caller else None, *call[3:9])
             found = memo.get(key)
             if found is None:
                 found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))

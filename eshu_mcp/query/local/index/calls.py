@@ -32,6 +32,8 @@ from .typed_receivers import (
     untyped_method,
 )
 
+OVERLOADING_LANGUAGES = frozenset({"java", "c_sharp", "cpp"})
+"""Languages whose methods may share a name and differ by their parameters."""
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
 )
@@ -61,6 +63,8 @@ class Entity:
     signature: str | None = None  # Python functions with a return annotation; Go/TS functions
     attributes: dict[str, str] | None = None  # classes: field (self.<attr>) -> declared type
     receiver: str | None = None  # Go methods: the receiver's name (``mx`` in ``func (mx *Mux)``)
+    arity: int | None = None  # Java, C#, C++ functions: parameters (overloads differ by them)
+    variadic: bool = False  # ... and whether the last one takes any number of arguments
 
 
 NOTHING: list[Entity] = []
@@ -212,8 +216,11 @@ class Catalog:
 
     def add(self, row: tuple) -> None:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
-        signature, attribute types as JSON)."""
+        signature, attribute types as JSON, parameter count)."""
         entity = Entity(*row[:8])
+        if len(row) > 10 and row[6] in OVERLOADING_LANGUAGES and row[10] is not None:
+            entity.arity = row[10]
+            entity.variadic = bool(row[8]) and ("..." in row[8] or "params " in row[8])
         if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
             # Python: a return annotation; Go, TypeScript: a function's result (v := F())
             python = row[6] == "python"
@@ -341,9 +348,33 @@ def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
     return None, None, f"ambiguous:{total}"
 
 
+def fitting(methods: list[Entity], arity: int | None) -> list[Entity]:
+    """The overloads a call of ``arity`` arguments can run (all of them when none fits, or
+    when parameter counts are not known)."""
+    if len(methods) < 2 or arity is None or methods[0].arity is None:
+        return methods
+    fit = [
+        m
+        for m in methods
+        if m.arity == arity or (m.variadic and m.arity is not None and arity >= m.arity - 1)
+    ]
+    return fit or methods
+
+
+def one_of(methods: list[Entity], arity: int | None, how: str) -> tuple:
+    """The method a call runs, as ``how``; or, among overloads of the same parameter count
+    (which the arguments' types decide), all of them as ambiguous."""
+    fit = fitting(methods, arity)
+    if len(fit) > 1 and fit[0].arity is not None:
+        if len(fit) > AMBIGUOUS_CAP:
+            return [fit[0]], "ambiguous", len(fit)
+        return fit, "ambiguous"
+    return fit[0], how
+
+
 def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: dict):
     """Return (target entity, method) or (None, unresolved reason)."""
-    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, _args, _line = call
+    _cid, file_id, caller_id, name, _full, receiver, inferred, kind, arity, _line = call
     caller = catalog.by_id.get(caller_id) if caller_id else None
     context = caller.class_context if caller is not None else None
     language = language_of.get(file_id)
@@ -353,16 +384,16 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         if not same and implicit_this:
             same = [e for e in catalog.by_class.get((context, name), ()) if e.file_id == file_id]
         if same:
-            return same[0], "same_file"
+            return one_of(same, arity, "same_file")
         if implicit_this and language in DISPATCHED_LANGUAGES:  # a method of this class's
             own = catalog.by_class.get((context, name)) or [catalog.inherited(context, name)]
             if own[0] is not None:
-                return own[0], "type_inferred"
+                return one_of(own, arity, "type_inferred")
     elif receiver in SELF_RECEIVERS and context:
         methods = catalog.by_class.get((context, name), [])
         if methods:
             local = [e for e in methods if e.file_id == file_id]
-            return (local or methods)[0], "same_file" if local else "type_inferred"
+            return one_of(local or methods, arity, "same_file" if local else "type_inferred")
         inherited = catalog.inherited(context, name)
         if inherited is not None:
             return inherited, "type_inferred"
@@ -403,9 +434,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         methods = catalog.by_class.get((type_name, name), [])
         if methods:
             local = [e for e in methods if e.file_id == file_id]
-            if dispatch:
-                return dispatched(catalog, type_name, name, (local or methods)[0], family)
-            return (local or methods)[0], "type_inferred"
+            found = one_of(local or methods, arity, "type_inferred")
+            if dispatch and not isinstance(found[0], list):
+                return dispatched(catalog, type_name, name, found[0], family, arity)
+            return found
         if family is not None and kind not in CONSTRUCTIONS:
             inherited = catalog.inherited(type_name, name)
             if dispatch and (inherited is not None or catalog.types.get(inferred)):

@@ -18,12 +18,12 @@ from .bindings import FileBindings, ImportRecord, ImportResolver, resolve_import
 from .calls import Catalog
 from .languages import language_of
 from .modules import go_module_paths
-from .writer import METADATA, PARENT, SIGNATURE, PreparedFile
+from .writer import ARG_COUNT, METADATA, PARENT, SIGNATURE, PreparedFile
 
 CATALOG_ROWS = (
     "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
     " f.language, r.start_line, r.signature,"
-    " json_extract(r.metadata, '$.attribute_types') FROM entity_rows r"
+    " json_extract(r.metadata, '$.attribute_types'), r.arg_count FROM entity_rows r"
     " JOIN files f ON f.file_id = r.file_id"
 )
 """Catalog rows (see ``Catalog.add``); a read-back adds ``ORDER BY r.file_id, r.rid``."""
@@ -162,6 +162,7 @@ class FirstBuildInputs:
                     row[2],
                     row[SIGNATURE],
                     attribute_types_json(row[METADATA]),
+                    row[ARG_COUNT],
                 )
             )
         for row, base_name, kind in prepared.base_rows:

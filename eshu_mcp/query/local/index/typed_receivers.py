@@ -174,11 +174,21 @@ def annotated_result(signature: str) -> str | None:
     return name if name.isidentifier() else None
 
 
-def dispatched(catalog: Catalog, type_name: str, name: str, found: Entity | None, family: str):
+def dispatched(
+    catalog: Catalog,
+    type_name: str,
+    name: str,
+    found: Entity | None,
+    family: str,
+    arity: int | None = None,
+):
     """A method call on a value declared as ``type_name``: ``found`` (the method the type or
     its bases define, if any) unless derived types override it, then ambiguous between them;
-    an interface's declaration never runs, its implementations do."""
+    an interface's declaration never runs, its implementations do. Overrides with another
+    parameter count than the call's (other overloads) are left out."""
     below = catalog.overrides_below(type_name, name, family)
+    if arity is not None and found is not None and found.arity is not None:
+        below = [m for m in below if m.arity is None or m.arity == found.arity]
     owner = catalog.by_id.get(found.parent) if found is not None and found.parent else None
     abstract = found is None or (owner is not None and owner.entity_type == "Interface")
     candidates = below if abstract else [found, *below]

@@ -158,8 +158,8 @@ class PreparedFile:
 
 PARENT = 6
 """Index of the parent (an entity row number until the writer numbers it) in entity rows."""
-SIGNATURE, METADATA = 10, 11
-"""Indexes of the signature and the metadata JSON in entity rows."""
+ARG_COUNT, SIGNATURE, METADATA = 9, 10, 11
+"""Indexes of the parameter count, the signature and the metadata JSON in entity rows."""
 metadata_json = json.JSONEncoder(sort_keys=True).encode
 """An entity's metadata as stored (one encoder for every entity: json.dumps builds one a call)."""
 
