@@ -503,3 +503,33 @@ class JavaScriptDeadCodeTests(SynchronousTestCase):
         )
         self.assertEqual(reported["forgotten"][0], "unused")
         self.assertEqual(reported["#neverCalled"][0], "unused")
+
+
+SHELF = """\
+package com.acme;
+
+public class Shelf {
+    /** Nothing here calls it, but a library's users may. */
+    @Deprecated // kept for callers
+    public int count() {
+        return 0;
+    }
+
+    private int forgotten() {
+        return 1;
+    }
+}
+"""
+
+
+class JavaDeadCodeTests(SynchronousTestCase):
+    def test_a_public_method_is_public_api_and_a_private_one_unused(self):
+        _, db = indexed_files(self, {"src/com/acme/Shelf.java": SHELF})
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        rows = call(conn, "/code/dead-code", {"limit": 500}).data["results"]
+        verdicts = {
+            row["name"]: (row["classification"], row.get("ambiguity_reasons")) for row in rows
+        }
+        self.assertEqual(verdicts["count"], ("ambiguous", ["java.public_api"]))
+        self.assertEqual(verdicts["forgotten"][0], "unused")

@@ -158,8 +158,9 @@ def _inventory(data: dict) -> Lines:
 OUTSIDE_BASE = ".may_override_outside_base:"
 """The ambiguity reason (after its language) of a method that may override a base's from
 outside the repository."""
-PUBLIC_API = "python.public_api:"
-"""The ambiguity reason of a public name that importers outside the repository may use."""
+PUBLIC_API = ".public_api"
+"""The ambiguity reason (after its language; then ``:`` and the name importers use, for
+Python) of a public name that code outside the repository may use."""
 
 
 def _dead_row(row: dict) -> str:
@@ -170,9 +171,10 @@ def _dead_row(row: dict) -> str:
         if OUTSIDE_BASE in reason:
             bases = reason.split(OUTSIDE_BASE, 1)[1]
             reason = f"may override a method of {bases} (outside the repository)"
-        elif reason.startswith(PUBLIC_API):
+        elif PUBLIC_API in reason:
+            _, _, name = reason.partition(":")
             reason = (
-                f"public API as {reason[len(PUBLIC_API) :]}; code outside the repository may use it"
+                f"public API{f' as {name}' if name else ''}; code outside the repository may use it"
             )
         verdict += f": {clamp_field(reason)}"
     return row_line(row, verdict)

@@ -28,6 +28,11 @@ from eshu_mcp.query.local.api.code_common import in_clause, in_clauses
 from eshu_mcp.query.local.index.codes import EDGE_TYPES
 
 PUBLIC_API_REASON = "python.public_api"
+DECLARED_PUBLIC_LANGUAGES = frozenset({"java", "c_sharp", "kotlin", "scala"})
+"""Languages that mark API with a ``public`` modifier: a public method nothing in the
+repository reaches is ``<language>.public_api``, as in Python."""
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+_PUBLIC = re.compile(r"\bpublic\b")
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?\+?=\s*([\[(][^\])]*[\])])?", re.MULTILINE)
 _QUOTED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _SCRIPTS = frozenset({"__main__", "setup", "conftest", "manage"})
@@ -171,3 +176,13 @@ def _public_classes(
                     following.append(base)
         frontier = following
     return reached
+
+
+def declared_public(row: dict[str, Any]) -> bool:
+    """Whether a Java/C#/Kotlin/Scala definition's header carries the ``public`` modifier
+    (after its annotations)."""
+    if row["language"] not in DECLARED_PUBLIC_LANGUAGES:
+        return False
+    source = _COMMENTS.sub(" ", row.get("source_cache") or "")
+    header = re.sub(r"@[\w.]+(?:\([^)]*\))?", " ", source).split("{", 1)[0].split("(", 1)[0]
+    return _PUBLIC.search(header) is not None

@@ -43,7 +43,11 @@ from eshu_mcp.query.local.api.code_dead_outside import (
     OUTSIDE_BASE_REASON,
     outside_bases,
 )
-from eshu_mcp.query.local.api.code_dead_public import PUBLIC_API_REASON, public_api_modules
+from eshu_mcp.query.local.api.code_dead_public import (
+    PUBLIC_API_REASON,
+    declared_public,
+    public_api_modules,
+)
 from eshu_mcp.query.local.api.code_dead_roots import (
     CANDIDATE_LABELS,
     REACHING_EDGE_TYPES,
@@ -287,8 +291,7 @@ def _scan(
             if not candidate.roots and candidate.row["rid"] in used:
                 candidate.roots = [NAME_REASON]
                 named += 1
-    if language in ("", "python"):
-        _mark_public_api(conn, candidates)
+    _mark_public_api(conn, candidates)
     active = [c for c in candidates if not c.roots]
     suppressed = [(i, c) for i, c in zip(positions, candidates, strict=True) if c.roots]
     first = [
@@ -343,8 +346,9 @@ def _mark_outside_overrides(
 
 
 def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> None:
-    """A public name of an importable module may be used by code outside the repository:
-    ambiguous, never cleanup-ready (see :mod:`.code_dead_public`)."""
+    """A public name of an importable module, or a definition declared ``public``, may be
+    used by code outside the repository: ambiguous, never cleanup-ready (see
+    :mod:`.code_dead_public`)."""
     active = [c for c in candidates if not c.roots and c.classification == "unused"]
     public = public_api_modules(conn, [c.row for c in active])
     for candidate in active:
@@ -352,6 +356,9 @@ def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> N
         if module is not None:
             candidate.classification = "ambiguous"
             candidate.reasons = [*candidate.reasons, f"{PUBLIC_API_REASON}:{module}"]
+        elif declared_public(candidate.row):
+            candidate.classification = "ambiguous"
+            candidate.reasons = [*candidate.reasons, f"{candidate.row['language']}.public_api"]
 
 
 def _position(item: tuple) -> int:
