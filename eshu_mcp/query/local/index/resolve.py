@@ -24,6 +24,7 @@ from .graph_inputs import GraphInputs
 from .pyclasses import EXTERNAL, Hierarchy
 from .receivers import INTERFACE_ROOTS, PythonCalls
 from .references import files_referring, read_references, resolve_references
+from .typed_receivers import RECEIVER_TYPED
 from .writer import INSERT_EDGES, insert_edges_of
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
@@ -198,10 +199,11 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
-    typed = {  # what calls say a receiver is, in each function (Python's are not kept)
+    typed_files = {f for f, language in language_of.items() if language in RECEIVER_TYPED}
+    typed = {  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
         (call[2], call[5]): call[6]
         for call in calls
-        if call[6] and call[5] and language_of.get(call[1]) != "python"
+        if call[6] and call[5] and call[1] in typed_files
     }
     resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
     conn.executemany(INSERT_EDGES, edges)
