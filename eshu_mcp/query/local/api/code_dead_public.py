@@ -1,5 +1,6 @@
 """
-Public names of importable Python modules, which code outside the repository may use.
+Public API, which code outside the repository may use: public names of importable Python
+modules, and definitions declared ``public`` in Java, C#, Kotlin and Scala.
 
 Nothing in Twisted uses ``twisted.conch.insults.window.AbsoluteBox``, yet it is part of the
 library: deleting it breaks Twisted's users. So a definition nothing in its repository
@@ -14,6 +15,9 @@ reaches is *ambiguous*, never cleanup-ready, when an importer elsewhere could na
   ``twisted.internet.ssl`` re-exports ``_sslverify.KeyPair``), and every base of such a
   class, whose methods its users inherit (``BaseSerialPort.setBaudRate`` through
   ``serialport.SerialPort``).
+
+Languages with a ``public`` modifier say it themselves: gson's ``public JsonNull
+getAsJsonNull()`` is API whether or not gson calls it.
 """
 
 from __future__ import annotations
