@@ -186,9 +186,10 @@ def _unavailable(section: str) -> dict[str, Any]:
 
 def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
     """
-    What a Python distribution's top-level packages hand their users: the definitions each
-    outermost ``__init__.py`` imports (``from .core import Command as Command`` in
-    ``click/__init__.py``), in the order they are imported, at most ``_ENTRY_SCAN``.
+    What a Python distribution's top-level packages hand their users: the public
+    definitions each outermost ``__init__.py`` imports (``from .core import Command as
+    Command`` in ``click/__init__.py``), in the order they are imported, at most
+    ``_ENTRY_SCAN``.
     """
     inits = [
         (file_id, path)
@@ -209,6 +210,7 @@ def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, An
             "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
             " FROM edges x JOIN entities e ON e.entity_id = x.target_id"
             " WHERE x.source_id = ? AND x.type = 'IMPORTS' AND e.class_context IS NULL"
+            " AND substr(e.entity_name, 1, 1) <> '_'"
             " ORDER BY x.line_number, e.entity_name LIMIT ?",
             (f"file:{file_id}", _ENTRY_SCAN),
         ):
