@@ -95,6 +95,8 @@ class StoryTests(SynchronousTestCase):
         index.file(repo, "lib/sub/__init__.py", "from lib.core import start\n")
         engine = index.entity(core, "Class", "Engine", 1, 2)
         start = index.entity(core, "Function", "start", 5, 6)
+        index.entity(init, "Function", "version", 3, 4)  # defined by the package itself
+        index.entity(init, "Function", "_helper", 6, 7)  # private: not handed to users
         for line, target in enumerate((engine, start), start=1):
             index.edge(repo, "IMPORTS", f"file:{init}", target, line)
         index.writer.commit()
@@ -105,5 +107,12 @@ class StoryTests(SynchronousTestCase):
             for e in section["items"]
             if e["root_kinds"] == ["python.package_export"]
         ]
-        self.assertEqual(exported, [("Engine", "lib/__init__.py"), ("start", "lib/__init__.py")])
-        self.assertTrue(section["summary"].startswith("3 entry points:"))
+        self.assertEqual(
+            exported,
+            [
+                ("version", "lib/__init__.py"),
+                ("Engine", "lib/__init__.py"),
+                ("start", "lib/__init__.py"),
+            ],
+        )
+        self.assertTrue(section["summary"].startswith("4 entry points:"))

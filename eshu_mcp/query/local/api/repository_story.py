@@ -186,10 +186,10 @@ def _unavailable(section: str) -> dict[str, Any]:
 
 def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
     """
-    What a Python distribution's top-level packages hand their users: the public
-    definitions each outermost ``__init__.py`` imports (``from .core import Command as
-    Command`` in ``click/__init__.py``), in the order they are imported, at most
-    ``_ENTRY_SCAN``.
+    What a Python distribution's top-level packages hand their users: the public functions
+    and classes each outermost ``__init__.py`` defines, then those it imports (``from .core
+    import Command as Command`` in ``click/__init__.py``) in the order it imports them, at
+    most ``_ENTRY_SCAN`` of each.
     """
     inits = [
         (file_id, path)
@@ -206,14 +206,22 @@ def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, An
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
         if folder.rsplit("/", 1)[0] in packages and "/" in folder:  # a subpackage
             continue
-        for row in conn.execute(
+        own = conn.execute(
+            "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
+            " FROM entities e WHERE e.file_id = ? AND e.parent_entity_id IS NULL"
+            " AND e.entity_type IN ('Function', 'Class') AND substr(e.entity_name, 1, 1) <> '_'"
+            " ORDER BY e.start_line LIMIT ?",
+            (file_id, _ENTRY_SCAN),
+        ).fetchall()
+        imported = conn.execute(
             "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
             " FROM edges x JOIN entities e ON e.entity_id = x.target_id"
             " WHERE x.source_id = ? AND x.type = 'IMPORTS' AND e.class_context IS NULL"
             " AND substr(e.entity_name, 1, 1) <> '_'"
             " ORDER BY x.line_number, e.entity_name LIMIT ?",
             (f"file:{file_id}", _ENTRY_SCAN),
-        ):
+        ).fetchall()
+        for row in [*own, *imported]:
             found.setdefault(
                 row["entity_id"],
                 {
