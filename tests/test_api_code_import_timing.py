@@ -26,6 +26,7 @@ SOURCES = {
         "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from app.util import Helper\n"
     ),
     "app/util.py": "from app.types import helper_type\n\n\ndef helper():\n    return 1\n",
+    "app/relative.py": "from .util import helper\n",
 }
 
 
@@ -78,3 +79,15 @@ class ImportTimingTests(SynchronousTestCase):
         self.assertIn("1 closes while the modules load", lines[0])
         self.assertEqual(lines[1], "app/models.py:1 -> app/views.py:1 -> app/models.py")
         self.assertIn("app/cli.py:2 (in run()) -> app/core.py:2 -> app/cli.py", lines)
+
+    def test_a_module_imported_relatively_and_absolutely_has_all_its_importers(self):
+        for target in ("app.util", "app/util.py"):
+            body = {
+                "target": target,
+                "direction": "incoming",
+                "relationship_type": "IMPORTS",
+                "repo_id": self.repo_id,
+            }
+            data = call(self.conn, "/code/relationships/story", body).data
+            importers = {r["source_name"] for r in data["relationships"]}
+            self.assertEqual(importers, {"app/relative.py", "app/types.py"}, target)

@@ -118,6 +118,16 @@ class IndexedCodeRoutesTests(SynchronousTestCase):
         }
         self.assertIn(("run", ("modeled_root:python.method_override",)), suppressed)
 
+    def test_importers_of_a_file_path(self):
+        data = call(
+            self.conn,
+            "/code/relationships/story",
+            {"target": "pkg/service.py", "direction": "incoming", "relationship_type": "IMPORTS"},
+        ).data
+        self.assertEqual(data["target_resolution"]["name"], "pkg/service.py")
+        importers = {r["source_name"] for r in data["relationships"]}
+        self.assertEqual(importers, {"pkg/api.py", "pkg/helpers.py"})
+
     def test_import_cycle_between_service_and_helpers(self):
         data = call(
             self.conn,

@@ -5,6 +5,7 @@ is about, from an entity id or handle, or from a name that may match several.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
@@ -62,22 +63,44 @@ def resolve_target(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str) 
     return {"status": "resolved", "row": row}
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> list[dict]:
-    """Imported modules named ``name``, shaped like entity rows, for importer stories."""
-    sql = (
+    """
+    Imported modules named ``name``, shaped like entity rows, for importer stories; or,
+    when ``name`` is a repository path (``src/compose.ts``), the file's modules, one row
+    per file (the story reads every name it was imported by: ``./compose``,
+    ``../compose``...).
+    """
+    select = (
         "SELECT m.module_key, m.repo_id, m.name, m.language, m.file_id,"
         " COALESCE(f.relative_path, '') AS relative_path, COALESCE(r.name, '') AS repo_name"
         " FROM modules m LEFT JOIN files f ON f.file_id = m.file_id"
-        " LEFT JOIN repositories r ON r.repo_id = m.repo_id WHERE m.name = ?"
+        " LEFT JOIN repositories r ON r.repo_id = m.repo_id WHERE "
     )
     clause, scope_params = repo_clause("m.repo_id", repo_id)
-    sql += " AND " + clause
-    params: list[Any] = [name.strip(), *scope_params]
-    rows = conn.execute(sql + " ORDER BY m.module_key LIMIT 26", params).fetchall()
+    by_name = select + "m.name = ? AND " + clause + " ORDER BY m.module_key LIMIT 26"
+    rows = conn.execute(by_name, [name.strip(), *scope_params]).fetchall()
+    path = name.strip().strip("/")
+    by_file = not rows and ("/" in path or "." in path)
+    if by_file:
+        paths = [path]
+        if _DOTTED.fullmatch(path):  # click.core: imported relatively (.core) by its package
+            stem = path.replace(".", "/")
+            paths += [f"{stem}.py", f"{stem}/__init__.py"]
+        marks = ",".join("?" * len(paths))
+        by_path = (
+            select + f"(f.relative_path IN ({marks})) AND " + clause + " ORDER BY m.module_key"
+        )
+        first: dict[int, Any] = {}
+        for row in conn.execute(by_path, [*paths, *scope_params]):
+            first.setdefault(row["file_id"], row)
+        rows = list(first.values())[:26]
     return [
         {
             "entity_id": row["module_key"],
-            "entity_name": row["name"],
+            "entity_name": row["relative_path"] if by_file else row["name"],
             "entity_type": "Module",
             "repo_id": row["repo_id"],
             "repo_name": row["repo_name"],
