@@ -62,6 +62,24 @@ _ENTRY_SCAN = 5000
 """Entities with root kinds an entry-point listing reads at most."""
 
 
+_SAMPLE_FOLDERS = frozenset(
+    {
+        "_examples",
+        "examples",
+        "example",
+        "demo",
+        "demos",
+        "samples",
+        "sample",
+        "benchmarks",
+        "benchmark",
+        "bench",
+        "metrics",
+    }
+)
+"""Folders whose programs show or measure the repository rather than being it."""
+
+
 def _entry_rank(kinds: list[str]) -> int | None:
     """0 for a program's entry (main), 1 for other API surface, None when incidental."""
     kept = [kind for kind in kinds if kind.rsplit(".", 1)[-1] not in INCIDENTAL_ROOT_KINDS]
@@ -73,7 +91,8 @@ def _entry_rank(kinds: list[str]) -> int | None:
 def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str, Any]], int]:
     """
     Ways into the repository's code: ``main`` functions and other entry points first, then
-    the API surface (what Python packages export, exports, handlers); never the dunder
+    the API surface (what Python packages export, exports, handlers), then those of
+    examples and benchmarks; never the dunder
     methods, properties and overrides that are dead-code roots only because something
     calls them implicitly. The first :data:`TOP_LIMIT`, and how many there are.
     """
@@ -114,6 +133,10 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str,
             "start_line": row["start_line"],
             "root_kinds": kinds,
         }
+        if rank == 0 and row["entity_name"] == "init" and row["language"] == "go":
+            rank = 1  # a Go package's initialiser: it runs on import, like any API's code
+        if _SAMPLE_FOLDERS.intersection(row["relative_path"].split("/")[:-1]):
+            rank += 2  # an example's or a benchmark's: after the repository's own
         found.append((rank, row["is_test"], row["relative_path"], row["start_line"], item))
     found.sort(key=lambda entry: entry[:4])
     return [entry[-1] for entry in found[:TOP_LIMIT]], len(found)
