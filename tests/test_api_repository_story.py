@@ -116,3 +116,15 @@ class StoryTests(SynchronousTestCase):
             ],
         )
         self.assertTrue(section["summary"].startswith("4 entry points:"))
+
+    def test_an_example_program_comes_after_the_repository_api(self):
+        index = self.ids["index"]
+        demo = index.file(self.ids["repo"], "examples/demo.py", "def main():\n    pass\n")
+        index.entity(demo, "Function", "main", 1, 2)
+        index.writer.commit()
+        data = self.client.get("/repositories/payments/context").json()
+        entries = data["api_surface"]["entry_points"]
+        self.assertEqual(
+            [(e["name"], e["relative_path"]) for e in entries],
+            [("create_charge", "app/api.py"), ("main", "examples/demo.py")],
+        )
