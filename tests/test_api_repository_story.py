@@ -128,3 +128,20 @@ class StoryTests(SynchronousTestCase):
             [(e["name"], e["relative_path"]) for e in entries],
             [("create_charge", "app/api.py"), ("main", "examples/demo.py")],
         )
+
+    def test_what_a_typescript_index_module_exports_leads_the_api_surface(self):
+        index = self.ids["index"]
+        repo = self.ids["repo"]
+        entry = index.file(
+            repo, "src/index.ts", "export { App } from './app'\n", language="typescript"
+        )
+        app = index.file(repo, "src/app.ts", "export class App {}\n", language="typescript")
+        target = index.entity(app, "Class", "App", 1, 1, metadata={"exported": True})
+        index.edge(repo, "IMPORTS", f"file:{entry}", target, 1)
+        index.writer.commit()
+        entries = self.client.get("/repositories/payments/context").json()["api_surface"]
+        first = entries["entry_points"][0]
+        self.assertEqual(
+            (first["name"], first["root_kinds"], first["exported_by"]),
+            ("App", ["typescript.package_export"], "src/index.ts"),
+        )

@@ -14,6 +14,7 @@ from typing import Any
 
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext
 from eshu_mcp.query.local.api.repositories import CONTEXT, require_repository
+from eshu_mcp.query.local.api.repository_exports import package_exports
 from eshu_mcp.query.local.api.repository_rows import catalog_row
 
 TOP_LIMIT = 10
@@ -80,6 +81,10 @@ _SAMPLE_FOLDERS = frozenset(
 """Folders whose programs show or measure the repository rather than being it."""
 
 
+PACKAGE_EXPORT_RANK = 0.5
+"""After programs' mains (0), before the other API surface (1)."""
+
+
 def _entry_rank(kinds: list[str]) -> int | None:
     """0 for a program's entry (main), 1 for other API surface, None when incidental."""
     kept = [kind for kind in kinds if kind.rsplit(".", 1)[-1] not in INCIDENTAL_ROOT_KINDS]
@@ -96,7 +101,7 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str,
     methods, properties and overrides that are dead-code roots only because something
     calls them implicitly. The first :data:`TOP_LIMIT`, and how many there are.
     """
-    found: list[tuple[int, int, str, int, dict[str, Any]]] = []
+    found: list[tuple[float, int, str, int, dict[str, Any]]] = []
     rows = conn.execute(
         "SELECT entity_id, entity_type, entity_name, relative_path, start_line, is_test,"
         " language, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.exported')"
@@ -112,8 +117,8 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str,
     )
     exported = package_exports(conn, repo_id)
     seen = {item["entity_id"] for item in exported}
-    for item in exported:
-        found.append((1, 0, item["relative_path"], item["start_line"], item))
+    for order, item in enumerate(exported):  # what packages hand their users, in their order
+        found.append((PACKAGE_EXPORT_RANK, 0, "", order, item))
     for row in rows:
         if row["entity_id"] in seen:
             continue
@@ -205,59 +210,6 @@ def _unavailable(section: str) -> dict[str, Any]:
         "reason": f"embedded backend: no {section} collector configured; empty is not evidence"
         " of absence",
     }
-
-
-def package_exports(conn: sqlite3.Connection, repo_id: str) -> list[dict[str, Any]]:
-    """
-    What a Python distribution's top-level packages hand their users: the public functions
-    and classes each outermost ``__init__.py`` defines, then those it imports (``from .core
-    import Command as Command`` in ``click/__init__.py``) in the order it imports them, at
-    most ``_ENTRY_SCAN`` of each.
-    """
-    inits = [
-        (file_id, path)
-        for file_id, path in conn.execute(
-            "SELECT file_id, relative_path FROM files WHERE repo_id = ? AND language = 'python'"
-            " AND (relative_path = '__init__.py' OR relative_path LIKE '%/\\_\\_init\\_\\_.py'"
-            " ESCAPE '\\') AND NOT is_test",
-            (repo_id,),
-        )
-    ]
-    packages = {path.rsplit("/", 1)[0] if "/" in path else "" for _, path in inits}
-    found: dict[str, dict[str, Any]] = {}
-    for file_id, path in sorted(inits, key=lambda init: init[1]):
-        folder = path.rsplit("/", 1)[0] if "/" in path else ""
-        if folder.rsplit("/", 1)[0] in packages and "/" in folder:  # a subpackage
-            continue
-        own = conn.execute(
-            "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
-            " FROM entities e WHERE e.file_id = ? AND e.parent_entity_id IS NULL"
-            " AND e.entity_type IN ('Function', 'Class') AND substr(e.entity_name, 1, 1) <> '_'"
-            " ORDER BY e.start_line LIMIT ?",
-            (file_id, _ENTRY_SCAN),
-        ).fetchall()
-        imported = conn.execute(
-            "SELECT e.entity_id, e.entity_type, e.entity_name, e.relative_path, e.start_line"
-            " FROM edges x JOIN entities e ON e.entity_id = x.target_id"
-            " WHERE x.source_id = ? AND x.type = 'IMPORTS' AND e.class_context IS NULL"
-            " AND substr(e.entity_name, 1, 1) <> '_'"
-            " ORDER BY x.line_number, e.entity_name LIMIT ?",
-            (f"file:{file_id}", _ENTRY_SCAN),
-        ).fetchall()
-        for row in [*own, *imported]:
-            found.setdefault(
-                row["entity_id"],
-                {
-                    "entity_id": row["entity_id"],
-                    "entity_type": row["entity_type"],
-                    "name": row["entity_name"],
-                    "relative_path": row["relative_path"],
-                    "start_line": row["start_line"],
-                    "root_kinds": ["python.package_export"],
-                    "exported_by": path,
-                },
-            )
-    return list(found.values())
 
 
 @ROUTES.route("GET", "/repositories/{repo_id}/story")
