@@ -78,7 +78,7 @@ def resolve_references(
     for file_id, name, receiver, source, line in references:
         owner = catalog.by_id.get(source) if source else None
         declared = typed.get((source, receiver)) if receiver else None
-        if declared is None and receiver and owner is not None:
+        if declared is None and receiver and owner is not None and owner.language == "go":
             declared = _receiver_type(owner, receiver, catalog)
         targets, method = reference_targets(
             file_id, name, receiver, owner, catalog, bindings, declared
