@@ -432,14 +432,15 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
     scope (the fields' types are looked up when calls resolve); None otherwise. With the
     separator ``|``, ``T|f.g``, where ``T`` may be dotted or a call result."""
     head, dot, fields = receiver.partition(".")
-    if dot and fields.replace(".", "_").isidentifier():
-        owner = scope.get(head)
-        if owner is None or owner[:1] == ALIAS or "|" in owner:
-            return None
-        if separator == "|":
-            return f"{owner}|{fields}"
-        if "." not in owner and owner[-1:] != ")":
-            return f"{owner}.{fields}"
+    owner = scope.get(head) if dot else None  # usually None: a cheap first test
+    if owner is None or owner[:1] == ALIAS or "|" in owner:
+        return None
+    if not fields.replace(".", "_").isidentifier():
+        return None
+    if separator == "|":
+        return f"{owner}|{fields}"
+    if "." not in owner and owner[-1:] != ")":
+        return f"{owner}.{fields}"
     return None
 
 
