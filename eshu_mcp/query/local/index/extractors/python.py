@@ -406,32 +406,46 @@ def kept_references(result):
     reference :func:`reference` reads.
 
     Made while the file is extracted (the engine asks for it after its sweep), and reads
-    that file's source."""
+    that file's source: (node, name, receiver) of each kept node, in the nodes' order."""
     known = {entity["entity_name"] for entity in result.entities}
     for module, name, alias, kind, _ in result.imports:
         if name == "*":
-            return reference
+            return _every_reference
         known.add(alias or (name if kind == "from" else module.split(".", 1)[0]))
     bare = known - _NOT_DEFINITIONS
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
 
-    def read(node: Node) -> tuple[str, str | None] | None:
-        full = text(node) if source is None else source[node.start_byte : node.end_byte]
-        if node.type == "identifier":  # most references: one set lookup decides
-            return (full, None) if full in bare else None
-        found = _attribute_reference(node, full)
-        if found is None:
-            return None
-        receiver = found[1]
-        if (
-            receiver in _INSTANCE_NAMES
-            or receiver.split(".", 1)[0] in known
-            or receiver.rsplit(".", 1)[-1][:1].isupper()
-        ):
-            return found
-        return None
+    def read(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+        kept = []
+        for node in nodes:
+            full = text(node) if source is None else source[node.start_byte : node.end_byte]
+            if node.type == "identifier":  # most references: one set lookup decides
+                if full in bare:
+                    kept.append((node, full, None))
+                continue
+            found = _attribute_reference(node, full)
+            if found is None:
+                continue
+            name, receiver = found
+            if (
+                receiver in _INSTANCE_NAMES
+                or receiver.split(".", 1)[0] in known
+                or receiver.rsplit(".", 1)[-1][:1].isupper()
+            ):
+                kept.append((node, name, receiver))
+        return kept
 
     return read
+
+
+def _every_reference(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+    """(node, name, receiver) of each node :func:`reference` reads."""
+    kept = []
+    for node in nodes:
+        found = reference(node)
+        if found is not None:
+            kept.append((node, *found))
+    return kept
 
 
 SPEC = LanguageSpec(
