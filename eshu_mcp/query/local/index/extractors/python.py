@@ -298,11 +298,12 @@ def assign(node: Node) -> tuple[str, str] | None:
     target = text(left) if source is None else source[left.start_byte : left.end_byte]
     if left_kind == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
         return None
-    declared = node.child_by_field_id(_TYPE)
+    right = node.child_by_field_id(_RIGHT)
+    # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
+    declared = node.child_by_field_id(_TYPE) if right is None or node.child_count > 3 else None
     if declared is not None:
         found = annotation_type(text(declared))
         return None if found is None else (target, found)
-    right = node.child_by_field_id(_RIGHT)
     if right is None:
         return None
     right_kind = right.type
