@@ -420,7 +420,7 @@ def kept_references(result):
         kept = []
         for node in nodes:
             full = text(node) if source is None else source[node.start_byte : node.end_byte]
-            if node.type == "identifier":  # most references: one set lookup decides
+            if "." not in full:  # an identifier (an attribute has its dot): most references
                 if full in bare:
                     kept.append((node, full, None))
                 continue
