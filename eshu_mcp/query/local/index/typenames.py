@@ -27,7 +27,7 @@ def annotation_type(annotation: str | None) -> str | None:
     text = annotation.strip()
     if len(text) > 1 and text[0] in "'\"" and text[-1] == text[0]:
         text = text[1:-1].strip()
-    members = [m.strip() for m in _split_top(text, "|")]
+    members = [m.strip() for m in _split_top(text, "|")] if "|" in text else ()
     if len(members) > 1:
         kept = [m for m in members if m != "None"]
         return annotation_type(kept[0]) if len(kept) == 1 else None

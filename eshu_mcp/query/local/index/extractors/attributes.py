@@ -51,11 +51,11 @@ def type_instance_attributes(
         entities[klass]["metadata"]["attribute_types"] = types
     calls = result.calls
     for position, call in enumerate(calls):
-        receiver, inferred = call[3], call[4]
-        if inferred is not None and inferred[:1] == ALIAS:  # p = self.proto
-            found = declared.get((class_of(call[0]), inferred[1:]))
-            calls[position] = (*call[:4], found, *call[5:])
-        elif inferred is None and receiver is not None:
+        inferred = call[4]
+        if inferred is None:  # self.x.m(): the type some method gave self.x, if any
+            receiver = call[3]
+            if receiver is None or not declared:
+                continue
             if receiver.startswith(prefix):
                 found = declared.get((class_of(call[0]), receiver))
             elif implicit and receiver.isidentifier():
@@ -64,3 +64,6 @@ def type_instance_attributes(
                 continue
             if found is not None:
                 calls[position] = (*call[:4], found, *call[5:])
+        elif inferred[:1] == ALIAS:  # p = self.proto; p.m(): self.proto's type, or none
+            found = declared.get((class_of(call[0]), inferred[1:]))
+            calls[position] = (*call[:4], found, *call[5:])

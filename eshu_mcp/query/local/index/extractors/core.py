@@ -118,11 +118,13 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
-    reference_reader: Callable[[Any], Callable[[Node], tuple[str, str | None] | None]] | None = None
-    """Given a file's swept extraction, the file's reader of value references: like
-    ``reference``, but None as well for a reference nothing could resolve (Python: a bare
-    name the file neither defines nor imports is a local value). Without it, ``reference``
-    reads them all."""
+    reference_reader: (
+        Callable[[Any], Callable[[list[Node]], list[tuple[Node, str, str | None]]]] | None
+    ) = None
+    """Given a file's swept extraction, the file's reader of its captured value references:
+    (node, name, receiver or None) for each one it keeps, like ``reference`` reads them,
+    leaving out as well a reference nothing could resolve (Python: a bare name the file
+    neither defines nor imports is a local value). Without it, ``reference`` reads them all."""
     attribute_paths: bool = False
     """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
     dotted class name, so the attribute path is kept apart from it)."""

@@ -125,7 +125,7 @@ class LanguageEngine:
                 (node.start_byte * scale + (low - node.end_byte), kind, node) for node in nodes
             ]
         items.sort(key=_first)
-        frames: list[tuple[float, float, int]] = []
+        frames: list[tuple[float, float, int, tuple[str, ...]]] = []
         self._sweep(items, result, source, scale, frames)
         if values:
             self._references(values, frames, result, scale)
@@ -148,39 +148,46 @@ class LanguageEngine:
         innermost enclosing entity (None at file level), in source order.
 
         ``frames`` are the sweep's entity frames, in its order: (start key, end byte *
-        scale, entity index). A bare name that is one of the enclosing function's
-        parameters names a local value, never a definition, and is dropped.
+        scale, entity index, parameter names). A bare name that is one of the enclosing
+        function's parameters names a local value, never a definition, and is dropped.
         """
         reader = self.spec.reference_reader
-        read = self.spec.reference if reader is None else reader(result)
-        low = scale - 1
-        found = []
-        for node in nodes:
-            value = read(node)
-            if value is not None:
-                found.append((node.start_byte * scale + (low - node.end_byte), value, node))
-        if not found:
+        if reader is None:
+            read = self.spec.reference
+            kept = []
+            for node in nodes:
+                value = read(node)
+                if value is not None:
+                    kept.append((node, *value))
+        else:
+            kept = reader(result)(nodes)
+        if not kept:
             return
+        low = scale - 1
+        found = [
+            (node.start_byte * scale + (low - node.end_byte), name, receiver, node)
+            for node, name, receiver in kept
+        ]
         found.sort(key=_first)
-        entities = result.entities
         references = result.references
-        enclosing: list[tuple[float, int]] = []  # (end byte * scale, entity index)
+        enclosing: list[tuple] = []  # (end byte * scale, entity index, parameter names)
         following = iter(frames)
         frame = next(following, None)
-        for key, (name, receiver), node in found:
+        for key, name, receiver, node in found:
             while frame is not None and frame[0] < key:  # entities starting before it
                 start = frame[0]
                 while enclosing and enclosing[-1][0] <= start:
                     enclosing.pop()
-                enclosing.append((frame[1], frame[2]))
+                enclosing.append(frame[1:])
                 frame = next(following, None)
             while enclosing and enclosing[-1][0] <= key:
                 enclosing.pop()
-            owner = enclosing[-1][1] if enclosing else None
-            if receiver is None and owner is not None:
-                args = entities[owner]["metadata"].get("args")
-                if args and name in args:
+            if enclosing:
+                _, owner, args = enclosing[-1]
+                if receiver is None and name in args:
                     continue
+            else:
+                owner = None
             references.append((owner, name, receiver, node.start_point[0] + 1))
 
     def _sweep(
@@ -257,7 +264,7 @@ class LanguageEngine:
                 if found is not None:
                     index = self._add_entity(found, top, result, source)
                     end = node.end_byte * scale
-                    frames.append((key, end, index))
+                    frames.append((key, end, index, found.args))
                     if found.label == "Function":
                         counts[index] = 0
                         # a nested function sees its enclosing function's locals
@@ -432,14 +439,15 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
     scope (the fields' types are looked up when calls resolve); None otherwise. With the
     separator ``|``, ``T|f.g``, where ``T`` may be dotted or a call result."""
     head, dot, fields = receiver.partition(".")
-    if dot and fields.replace(".", "_").isidentifier():
-        owner = scope.get(head)
-        if owner is None or owner[:1] == ALIAS or "|" in owner:
-            return None
-        if separator == "|":
-            return f"{owner}|{fields}"
-        if "." not in owner and owner[-1:] != ")":
-            return f"{owner}.{fields}"
+    owner = scope.get(head) if dot else None  # usually None: a cheap first test
+    if owner is None or owner[:1] == ALIAS or "|" in owner:
+        return None
+    if not fields.replace(".", "_").isidentifier():
+        return None
+    if separator == "|":
+        return f"{owner}|{fields}"
+    if "." not in owner and owner[-1:] != ")":
+        return f"{owner}.{fields}"
     return None
 
 

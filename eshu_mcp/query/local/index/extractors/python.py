@@ -125,7 +125,8 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
     names = []
     typed = []
     for param in params.named_children:
-        if param.type == "identifier":
+        kind = param.type
+        if kind == "identifier":
             names.append(text(param))
             continue
         name = param.child_by_field_id(_NAME)
@@ -133,7 +134,7 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
             name = next((c for c in param.named_children if c.type == "identifier"), None)
         if name is not None:
             names.append(text(name))
-            if param.type in _TYPED_PARAMETERS:
+            if kind in _TYPED_PARAMETERS:
                 declared = annotation_type(text(param.child_by_field_id(_TYPE)))
                 if declared is not None:
                     typed.append((names[-1], declared))
@@ -288,30 +289,42 @@ def assign(node: Node) -> tuple[str, str] | None:
     if node.type == "as_pattern":
         return _bound_by_as(node)
     left = node.child_by_field_id(_LEFT)
-    if left is None or left.type not in ("identifier", "attribute"):
+    if left is None:
         return None
-    target = text(left)
-    if left.type == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+    left_kind = left.type
+    if left_kind != "identifier" and left_kind != "attribute":
         return None
-    declared = node.child_by_field_id(_TYPE)
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured assignment
+    target = text(left) if source is None else source[left.start_byte : left.end_byte]
+    if left_kind == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+        return None
+    right = node.child_by_field_id(_RIGHT)
+    # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
+    declared = node.child_by_field_id(_TYPE) if right is None or node.child_count > 3 else None
     if declared is not None:
         found = annotation_type(text(declared))
         return None if found is None else (target, found)
-    right = node.child_by_field_id(_RIGHT)
     if right is None:
         return None
-    if right.type in ("identifier", "attribute"):  # an alias: the engine looks the name up
-        source = text(right)
-        if right.type == "identifier" or (source.startswith("self.") and source.count(".") == 1):
-            return target, ALIAS + source
+    right_kind = right.type
+    if right_kind == "call":
+        function = right.child_by_field_id(_FUNCTION)
+        if function is None:
+            return None
+        kind = function.type
+        if kind != "identifier" and kind != "attribute":
+            return None
+        callee = (
+            text(function) if source is None else source[function.start_byte : function.end_byte]
+        )
+        return (target, callee + "()") if is_dotted(callee) else None
+    if right_kind != "identifier" and right_kind != "attribute":
         return target, ALIAS  # rebound to something untyped
-    if right.type != "call":
-        return target, ALIAS
-    function = right.child_by_field_id(_FUNCTION)
-    if function is None or function.type not in ("identifier", "attribute"):
-        return None
-    callee = text(function)
-    return (target, callee + "()") if is_dotted(callee) else None
+    # an alias: the engine looks the name up
+    value = text(right) if source is None else source[right.start_byte : right.end_byte]
+    if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
+        return target, ALIAS + value
+    return target, ALIAS
 
 
 def _bound_by_as(node: Node) -> tuple[str, str] | None:
@@ -370,14 +383,18 @@ def reference(node: Node) -> tuple[str, str | None] | None:
     full = text(node) if source is None else source[node.start_byte : node.end_byte]
     if node.type == "identifier":
         return None if full in _NOT_DEFINITIONS else (full, None)
+    return _attribute_reference(node, full)
+
+
+def _attribute_reference(node: Node, full: str) -> tuple[str, str] | None:
+    """(name, receiver) of an attribute node whose source is ``full``; None unless the
+    receiver is a dotted name."""
     if _HAS_GAP(full) is None:
         receiver, name = full.rsplit(".", 1)
     else:
         name = text(node.child_by_field_id(_ATTRIBUTE))
         receiver = text(node.child_by_field_id(_OBJECT))
-    if not _DOTTED(receiver):
-        return None
-    return name, receiver
+    return (name, receiver) if _DOTTED(receiver) else None
 
 
 _INSTANCE_NAMES = frozenset(("self", "cls"))
@@ -387,32 +404,49 @@ def kept_references(result):
     """The file's reader of the references a resolver could explain from it: a bare name
     the file defines or imports, an attribute of ``self``/``cls``, of a name it defines or
     imports, or of a capitalised (class) name. A file with a ``*`` import keeps every
-    reference :func:`reference` reads."""
+    reference :func:`reference` reads.
+
+    Made while the file is extracted (the engine asks for it after its sweep), and reads
+    that file's source: (node, name, receiver) of each kept node, in the nodes' order."""
     known = {entity["entity_name"] for entity in result.entities}
     for module, name, alias, kind, _ in result.imports:
         if name == "*":
-            return reference
+            return _every_reference
         known.add(alias or (name if kind == "from" else module.split(".", 1)[0]))
     bare = known - _NOT_DEFINITIONS
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
 
-    def read(node: Node) -> tuple[str, str | None] | None:
-        source = CURRENT_SOURCE.ascii
-        full = text(node) if source is None else source[node.start_byte : node.end_byte]
-        if node.type == "identifier":  # most references: one set lookup decides
-            return (full, None) if full in bare else None
-        found = reference(node)
-        if found is None:
-            return None
-        receiver = found[1]
-        if (
-            receiver in _INSTANCE_NAMES
-            or receiver.split(".", 1)[0] in known
-            or receiver.rsplit(".", 1)[-1][:1].isupper()
-        ):
-            return found
-        return None
+    def read(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+        kept = []
+        for node in nodes:
+            full = text(node) if source is None else source[node.start_byte : node.end_byte]
+            if "." not in full:  # an identifier (an attribute has its dot): most references
+                if full in bare:
+                    kept.append((node, full, None))
+                continue
+            found = _attribute_reference(node, full)
+            if found is None:
+                continue
+            name, receiver = found
+            if (
+                receiver in _INSTANCE_NAMES
+                or receiver.split(".", 1)[0] in known
+                or receiver.rsplit(".", 1)[-1][:1].isupper()
+            ):
+                kept.append((node, name, receiver))
+        return kept
 
     return read
+
+
+def _every_reference(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+    """(node, name, receiver) of each node :func:`reference` reads."""
+    kept = []
+    for node in nodes:
+        found = reference(node)
+        if found is not None:
+            kept.append((node, *found))
+    return kept
 
 
 SPEC = LanguageSpec(
