@@ -9,6 +9,7 @@ from collections import Counter
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries import summarize_envelope
 from eshu_mcp.query.local.api.code_story_page import RESPONSE_BUDGET_BYTES, wire_bytes
 from tests.test_api_code_common import CodeIndex, call, scratch_dir
 
@@ -329,6 +330,9 @@ class TestCallersLastTests(SynchronousTestCase):
             [(row["source_name"], row["centrality"]) for row in data["relationships"]],
             [("run", 1), ("test_it", 3), ("test_it", 3), ("test_it", 3)],
         )
+        self.assertEqual(data["coverage"]["incoming_from_tests"], 3)
+        text = summarize_envelope("analyze_code_relationships", {"data": data})
+        self.assertIn("4 callers of compose (3 of 4 from tests, listed last)", text)
 
 
 class ValueUseTests(SynchronousTestCase):

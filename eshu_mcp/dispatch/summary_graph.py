@@ -303,6 +303,9 @@ def relationships(data: dict) -> Lines:
             }
         )
         text += f" {'of' if count else 'for'} {anchor}" + (f" ({where})" if where else "")
+    tests = first_int(field_map(data, "coverage"), "incoming_from_tests")
+    if tests and count:
+        text += f" ({tests} of {max(total, count)} from tests, listed last)"
     notes = [_heuristic_note(rows), _relationship_hint(data, count)]
     coverage = field_map(data, "coverage")
     reason = first_text(coverage, "missing_edge_reason")

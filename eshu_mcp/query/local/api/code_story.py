@@ -72,7 +72,11 @@ from eshu_mcp.query.local.api.code_story_target import (
     resolve_target,
     target_anchors,
 )
-from eshu_mcp.query.local.api.code_story_unlinked import unlinked_call_sites, value_uses
+from eshu_mcp.query.local.api.code_story_unlinked import (
+    from_tests,
+    unlinked_call_sites,
+    value_uses,
+)
 from eshu_mcp.query.local.api.framework import ROUTES, Answer, ApiContext, ApiError
 
 
@@ -176,7 +180,7 @@ def relationship_story(
     grouping: Grouping | None = None
     floor = req["min_confidence"]
     anchor_row = resolution.get("row") if resolution else None
-    callers_filter: EdgeFilter | None = None  # a one-hop callers story's, for value uses
+    callers_filter: EdgeFilter | None = None  # a one-hop callers story's: value uses, tests
     if resolution and resolution["status"] == "resolved":
         if req["query_type"] == "class_hierarchy" and anchor_row["entity_type"] not in (
             INHERITABLE_LABELS
@@ -329,6 +333,9 @@ def relationship_story(
     if uses:
         coverage["value_uses"] = uses
         coverage["evidence_explanation"] = uses["explanation"]
+    tests = from_tests(conn, callers_filter) if callers_filter and available["incoming"] else 0
+    if tests:
+        coverage["incoming_from_tests"] = tests
     named = _called_name(req, resolution, grouping)
     unlinked = unlinked_call_sites(conn, named, repo_id) if named else None
     if unlinked:

@@ -65,3 +65,14 @@ def value_uses(conn: sqlite3.Connection, edge_filter: EdgeFilter) -> dict[str, A
             ' what receives it may call it; relationship_types ["REFERENCES"] lists them'
         ),
     }
+
+
+def from_tests(conn: sqlite3.Connection, edge_filter: EdgeFilter) -> int:
+    """How many of a callers story's edges are calls made in test files."""
+    where, params = edge_filter.where("incoming")
+    (count,) = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM edges e JOIN files f"
+        f" ON f.file_id = e.evidence_file_id WHERE {where} AND f.is_test LIMIT ?)",
+        [*params, COUNT_CEILING],
+    ).fetchone()
+    return int(count)
