@@ -1,8 +1,10 @@
 """
-Call sites a callers story cannot show: calls of the name on a receiver whose type the
-index could not tell, with more same-named definitions than it links (``x.write()`` with
-137 ``write`` methods in the repository). The index keeps them unlinked rather than guess;
-a callers answer counts them so that "3 callers" never reads as "3 call sites in all".
+What a callers story's rows alone would not say. Call sites it cannot show: calls of the
+name on a receiver whose type the index could not tell, among more same-named definitions
+than it links (``x.write()`` with 137 ``write`` methods in the repository); the index keeps
+them unlinked rather than guess, and a callers answer counts them so that "3 callers" never
+reads as "3 call sites in all". Uses that are not calls (the target passed as a value), and
+how many of the calls are made in tests.
 """
 
 from __future__ import annotations
