@@ -312,10 +312,9 @@ def import_rows(node: Node) -> list[ImportRow]:
             if target is not None and target.type == "identifier":
                 binding = text(target)
         return [ImportRow(module, None, binding, "require", line)]
-    source = node.child_by_field_name("source")
-    if source is None:
+    module = _source_module(node)
+    if module is None:
         return []
-    module = text(source).strip("'\"`")
     rows = []
     for clause in node.named_children:
         if clause.type != "import_clause":
@@ -337,13 +336,18 @@ def import_rows(node: Node) -> list[ImportRow]:
     return rows or [ImportRow(module, None, None, "import", line)]
 
 
+def _source_module(node: Node) -> str | None:
+    """The module an ``import ... from`` or ``export ... from`` statement names."""
+    source = node.child_by_field_name("source")
+    return None if source is None else text(source).strip("'\"`")
+
+
 def _reexports(node: Node, line: int) -> list[ImportRow]:
     """``export {a, b as c} from './x'``, ``export * from './y'``, ``export * as ns from``:
     what a barrel file hands on; an export with no ``from`` imports nothing."""
-    source = node.child_by_field_name("source")
-    if source is None:
+    module = _source_module(node)
+    if module is None:
         return []
-    module = text(source).strip("'\"`")
     rows = []
     for clause in node.named_children:
         if clause.type == "export_clause":
