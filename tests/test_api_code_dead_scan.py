@@ -414,6 +414,8 @@ class PublicApiTests(SynchronousTestCase):
         }
 
     def test_public_names_are_ambiguous_and_private_ones_unused(self) -> None:
+        data = call(self.conn, "/code/dead-code", {"limit": 500}).data
+        self.assertEqual(data["active_by_classification"], {"ambiguous": 5, "unused": 6})
         verdicts = self.verdicts()
         public = {
             "start_engine": "lib.Engine",  # re-exported by the package's __init__

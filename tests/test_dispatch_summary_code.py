@@ -125,6 +125,19 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         text = summarize_envelope("find_dead_code", derived(data))
         self.assertIn("3 dead-code candidates; 160 in all", text)
 
+    def test_dead_code_says_how_many_are_cleanup_ready(self):
+        rows = [{"name": "f", "file_path": "a.py", "start_line": 1, "classification": "unused"}]
+        data = {
+            "results": rows,
+            "active_candidates": 119,
+            "active_by_classification": {"ambiguous": 110, "unused": 9},
+        }
+        text = summarize_envelope("find_dead_code", derived(data))
+        self.assertIn("119 in all: 110 ambiguous (public API", text)
+        self.assertIn(
+            "9 unused (cleanup-ready); investigate_dead_code lists the cleanup-ready", text
+        )
+
     def test_dead_code_investigation_counts_buckets_and_lists_cleanup_ready_first(self):
         data = {
             "bucket_counts": {"cleanup_ready": 92, "ambiguous": 8, "suppressed": 50},

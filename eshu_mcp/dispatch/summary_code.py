@@ -191,11 +191,25 @@ def _maturity_note(data: dict) -> str:
     return clamp_field(f"reachability {levels}: read the source before deleting")
 
 
+_VERDICTS = {
+    "unused": "unused (cleanup-ready)",
+    "ambiguous": "ambiguous (public API, possible overrides or weak links: read the reason)",
+}
+
+
 def dead_code(data: dict) -> Lines:
     """``find_dead_code`` and the ``dead_code`` query: candidates, least-reached first."""
     _, rows = rows_of(data, "results")
     total = first_int(data, "active_candidates")
     in_all = f"{total} in all" if total is not None and total > len(rows) else ""
+    split = field_map(data, "active_by_classification") or {}
+    counts = [(name, n) for name, n in split.items() if isinstance(n, int) and n]
+    if len(counts) > 1 or (counts and counts[0][0] != "unused"):
+        in_all += (": " if in_all else "") + ", ".join(
+            f"{n} {_VERDICTS.get(name, name)}" for name, n in counts
+        )
+        if len(counts) > 1:
+            in_all += "; investigate_dead_code lists the cleanup-ready ones first"
     return listing(
         data,
         rows,

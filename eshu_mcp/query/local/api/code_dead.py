@@ -12,6 +12,7 @@ repository, path, line) and give the ``next_offset``.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from eshu_mcp.query.local.api.code_common import (
@@ -128,6 +129,7 @@ def dead_code(ctx: ApiContext) -> Answer:
         "display_truncated": more,
         "next_offset": offset + len(shown) if more else None,
         "active_candidates": len(active),
+        "active_by_classification": dict(sorted(Counter(c.classification for c in active).items())),
         **scan_fields(result),
         "results": rows,
         "analysis": analysis_block(languages, _observed_blockers(shown), bool(excluded)),
