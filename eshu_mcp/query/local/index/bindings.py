@@ -78,6 +78,17 @@ def repository_files(conn: sqlite3.Connection, repo_id: str) -> list[tuple[int, 
     ).fetchall()
 
 
+def repository_go_mods(conn: sqlite3.Connection, repo_id: str) -> dict[str, str]:
+    """go.mod path -> module path, of every go.mod file of a repository."""
+    return go_module_paths(
+        conn.execute(
+            "SELECT relative_path, content FROM files WHERE repo_id = ?"
+            " AND (relative_path = 'go.mod' OR relative_path LIKE '%/go.mod')",
+            (repo_id,),
+        ).fetchall()
+    )
+
+
 def resolve_imports(
     conn: sqlite3.Connection, repo_id: str, only: frozenset[int] | None = None
 ) -> tuple[list[ImportRecord], FileBindings, set[int]]:
@@ -88,14 +99,7 @@ def resolve_imports(
     path was added or removed). Returns the records (in the order the files wrote them), the
     bindings and the files whose imports now resolve differently.
     """
-    go_mods = go_module_paths(
-        conn.execute(
-            "SELECT relative_path, content FROM files WHERE repo_id = ?"
-            " AND (relative_path = 'go.mod' OR relative_path LIKE '%/go.mod')",
-            (repo_id,),
-        ).fetchall()
-    )
-    resolver = ImportResolver(repository_files(conn, repo_id), go_mods)
+    resolver = ImportResolver(repository_files(conn, repo_id), repository_go_mods(conn, repo_id))
     rows = conn.execute(
         "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
         " resolved_file_id FROM imports WHERE repo_id = ? ORDER BY import_id",

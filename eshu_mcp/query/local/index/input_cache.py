@@ -25,11 +25,10 @@ from collections import defaultdict
 
 from attrs import define
 
-from .bindings import ImportRecord, ImportResolver, resolve_rows
+from .bindings import ImportRecord, ImportResolver, repository_go_mods, resolve_rows
 from .calls import Catalog, Entity
 from .extractors import EXTRACTOR_VERSION
 from .graph_inputs import BASE_ROWS, CATALOG_ROWS, GraphInputs, declared_key, read_graph_inputs
-from .modules import go_module_paths
 from .store import open_reader
 
 IMPORT_COLUMNS = (
@@ -171,14 +170,7 @@ def _active_generation(conn: sqlite3.Connection, repo_id: str) -> str | None:
 def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None) -> KeptInputs:
     """Everything read back, as a cold incremental build reads it, plus what patching needs."""
     inputs = read_graph_inputs(conn, repo_id, reresolve)
-    go_mods = go_module_paths(
-        conn.execute(
-            "SELECT relative_path, content FROM files WHERE repo_id = ?"
-            " AND (relative_path = 'go.mod' OR relative_path LIKE '%/go.mod')",
-            (repo_id,),
-        ).fetchall()
-    )
-    resolver = ImportResolver(inputs.files, go_mods)
+    resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
     base_rows: dict[int, list[tuple]] = {}
     _keep_bases(base_rows, conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)))
     return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
