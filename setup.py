@@ -29,7 +29,9 @@ setup(
     packages=[*find_packages(exclude=["tests", "tests.*"]), "twisted.plugins"],
     package_data={
         "eshu_mcp.catalog": ["data/*.json"],
-        "eshu_mcp.query.local": ["catalogs/*.json", "api/*.json", "index/*.sql"],
+        "eshu_mcp.query.local": ["catalogs/*.json"],
+        "eshu_mcp.query.local.api.platform": ["*.json"],
+        "eshu_mcp.query.local.index.store": ["*.sql"],
     },
     include_package_data=True,
     install_requires=[

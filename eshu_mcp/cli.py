@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command == "index":
         try:  # Ctrl-C while importing: the same quiet exit as once the command runs
-            from eshu_mcp.query.local.index.command import main as index_main
+            from eshu_mcp.query.local.index.build.command import main as index_main
         except KeyboardInterrupt:
             print("eshu-mcp index: stopped by SIGINT", file=sys.stderr)
             return 130

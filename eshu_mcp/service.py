@@ -26,7 +26,7 @@ from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYT
 from eshu_mcp.protocol.notices import LogBridge
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
 from eshu_mcp.query.interfaces import IQueryBackend
-from eshu_mcp.query.local.index.store import default_db_path
+from eshu_mcp.query.local.index.store.database import default_db_path
 
 
 @frozen
@@ -141,7 +141,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
     Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     index_service = None
     if settings.repos:
-        from eshu_mcp.query.local.index.service import IndexService
+        from eshu_mcp.query.local.index.build.service import IndexService
 
         index_service = IndexService(
             db_path, list(settings.repos), watch=settings.watch, reactor=reactor

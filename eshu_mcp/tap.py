@@ -21,7 +21,7 @@ from eshu_mcp.listeners import Listeners
 from eshu_mcp.protocol.admission import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_QUEUED_CALLS
 from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYTES
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
-from eshu_mcp.query.local.index.store import default_db_path
+from eshu_mcp.query.local.index.store.database import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
 from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host

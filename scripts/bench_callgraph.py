@@ -349,8 +349,8 @@ def main(argv: list[str]) -> int:
         return 2
     from bench_support import twisted_repository
 
-    from eshu_mcp.query.local.index.indexer import index_repositories
-    from eshu_mcp.query.local.index.store import open_reader
+    from eshu_mcp.query.local.index.build.indexer import index_repositories
+    from eshu_mcp.query.local.index.store.database import open_reader
 
     log(f"eshu_mcp from {Path(eshu_mcp.__file__).parent}")
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="bench-callgraph-"))

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_index import cpu_seconds
 from bench_support import print_result, twisted_repository
 
-from eshu_mcp.query.local.index import collectors
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse import collectors
 
 
 def use_collectors(enabled: bool) -> None:

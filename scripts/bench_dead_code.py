@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_support import print_result, python_trees, twisted_repository
 
-from eshu_mcp.query.local.api import code_dead_cache, code_dead_scan
-from eshu_mcp.query.local.api.framework import ROUTES, ApiContext
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.api.deadcode import cache, scan
+from eshu_mcp.query.local.api.platform.framework import ROUTES, ApiContext
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 
 
 def post(conn, path: str, body: dict) -> dict:
@@ -76,7 +76,7 @@ def page_everything(conn, limit: int) -> tuple[list[dict], dict, int]:
 
 def timed_scan(conn, keep: bool) -> float:
     if not keep:
-        code_dead_cache.forget()
+        cache.forget()
     started = time.perf_counter()
     post(conn, "/code/dead-code", {"limit": 100})
     return time.perf_counter() - started
@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
         rows, first, pages = page_everything(conn, 100)
         uses = usages(Path(work_tree))
         unreferenced = [r for r in rows if not referenced(r, uses)]
-        graph = code_dead_scan._scan(
+        graph = scan._scan(
             conn,
             repo="",
             language="",

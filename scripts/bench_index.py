@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_support import print_result, twisted_repository
 
-from eshu_mcp.query.local.index import writer
-from eshu_mcp.query.local.index.extractors import engine_for
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.languages import is_parsed_language
-from eshu_mcp.query.local.index.parse import parse_file
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.extractors import engine_for
+from eshu_mcp.query.local.index.parse.languages import is_parsed_language
+from eshu_mcp.query.local.index.parse.rows import parse_file
+from eshu_mcp.query.local.index.store import writer
 
 MB = 1_000_000
 

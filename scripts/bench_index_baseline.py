@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 BUILD = (
     "import sys\n"
-    "from eshu_mcp.query.local.index.indexer import index_repositories\n"
+    "from eshu_mcp.query.local.index.build.indexer import index_repositories\n"
     "report = index_repositories(sys.argv[1], [sys.argv[2]], workers=int(sys.argv[3]))\n"
     "sys.exit(0 if report.ok else 1)\n"
 )

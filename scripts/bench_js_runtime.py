@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import argument_parser, in_process, print_result, react, scratch_folder
 
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 
 PAGES = 100
 

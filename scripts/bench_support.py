@@ -30,7 +30,7 @@ from twisted.internet import defer, task
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.protocol.server import CallContext
 from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.service import ServerSettings, build_mcp_server
 
 # The protocol revision the official SDKs speak.

@@ -8,7 +8,7 @@ Streamable HTTP (``POST /mcp``) finds it. Median of the runs is the figure (targ
 rest is the daemon's share (notice, debounce, hand-over, answer).
 
 The baseline, alternating with it on a second copy of the sources under the same load, is the
-old design: a fresh ``python -m eshu_mcp.query.local.index.command`` process per change (the
+old design: a fresh ``python -m eshu_mcp.query.local.index.build.command`` process per change (the
 old 2 s poll interval not counted), timed from the write until a second daemon, serving that
 copy's index, answers the same way.
 Usage: ``python scripts/bench_watch.py [--runs 5] [--keep DIR] [--json]``.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_support import argument_parser, print_result, scratch_folder, twisted_repository
 
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EDITED = "twisted/python/util.py"
@@ -94,7 +94,7 @@ def per_change_process(port: int, repo: Path, db: Path, symbol: str) -> float:
     """The old design: the write, then a new indexer process for the change; until answered."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     started = append_function(repo, symbol)
-    command = [sys.executable, "-m", "eshu_mcp.query.local.index.command", str(repo)]
+    command = [sys.executable, "-m", "eshu_mcp.query.local.index.build.command", str(repo)]
     indexer = subprocess.Popen([*command, "--db", str(db)], env=env, stdout=subprocess.DEVNULL)
     try:
         return wait_for_answer(port, symbol, started)

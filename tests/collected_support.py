@@ -5,7 +5,7 @@ facts stored as the indexer stores them.
 
 from __future__ import annotations
 
-from eshu_mcp.query.local.index.collectors import collect_file, collector_for
+from eshu_mcp.query.local.index.parse.collectors import collect_file, collector_for
 
 MANIFEST = """\
 apiVersion: apps/v1

@@ -14,7 +14,7 @@ from zope.interface.verify import verifyObject
 
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.backend import READY_RECHECK_SECONDS, LocalQueryBackend
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_resource import ApiClient, ApiIndex, InlinePool, ThreadReactor
 
 SERVICE = "class PaymentService:\n    def charge(self, amount):\n        return amount\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.catalog.contract import load_contract
-from eshu_mcp.query.local.api.catalogs import load_catalog, surfaces
+from eshu_mcp.query.local.api.platform.catalogs import load_catalog, surfaces
 from tests.test_api_resource import ApiClient, small_index
 
 

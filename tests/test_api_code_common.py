@@ -15,8 +15,7 @@ from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api import framework
-from eshu_mcp.query.local.api.code_common import (
+from eshu_mcp.query.local.api.code.common import (
     RequestFields,
     attach_sources,
     check_offset,
@@ -25,8 +24,9 @@ from eshu_mcp.query.local.api.code_common import (
     language_values,
     next_offset,
 )
-from eshu_mcp.query.local.api.framework import ApiContext, ApiError
-from eshu_mcp.query.local.index.store import open_reader, open_writer
+from eshu_mcp.query.local.api.platform import framework
+from eshu_mcp.query.local.api.platform.framework import ApiContext, ApiError
+from eshu_mcp.query.local.index.store.database import open_reader, open_writer
 
 
 def scratch_dir(case: SynchronousTestCase) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.routemap import load_openapi
+from eshu_mcp.query.local.api.platform.routemap import load_openapi
 from tests.test_api_code_common import shop_index
 from tests.test_api_resource import ApiClient
 from tests.test_api_routemap import OPTIONAL_KEYS, schema_problems
@@ -110,9 +110,9 @@ class CodeContractTests(SynchronousTestCase):
         self.assertEqual(plain["detail"], payload["error"]["message"])
 
     def test_metrics_ceiling_is_a_plain_422(self):
-        from eshu_mcp.query.local.api import code_metrics
+        from eshu_mcp.query.local.api.quality import call_graph_metrics
 
-        self.patch(code_metrics, "EDGE_SCOPE_LIMIT", 2)
+        self.patch(call_graph_metrics, "EDGE_SCOPE_LIMIT", 2)
         response = self.client.post("/code/call-graph/metrics", {"repo_id": "shop"}, envelope=True)
         self.assertEqual(response.status, 422)
         self.assertEqual(response.json()["error"], "Unprocessable Entity")

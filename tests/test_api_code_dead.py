@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_dead_roots import (
+from eshu_mcp.query.local.api.deadcode.roots import (
     is_framework_decorator,
     is_generated_path,
     is_test_path,

@@ -10,15 +10,15 @@ from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
-from eshu_mcp.query.local.api import code_dead, code_dead_cache, code_dead_scan
-from eshu_mcp.query.local.api.code_dead_interfaces import (
+from eshu_mcp.query.local.api.deadcode import cache, routes, scan
+from eshu_mcp.query.local.api.deadcode.interfaces import (
     header_decorators,
     implemented,
     written_bases,
 )
-from eshu_mcp.query.local.api.resource import LocalQueryResource
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 from tests.test_api_code_common import call
 from tests.test_api_resource import InlinePool, ThreadReactor
 
@@ -192,8 +192,8 @@ def indexed_files(case: SynchronousTestCase, files: dict[str, str]) -> tuple[Pat
     git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
     db = tmp / "index.sqlite"
     case.assertTrue(index_repositories(db, [repo], workers=1).ok)
-    code_dead_cache.forget()
-    case.addCleanup(code_dead_cache.forget)
+    cache.forget()
+    case.addCleanup(cache.forget)
     return repo, db
 
 
@@ -299,7 +299,7 @@ class DeadCodeScanTests(SynchronousTestCase):
         self.assertIn("freshly_abandoned", {row["name"] for row in self.dead()["results"]})
 
     def test_a_scan_cut_short_says_so(self) -> None:
-        self.patch(code_dead_scan, "SCAN_ROW_CAP", 5)
+        self.patch(scan, "SCAN_ROW_CAP", 5)
         data = self.dead()
         self.assertTrue(data["candidate_scan_truncated"])
         self.assertTrue(data["truncated"])
@@ -316,7 +316,7 @@ class DeadCodeScanTests(SynchronousTestCase):
 
     def test_a_page_over_the_response_budget_is_cut_short_and_resumes(self) -> None:
         expected = [row["entity_id"] for row in self.dead()["results"]]
-        self.patch(code_dead, "PAGE_BYTES", 1500)
+        self.patch(routes, "PAGE_BYTES", 1500)
         seen: list[str] = []
         offset = 0
         for _ in range(len(expected) + 1):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 from tests.answer_rows import derived
 from tests.test_api_code_common import call, scratch_dir
 

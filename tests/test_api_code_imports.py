@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api import code_imports
-from eshu_mcp.query.local.api.code_imports import module_of
+from eshu_mcp.query.local.api.imports import investigate
+from eshu_mcp.query.local.api.imports.investigate import module_of
 from tests.test_api_code_common import call, error_of, shop_index
 
 ROUTE = "/code/imports/investigate"
@@ -70,7 +70,7 @@ class ImportsTests(SynchronousTestCase):
         self.assertEqual(data["dependencies"][0]["rank"], 2)
 
     def test_candidate_ceiling_is_422(self):
-        self.patch(code_imports, "CANDIDATE_CEILING", 2)
+        self.patch(investigate, "CANDIDATE_CEILING", 2)
         error = error_of(self.conn, ROUTE, {"repo_id": "shop"})
         self.assertEqual(error.status, 422)
         self.assertIn("scope is too broad", error.detail)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 from tests.test_api_code_common import call, scratch_dir
 
 AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"

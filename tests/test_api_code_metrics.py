@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_metrics import hub_functions, recursive_functions
-from eshu_mcp.query.local.api.framework import ApiError
+from eshu_mcp.query.local.api.platform.framework import ApiError
+from eshu_mcp.query.local.api.quality.call_graph_metrics import hub_functions, recursive_functions
 from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir, shop_index
 
 ROUTE = "/code/call-graph/metrics"

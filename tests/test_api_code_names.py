@@ -4,7 +4,7 @@ import sqlite3
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_names import EntityNames, names_containing
+from eshu_mcp.query.local.api.code.names import EntityNames, names_containing
 
 
 class EntityNamesTests(SynchronousTestCase):

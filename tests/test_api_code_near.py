@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_near import nearest_names, nearest_paths, not_found_hint
+from eshu_mcp.query.local.api.code.near import nearest_names, nearest_paths, not_found_hint
 from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 

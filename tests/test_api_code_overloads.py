@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.store.database import open_reader
 from tests.test_api_code_common import call
 from tests.test_api_code_indexed import indexed_repository
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_qualified import module_parts, qualified_parts
+from eshu_mcp.query.local.api.code.qualified import module_parts, qualified_parts
 from tests.test_api_code_common import CodeIndex, call, scratch_dir, shop_index
 
 STORY = "/code/relationships/story"

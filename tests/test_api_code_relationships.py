@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api import code_relationships
-from eshu_mcp.query.local.api.code_story_page import RESPONSE_BUDGET_BYTES, wire_bytes
+from eshu_mcp.query.local.api.graph import relationships
+from eshu_mcp.query.local.api.graph.story.page import RESPONSE_BUDGET_BYTES, wire_bytes
 from tests.test_api_code_common import call, error_of, shop_index
 from tests.test_api_code_story_page import busy_index
 
@@ -89,7 +89,7 @@ class RelationshipsTests(SynchronousTestCase):
             self.assertEqual((error.status, error.detail), (status, detail))
 
     def test_rows_per_direction_are_capped(self):
-        self.patch(code_relationships, "DIRECT_ROW_CEILING", 1)
+        self.patch(relationships, "DIRECT_ROW_CEILING", 1)
         data = call(self.conn, ROUTE, {"entity_id": self.index.entities["charge"]}).data
         self.assertEqual(len(data["incoming"]), 1)
         self.assertTrue(data["incoming_truncated"])

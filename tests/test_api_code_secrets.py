@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_secrets import redact
+from eshu_mcp.query.local.api.quality.secrets import redact
 from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 ROUTE = "/code/security/secrets/investigate"

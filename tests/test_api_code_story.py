@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
 from tests.test_api_code_common import call, error_of, shop_index
 
 STORY = "/code/relationships/story"

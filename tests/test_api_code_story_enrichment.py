@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_common import entity_by_id
-from eshu_mcp.query.local.api.code_story_enrichment import class_hierarchy, repository_overrides
+from eshu_mcp.query.local.api.code.common import entity_by_id
+from eshu_mcp.query.local.api.graph.story.enrichment import class_hierarchy, repository_overrides
 from tests.test_api_code_common import CodeIndex, call, scratch_dir, shop_index
 
 

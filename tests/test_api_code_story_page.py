@@ -9,8 +9,8 @@ from collections import Counter
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
-from eshu_mcp.query.local.api.code_story_page import RESPONSE_BUDGET_BYTES, wire_bytes
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
+from eshu_mcp.query.local.api.graph.story.page import RESPONSE_BUDGET_BYTES, wire_bytes
 from tests.test_api_code_common import CodeIndex, call, scratch_dir
 
 STORY = "/code/relationships/story"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_common import RequestFields
-from eshu_mcp.query.local.api.code_story_request import story_request
-from eshu_mcp.query.local.api.framework import ApiError
+from eshu_mcp.query.local.api.code.common import RequestFields
+from eshu_mcp.query.local.api.graph.story.request import story_request
+from eshu_mcp.query.local.api.platform.framework import ApiError
 from tests.test_api_code_common import error_of, shop_index
 
 STORY = "/code/relationships/story"

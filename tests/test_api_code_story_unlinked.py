@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
-from eshu_mcp.query.local.api.code_story_unlinked import unlinked_call_sites
-from eshu_mcp.query.local.index.typed_receivers import AMBIGUOUS_CAP
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
+from eshu_mcp.query.local.api.graph.story.unlinked import unlinked_call_sites
+from eshu_mcp.query.local.index.resolve.typed_receivers import AMBIGUOUS_CAP
 from tests.test_api_code_common import call
 from tests.test_index_receivers import IndexedSourcesCase
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code_topics import search_terms
+from eshu_mcp.query.local.api.code.topics import search_terms
 from tests.test_api_code_common import CodeIndex, call, error_of, scratch_dir
 
 ROUTE = "/code/topics/investigate"

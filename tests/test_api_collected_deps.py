@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
-from eshu_mcp.query.local.api import framework
-from eshu_mcp.query.local.api.framework import ApiContext, ApiError
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.api.platform import framework
+from eshu_mcp.query.local.api.platform.framework import ApiContext, ApiError
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 
 FIXTURE = Path(__file__).with_name("fixtures") / "collectors"
 NPM = "npm://registry.npmjs.org/"

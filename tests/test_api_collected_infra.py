@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_resource import ApiClient
 
 FIXTURE = Path(__file__).with_name("fixtures") / "collectors"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
-from eshu_mcp.query.local.api.content import (
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
+from eshu_mcp.query.local.api.content.reads import (
     cap_source,
     like_pattern,
     matching_lines,

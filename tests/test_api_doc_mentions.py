@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_resource import ApiClient
 
 SOURCES = {

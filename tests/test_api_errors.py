@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.errors import ApiError, status_text, unsupported
+from eshu_mcp.query.local.api.platform.errors import ApiError, status_text, unsupported
 
 
 class ErrorShapeTests(SynchronousTestCase):

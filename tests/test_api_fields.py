@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.errors import ApiError
-from eshu_mcp.query.local.api.fields import (
+from eshu_mcp.query.local.api.platform.errors import ApiError
+from eshu_mcp.query.local.api.platform.fields import (
     JsonBody,
     body_object,
     bool_param,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attrs import frozen
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.framework import (
+from eshu_mcp.query.local.api.platform.framework import (
     Answer,
     ApiContext,
     ApiError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.freshness import DELTA_SQL, fact_delta
+from eshu_mcp.query.local.api.platform.freshness import DELTA_SQL, fact_delta
 from tests.test_api_resource import ApiIndex
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
 from eshu_mcp.tap import Options
 from tests.test_api_code_common import call
 
@@ -50,7 +50,7 @@ class HomeScopeTests(SynchronousTestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def symbol_repositories(self, home: tuple[str, ...], **body) -> set[str]:
-        from eshu_mcp.query.local.api import framework
+        from eshu_mcp.query.local.api.platform import framework
 
         route = framework.ROUTES.find("POST", "/code/symbols/search")
         ctx = framework.ApiContext(
@@ -75,7 +75,7 @@ class HomeScopeTests(SynchronousTestCase):
     def test_content_search_is_scoped_the_same_way(self) -> None:
         answer = call(self.conn, "/content/entities/search", {"query": "shared_name"})
         self.assertEqual(len(answer.data["results"]), 2)
-        from eshu_mcp.query.local.api import framework
+        from eshu_mcp.query.local.api.platform import framework
 
         route = framework.ROUTES.find("POST", "/content/entities/search")
         ctx = framework.ApiContext(
@@ -87,7 +87,7 @@ class HomeScopeTests(SynchronousTestCase):
 
 class HomeFreshnessTests(SynchronousTestCase):
     def test_a_missing_repository_elsewhere_does_not_make_home_answers_stale(self) -> None:
-        from eshu_mcp.query.local.api import framework
+        from eshu_mcp.query.local.api.platform import framework
 
         tmp = Path(tempfile.mkdtemp(prefix="eshu-home-fresh-"))
         self.addCleanup(shutil.rmtree, tmp, True)

@@ -7,7 +7,7 @@ from treq.testing import StubTreq
 from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.resource import Resource
 
-from eshu_mcp.query.local.api.resource import PRINCIPAL_ATTRIBUTE
+from eshu_mcp.query.local.api.platform.resource import PRINCIPAL_ATTRIBUTE
 from tests.test_api_resource import ApiClient, mount, rich_index
 
 

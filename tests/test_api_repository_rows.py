@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.repository_rows import (
-    catalog_row,
-    language_family,
-    readable,
-    repository_refs,
-)
+from eshu_mcp.query.local.api.platform.grants import readable
+from eshu_mcp.query.local.api.repository.rows import catalog_row, language_family, repository_refs
 from tests.test_api_resource import ApiIndex
 
 

@@ -26,10 +26,10 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.test.requesthelper import DummyChannel
 
-from eshu_mcp.query.local.api.framework import Answer, ApiError, RouteTable
-from eshu_mcp.query.local.api.resource import LocalQueryResource
-from eshu_mcp.query.local.index.lock import WriterLock
-from eshu_mcp.query.local.index.store import open_reader, open_writer
+from eshu_mcp.query.local.api.platform.framework import Answer, ApiError, RouteTable
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
+from eshu_mcp.query.local.index.build.lock import WriterLock
+from eshu_mcp.query.local.index.store.database import open_reader, open_writer
 
 OBSERVED = "2026-12-02T10:00:00Z"
 ENVELOPE = "application/eshu.envelope+json"
@@ -749,7 +749,7 @@ class QueuedCallTests(SynchronousTestCase):
 
     def test_principal_attribute_is_where_the_auth_guard_stores_it(self):
         from eshu_mcp.auth.guard import principal_of
-        from eshu_mcp.query.local.api.resource import PRINCIPAL_ATTRIBUTE
+        from eshu_mcp.query.local.api.platform.resource import PRINCIPAL_ATTRIBUTE
 
         request, _ = synthesized_request(b"work")
         setattr(request, PRINCIPAL_ATTRIBUTE, "someone")

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.framework import ROUTES
-from eshu_mcp.query.local.api.routemap import (
+from eshu_mcp.query.local.api.platform.framework import ROUTES
+from eshu_mcp.query.local.api.platform.routemap import (
     ANSWERED_MODES,
     load_openapi,
     load_route_map,

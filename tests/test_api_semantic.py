@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.semantic import query_terms, rank
+from eshu_mcp.query.local.api.code.semantic import query_terms, rank
 from tests.test_api_resource import ApiClient, rich_index
 
 BASE = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.source_scan import ScannedFile, fold
+from eshu_mcp.query.local.api.code.text_scan import ScannedFile, fold
 from tests.test_api_code_common import CodeIndex, call, scratch_dir
 
 # Line 1 holds multi-byte characters, so byte and character offsets differ after it.

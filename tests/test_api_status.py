@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.status import index_health
+from eshu_mcp.query.local.api.platform.status import index_health
 from tests.test_api_resource import ApiClient, ApiIndex, rich_index
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.routemap import load_route_map
-from eshu_mcp.query.local.api.truth import (
+from eshu_mcp.query.local.api.platform.routemap import load_route_map
+from eshu_mcp.query.local.api.platform.truth import (
     CAPABILITY_MAX_LEVEL,
     build_truth,
     current_head,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.framework import ROUTES, Answer, RouteTable
-from eshu_mcp.query.local.api.routemap import load_route_map
-from eshu_mcp.query.local.api.unavailable import empty_handler, evidence_source
+from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, RouteTable
+from eshu_mcp.query.local.api.platform.routemap import load_route_map
+from eshu_mcp.query.local.api.platform.unavailable import empty_handler, evidence_source
 from tests.test_api_resource import ApiClient, small_index
 
 

@@ -7,7 +7,11 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.work_trees import MAX_AGE_SECONDS, REFRESH_SECONDS, WorkTreeStates
+from eshu_mcp.query.local.api.platform.work_trees import (
+    MAX_AGE_SECONDS,
+    REFRESH_SECONDS,
+    WorkTreeStates,
+)
 from eshu_mcp.query.local.backend import LocalQueryBackend
 from tests.test_api_backend import DeferredPool
 from tests.test_api_resource import ThreadReactor

@@ -11,8 +11,8 @@ from typing import Any
 from twisted.python.threadpool import ThreadPool
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.framework import RouteTable
-from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.api.platform.framework import RouteTable
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from tests.support import HttpExchange, post_json, web_site
 from tests.test_api_resource import QueueReactor, endless_query, small_index
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from eshu_mcp.query.local.index.collectors.ci import (
+from eshu_mcp.query.local.index.parse.collectors.ci import (
     built_images,
     collect_github_workflow,
     collect_gitlab_ci,
 )
-from eshu_mcp.query.local.index.collectors.dockerfile import collect_dockerfile
+from eshu_mcp.query.local.index.parse.collectors.dockerfile import collect_dockerfile
 
 DOCKERFILE = """\
 # syntax=docker/dockerfile:1

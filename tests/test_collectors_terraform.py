@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eshu_mcp.query.local.index.collectors import collect_file, collector_for
-from eshu_mcp.query.local.index.collectors.terraform import (
+from eshu_mcp.query.local.index.parse.collectors import collect_file, collector_for
+from eshu_mcp.query.local.index.parse.collectors.terraform import (
     collect_state,
     collect_terraform,
     reference_target,
@@ -150,7 +150,7 @@ def test_a_state_file_that_is_not_json_becomes_a_collect_error():
 def test_the_hcl_grammar_and_pyyaml_load_only_when_a_file_needs_them():
     script = (
         "import sys\n"
-        "from eshu_mcp.query.local.index.parse import parse_file\n"
+        "from eshu_mcp.query.local.index.parse.rows import parse_file\n"
         "parse_file('app/main.py', b'x = 1\\n')\n"
         "before = {'tree_sitter_hcl', 'yaml'} & set(sys.modules)\n"
         "parse_file('infra/main.tf', b'variable \"x\" {}\\n')\n"

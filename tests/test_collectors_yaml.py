@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from eshu_mcp.query.local.index.collectors import collect_file, collector_for
-from eshu_mcp.query.local.index.collectors.compose import collect_compose
-from eshu_mcp.query.local.index.collectors.kubernetes import (
+from eshu_mcp.query.local.index.parse.collectors import collect_file, collector_for
+from eshu_mcp.query.local.index.parse.collectors.compose import collect_compose
+from eshu_mcp.query.local.index.parse.collectors.kubernetes import (
     collect_chart,
     collect_helm,
     collect_kubernetes,
 )
-from eshu_mcp.query.local.index.parse import parse_file
+from eshu_mcp.query.local.index.parse.rows import parse_file
 
 MULTI = """\
 apiVersion: v1

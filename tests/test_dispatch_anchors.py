@@ -15,7 +15,7 @@ from eshu_mcp.dispatch import run_read_only_tool
 from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.budget import DEFAULT_RESPONSE_BUDGET, measure
 from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS
-from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from tests.test_api_code_story_page import busy_index
 from tests.test_api_resource import InlinePool, ThreadReactor
 

@@ -9,7 +9,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from eshu_mcp.dispatch.first_page import DEFAULT_ANSWER_ROWS, first_page_arguments
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.encoding import dumps
-from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from tests.test_api_code_indexed import indexed_repository
 from tests.test_api_resource import InlinePool, ThreadReactor
 

@@ -4,7 +4,7 @@ import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import go_value_text, summarize_envelope, summarize_plain
+from eshu_mcp.dispatch.summaries.result import go_value_text, summarize_envelope, summarize_plain
 from tests.answer_rows import derived, edge, envelope, full_entity, truth, utf8_len
 
 STORY = {
@@ -488,7 +488,7 @@ class SafetyTests(SynchronousTestCase):
 
     def tools(self):
         """Every tool with a family of its own, and one that takes the generic path."""
-        from eshu_mcp.dispatch.summaries import ANSWER_FAMILIES, PLAIN_FAMILIES
+        from eshu_mcp.dispatch.summaries.result import ANSWER_FAMILIES, PLAIN_FAMILIES
 
         return sorted({*ANSWER_FAMILIES, *PLAIN_FAMILIES, "list_kubernetes_correlations"})
 
@@ -537,7 +537,7 @@ class SafetyTests(SynchronousTestCase):
         self.assertEqual(go_value_text(float("-inf")), "-Inf")
 
     def test_a_family_that_fails_falls_back_to_the_generic_text_and_is_logged(self):
-        from eshu_mcp.dispatch.summaries import _family_lines
+        from eshu_mcp.dispatch.summaries.result import _family_lines
 
         def broken(data):
             raise ZeroDivisionError("a bug in a family")

@@ -12,8 +12,8 @@ from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch import run_read_only_tool
-from eshu_mcp.query.local.api.resource import LocalQueryResource
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_code_indexed import indexed_repository
 from tests.test_api_resource import InlinePool, ThreadReactor
 

@@ -2,7 +2,7 @@
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.dispatch.summaries import summarize_envelope
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
 from tests.answer_rows import (
     SHAPES,
     compact_entity,

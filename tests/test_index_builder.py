@@ -1,5 +1,5 @@
 """
-Tests for the long-lived indexer child's loop (eshu_mcp.query.local.index.builder) and for
+Tests for the long-lived indexer child's loop (eshu_mcp.query.local.index.build.builder) and for
 what a build says about itself: the summary's counts agree with ``eshu-mcp index --status``,
 and the terminal progress names the resolve step.
 """
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import builder
-from eshu_mcp.query.local.index.command import collect_status
-from eshu_mcp.query.local.index.progress import TerminalProgress
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build import builder
+from eshu_mcp.query.local.index.build.command import collect_status
+from eshu_mcp.query.local.index.build.progress import TerminalProgress
+from eshu_mcp.query.local.index.store.database import open_reader
 from tests.test_index_indexer import fixture_repository
 
 

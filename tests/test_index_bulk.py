@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.bulk: a bulk-loaded first build equals a row-by-row one."""
+"""Tests for eshu_mcp.query.local.index.store.bulk: a bulk first build equals a row-by-row one."""
 
 import shutil
 import sqlite3
@@ -7,9 +7,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import bulk, generation_write
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build import generation_write
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store import bulk
+from eshu_mcp.query.local.index.store.database import open_reader
 
 from .test_index_indexer import fixture_repository
 

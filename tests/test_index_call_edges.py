@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.call_edges: memoised and forked call resolution."""
+"""Tests for eshu_mcp.query.local.index.resolve.call_edges: memoised and forked call resolution."""
 
 import os
 import shutil
@@ -8,10 +8,11 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import bulk, call_edges
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.resolve import resolve_repository
-from eshu_mcp.query.local.index.store import open_writer
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve import call_edges
+from eshu_mcp.query.local.index.resolve.graph import resolve_repository
+from eshu_mcp.query.local.index.store import bulk
+from eshu_mcp.query.local.index.store.database import open_writer
 
 from .test_index_indexer import fixture_repository
 

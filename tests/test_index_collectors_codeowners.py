@@ -2,8 +2,8 @@
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.collectors import collect_file, collector_for
-from eshu_mcp.query.local.index.collectors.codeowners import (
+from eshu_mcp.query.local.index.parse.collectors import collect_file, collector_for
+from eshu_mcp.query.local.index.parse.collectors.codeowners import (
     CODEOWNERS_COLLECTOR,
     codeowners_rank,
     collect_codeowners,

@@ -2,8 +2,12 @@
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.collectors import collector_for
-from eshu_mcp.query.local.index.collectors.docs import collect_markdown, collect_rst, mention_kind
+from eshu_mcp.query.local.index.parse.collectors import collector_for
+from eshu_mcp.query.local.index.parse.collectors.docs import (
+    collect_markdown,
+    collect_rst,
+    mention_kind,
+)
 
 
 def kinds(facts, kind):

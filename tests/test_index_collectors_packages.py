@@ -4,27 +4,27 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.collectors import collect_file, collector_for
-from eshu_mcp.query.local.index.collectors.package_identity import package_identity
-from eshu_mcp.query.local.index.collectors.packages_native import (
+from eshu_mcp.query.local.index.parse.collectors import collect_file, collector_for
+from eshu_mcp.query.local.index.parse.collectors.package_identity import package_identity
+from eshu_mcp.query.local.index.parse.collectors.packages_native import (
     collect_cargo_lock,
     collect_cargo_toml,
     collect_go_mod,
     collect_go_sum,
 )
-from eshu_mcp.query.local.index.collectors.packages_npm import (
+from eshu_mcp.query.local.index.parse.collectors.packages_npm import (
     collect_package_json,
     collect_package_lock,
     collect_pnpm_lock,
     collect_yarn_lock,
 )
-from eshu_mcp.query.local.index.collectors.packages_other import (
+from eshu_mcp.query.local.index.parse.collectors.packages_other import (
     collect_composer_json,
     collect_composer_lock,
     collect_gemfile_lock,
     collect_pom,
 )
-from eshu_mcp.query.local.index.collectors.packages_python import (
+from eshu_mcp.query.local.index.parse.collectors.packages_python import (
     collect_poetry_lock,
     collect_pyproject,
     collect_requirements,

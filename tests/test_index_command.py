@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.command: the ``eshu-mcp index`` CLI."""
+"""Tests for eshu_mcp.query.local.index.build.command: the ``eshu-mcp index`` CLI."""
 
 import io
 import json
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.progress import TerminalProgress, render_bar
+from eshu_mcp.query.local.index.build import command
+from eshu_mcp.query.local.index.build.progress import TerminalProgress, render_bar
 from tests.test_index_indexer import fixture_repository
 
 

@@ -16,8 +16,8 @@ from twisted.trial.unittest import SynchronousTestCase
 from twisted.web.test.requesthelper import DummyRequest
 
 from eshu_mcp.query.local.backend import LocalQueryBackend
-from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build import command
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.transport.web import McpWebApp
 from tests.test_api_resource import ApiClient, InlinePool, ThreadReactor
 from tests.test_index_lifecycle import ROOT, small_repository

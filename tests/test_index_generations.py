@@ -1,5 +1,5 @@
 """
-Tests for generations and fact versions (eshu_mcp.query.local.index.generations) through
+Tests for generations and fact versions (eshu_mcp.query.local.index.store.generations) through
 incremental runs: modify, add, delete, rename; freshness; and a writer killed mid-write.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.generations import FACT_RETENTION_GENERATIONS, payload_hash
-from eshu_mcp.query.local.index.indexer import HOLD_ENV, index_repositories
-from eshu_mcp.query.local.index.resolve import resolve_repository
-from eshu_mcp.query.local.index.store import open_reader, open_writer
+from eshu_mcp.query.local.index.build.indexer import HOLD_ENV, index_repositories
+from eshu_mcp.query.local.index.resolve.graph import resolve_repository
+from eshu_mcp.query.local.index.store.database import open_reader, open_writer
+from eshu_mcp.query.local.index.store.generations import FACT_RETENTION_GENERATIONS, payload_hash
 from tests.test_index_indexer import fixture_repository, git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,7 +268,7 @@ class KilledWriterTests(SynchronousTestCase):
             [
                 sys.executable,
                 "-m",
-                "eshu_mcp.query.local.index.command",
+                "eshu_mcp.query.local.index.build.command",
                 str(repo),
                 "--db",
                 str(db),

@@ -1,10 +1,10 @@
-"""Tests for eshu_mcp.query.local.index.identity: Eshu's id formulas."""
+"""Tests for eshu_mcp.query.local.index.store.identity: Eshu's id formulas."""
 
 import hashlib
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.identity import (
+from eshu_mcp.query.local.index.store.identity import (
     entity_id,
     generation_id,
     go_json,

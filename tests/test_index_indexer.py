@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.indexer against the polyglot fixture's known facts."""
+"""Tests for eshu_mcp.query.local.index.build.indexer against the polyglot fixture's known facts."""
 
 import hashlib
 import json
@@ -10,9 +10,9 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.identity import entity_id
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
+from eshu_mcp.query.local.index.store.identity import entity_id
 
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
 PLANTED_KEY = "AKIAQ3ZT7WXR2NLF4KDM"

@@ -1,5 +1,5 @@
 """
-Tests for graph inputs kept between builds (eshu_mcp.query.local.index.input_cache): a
+Tests for graph inputs kept between builds (eshu_mcp.query.local.index.resolve.input_cache): a
 long-lived builder child that patches its kept inputs ends every build with exactly the
 edges a fresh index of the same tree has, through edits of bodies, of a base class, of an
 import, and through added and deleted files; kept inputs another writer made stale are
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import input_cache
-from eshu_mcp.query.local.index.graph_inputs import read_graph_inputs
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import open_reader, open_writer
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve import input_cache
+from eshu_mcp.query.local.index.resolve.inputs import read_graph_inputs
+from eshu_mcp.query.local.index.store.database import open_reader, open_writer
 from tests.daemon import child_environment
 from tests.test_index_indexer import git
 
@@ -116,11 +116,11 @@ def edge_set(db: Path) -> set[tuple]:
 
 
 class BuilderChild:
-    """``python -m eshu_mcp.query.local.index.builder`` fed one request at a time."""
+    """``python -m eshu_mcp.query.local.index.build.builder`` fed one request at a time."""
 
     def __init__(self, home: Path, db: Path) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "eshu_mcp.query.local.index.builder", "--db", str(db)],
+            [sys.executable, "-m", "eshu_mcp.query.local.index.build.builder", "--db", str(db)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=child_environment(home),

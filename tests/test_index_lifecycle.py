@@ -15,12 +15,12 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.status import index_health
-from eshu_mcp.query.local.api.truth import index_freshness
-from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.indexer import HOLD_ENV, index_repositories
-from eshu_mcp.query.local.index.lock import writer_running
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.api.platform.status import index_health
+from eshu_mcp.query.local.api.platform.truth import index_freshness
+from eshu_mcp.query.local.index.build import command
+from eshu_mcp.query.local.index.build.indexer import HOLD_ENV, index_repositories
+from eshu_mcp.query.local.index.build.lock import writer_running
+from eshu_mcp.query.local.index.store.database import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -172,7 +172,7 @@ class AbandonedGenerationTests(SynchronousTestCase):
         env = dict(os.environ, PYTHONPATH=str(ROOT), **{HOLD_ENV: str(release)})
         argv = [str(repo), "--db", str(db), "--json", "--workers", "1"]
         child = subprocess.Popen(
-            [sys.executable, "-m", "eshu_mcp.query.local.index.command", *argv],
+            [sys.executable, "-m", "eshu_mcp.query.local.index.build.command", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,

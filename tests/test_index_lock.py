@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.lock: one writer per database."""
+"""Tests for eshu_mcp.query.local.index.build.lock: one writer per database."""
 
 import os
 import shutil
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.lock import IndexLocked, WriterLock, writer_running
+from eshu_mcp.query.local.index.build.lock import IndexLocked, WriterLock, writer_running
 
 
 class WriterLockTests(SynchronousTestCase):

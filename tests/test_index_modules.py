@@ -1,8 +1,8 @@
-"""Tests for eshu_mcp.query.local.index.modules: import specifiers to repository files."""
+"""Tests for eshu_mcp.query.local.index.resolve.modules: import specifiers to repository files."""
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.modules import ModuleIndex, go_module_paths
+from eshu_mcp.query.local.index.resolve.modules import ModuleIndex, go_module_paths
 
 FILES = [
     (1, "pkg/__init__.py", "python"),

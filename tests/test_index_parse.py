@@ -1,5 +1,5 @@
 """
-Tests for eshu_mcp.query.local.index.parse and its extractors: per-language entities, calls,
+Tests for eshu_mcp.query.local.index.parse.rows and its extractors: per-language entities, calls,
 imports, bases and complexity, plus the ``ast`` cross-check over this project's sources.
 
 Counting rule (both sides): every ``def``/``async def`` is one Function (methods and nested
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.parse import parse_file, python_module_name
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.rows import parse_file, python_module_name
+from eshu_mcp.query.local.index.store.database import open_reader
 
 PACKAGE = Path(__file__).resolve().parent.parent / "eshu_mcp"
 
@@ -192,7 +192,7 @@ class LanguageExtractionTests(SynchronousTestCase):
         )
 
     def test_node_text_outside_extraction_reads_the_node(self) -> None:
-        from eshu_mcp.query.local.index.extractors import core, engine_for
+        from eshu_mcp.query.local.index.parse.extractors import core, engine_for
 
         engine = engine_for("python")
         tree = engine.parser.parse(b"name_here = 1\n")

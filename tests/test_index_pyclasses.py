@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.calls import Catalog
-from eshu_mcp.query.local.index.pyclasses import Hierarchy
+from eshu_mcp.query.local.index.resolve.calls import Catalog
+from eshu_mcp.query.local.index.resolve.pyclasses import Hierarchy
 
 # A base misresolved to a subclass closes a cycle: T(S), S(A), A(T); H(T) is outside it.
 T, S, A, H, HELPER = 1, 2, 3, 4, 5

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 
 from .test_index_indexer import git
 

@@ -1,10 +1,10 @@
-"""Tests for eshu_mcp.query.local.index.secrets: candidates, kinds, redaction, suppression."""
+"""Tests for eshu_mcp.query.local.index.parse.secrets: candidates, kinds, redaction, suppression."""
 
 import hashlib
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.secrets import find_secrets, redact
+from eshu_mcp.query.local.index.parse.secrets import find_secrets, redact
 
 KEY = "AKIAQ3ZT7WXR2NLF4KDM"
 

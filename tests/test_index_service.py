@@ -1,5 +1,5 @@
 """
-Tests for eshu_mcp.query.local.index.service.IndexService: one long-lived indexer child fed
+Tests for eshu_mcp.query.local.index.build.service.IndexService: one long-lived indexer child fed
 build requests, restarted when it dies, stopped within a bounded time; driven with a fake
 process reactor on a task.Clock (the real-process behaviour is in test_index_watch.py).
 """
@@ -14,8 +14,8 @@ from twisted.logger import capturedLogs
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.builder_process import REAP_GRACE_SECONDS, TERM_GRACE_SECONDS
-from eshu_mcp.query.local.index.service import RESTART_DELAYS, IndexFailed, IndexService
+from eshu_mcp.query.local.index.build.builder_process import REAP_GRACE_SECONDS, TERM_GRACE_SECONDS
+from eshu_mcp.query.local.index.build.service import RESTART_DELAYS, IndexFailed, IndexService
 
 
 class FakeProcess:
@@ -112,7 +112,7 @@ class IndexServiceTests(SynchronousTestCase):
             [
                 sys.executable,
                 "-m",
-                "eshu_mcp.query.local.index.builder",
+                "eshu_mcp.query.local.index.build.builder",
                 "--db",
                 "/tmp/index.sqlite",
             ],
@@ -261,7 +261,7 @@ class IndexServiceTests(SynchronousTestCase):
 
 class BuilderSignalTests(SynchronousTestCase):
     def test_the_group_signal_falls_back_to_the_child_before_it_leads_a_group(self) -> None:
-        from eshu_mcp.query.local.index.builder_process import BuilderProcess
+        from eshu_mcp.query.local.index.build.builder_process import BuilderProcess
 
         reactor = FakeReactor()
         child = BuilderProcess(reactor, "/db", on_event=lambda e: None, on_exit=lambda *a: None)

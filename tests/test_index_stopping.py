@@ -19,12 +19,12 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.status import index_health
-from eshu_mcp.query.local.api.truth import index_freshness
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.lock import WriterLock, writer_running
-from eshu_mcp.query.local.index.stopping import HOLD_AT_ENV, HOLD_ENV
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.api.platform.status import index_health
+from eshu_mcp.query.local.api.platform.truth import index_freshness
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.build.lock import WriterLock, writer_running
+from eshu_mcp.query.local.index.build.stopping import HOLD_AT_ENV, HOLD_ENV
+from eshu_mcp.query.local.index.store.database import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = 60  # above the in-process threshold: the second run parses in a worker pool
@@ -131,7 +131,7 @@ class StoppedBuildTests(SynchronousTestCase):
         )
         argv = [str(self.repo), "--db", str(self.db), "--json", "--workers", "2"]
         child = subprocess.Popen(
-            [sys.executable, "-m", "eshu_mcp.query.local.index.command", *argv],
+            [sys.executable, "-m", "eshu_mcp.query.local.index.build.command", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,

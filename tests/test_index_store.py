@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.store: opening the index file."""
+"""Tests for eshu_mcp.query.local.index.store.database: opening the index file."""
 
 import sqlite3
 import tempfile
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import codes, store
+from eshu_mcp.query.local.index.store import codes, database
 
 
 class StoreTests(SynchronousTestCase):
@@ -15,34 +15,34 @@ class StoreTests(SynchronousTestCase):
         self.db = self.tmp / "index.sqlite"
 
     def test_writer_creates_schema_in_wal_mode_with_version(self) -> None:
-        conn = store.open_writer(self.db)
+        conn = database.open_writer(self.db)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         conn.close()
         self.assertEqual(mode, "wal")
-        self.assertEqual(int(version[0]), store.SCHEMA_VERSION)
+        self.assertEqual(int(version[0]), database.SCHEMA_VERSION)
 
     def test_reader_returns_rows_and_refuses_writes(self) -> None:
-        store.open_writer(self.db).close()
-        reader = store.open_reader(self.db)
+        database.open_writer(self.db).close()
+        reader = database.open_reader(self.db)
         row = reader.execute("SELECT key, value FROM meta WHERE key='schema_version'").fetchone()
-        self.assertEqual(row["value"], str(store.SCHEMA_VERSION))
+        self.assertEqual(row["value"], str(database.SCHEMA_VERSION))
         with self.assertRaises(sqlite3.OperationalError):
             reader.execute("DELETE FROM meta")
         reader.close()
 
     def test_reader_of_missing_file_raises_index_unavailable(self) -> None:
-        with self.assertRaises(store.IndexUnavailable):
-            store.open_reader(self.tmp / "missing.sqlite")
+        with self.assertRaises(database.IndexUnavailable):
+            database.open_reader(self.tmp / "missing.sqlite")
 
     def test_reader_of_non_index_file_raises_index_unavailable(self) -> None:
         other = self.tmp / "other.sqlite"
         sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
-        with self.assertRaises(store.IndexUnavailable):
-            store.open_reader(other)
+        with self.assertRaises(database.IndexUnavailable):
+            database.open_reader(other)
 
     def test_entity_source_view_slices_utf8_byte_span(self) -> None:
-        conn = store.open_writer(self.db)
+        conn = database.open_writer(self.db)
         conn.execute(
             "INSERT INTO repositories(repo_id, name, local_path, created_at)"
             " VALUES ('repository:r_1', 'r', '/r', 'now')"
@@ -66,8 +66,8 @@ class StoreTests(SynchronousTestCase):
         self.assertEqual(source, "def héllo():\n    pass\n")
 
     def test_default_db_path_honours_environment(self) -> None:
-        self.patch(store.os, "environ", {"ESHU_MCP_DB": str(self.db)})
-        self.assertEqual(store.default_db_path(), self.db)
+        self.patch(database.os, "environ", {"ESHU_MCP_DB": str(self.db)})
+        self.assertEqual(database.default_db_path(), self.db)
 
     def test_an_older_schema_is_refused_by_readers_and_rebuilt_by_the_writer(self) -> None:
         old = sqlite3.connect(self.db)
@@ -80,19 +80,19 @@ class StoreTests(SynchronousTestCase):
         )
         old.commit()
         old.close()
-        with self.assertRaises(store.IndexUnavailable) as caught:
-            store.open_reader(self.db)
+        with self.assertRaises(database.IndexUnavailable) as caught:
+            database.open_reader(self.db)
         self.assertIn("rebuild", str(caught.exception))
-        conn = store.open_writer(self.db)
+        conn = database.open_writer(self.db)
         self.addCleanup(conn.close)
         names = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
         self.assertEqual(names["entities"], "view")
         self.assertNotIn("entities_fts", names)
         self.assertEqual(conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0], 0)
-        store.open_reader(self.db).close()
+        database.open_reader(self.db).close()
 
     def test_views_decode_every_code_the_writer_stores(self) -> None:
-        conn = store.open_writer(self.db)
+        conn = database.open_writer(self.db)
         self.addCleanup(conn.close)
         conn.row_factory = None
         conn.execute(

@@ -1,8 +1,8 @@
 """Go, TypeScript/JavaScript, Java and C# method calls resolve by their receiver's declared or
 constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
 
-from eshu_mcp.query.local.index import generation_write
-from eshu_mcp.query.local.index.store import open_reader
+from eshu_mcp.query.local.index.build import generation_write
+from eshu_mcp.query.local.index.store.database import open_reader
 
 from .test_index_receivers import EditedRepositoryCase, IndexedSourcesCase
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.extractors import EXTRACTOR_VERSION
-from eshu_mcp.query.local.index.indexer import index_repositories
-from eshu_mcp.query.local.index.store import SCHEMA_VERSION
+from eshu_mcp.query.local.index.build import command
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
+from eshu_mcp.query.local.index.store.database import SCHEMA_VERSION
 from tests.test_index_lifecycle import small_repository
 
 

@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.walk and .ignore: which files get indexed."""
+"""Tests for eshu_mcp.query.local.index.walk.worktree and .ignore: which files get indexed."""
 
 import io
 import json
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index import command
-from eshu_mcp.query.local.index.ignore import is_ignored, parse_rules
-from eshu_mcp.query.local.index.walk import (
+from eshu_mcp.query.local.index.build import command
+from eshu_mcp.query.local.index.walk.ignore import is_ignored, parse_rules
+from eshu_mcp.query.local.index.walk.worktree import (
     UntrustedRepository,
     WalkError,
     discover,

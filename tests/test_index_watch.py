@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from eshu_mcp.query.local.index.indexer import HOLD_ENV
-from eshu_mcp.query.local.index.lock import writer_running
+from eshu_mcp.query.local.index.build.indexer import HOLD_ENV
+from eshu_mcp.query.local.index.build.lock import writer_running
 from tests.daemon import Daemon, make_fixture_repository
 
 BUILDER_STARTED = re.compile(r"index builder (\d+) started")

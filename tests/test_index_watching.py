@@ -12,8 +12,8 @@ from twisted.internet import defer
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.inotify_watch import InotifyWatcher, inotify_available
-from eshu_mcp.query.local.index.watching import Debouncer, PollingWatcher, watched_directories
+from eshu_mcp.query.local.index.build.inotify_watch import InotifyWatcher, inotify_available
+from eshu_mcp.query.local.index.build.watching import Debouncer, PollingWatcher, watched_directories
 
 WAIT_SECONDS = 5.0
 

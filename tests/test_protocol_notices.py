@@ -10,7 +10,7 @@ from eshu_mcp.protocol import versions
 from eshu_mcp.protocol.notices import LOG_QUEUE_LIMIT, LogBridge
 from eshu_mcp.protocol.server import CallContext, McpServer
 from eshu_mcp.query.local.first_index import BuildProgress
-from eshu_mcp.query.local.index.service import IndexService
+from eshu_mcp.query.local.index.build.service import IndexService
 from tests.support import FRESH_TRUTH, RecordingResource, envelope
 
 
@@ -160,7 +160,7 @@ class LoggingTests(SynchronousTestCase):
         handed_over = []
         clock.callFromThread = lambda f, *args: handed_over.append((f, args))
         bridge = LogBridge(server.log_feed, clock)
-        Logger(namespace="eshu_mcp.query.local.index.service", observer=bridge).info(
+        Logger(namespace="eshu_mcp.query.local.index.build.service", observer=bridge).info(
             "index build {run} finished", run=3
         )
         Logger(namespace="eshu_mcp.auth.oidc", observer=bridge).info("token {t}", t="secret")
@@ -179,7 +179,7 @@ class BuildReportTests(SynchronousTestCase):
         import io
         import json
 
-        from eshu_mcp.query.local.index.progress import JsonLinesProgress
+        from eshu_mcp.query.local.index.build.progress import JsonLinesProgress
 
         now = [0.0]
         out = io.StringIO()

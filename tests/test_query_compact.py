@@ -17,8 +17,8 @@ from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.dispatch.routes import resolve_route
 from eshu_mcp.encoding import dumps
 from eshu_mcp.query.compact import CONTENT_LINES, compact_answer
-from eshu_mcp.query.local.api.resource import LocalQueryResource
-from eshu_mcp.query.local.index.indexer import index_repositories
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_resource import InlinePool, ThreadReactor
 
 BODY = "\n".join(f"        total = total + {n}  # step {n}" for n in range(40))

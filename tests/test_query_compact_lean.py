@@ -10,7 +10,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.encoding import dumps
 from eshu_mcp.query.compact import compact_answer
-from eshu_mcp.query.local.api.resource import LocalQueryResource
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from tests.test_api_code_indexed import indexed_repository
 from tests.test_api_resource import InlinePool, ThreadReactor
 

@@ -26,7 +26,7 @@ from eshu_mcp.dispatch.budget import (
     over_budget_envelope,
 )
 from eshu_mcp.dispatch.envelope import body_text, decode_body, envelope_from_value
-from eshu_mcp.dispatch.summaries import summarize_envelope, summarize_plain
+from eshu_mcp.dispatch.summaries.result import summarize_envelope, summarize_plain
 from eshu_mcp.dispatch.trim import trim_rows
 from eshu_mcp.encoding import dumps, encoded, go_quote
 from eshu_mcp.query.compact import compact_answer

@@ -27,7 +27,7 @@ LOG_QUEUE_LIMIT = 16
 """Log notifications that may wait for one session before newer ones are dropped."""
 
 LOGGED_NAMESPACES = (
-    "eshu_mcp.query.local.index.service",
+    "eshu_mcp.query.local.index.build.service",
     "eshu_mcp.dispatch.inprocess",
     "eshu_mcp.dispatch.results",
 )

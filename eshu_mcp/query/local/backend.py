@@ -24,9 +24,9 @@ from zope.interface import implementer
 
 import eshu_mcp.query.local.api  # noqa: F401  (registers every route family)
 from eshu_mcp.query.interfaces import IQueryBackend
-from eshu_mcp.query.local.api.resource import LocalQueryResource
-from eshu_mcp.query.local.api.routemap import ANSWERED_MODES, route_modes
-from eshu_mcp.query.local.api.work_trees import REFRESH_SECONDS, WORK_TREES, WorkTreeStates
+from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
+from eshu_mcp.query.local.api.platform.routemap import ANSWERED_MODES, route_modes
+from eshu_mcp.query.local.api.platform.work_trees import REFRESH_SECONDS, WORK_TREES, WorkTreeStates
 from eshu_mcp.query.local.first_index import AwaitFirstIndex, BuildProgress
 
 DEFAULT_READER_THREADS = 2
@@ -213,7 +213,7 @@ def probe_index(db_path: str) -> tuple[bool, str | None]:
 
     Blocking: run it on a thread pool, never on the reactor.
     """
-    from eshu_mcp.query.local.index.store import (
+    from eshu_mcp.query.local.index.store.database import (
         IndexDamaged,
         IndexUnavailable,
         damaged_message,

@@ -1,0 +1,164 @@
+"""
+Summary lines for the collector-fed families whose rows name no entity: counts by
+dimension, inventory buckets, ownership rules, documentation findings, workload
+correlations, unused infrastructure and language inventories; and change impact, certain
+dependents apart from possible ones. Each row reads as what it
+says (``provider aws: 9``, ``.github/CODEOWNERS:4 /services/web/ -> @acme/frontend (3
+files)``) instead of its first few ``key=value`` pairs.
+"""
+
+from collections.abc import Callable
+
+from eshu_mcp.dispatch.summaries.code import listing
+from eshu_mcp.dispatch.summaries.rows import location, row_line, row_lines
+from eshu_mcp.dispatch.summaries.text import (
+    clamp_line,
+    field_map,
+    field_rows,
+    first_int,
+    first_text,
+    plural,
+)
+
+Lines = list[str]
+Family = Callable[[dict], Lines]
+
+SHOWN_PER_DIMENSION = 6
+"""Values of one ``by_*`` dimension a count summary names."""
+
+
+def _counts(noun: str, nouns: str = "") -> Family:
+    """``total_*`` as the headline, then each ``by_*`` dimension, largest values first."""
+
+    def build(data: dict) -> Lines:
+        totals = [v for k, v in data.items() if k.startswith("total_") and isinstance(v, int)]
+        if not totals:
+            return []
+        lines = [plural(totals[0], noun, nouns)]
+        for key, value in data.items():
+            if not key.startswith("by_") or not isinstance(value, dict) or not value:
+                continue
+            counted = sorted(
+                ((n, str(k)) for k, n in value.items() if isinstance(n, int)), reverse=True
+            )
+            shown = ", ".join(f"{k} {n}" for n, k in counted[:SHOWN_PER_DIMENSION])
+            left = len(counted) - SHOWN_PER_DIMENSION
+            more = f", +{left} more" if left > 0 else ""
+            lines.append(clamp_line(f"by {key[3:].replace('_', ' ')}: {shown}{more}"))
+        return lines
+
+    return build
+
+
+def _bucket_line(row: dict) -> str:
+    dimension = first_text(row, "dimension").replace("_", " ")
+    return clamp_line(f"{dimension} {first_text(row, 'value')}: {first_int(row, 'count')}")
+
+
+def _owner_line(row: dict) -> str:
+    where = location(row, ("source_path", "relative_path"))
+    owned = first_int(row, "owned_files")
+    text = f"{where} {first_text(row, 'pattern')} -> {first_text(row, 'owner_ref', 'owner')}"
+    return clamp_line(text + (f" ({plural(owned, 'file')})" if owned is not None else ""))
+
+
+def _finding_line(row: dict) -> str:
+    where = location({"file_path": first_text(row, "document_id"), "line": first_int(row, "line")})
+    state = first_text(field_map(row, "states"), "finding_state")
+    kind = first_text(row, "claim_type", "finding_type").replace("_", " ")
+    text = f"{where} {kind} {first_text(row, 'claim_text')!r}".strip()
+    refs = field_rows(row, "candidate_refs")
+    if refs:
+        text += f" -> {first_text(refs[0], 'source_uri', 'display_name')}"
+    return clamp_line(text + (f": {state}" if state else ""))
+
+
+def _correlation_line(row: dict) -> str:
+    facts = [f for f in row.get("evidence_fact_ids") or () if isinstance(f, str)]
+    path = facts[0].rsplit(":", 1)[0] if facts else ""
+    where = location({"file_path": path, "line": first_int(row, "line_number")})
+    workload = first_text(row, "correlation_id").rsplit(":", 1)[-1]
+    image = first_text(row, "image_ref")
+    text = " ".join(part for part in (where, workload, f"runs {image}" if image else "") if part)
+    reason = first_text(row, "reason")
+    return clamp_line(text + (f" ({reason})" if reason else ""))
+
+
+def _dead_iac_line(row: dict) -> str:
+    where = location(row, ("relative_path",))
+    finding = first_text(row, "finding").replace("_", " ")
+    return clamp_line(f"{where} {first_text(row, 'artifact')}: {finding}")
+
+
+def _group_line(row: dict) -> str:
+    kind = first_text(row, "finding_kind").replace("_", " ")
+    status = first_text(row, "management_status").replace("_", " ")
+    return clamp_line(f"{kind} ({status}): {first_int(row, 'count')}")
+
+
+def _language_line(row: dict) -> str:
+    count = first_int(row, "file_count")
+    files = plural(count, "file") if count is not None else ""
+    return clamp_line(f"{first_text(row, 'language')}: {files}")
+
+
+def _rows(key: str, noun: str, nouns: str, render: Callable[[dict], str]) -> Family:
+    def build(data: dict) -> Lines:
+        rows = field_rows(data, key)
+        return listing(data, rows, noun, nouns, render=render) if rows else []
+
+    return build
+
+
+_BUCKETS = _rows("buckets", "bucket", "", _bucket_line)
+
+
+def _affected_line(row: dict) -> str:
+    """An affected definition, marked when only an ambiguous call links it."""
+    return row_line(
+        row, "(possible: only through an ambiguous call)" if row.get("possible") else ""
+    )
+
+
+def _impact(data: dict) -> Lines:
+    """What depends on a change: the certain first, then the possible, and how many each."""
+    rows = field_rows(data, "affected")
+    total = first_int(data, "affected_count")
+    if total is None:
+        return []
+    possible = first_int(data, "possibly_affected_count") or 0
+    subject = first_text(data, "target")
+    head = plural(total, "affected definition")
+    if subject:
+        head += f" for {subject!r}"
+    if possible:
+        head += (
+            f": {total - possible} through resolved links, {possible} only through"
+            " ambiguous calls (possible)"
+        )
+    offset = first_int(data, "offset")
+    if data.get("truncated") is True:
+        following = f" or call again with offset={offset + len(rows)}" if offset is not None else ""
+        head += f"; more: raise limit{following}"
+    return [clamp_line(head), *row_lines(rows, _affected_line)]
+
+
+COLLECTED_FAMILIES: dict[str, Family] = {
+    "count_infra_resources": _counts("infrastructure resource"),
+    "count_package_registry_packages": _counts("package"),
+    "count_documentation_findings": _counts("documentation finding"),
+    "count_ci_cd_run_correlations": _counts("CI/CD run correlation"),
+    "get_infra_resource_inventory": _BUCKETS,
+    "get_package_registry_package_inventory": _BUCKETS,
+    "get_ci_cd_run_correlation_inventory": _BUCKETS,
+    "get_documentation_finding_inventory": _BUCKETS,
+    "list_codeowners_ownership": _rows("ownership", "ownership rule", "", _owner_line),
+    "list_documentation_findings": _rows("findings", "finding", "", _finding_line),
+    "list_kubernetes_correlations": _rows("correlations", "correlation", "", _correlation_line),
+    "find_dead_iac": _rows("findings", "unused infrastructure finding", "", _dead_iac_line),
+    "find_unmanaged_resources": _rows("finding_groups", "finding group", "", _group_line),
+    "get_repository_language_inventory": _rows("languages", "language", "", _language_line),
+    "get_repository_coverage": _rows("languages", "language", "", _language_line),
+    "find_change_surface": _impact,
+    "analyze_pre_change_impact": _impact,
+}

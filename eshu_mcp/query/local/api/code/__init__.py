@@ -1,0 +1,4 @@
+"""
+Finding code: search, symbols, entities, qualified names, topics, semantic search and
+citations, and the request fields every ``/code/*`` route shares.
+"""

@@ -1,0 +1,4 @@
+"""
+Answers from the local collectors' facts: ownership, packages, IaC, infrastructure,
+workloads, runtime and documentation.
+"""

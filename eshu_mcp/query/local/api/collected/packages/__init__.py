@@ -1,0 +1,3 @@
+"""
+Packages, versions and dependencies from the repositories' own manifests and lockfiles.
+"""

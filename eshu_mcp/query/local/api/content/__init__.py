@@ -1,0 +1,3 @@
+"""
+File and entity content: reads, line ranges and text search.
+"""

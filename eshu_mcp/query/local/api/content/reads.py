@@ -1,0 +1,330 @@
+"""
+Content routes: read files, lines and entities; search file and entity text (§2.2).
+
+Bodies come from the index (``files.content`` and the ``entity_source`` view), never
+from disk, so a path argument can only name rows the indexer wrote.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from typing import Any
+
+from eshu_mcp.query.local.api.code.near import nearest_paths, not_found_hint
+from eshu_mcp.query.local.api.code.text_scan import entities_containing
+from eshu_mcp.query.local.api.platform.framework import (
+    ROUTES,
+    Answer,
+    ApiContext,
+    ApiError,
+    body_object,
+    int_param,
+    limit_offset,
+    page,
+    relative_path,
+    str_list_param,
+    str_param,
+)
+from eshu_mcp.query.local.api.platform.grants import readable_repositories
+from eshu_mcp.query.reasons import PAST_THE_END
+
+CAPABILITY = "code_search.content_search"
+SEARCH_BACKEND = "sqlite_content_store"
+# The read routes report the content store the way Eshu's schema enumerates it.
+READ_BACKEND = "hybrid"
+MAX_OFFSET = 10_000
+SOURCE_CAP = 64 * 1024
+VARIABLE_SOURCE_CAP = 4 * 1024
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, with LIKE's wildcards escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def metadata_of(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+    """An entity's metadata JSON as an object (``{}`` when unreadable)."""
+    try:
+        value = json.loads(row["metadata"] or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def cap_source(entity_type: str, source: str | None) -> tuple[str, dict[str, Any]]:
+    """Eshu's source cache caps (64 KiB, Variables 4 KiB) and the metadata they add."""
+    text = source or ""
+    limit = VARIABLE_SOURCE_CAP if entity_type == "Variable" else SOURCE_CAP
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return text, {}
+    return raw[:limit].decode("utf-8", "ignore"), {
+        "source_cache_truncated": True,
+        "source_cache_original_bytes": len(raw),
+        "source_cache_limit_bytes": limit,
+    }
+
+
+def file_row(repo_id: str, row: sqlite3.Row, content: str) -> dict[str, Any]:
+    """The content-store file shape shared by read, lines and search."""
+    item: dict[str, Any] = {
+        "repo_id": repo_id,
+        "relative_path": row["relative_path"],
+        "commit_sha": row["commit_sha"] or "",
+        "content": content,
+        "content_hash": row["content_hash"],
+        "line_count": row["line_count"],
+        "language": row["language"] or "",
+    }
+    if row["artifact_type"]:
+        item["artifact_type"] = row["artifact_type"]
+    return item
+
+
+def entity_row(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+    """The content-store entity shape (with its capped source)."""
+    source, extra = cap_source(row["entity_type"], row["source_cache"])
+    metadata = metadata_of(row)
+    metadata.update(extra)
+    return {
+        "entity_id": row["entity_id"],
+        "repo_id": row["repo_id"],
+        "relative_path": row["relative_path"],
+        "entity_type": row["entity_type"],
+        "entity_name": row["entity_name"],
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
+        "language": row["language"] or "",
+        "source_cache": source,
+        "metadata": metadata,
+    }
+
+
+ENTITY_SELECT = (
+    "SELECT e.entity_id, e.repo_id, e.relative_path, e.entity_type, e.entity_name,"
+    " e.start_line, e.end_line, e.language, e.metadata, s.source_cache"
+    " FROM entities e JOIN entity_source s ON s.rid = e.rid"
+)
+
+
+def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
+    body = body_object(ctx)
+    selector = str_param(body, "repo_id").strip()
+    raw_path = str_param(body, "relative_path")
+    if not selector:
+        raise ApiError(400, "repo_id is required")
+    if not raw_path.strip():
+        raise ApiError(400, "relative_path is required")
+    path = relative_path(raw_path)
+    repo = ctx.repository(selector, not_found_status=404)
+    assert repo is not None
+    row = ctx.conn.execute(
+        "SELECT * FROM files WHERE repo_id = ? AND relative_path = ?", (repo["repo_id"], path)
+    ).fetchone()
+    if row is None:
+        near = nearest_paths(ctx.conn, repo["repo_id"], path)
+        raise ApiError(404, "file not found" + not_found_hint(near))
+    refuse_withheld(row["parse_status"], path)
+    return body, repo["repo_id"], row
+
+
+def refuse_withheld(parse_status: str, path: str) -> None:
+    """A file indexed for its facts only (Terraform state) is never served as text."""
+    if parse_status == "withheld":
+        raise ApiError(
+            403,
+            f"{path} is not served: Terraform state holds resource attributes, secrets"
+            " among them, in clear; the index keeps only its resource addresses and types"
+            " (ask get_iac_management_status or find_unmanaged_resources)",
+        )
+
+
+@ROUTES.route("POST", "/content/files/read")
+def read_file(ctx: ApiContext) -> Answer:
+    """One indexed file's full text."""
+    _, repo_id, row = _file_target(ctx)
+    data = file_row(repo_id, row, row["content"])
+    data["search_backend"] = READ_BACKEND
+    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
+
+
+def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
+    """Eshu's ``GetFileLines`` slice: 1-based, clamped, empty past the end of the file."""
+    lines = content.split("\n")
+    if content.endswith("\n"):
+        lines.pop()
+    total = len(lines)
+    start = max(start, 1)
+    if end < 1 or end > total:
+        end = total
+    if start > total or start > end:
+        return "", 0
+    chosen = lines[start - 1 : end]
+    return "\n".join(chosen), len(chosen)
+
+
+@ROUTES.route("POST", "/content/files/lines")
+def read_file_lines(ctx: ApiContext) -> Answer:
+    """A line range of one indexed file."""
+    body, repo_id, row = _file_target(ctx)
+    start = int_param(body, "start_line", 1)
+    content, count = select_lines(row["content"], start, int_param(body, "end_line", 0))
+    data = file_row(repo_id, row, content)
+    data["line_count"] = count
+    data["search_backend"] = READ_BACKEND
+    reason = "resolved from exact file line lookup"
+    if not count and row["content"]:
+        total = row["content"].count("\n") + (not row["content"].endswith("\n"))
+        if start > total:  # Eshu answers an empty slice; the reason says why it is empty
+            reason = f"start_line {start} is {PAST_THE_END} ({total} lines)"
+    return Answer(data, ctx.truth(CAPABILITY, reason=reason))
+
+
+@ROUTES.route("POST", "/content/entities/read")
+def read_entity(ctx: ApiContext) -> Answer:
+    """One entity's source and metadata."""
+    body = body_object(ctx)
+    entity_id = str_param(body, "entity_id").strip()
+    if not entity_id:
+        raise ApiError(400, "entity_id is required")
+    row = ctx.conn.execute(ENTITY_SELECT + " WHERE e.entity_id = ?", (entity_id,)).fetchone()
+    if row is None or not _readable(ctx, row["repo_id"]):
+        raise ApiError(404, "entity not found")
+    data = entity_row(row)
+    data["search_backend"] = READ_BACKEND
+    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact entity content lookup"))
+
+
+def _readable(ctx: ApiContext, repo_id: str) -> bool:
+    return any(r["repo_id"] == repo_id for r in readable_repositories(ctx.conn, ctx.principal))
+
+
+def _search_scope(ctx: ApiContext, body: dict[str, Any]) -> list[str] | None:
+    """Repository ids to search (None = every repository the caller may read)."""
+    selectors = [s for s in str_list_param(body, "repo_ids") if s.strip()]
+    single = str_param(body, "repo_id").strip()
+    if single:
+        selectors.insert(0, single)
+    ids: list[str] = []
+    for selector in selectors:
+        repo = ctx.repository(selector, not_found_status=404)
+        if repo is not None and repo["repo_id"] not in ids:
+            ids.append(repo["repo_id"])
+    if ids:
+        return ids
+    home = ctx.home_repositories()
+    if ctx.principal is None and home is None:
+        return None
+    readable = [r["repo_id"] for r in readable_repositories(ctx.conn, ctx.principal)]
+    return readable if home is None else [r for r in readable if r in home]
+
+
+def _search_inputs(ctx: ApiContext) -> tuple[str, list[str] | None, int, int]:
+    body = body_object(ctx)
+    query = str_param(body, "query") or str_param(body, "pattern")
+    limit, offset = limit_offset(body, default=50, maximum=200, max_offset=MAX_OFFSET)
+    if not query.strip():
+        raise ApiError(400, "query is required")
+    return query, _search_scope(ctx, body), limit, offset
+
+
+def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
+    if scope is None:
+        return "", []
+    return f" AND {column} IN ({','.join('?' for _ in scope)})", list(scope)
+
+
+def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool):
+    data = {
+        "results": results,
+        "matches": results,
+        "count": len(results),
+        "limit": limit,
+        "offset": offset,
+        "truncated": truncated,
+        "source_backend": SEARCH_BACKEND,
+    }
+    return Answer(
+        data, ctx.truth(CAPABILITY, reason="resolved from case-insensitive substring search")
+    )
+
+
+@ROUTES.route("POST", "/content/files/search")
+def search_files(ctx: ApiContext) -> Answer:
+    """Files whose text contains the query (case-insensitive), by repository and path."""
+    query, scope, limit, offset = _search_inputs(ctx)
+    where, args = _scope_sql("f.repo_id", scope)
+    # A scan of files.content: SQLite's LIKE over a large repository takes milliseconds.
+    sql = (
+        "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
+        + where
+        + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+    )
+    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    rows, truncated = page(rows, limit)
+    results = []
+    for row in rows:
+        item = file_row(row["repo_id"], row, "")
+        item["matching_lines"] = matching_lines(row["content"] or "", query)
+        results.append(item)
+    return _search_answer(ctx, results, limit, offset, truncated)
+
+
+MATCHING_LINES = 3
+"""Matching lines a file search row shows (Eshu's rows carry none: bodies are left out)."""
+MATCHING_LINE_CHARS = 160
+
+
+def matching_lines(content: str, query: str) -> list[dict[str, Any]]:
+    """The first lines of ``content`` holding ``query`` (case-insensitive), numbered from 1."""
+    found: list[dict[str, Any]] = []
+    folded, wanted = content.lower(), query.lower()
+    if len(folded) != len(content):  # lower-casing moved offsets (rare letters): line by line
+        for number, text in enumerate(content.split("\n"), 1):
+            if wanted in text.lower():
+                found.append({"line_number": number, "text": text.strip()[:MATCHING_LINE_CHARS]})
+                if len(found) == MATCHING_LINES:
+                    break
+        return found
+    position, line, counted = folded.find(wanted), 1, 0
+    while position >= 0 and len(found) < MATCHING_LINES:
+        line += content.count("\n", counted, position)
+        start = content.rfind("\n", 0, position) + 1
+        end = content.find("\n", position)
+        text = content[start : end if end >= 0 else len(content)].strip()
+        found.append({"line_number": line, "text": text[:MATCHING_LINE_CHARS]})
+        counted = end if end >= 0 else len(content)
+        position = folded.find(wanted, counted) if end >= 0 else -1
+    return found
+
+
+# One file's entities in the route's order, with the byte spans the match must fall in.
+_FILE_ENTITIES = (
+    "SELECT e.entity_id, e.repo_id, e.relative_path, e.entity_type, e.entity_name,"
+    " e.start_line, e.end_line, e.language, e.metadata, e.start_byte, e.end_byte"
+    " FROM entities e WHERE e.file_id = ? ORDER BY e.start_line, e.rid"
+)
+
+
+@ROUTES.route("POST", "/content/entities/search")
+def search_entities(ctx: ApiContext) -> Answer:
+    """Entities whose source contains the query (case-insensitive)."""
+    query, scope, limit, offset = _search_inputs(ctx)
+    where, args = _scope_sql("f.repo_id", scope)
+    found = entities_containing(
+        ctx.conn,
+        query,
+        file_where="1 = 1" + where,
+        file_params=args,
+        entity_sql=_FILE_ENTITIES,
+    )
+    rows = []
+    for row, scanned in itertools.islice(found, offset, offset + limit + 1):
+        item = dict(row)
+        item["source_cache"] = scanned.source(row["start_byte"], row["end_byte"])
+        rows.append(item)
+    rows, truncated = page(rows, limit)
+    return _search_answer(ctx, [entity_row(row) for row in rows], limit, offset, truncated)

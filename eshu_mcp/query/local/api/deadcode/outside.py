@@ -1,0 +1,69 @@
+"""
+Classes with a base from outside the repository, whose methods dead code cannot judge.
+
+``class _ToStan(handler.ContentHandler)`` defines ``startDocument``: nothing in the
+repository calls it, yet the SAX parser does, because it overrides the outside base's
+method; ``class AxiosTransformStream extends stream.Transform`` defines ``_read``, which
+Node's stream machinery calls. The index cannot see the outside class's methods, so an
+unreferenced method of such a class (a public one in Python, any but ``#private`` ones in
+JavaScript and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+
+from eshu_mcp.query.local.api.code.common import in_clause
+from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
+
+OUTSIDE_BASE_REASON = "may_override_outside_base"
+"""The ambiguity reason, after the language: ``python.may_override_outside_base:<bases>``."""
+OUTSIDE_BASE_LANGUAGES = ("python", "javascript", "typescript", "tsx")
+
+# Bases with no methods a subclass overrides by name: typing markers, object, exceptions.
+_INERT_BASES = frozenset(
+    {"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict", "Interface"}
+)
+_EXCEPTION = re.compile(r"(Error|Exception|Warning|Exit|Interrupt)$")
+
+
+def _bare(base: str) -> str:
+    """``handler.ContentHandler`` -> ``ContentHandler``; ``Deferred[T]`` -> ``Deferred``."""
+    return base.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+
+
+def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int, list[str]]:
+    """Classes (by row id) of :data:`OUTSIDE_BASE_LANGUAGES` with a base that resolved to
+    no class of the repository."""
+    if not repo_ids:
+        return {}
+    scope, params = in_clause("e.repo_id", list(repo_ids))
+    languages, language_params = in_clause("e.language", list(OUTSIDE_BASE_LANGUAGES))
+    declared: dict[int, list[str]] = defaultdict(list)
+    for rid, base in conn.execute(
+        "SELECT e.rid, b.base_name FROM bases b JOIN entities e ON e.entity_id = b.entity_id"
+        f" WHERE b.kind = 'extends' AND {languages} AND {scope}",
+        [*language_params, *params],
+    ):
+        name = _bare(base)
+        if name and name not in _INERT_BASES and not _EXCEPTION.search(name):
+            declared[rid].append(base)
+    if not declared:
+        return {}
+    resolved: dict[int, set[str]] = defaultdict(set)
+    for source, target in conn.execute(
+        "SELECT x.src, t.entity_name FROM edge_rows x JOIN entity_rows t ON t.rid = x.dst"
+        " WHERE x.type = ?",
+        (EDGE_TYPES["INHERITS"],),
+    ):
+        if source in declared:
+            resolved[source].add(target)
+    outside: dict[int, list[str]] = {}
+    for rid, bases in declared.items():
+        missing = [base for base in bases if _bare(base) not in resolved[rid]]
+        if missing:
+            outside[rid] = missing
+    return outside

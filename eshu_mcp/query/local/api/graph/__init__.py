@@ -1,0 +1,3 @@
+"""
+The code graph: relationships, call chains, change impact and relationship stories.
+"""

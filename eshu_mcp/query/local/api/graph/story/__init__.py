@@ -1,0 +1,3 @@
+"""
+``POST /code/relationships/story``: one target's bounded relationship story.
+"""

@@ -1,0 +1,3 @@
+"""
+Import dependencies, importers and import cycles.
+"""

@@ -1,0 +1,3 @@
+"""
+Code quality: complexity, call-graph metrics, secrets and structural inventories.
+"""

@@ -1,0 +1,3 @@
+"""
+Repositories: the catalog, files, stats, exports and repository stories.
+"""

@@ -1,0 +1,392 @@
+"""
+Indexing repositories into the SQLite file: one generation per repository per run, made
+visible atomically by one write transaction (local-backend §5.3).
+
+Synchronous and reactor-free: the CLI calls it directly, the daemon runs it in a child
+process (see :mod:`.service`).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from attrs import Factory, frozen
+
+from eshu_mcp.query.local.index.resolve import input_cache
+from eshu_mcp.query.local.index.store import writer
+from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
+from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
+from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
+from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
+from eshu_mcp.query.local.index.build.lock import WriterLock
+from eshu_mcp.query.local.index.parse.rows import content_hash
+from eshu_mcp.query.local.index.build.stopping import HOLD_ENV as HOLD_ENV  # the test hook, for callers
+from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
+from eshu_mcp.query.local.index.store.database import open_writer, utc_now
+from eshu_mcp.query.local.index.store.upgrade import extractor_key, owed_rebuilds, settle_rebuilds
+from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree, discover, walk_files
+
+Progress = Callable[[dict[str, Any]], None]
+STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
+
+
+@frozen
+class RepositoryReport:
+    """What one repository's run did."""
+
+    path: str
+    repo_id: str | None
+    status: str  # indexed | fresh | failed
+    generation_id: str | None = None
+    seq: int | None = None
+    files_seen: int = 0
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    unchanged: int = 0
+    entities: int = 0
+    edges: dict[str, int] = Factory(dict)
+    source_bytes: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def reparsed(self) -> tuple[str, ...]:
+        """Paths whose contents were (re)extracted by this run."""
+        return self.added + self.modified
+
+
+@frozen
+class IndexReport:
+    """What one run over several repositories did."""
+
+    db_path: str
+    repositories: tuple[RepositoryReport, ...]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """True when no repository failed."""
+        return all(r.status != "failed" for r in self.repositories)
+
+
+def index_repositories(
+    db_path: str | os.PathLike[str],
+    paths: list[str | os.PathLike[str]],
+    *,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    lock_timeout: float = 30.0,
+) -> IndexReport:
+    """
+    Index each path (a git work tree or a plain directory) into the database, and every
+    other recorded repository an older eshu-mcp indexed (see :mod:`..store.upgrade`).
+
+    A stop request (:class:`RunStopped`, KeyboardInterrupt) propagates after the repository
+    being written is rolled back and its pending generation marked interrupted.
+    """
+    started = time.monotonic()
+    emit = progress or (lambda event: None)
+    db = Path(db_path).expanduser()
+    reports = []
+
+    def lock_notice(text: str) -> None:
+        emit({"phase": "recovered", "lock": text})
+
+    with WriterLock(db, timeout=lock_timeout, notice=lock_notice), _collector_paused():
+        conn = open_writer(db)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            orphans = fail_orphans(conn)
+            conn.execute("COMMIT")
+            if orphans:
+                emit({"phase": "recovered", "interrupted_generations": orphans})
+            owed, reason = owed_rebuilds(conn, [str(path) for path in paths])
+            if owed:
+                emit({"phase": "upgrade", "reason": reason, "paths": owed})
+            for path in [*paths, *owed]:
+                reports.append(_index_one(conn, str(path), emit, workers))
+            settle_rebuilds(conn, [r.path for r in reports if r.status != "failed"])
+        finally:
+            conn.close()
+    report = IndexReport(str(db), tuple(reports), time.monotonic() - started)
+    emit({"phase": "done", "ok": report.ok, "seconds": round(report.seconds, 3)})
+    return report
+
+
+def _changes(conn, repo_id: str, walked: list[WalkedFile]):
+    """Split the walk into files to parse, stat-only touches and deletions."""
+    existing = {
+        row[0]: row
+        for row in conn.execute(
+            "SELECT relative_path, file_id, byte_size, mtime_ns, content_hash FROM files"
+            " WHERE repo_id = ?",
+            (repo_id,),
+        )
+    }
+    recorded = _meta(conn, extractor_key(repo_id)) or _meta(conn, "extractor_version")
+    extractor_changed = recorded not in (None, EXTRACTOR_VERSION)
+    to_parse: list[WalkedFile] = []
+    touched: list[tuple[int, int]] = []
+    unchanged = 0
+    for item in walked:
+        row = existing.get(item.relative_path)
+        if row is None or extractor_changed:
+            to_parse.append(item)
+        elif row[2] == item.byte_size and row[3] == item.mtime_ns:
+            unchanged += 1
+        else:
+            try:
+                with open(item.absolute_path, "rb") as handle:
+                    digest = content_hash(handle.read())
+            except OSError:
+                continue  # vanished: counted as deleted below
+            if digest == row[4]:
+                touched.append((item.mtime_ns, row[1]))
+                unchanged += 1
+            else:
+                to_parse.append(item)
+    readable = {w.relative_path for w in walked}
+    deleted = sorted(p for p in existing if p not in readable)
+    return existing, to_parse, touched, deleted, unchanged
+
+
+def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> RepositoryReport:
+    started = time.monotonic()
+    try:
+        tree = discover(path)
+    except Exception as e:  # a bad path is a per-repository failure, not a crash
+        emit({"phase": "failed", "path": path, "error": str(e)})
+        return RepositoryReport(path=path, repo_id=None, status="failed", error=str(e))
+    repo_id = repository_id(tree.identity)
+    emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
+    hold_point("walk", emit)
+    _upsert_repository(conn, tree, repo_id)
+    walked = walk_files(tree, _own_files(conn))
+    existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
+    emit(
+        {
+            "phase": "walk",
+            "repo_id": repo_id,
+            "files": len(walked),
+            "to_parse": len(to_parse),
+            "deleted": len(deleted),
+        }
+    )
+    row = conn.execute(
+        "SELECT head_commit, dirty, active_generation_id FROM repositories WHERE repo_id = ?",
+        (repo_id,),
+    ).fetchone()
+    if touched:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET mtime_ns = ? WHERE file_id = ?", touched)
+        conn.execute("COMMIT")
+    if (
+        not to_parse
+        and not deleted
+        and row[2] is not None
+        and row[0] == tree.head_commit
+        and bool(row[1]) == tree.dirty
+    ):
+        emit({"phase": "fresh", "repo_id": repo_id})
+        return RepositoryReport(
+            path=str(tree.root),
+            repo_id=repo_id,
+            status="fresh",
+            generation_id=row[2],
+            files_seen=len(walked),
+            unchanged=unchanged,
+            seconds=time.monotonic() - started,
+        )
+    pending = begin_generation(conn, repo_id, str(tree.root), tree.freshness_hint, tree.head_commit)
+    emit(
+        {
+            "phase": "write",
+            "repo_id": repo_id,
+            "generation_id": pending.generation_id,
+            "seq": pending.seq,
+            "files": len(to_parse),
+            "deleted": len(deleted),
+        }
+    )
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        run = GenerationWrite(conn, tree, pending, existing, emit)
+        run.delete(deleted)
+        run.write_parsed(to_parse, workers)
+        edges = run.finish()
+        activate(
+            conn,
+            pending,
+            files_seen=len(walked),
+            files_changed=len(run.added) + len(run.modified),
+            files_deleted=len(run.deleted),
+            files_failed=run.failed,
+            is_delta=bool(existing),
+        )
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [("extractor_version", EXTRACTOR_VERSION), (extractor_key(repo_id), EXTRACTOR_VERSION)],
+        )
+        hold_point("commit", emit)
+        conn.execute("COMMIT")
+        input_cache.committed(conn, repo_id, pending.generation_id)
+    except BaseException as e:
+        if isinstance(e, Exception):
+            return _failed(conn, tree, pending, emit, e, started)
+        # a stop request: undo, record, and let it propagate
+        if _abandon(conn, pending, emit, e) and isinstance(e, RunStopped):
+            e.abandoned.append((str(tree.root), pending.seq, row[2] is not None))
+        raise
+    emit(
+        {
+            "phase": "committed",
+            "repo_id": repo_id,
+            "generation_id": pending.generation_id,
+            "seq": pending.seq,
+            "entities": run.entities,
+            "edges": edges,
+        }
+    )
+    return RepositoryReport(
+        path=str(tree.root),
+        repo_id=repo_id,
+        status="indexed",
+        generation_id=pending.generation_id,
+        seq=pending.seq,
+        files_seen=len(walked),
+        added=tuple(run.added),
+        modified=tuple(run.modified),
+        deleted=tuple(run.deleted),
+        unchanged=unchanged,
+        entities=run.entities,
+        edges=edges,
+        source_bytes=run.source_bytes,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _failed(conn, tree: WorkTree, pending, emit: Progress, error: Exception, started: float):
+    """Roll the generation back, record why it failed; the previous one keeps serving."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    record_failure(conn, pending, "index_error", f"{type(error).__name__}: {error}")
+    conn.execute("COMMIT")
+    emit({"phase": "failed", "repo_id": pending.repo_id, "error": str(error)})
+    return RepositoryReport(
+        path=str(tree.root),
+        repo_id=pending.repo_id,
+        status="failed",
+        generation_id=pending.generation_id,
+        seq=pending.seq,
+        error=str(error),
+        seconds=time.monotonic() - started,
+    )
+
+
+def _abandon(conn, pending, emit: Progress, stop: BaseException) -> bool:
+    """
+    A stop request: roll back, and mark the pending generation interrupted. False when the
+    stop came just after COMMIT (the generation is active: nothing to abandon).
+    """
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    name = stop.name if isinstance(stop, RunStopped) else "SIGINT"
+    conn.execute("BEGIN IMMEDIATE")
+    abandoned = abandon(conn, pending, STOPPED_MESSAGE.format(signal=name))
+    conn.execute("COMMIT")
+    if not abandoned:
+        return False
+    emit(
+        {
+            "phase": "stopped",
+            "repo_id": pending.repo_id,
+            "seq": pending.seq,
+            "signal": name,
+        }
+    )
+    return True
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """
+    Pause Python's cyclic garbage collector for a run: the writer holds a few hundred
+    thousand long-lived rows and catalog entries that each full collection would walk
+    again (about a sixth of a first build's writer time), and creates no cycles to free.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _upsert_repository(conn: sqlite3.Connection, tree: WorkTree, repo_id: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    stale = conn.execute(
+        "SELECT repo_id FROM repositories WHERE local_path = ? AND repo_id <> ?",
+        (str(tree.root), repo_id),
+    ).fetchone()
+    if stale is not None:  # the tree's identity changed (e.g. an origin remote was added)
+        forget_repository(conn, stale[0])
+    conn.execute(
+        "INSERT INTO repositories (repo_id, name, local_path, remote_url, repo_slug, has_remote,"
+        " is_git, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(repo_id) DO UPDATE SET local_path = excluded.local_path,"
+        " is_git = excluded.is_git",
+        (
+            repo_id,
+            tree.root.name,
+            str(tree.root),
+            tree.remote_url,
+            repository_slug(tree.remote_url),
+            int(tree.remote_url is not None),
+            int(tree.is_git),
+            utc_now(),
+        ),
+    )
+    conn.execute("COMMIT")
+
+
+def forget_repository(conn: sqlite3.Connection, repo_id: str) -> None:
+    """Inside a transaction: remove a repository and everything recorded for it."""
+    for (file_id,) in conn.execute(
+        "SELECT file_id FROM files WHERE repo_id = ?", (repo_id,)
+    ).fetchall():
+        writer.delete_file(conn, file_id)
+    conn.execute(
+        "DELETE FROM edge_rows WHERE repo = (SELECT repo_key FROM repositories WHERE repo_id = ?)",
+        (repo_id,),
+    )
+    conn.execute(
+        "DELETE FROM nodes WHERE node_id IN (SELECT module_key FROM modules WHERE repo_id = ?)",
+        (repo_id,),
+    )
+    for table in ("modules", "fact_versions"):
+        conn.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
+    conn.execute("DELETE FROM repositories WHERE repo_id = ?", (repo_id,))
+    conn.execute("DELETE FROM meta WHERE key = ?", (extractor_key(repo_id),))
+
+
+def _own_files(conn: sqlite3.Connection) -> frozenset[str]:
+    """The index's own files, never indexed even when the database lives in the tree."""
+    main = conn.execute("PRAGMA database_list").fetchone()[2]
+    base = os.path.realpath(main)
+    return frozenset(base + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock"))
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]

@@ -1,0 +1,344 @@
+"""
+The daemon's index keeper: builds the index when the service starts and, in watch mode,
+again whenever a work tree changes.
+
+Builds run in one long-lived child process (:mod:`.builder`, driven through
+:mod:`.builder_process`), started with the service and fed build requests, so parsing never
+holds the reactor's GIL, a crash of the indexer cannot take the daemon down, and a one-file
+change costs its build rather than an interpreter start. The previous generation keeps
+serving while a build runs. If the child dies it is restarted, after a growing delay when it
+keeps dying. Changes are noticed with inotify where available (polling otherwise) and
+debounced, so a burst of writes becomes one build.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from eshu_mcp.query.local.index.build.builder import BUILT
+from eshu_mcp.query.local.index.build.builder_process import TERM_GRACE_SECONDS, BuilderProcess
+from eshu_mcp.query.local.index.build.inotify_watch import InotifyWatcher, inotify_available
+from eshu_mcp.query.local.index.build.watching import DEBOUNCE_QUIET_SECONDS, Debouncer, PollingWatcher
+
+STATES = ("building", "ready", "failed")
+KILL_GRACE_SECONDS = TERM_GRACE_SECONDS
+RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""Seconds before restarting a child that died: the n-th death in a row waits the n-th."""
+OWN_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
+
+
+class IndexFailed(Exception):
+    """An index build failed (or the indexer child died during the first one)."""
+
+
+class IndexService(Service):
+    """Keeps the embedded index of ``repo_paths`` in ``db_path`` built (and fresh if watching)."""
+
+    log = Logger()
+
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str],
+        repo_paths: list[str],
+        *,
+        watch: bool,
+        reactor: Any,
+        interval: float = 2.0,
+        digest: Callable[[str], defer.Deferred] | None = None,
+        executable: str = sys.executable,
+        use_inotify: bool | None = None,
+        debounce: float = DEBOUNCE_QUIET_SECONDS,
+        restart_delays: tuple[float, ...] = RESTART_DELAYS,
+    ) -> None:
+        self.db_path = str(db_path)
+        self.repo_paths = [str(p) for p in repo_paths]
+        self.watch = watch
+        self.reactor = reactor
+        self.interval = interval
+        self.executable = executable
+        self.restart_delays = restart_delays
+        self.use_inotify = inotify_available() if use_inotify is None else use_inotify
+        self._digest = digest
+        self.state = "building"
+        self.last_error: str | None = None
+        self.last_event: dict | None = None
+        self.last_build: dict | None = None
+        """The ``built`` summary of the last finished build (per-repository counts, seconds)."""
+        self.runs = 0
+        self.children_started = 0
+        self._child: BuilderProcess | None = None
+        self._in_flight: tuple[int, dict[str, set[str] | None]] | None = None
+        self._pending: dict[str, set[str] | None] = {}
+        self._deaths = 0
+        self._restart: Any = None
+        self._waiting: list[defer.Deferred] = []
+        self._listeners: list[Callable[[dict], None]] = []
+        self._debouncer = Debouncer(reactor, self._request, quiet=debounce)
+        self._watcher: InotifyWatcher | PollingWatcher | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def startService(self) -> None:
+        """Start the indexer child with a full build, and the watcher when watching."""
+        super().startService()
+        self.state = "building"
+        self._spawn()
+        self._request({path: None for path in self.repo_paths})
+        if self.watch:
+            self._start_watcher()
+
+    def stopService(self) -> defer.Deferred | None:
+        """Stop watching; stop the child and its workers (SIGTERM, then SIGKILL: bounded)."""
+        super().stopService()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        self._debouncer.cancel()
+        if self._restart is not None and self._restart.active():
+            self._restart.cancel()
+        self._restart = None
+        child, self._child = self._child, None
+        if child is None or not child.alive:
+            return None
+        if self._in_flight is not None:
+            self.log.info(
+                "index build {run} stopped with the service: the previous generation stays"
+                " unless it was committing",
+                run=self._in_flight[0],
+            )
+        return child.stop()
+
+    def whenReady(self) -> defer.Deferred:
+        """Fires (with this service) once an index build has succeeded; errbacks if it failed."""
+        if self.state == "ready":
+            return defer.succeed(self)
+        if self.state == "failed":
+            return defer.fail(IndexFailed(self.last_error or "indexing failed"))
+        waiter: defer.Deferred = defer.Deferred()
+        self._waiting.append(waiter)
+        return waiter
+
+    def subscribe(self, listener: Callable[[dict], None]) -> Callable[[], None]:
+        """Call ``listener(event)`` with each progress event of the builds; returns the undo."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    @property
+    def running_indexer(self) -> bool:
+        """Whether a build is running in the indexer child now."""
+        return self._in_flight is not None
+
+    @property
+    def child_pid(self) -> int | None:
+        """The indexer child's process id (None while none runs)."""
+        return None if self._child is None or not self._child.alive else self._child.pid
+
+    # -- the child -------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        self.children_started += 1
+        self._child = BuilderProcess(
+            self.reactor,
+            self.db_path,
+            on_event=self._on_event,
+            on_exit=self._on_exit,
+            executable=self.executable,
+        )
+        self.log.info(
+            "index builder {pid} started for {db_path}", pid=self._child.pid, db_path=self.db_path
+        )
+
+    def _restart_child(self) -> None:
+        self._restart = None
+        if self.running and self._child is None:
+            self._spawn()
+            self._send_next()
+
+    def _on_exit(self, code: int | None, signal_number: int | None, stderr: str) -> None:
+        if not self.running:
+            self.log.info("index builder exited with the service")
+            return
+        self._child = None
+        how = f"signal {signal_number}" if signal_number else f"status {code}"
+        detail = stderr.splitlines()[-1] if stderr else ""
+        delay = self.restart_delays[min(self._deaths, len(self.restart_delays) - 1)]
+        self._deaths += 1
+        self.log.warn(
+            "index builder exited unexpectedly ({how}){detail}; restarting in {delay}s",
+            how=how,
+            detail=f": {detail}" if detail else "",
+            delay=delay,
+        )
+        if self._in_flight is not None:
+            _, batch = self._in_flight
+            self._in_flight = None
+            for path in batch:
+                self._pending[path] = None  # what it had done is unknown: walk the trees again
+            if self.state == "building":
+                self._fail(f"indexer exited unexpectedly ({how}){': ' + detail if detail else ''}")
+        self._restart = self.reactor.callLater(delay, self._restart_child)
+
+    # -- builds ----------------------------------------------------------------------------
+
+    def _request(self, batch: dict[str, set[str] | None]) -> None:
+        """Queue a build of these repositories (changed paths, or None for a full walk)."""
+        for path, changed in batch.items():
+            known = self._pending.get(path, set())
+            if changed is None or known is None:
+                self._pending[path] = None
+            else:
+                self._pending[path] = known | changed
+        self._send_next()
+
+    def _send_next(self) -> None:
+        child = self._child
+        if not self.running or child is None or not child.alive or self._in_flight is not None:
+            return
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, {}
+        self.runs += 1
+        self._in_flight = (self.runs, batch)
+        self.state = "building"
+        paths = [path for path in self.repo_paths if path in batch]
+        paths += [path for path in batch if path not in paths]
+        changed = sum(len(v) for v in batch.values() if v is not None)
+        self.log.debug(
+            "index build {run} started for {paths} ({changed} changed paths known)",
+            run=self.runs,
+            paths=paths,
+            changed=changed,
+        )
+        child.send(
+            {
+                "build": self.runs,
+                "paths": paths,
+                "changed": {p: None if v is None else sorted(v) for p, v in batch.items()},
+            }
+        )
+
+    def _on_event(self, event: dict) -> None:
+        self.last_event = event
+        if event.get("phase") == "failed":
+            self.last_error = str(event.get("error") or event)
+        if event.get("phase") == BUILT:
+            self._built(event)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                self.log.failure("index progress listener failed")
+
+    def _built(self, event: dict) -> None:
+        if self._in_flight is None or event.get("build") != self._in_flight[0]:
+            return
+        run = self._in_flight[0]
+        self._in_flight = None
+        self.last_build = event
+        self._log_build(run, event)
+        if event.get("ok"):
+            self._deaths = 0
+            self.state = "ready"
+            self.last_error = None
+            waiters, self._waiting = self._waiting, []
+            for waiter in waiters:
+                waiter.callback(self)
+        else:
+            self._fail(str(event.get("error") or "indexing failed"))
+        self._send_next()
+
+    def _fail(self, message: str) -> None:
+        self.state = "failed"
+        self.last_error = message
+        waiters, self._waiting = self._waiting, []
+        for waiter in waiters:
+            waiter.errback(IndexFailed(message))
+
+    def _log_build(self, run: int, event: dict) -> None:
+        """One line per repository of the build (and the total when there were several)."""
+        repositories = event.get("repositories") or []
+        for repo in repositories:
+            if repo.get("status") == "failed":
+                self.log.warn(
+                    "index build {run}: {path} failed after {seconds}s: {error}",
+                    run=run,
+                    path=repo.get("path"),
+                    seconds=repo.get("seconds"),
+                    error=repo.get("error"),
+                )
+                continue
+            # a build that found nothing to do (an editor's scratch write) is not news
+            emit = self.log.debug if repo.get("status") == "fresh" else self.log.info
+            emit(
+                "index build {run}: {path} {status} in {seconds}s: {parsed} files parsed,"
+                " {deleted} deleted; now {files} files, {entities} entities, {edges} edges",
+                run=run,
+                path=repo.get("path"),
+                repo_id=repo.get("repo_id"),
+                status=repo.get("status"),
+                seconds=repo.get("seconds"),
+                parsed=repo.get("parsed"),
+                deleted=repo.get("deleted"),
+                files=repo.get("files"),
+                entities=repo.get("entities"),
+                edges=repo.get("edges"),
+            )
+        if not repositories and event.get("error"):
+            self.log.warn("index build {run} failed: {error}", run=run, error=event.get("error"))
+        elif len(repositories) > 1:
+            self.log.info(
+                "index build {run} finished {count} repositories in {seconds}s",
+                run=run,
+                count=len(repositories),
+                seconds=event.get("seconds"),
+            )
+
+    # -- watching --------------------------------------------------------------------------
+
+    def _changed(self, root: str, relative: str | None) -> None:
+        if self.running:
+            self._debouncer.add(root, relative)
+
+    def _start_watcher(self) -> None:
+        if self.use_inotify:
+            ignored = [self.db_path + suffix for suffix in OWN_FILE_SUFFIXES]
+            watcher = InotifyWatcher(self.reactor, self.repo_paths, self._changed, ignored=ignored)
+            self._watcher = watcher
+            watcher.start().addCallbacks(
+                lambda _: self.log.info(
+                    "index watch: inotify on {count} directories", count=watcher.watches
+                ),
+                self._inotify_failed,
+            )
+            return
+        self._start_polling()
+
+    def _inotify_failed(self, failure) -> None:
+        self.log.warn("index watch cannot use inotify ({error}); polling", error=failure.value)
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self.running:
+            self._start_polling()
+
+    def _start_polling(self) -> None:
+        self._watcher = PollingWatcher(
+            self.reactor,
+            self.repo_paths,
+            self._changed,
+            interval=self.interval,
+            digest=self._digest,
+        )
+        self._watcher.start()
+        self.log.info("index watch: polling every {interval}s", interval=self.interval)

@@ -1,0 +1,198 @@
+"""C and C++ extraction: functions, methods, classes, structs, unions, enums, includes."""
+
+from __future__ import annotations
+
+import tree_sitter_c
+import tree_sitter_cpp
+from tree_sitter import Node
+
+from eshu_mcp.query.local.index.parse.extractors import core
+from eshu_mcp.query.local.index.parse.extractors.core import (
+    Call,
+    ComplexityTable,
+    Definition,
+    ImportRow,
+    LanguageSpec,
+    line_of,
+    text,
+)
+
+C_COMPLEXITY = ComplexityTable(
+    branches=frozenset(
+        [
+            "if_statement",
+            "for_statement",
+            "while_statement",
+            "do_statement",
+            "case_statement",
+            "conditional_expression",
+        ]
+    ),
+    nested=frozenset({"function_definition"}),
+    boolean_ops={"binary_expression": frozenset({"&&", "||"})},
+    catch_all_kinds=frozenset({"case_statement"}),
+)
+CPP_COMPLEXITY = ComplexityTable(
+    branches=C_COMPLEXITY.branches | {"for_range_loop", "catch_clause"},
+    nested=frozenset({"function_definition", "lambda_expression"}),
+    boolean_ops=C_COMPLEXITY.boolean_ops,
+    catch_all_kinds=frozenset({"case_statement"}),
+)
+TYPE_LABELS = {
+    "struct_specifier": "Struct",
+    "union_specifier": "Union",
+    "enum_specifier": "Enum",
+    "class_specifier": "Class",
+}
+NAME_KINDS = frozenset(
+    {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"}
+)
+
+
+def _function_declarator(node: Node) -> Node | None:
+    current = node.child_by_field_name("declarator")
+    while current is not None and current.type != "function_declarator":
+        current = current.child_by_field_name("declarator")
+    return current
+
+
+def _params(declarator: Node) -> tuple[str, ...]:
+    params = declarator.child_by_field_name("parameters")
+    names = []
+    for param in params.named_children if params is not None else ():
+        inner = param.child_by_field_name("declarator")
+        while inner is not None and inner.type not in NAME_KINDS:
+            inner = inner.child_by_field_name("declarator")
+        if inner is not None:
+            names.append(text(inner))
+    return tuple(names)
+
+
+def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
+    if node.type == "function_definition":
+        declarator = _function_declarator(node)
+        if declarator is None:
+            return None
+        name_node = declarator.child_by_field_name("declarator")
+        if name_node is None or name_node.type not in NAME_KINDS:
+            return None
+        class_context = None
+        if name_node.type == "qualified_identifier":
+            scope = name_node.child_by_field_name("scope")
+            class_context = text(scope).rsplit("::", 1)[-1] if scope is not None else None
+            inner = name_node.child_by_field_name("name")
+            while inner is not None and inner.type == "qualified_identifier":
+                inner = inner.child_by_field_name("name")
+            name_node = inner if inner is not None else name_node
+        metadata: dict = {}
+        if text(name_node) == "main":
+            metadata["dead_code_root_kinds"] = ["c.entrypoint"]
+        if any(c.type == "storage_class_specifier" and text(c) == "static" for c in node.children):
+            metadata["visibility"] = "static"
+        return Definition(
+            "Function",
+            text(name_node),
+            name_node,
+            node,
+            node.child_by_field_name("body"),
+            args=_params(declarator),
+            class_context=class_context,
+            metadata=metadata,
+        )
+    if node.type == "type_definition":
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None or declarator.type != "type_identifier":
+            return None
+        return Definition("Typedef", text(declarator), declarator, node)
+    name_node = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    if name_node is None or body is None:
+        return None
+    bases = []
+    for child in node.named_children:
+        if child.type == "base_class_clause":
+            bases.extend(
+                (text(b).split("<", 1)[0].rsplit("::", 1)[-1], "extends")
+                for b in child.named_children
+                if b.type in ("type_identifier", "qualified_identifier", "template_type")
+            )
+    return Definition(
+        TYPE_LABELS[node.type], text(name_node), name_node, node, body, bases=tuple(bases)
+    )
+
+
+FIELD_ACCESS = core.MemberAccess("field_expression", "field", "argument")
+
+
+def call(node: Node) -> Call | None:
+    """Read a call node's callee as written; None when it is not a named call."""
+    function = node.child_by_field_name("function")
+    count = core.argument_count(node)
+    if function is None:
+        return None
+    plain = core.plain_or_method_call(function, count, FIELD_ACCESS)
+    if plain is not None:
+        return plain
+    if function.type == "qualified_identifier":
+        full = text(function)
+        scope, _, name = full.rpartition("::")
+        return Call(name, full, scope, "call", count)
+    if function.type == "template_function":
+        name_node = function.child_by_field_name("name")
+        name = text(name_node).rsplit("::", 1)[-1]
+        return Call(name, text(name_node), None, "call", count)
+    return None
+
+
+def cpp_new(node: Node) -> Call | None:
+    """Read a C++ call or ``new`` expression's callee."""
+    if node.type != "new_expression":
+        return call(node)
+    type_node = node.child_by_field_name("type")
+    full = text(type_node)
+    return Call(full.rsplit("::", 1)[-1], full, None, "new_expression", None)
+
+
+def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
+    path = node.child_by_field_name("path")
+    if path is None:
+        return []
+    raw = text(path)
+    module = raw.strip('"<>')
+    kind = "include" if raw.startswith('"') else "include_system"
+    return [ImportRow(module, None, None, kind, line_of(node))]
+
+
+_C_DEFS = frozenset(
+    {
+        "function_definition",
+        "struct_specifier",
+        "union_specifier",
+        "enum_specifier",
+        "type_definition",
+    }
+)
+C = LanguageSpec(
+    key="c",
+    load=tree_sitter_c.language,
+    definitions=_C_DEFS,
+    define=define,
+    calls=frozenset({"call_expression"}),
+    call=call,
+    imports=frozenset({"preproc_include"}),
+    import_rows=import_rows,
+    complexity=C_COMPLEXITY,
+)
+CPP = LanguageSpec(
+    key="cpp",
+    load=tree_sitter_cpp.language,
+    definitions=_C_DEFS | {"class_specifier"},
+    define=define,
+    calls=frozenset({"call_expression", "new_expression"}),
+    call=cpp_new,
+    imports=frozenset({"preproc_include"}),
+    import_rows=import_rows,
+    complexity=CPP_COMPLEXITY,
+)

@@ -1,0 +1,476 @@
+"""Python extraction: functions (methods included), classes, calls, imports, bases."""
+
+from __future__ import annotations
+
+import re
+
+import tree_sitter_python
+from tree_sitter import Language, Node
+
+from eshu_mcp.query.local.index.parse.extractors import core
+from eshu_mcp.query.local.index.parse.extractors.core import (
+    ALIAS,
+    CURRENT_SOURCE,
+    DOCSTRING_CAP,
+    ComplexityTable,
+    Definition,
+    ImportRow,
+    LanguageSpec,
+    line_of,
+    text,
+)
+from eshu_mcp.query.local.index.parse.typenames import annotation_type, is_dotted
+
+COMPLEXITY = ComplexityTable(
+    branches=frozenset(
+        [
+            "if_statement",
+            "elif_clause",
+            "for_statement",
+            "while_statement",
+            "except_clause",
+            "case_clause",
+            "conditional_expression",
+        ]
+    ),
+    nested=frozenset({"class_definition", "function_definition", "lambda"}),
+    boolean_ops={"boolean_operator": frozenset({"and", "or"})},
+    catch_all_kinds=frozenset({"case_clause"}),
+)
+
+ROOT_DECORATORS = {
+    "property": "python.property",
+    "staticmethod": "python.staticmethod",
+    "classmethod": "python.classmethod",
+    "dataclass": "python.dataclass",
+    "route": "python.http_route",
+    "get": "python.http_route",
+    "post": "python.http_route",
+    "put": "python.http_route",
+    "delete": "python.http_route",
+    "patch": "python.http_route",
+    "command": "python.cli_command",
+    "task": "python.celery_task",
+    "fixture": "python.pytest_fixture",
+    "overload": "python.overload",
+}
+
+
+_LANGUAGE = Language(tree_sitter_python.language())
+_FIELD = {
+    name: _LANGUAGE.field_id_for_name(name)
+    for name in (
+        "name",
+        "body",
+        "superclasses",
+        "parameters",
+        "function",
+        "arguments",
+        "attribute",
+        "object",
+        "left",
+        "right",
+        "type",
+        "value",
+        "alias",
+    )
+}
+_NAME, _BODY, _SUPERCLASSES, _PARAMETERS = (
+    _FIELD[f] for f in ("name", "body", "superclasses", "parameters")
+)
+_FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
+    _FIELD[f] for f in ("function", "arguments", "attribute", "object")
+)
+_LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
+_ALIAS = _FIELD["alias"]
+_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
+_HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
+"""Whether an attribute's text may hold something besides object, ``.`` and attribute
+(the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
+
+
+def _decorators(span: Node) -> list[str]:
+    if span.type != "decorated_definition":
+        return []
+    return [
+        text(child).lstrip("@").strip()
+        for child in span.named_children
+        if child.type == "decorator"
+    ]
+
+
+def _docstring(body: Node | None) -> str | None:
+    if body is None or not body.named_child_count:
+        return None
+    first = body.named_child(0)
+    if first.type != "expression_statement" or first.named_child_count != 1:
+        return None
+    literal = first.named_child(0)
+    if literal.type != "string":
+        return None
+    if literal.named_child_count == 3:  # start, one part, end: the usual docstring
+        part = literal.named_child(1)
+        content = text(part) if part.type == "string_content" else ""
+    else:
+        content = "".join(
+            text(part) for part in literal.named_children if part.type == "string_content"
+        )
+    return content.strip()[:DOCSTRING_CAP] or None
+
+
+def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Parameter names, and the class each annotated parameter is declared to be."""
+    if params is None:
+        return (), ()
+    names = []
+    typed = []
+    for param in params.named_children:
+        kind = param.type
+        if kind == "identifier":
+            names.append(text(param))
+            continue
+        name = param.child_by_field_id(_NAME)
+        if name is None:
+            name = next((c for c in param.named_children if c.type == "identifier"), None)
+        if name is not None:
+            names.append(text(name))
+            if kind in _TYPED_PARAMETERS:
+                declared = annotation_type(text(param.child_by_field_id(_TYPE)))
+                if declared is not None:
+                    typed.append((names[-1], declared))
+    return tuple(names), tuple(typed)
+
+
+def _implemented(decorators) -> list[str]:
+    """The interfaces a zope ``@implementer(IA, mod.IB)`` decorator declares."""
+    found: list[str] = []
+    for decorator in decorators:
+        head, _, rest = decorator.partition("(")
+        if head.strip().rsplit(".", 1)[-1] != "implementer" or not rest.endswith(")"):
+            continue
+        for argument in rest[:-1].split(","):
+            written = "".join(argument.split())
+            if written and is_dotted(written):
+                found.append(written)
+    return found
+
+
+def _base(node: Node) -> str | None:
+    """A base class as a dotted name (``protocol.Protocol``; ``Deferred`` for ``Deferred[T]``)."""
+    if node.type == "subscript":
+        node = node.child_by_field_id(_VALUE)
+        if node is None:
+            return None
+    if node.type not in ("identifier", "attribute"):
+        return None
+    written = "".join(text(node).split())
+    return written if is_dotted(written) else None
+
+
+def _root_kinds(name: str, decorators: list[str]) -> list[str]:
+    kinds = []
+    if name.startswith("__") and name.endswith("__"):
+        kinds.append("python.dunder_method")
+    for decorator in decorators:
+        head = decorator.split("(", 1)[0]
+        last = head.rsplit(".", 1)[-1]
+        if last in ROOT_DECORATORS:
+            kinds.append(ROOT_DECORATORS[last])
+        if last.endswith("setter") or last.endswith("deleter"):
+            kinds.append("python.property")
+    return sorted(set(kinds))
+
+
+def define(node: Node) -> Definition | None:
+    """Read a definition node (name, span, args, bases, metadata); None to skip it."""
+    name_node = node.child_by_field_id(_NAME)
+    if name_node is None:
+        return None
+    name = text(name_node)
+    metadata: dict = {}
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        span = parent
+        decorators = _decorators(span)
+        if decorators:
+            metadata["decorators"] = decorators
+        roots = _root_kinds(name, decorators)
+    else:
+        span = node
+        roots = ["python.dunder_method"] if name[:2] == "__" and name[-2:] == "__" else None
+    if roots:
+        metadata["dead_code_root_kinds"] = roots
+    body = node.child_by_field_id(_BODY)
+    docstring = _docstring(body)
+    if docstring:
+        metadata["docstring"] = docstring
+    if node.type == "class_definition":
+        bases = []
+        superclasses = node.child_by_field_id(_SUPERCLASSES)
+        for base in superclasses.named_children if superclasses is not None else ():
+            written = _base(base)
+            if written is not None:
+                bases.append((written, "extends"))
+        bases += [(name, "implements") for name in _implemented(metadata.get("decorators", ()))]
+        return Definition(
+            "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
+        )
+    if core.starts_with(node, b"async"):
+        metadata["async"] = True
+    args, typed = _args(node.child_by_field_id(_PARAMETERS))
+    return Definition(
+        "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
+    )
+
+
+def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
+    """Read a call node's callee as written; None when it is not a named call.
+
+    Returns a bare tuple of :class:`Call`'s fields: one is built for every call in the file.
+    """
+    function = node.child_by_field_id(_FUNCTION)
+    if function is None:
+        return None
+    arguments = node.child_by_field_id(_ARGUMENTS)
+    count = arguments.named_child_count if arguments is not None else None
+    kind = function.type
+    if kind != "identifier" and kind != "attribute":
+        return None
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs once per call in the file
+    full = text(function) if source is None else source[function.start_byte : function.end_byte]
+    if kind == "identifier":
+        return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
+    if _HAS_GAP(full) is None:
+        # no space, comment or continuation between object, dot and attribute (the
+        # common case): the attribute is the identifier after the last dot
+        receiver, name = full.rsplit(".", 1)
+    else:
+        name = text(function.child_by_field_id(_ATTRIBUTE))
+        receiver = text(function.child_by_field_id(_OBJECT))
+    kind = "constructor_call" if name[:1].isupper() else "method_call"
+    return (name, full, receiver, kind, count)
+
+
+def import_rows(node: Node) -> list[ImportRow]:
+    """The names one import node brings in."""
+    line = line_of(node)
+    rows = []
+    if node.type == "import_statement":
+        for item in node.named_children:
+            if item.type == "dotted_name":
+                rows.append(ImportRow(text(item), None, None, "import", line))
+            elif item.type == "aliased_import":
+                module = text(item.child_by_field_name("name"))
+                alias = text(item.child_by_field_name("alias"))
+                rows.append(ImportRow(module, None, alias, "import", line))
+        return rows
+    module_node = node.child_by_field_name("module_name")
+    module = text(module_node)
+    for item in node.named_children:
+        if item is module_node or item.start_byte < module_node.end_byte:
+            continue
+        if item.type == "dotted_name":
+            rows.append(ImportRow(module, text(item), None, "from", line))
+        elif item.type == "aliased_import":
+            imported = text(item.child_by_field_name("name"))
+            alias = text(item.child_by_field_name("alias"))
+            rows.append(ImportRow(module, imported, alias, "from", line))
+        elif item.type == "wildcard_import":
+            rows.append(ImportRow(module, "*", None, "from", line))
+    return rows
+
+
+def assign(node: Node) -> tuple[str, str] | None:
+    """
+    A name (or ``self.attr``) bound to a type: ``v = Cls()`` / ``v = f()`` give ``Cls()`` /
+    ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
+    ``Cls``.
+    """
+    if node.type == "as_pattern":
+        return _bound_by_as(node)
+    left = node.child_by_field_id(_LEFT)
+    if left is None:
+        return None
+    left_kind = left.type
+    if left_kind != "identifier" and left_kind != "attribute":
+        return None
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured assignment
+    target = text(left) if source is None else source[left.start_byte : left.end_byte]
+    if left_kind == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+        return None
+    right = node.child_by_field_id(_RIGHT)
+    # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
+    declared = node.child_by_field_id(_TYPE) if right is None or node.child_count > 3 else None
+    if declared is not None:
+        found = annotation_type(text(declared))
+        return None if found is None else (target, found)
+    if right is None:
+        return None
+    right_kind = right.type
+    if right_kind == "call":
+        function = right.child_by_field_id(_FUNCTION)
+        if function is None:
+            return None
+        kind = function.type
+        if kind != "identifier" and kind != "attribute":
+            return None
+        callee = (
+            text(function) if source is None else source[function.start_byte : function.end_byte]
+        )
+        return (target, callee + "()") if is_dotted(callee) else None
+    if right_kind != "identifier" and right_kind != "attribute":
+        return target, ALIAS  # rebound to something untyped
+    # an alias: the engine looks the name up
+    value = text(right) if source is None else source[right.start_byte : right.end_byte]
+    if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
+        return target, ALIAS + value
+    return target, ALIAS
+
+
+def _bound_by_as(node: Node) -> tuple[str, str] | None:
+    """``with X(...) as x`` (what ``X().__enter__()`` returns) and ``except E as e``."""
+    alias = node.child_by_field_id(_ALIAS)
+    name = alias.named_child(0) if alias is not None and alias.named_child_count else None
+    value = node.named_child(0)
+    if name is None or name.type != "identifier" or value is None:
+        return None
+    if node.parent is not None and node.parent.type == "except_clause":
+        written = text(value)
+        return (text(name), written) if is_dotted(written) else (text(name), ALIAS)
+    if value.type == "call":
+        function = value.child_by_field_id(_FUNCTION)
+        callee = text(function) if function is not None else ""
+        if is_dotted(callee):
+            return text(name), callee + "().__enter__()"
+    return text(name), ALIAS
+
+
+ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
+"""Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
+
+
+REFERENCE_PATTERN = core.reference_patterns(
+    (
+        "argument_list",
+        "keyword_argument value",
+        "assignment right",
+        "return_statement",
+        "expression_list",
+        "decorator",
+        "pair value",
+        "list",
+        "tuple",
+        "default_parameter value",
+        "lambda body",
+        "except_clause",
+    ),
+    "[(identifier) (attribute)]",
+)
+"""Where a function, method or class is used as a value rather than called: passed as an
+argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
+given as a default, caught. Captured as ``reference`` (one capture name for all forms)."""
+_NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
+
+
+def reference(node: Node) -> tuple[str, str | None] | None:
+    """(name, receiver) of a value reference: ``cb`` -> (cb, None), ``self._cb`` -> (_cb, self).
+
+    Attributes of anything but a dotted name (``f().x``, ``a[0].x``) are skipped: nothing
+    could resolve their receiver.
+    """
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
+    full = text(node) if source is None else source[node.start_byte : node.end_byte]
+    if node.type == "identifier":
+        return None if full in _NOT_DEFINITIONS else (full, None)
+    return _attribute_reference(node, full)
+
+
+def _attribute_reference(node: Node, full: str) -> tuple[str, str] | None:
+    """(name, receiver) of an attribute node whose source is ``full``; None unless the
+    receiver is a dotted name."""
+    if _HAS_GAP(full) is None:
+        receiver, name = full.rsplit(".", 1)
+    else:
+        name = text(node.child_by_field_id(_ATTRIBUTE))
+        receiver = text(node.child_by_field_id(_OBJECT))
+    return (name, receiver) if _DOTTED(receiver) else None
+
+
+_INSTANCE_NAMES = frozenset(("self", "cls"))
+
+
+def kept_references(result):
+    """The file's reader of the references a resolver could explain from it: a bare name
+    the file defines or imports, an attribute of ``self``/``cls``, of a name it defines or
+    imports, or of a capitalised (class) name. A file with a ``*`` import keeps every
+    reference :func:`reference` reads.
+
+    Made while the file is extracted (the engine asks for it after its sweep), and reads
+    that file's source: (node, name, receiver) of each kept node, in the nodes' order."""
+    known = {entity["entity_name"] for entity in result.entities}
+    for module, name, alias, kind, _ in result.imports:
+        if name == "*":
+            return _every_reference
+        known.add(alias or (name if kind == "from" else module.split(".", 1)[0]))
+    bare = known - _NOT_DEFINITIONS
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured value
+
+    def read(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+        kept = []
+        for node in nodes:
+            full = text(node) if source is None else source[node.start_byte : node.end_byte]
+            if "." not in full:  # an identifier (an attribute has its dot): most references
+                if full in bare:
+                    kept.append((node, full, None))
+                continue
+            found = _attribute_reference(node, full)
+            if found is None:
+                continue
+            name, receiver = found
+            if (
+                receiver in _INSTANCE_NAMES
+                or receiver.split(".", 1)[0] in known
+                or receiver.rsplit(".", 1)[-1][:1].isupper()
+            ):
+                kept.append((node, name, receiver))
+        return kept
+
+    return read
+
+
+def _every_reference(nodes: list[Node]) -> list[tuple[Node, str, str | None]]:
+    """(node, name, receiver) of each node :func:`reference` reads."""
+    kept = []
+    for node in nodes:
+        found = reference(node)
+        if found is not None:
+            kept.append((node, *found))
+    return kept
+
+
+SPEC = LanguageSpec(
+    key="python",
+    load=tree_sitter_python.language,
+    definitions=frozenset({"function_definition", "class_definition"}),
+    define=define,
+    calls=frozenset({"call"}),
+    call=call,
+    imports=frozenset({"import_statement", "import_from_statement"}),
+    import_rows=import_rows,
+    assignments=frozenset({"assignment", "as_pattern"}),
+    assign=assign,
+    complexity=COMPLEXITY,
+    docstring=lambda found: found.metadata.get("docstring"),
+    module_docstring=_docstring,
+    references=frozenset({"reference"}),
+    reference=reference,
+    reference_reader=kept_references,
+    query_patterns={
+        "assignment": ASSIGNMENT_PATTERN,
+        "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
+        "reference": REFERENCE_PATTERN,
+    },
+    instance_prefix="self.",
+    attribute_paths=True,
+)

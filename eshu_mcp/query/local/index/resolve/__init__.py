@@ -1,0 +1,3 @@
+"""
+Resolving a repository's graph: imports, receivers, calls, references and inheritance.
+"""

@@ -1,0 +1,382 @@
+"""
+Resolving one repository's graph from raw parser evidence (local-backend §5.5): CALLS
+through the tiers same_file -> import_binding -> type_inferred -> scope_unique_name ->
+repo_unique_name (Python: by receiver type, or ambiguous; see ``receivers.py``),
+INHERITS/IMPLEMENTS from bases (Python: through the file's imports, building the class
+hierarchy Python calls resolve with), OVERRIDES, IMPORTS file -> entity, and the modules
+table. The edges a file declares by itself are the writer's (``declared.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+
+from attrs import frozen
+
+from eshu_mcp.query.local.index.resolve import input_cache, rebuilt_edges
+from eshu_mcp.query.local.index.resolve.bindings import FileBindings
+from eshu_mcp.query.local.index.resolve.call_edges import resolve_calls_split
+from eshu_mcp.query.local.index.resolve.calls import REEXPORT_HOPS, Catalog, Entity, reexported
+from eshu_mcp.query.local.index.resolve.inputs import GraphInputs
+from eshu_mcp.query.local.index.resolve.pyclasses import EXTERNAL, Hierarchy
+from eshu_mcp.query.local.index.resolve.receivers import INTERFACE_ROOTS, PythonCalls
+from eshu_mcp.query.local.index.resolve.references import (
+    files_referring,
+    read_references,
+    resolve_references,
+)
+from eshu_mcp.query.local.index.resolve.typed_receivers import RECEIVER_TYPED
+from eshu_mcp.query.local.index.store.codes import CONFIDENCE, EDGE_TYPES, METHODS
+from eshu_mcp.query.local.index.store.writer import INSERT_EDGES, insert_edges_of
+
+REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
+RESOLVED_BY_FILE = (
+    f"(type IN ({EDGE_TYPES['CALLS']}, {EDGE_TYPES['REFERENCES']})"
+    f" OR (type = {EDGE_TYPES['IMPORTS']} AND method = {METHODS['import_binding']}))"
+)
+"""The per-file edges this module owns (declared.py writes CONTAINS and module IMPORTS)."""
+
+
+def retire_edges(conn: sqlite3.Connection, file_ids: list[int]) -> None:
+    """Delete every edge whose evidence is in one of these files (about to be rewritten)."""
+    for chunk in _chunks(sorted(file_ids)):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM edge_rows WHERE evidence_file_id IN ({marks})", chunk)
+
+
+@frozen
+class ChangeSet:
+    """What a generation changed, so only the affected part of the graph is rebuilt."""
+
+    changed_files: frozenset[int]  # added or modified files (their current file ids)
+    deleted_files: frozenset[int]  # file ids that no longer exist
+    touched_names: frozenset[str]  # names whose definitions appeared, vanished or moved
+    same_layout: bool = False  # no path added or removed, no go.mod changed: imports of
+    #                            unchanged files resolve as they did
+
+
+def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[int]) -> set[int]:
+    affected = set(change.changed_files) | import_changed
+    touched_files = set(change.changed_files | change.deleted_files)
+    names = set(change.touched_names)
+    for _ in range(REEXPORT_HOPS + 1):  # importers, then importers of what barrels hand on
+        barrels: set[int] = set()
+        for chunk in _chunks(sorted(touched_files)):
+            marks = ",".join("?" * len(chunk))
+            for file_id, name, alias, kind in conn.execute(
+                "SELECT file_id, imported_name, alias, import_type FROM imports"
+                f" WHERE resolved_file_id IN ({marks})",
+                chunk,
+            ):
+                if name in names or (kind == "reexport" and name == "*"):
+                    affected.add(file_id)
+                    if kind == "reexport":
+                        barrels.add(file_id)
+                        names.add(alias or name)
+        touched_files = barrels - touched_files
+        if not touched_files:
+            break
+    for chunk in _chunks(sorted(change.touched_names)):
+        marks = ",".join("?" * len(chunk))
+        affected.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT c.file_id FROM call_rows c JOIN files f"
+                f" ON f.file_id = c.file_id WHERE f.repo_id = ? AND c.callee_name IN ({marks})",
+                (repo_id, *chunk),
+            )
+        )
+    affected |= files_referring(conn, repo_id, names)
+    return affected - set(change.deleted_files)
+
+
+def _chunks(items: list, size: int = 500):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def resolve_repository(
+    conn: sqlite3.Connection,
+    repo_id: str,
+    change: ChangeSet | None = None,
+    inputs: GraphInputs | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> dict[str, int]:
+    """
+    Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
+
+    With a :class:`ChangeSet`, CALLS and file -> entity IMPORTS are rebuilt only for files
+    whose resolution can have changed: the changed files, files whose imports now resolve
+    differently, files importing a touched name from them, and files calling a touched name.
+    (A name is touched when an entity id with that name appeared or vanished: candidate pools
+    of every other name are unchanged, so calls to them resolve as before.)
+    Inheritance and overrides are always rebuilt (they are few). CONTAINS and file -> module
+    IMPORTS edges are the writer's (see declared.py). ``inputs`` gathered by a first build
+    spare reading back the rows it just wrote (and deleting what cannot exist yet).
+    ``meanwhile`` runs on a thread, using the connection, while call resolution runs without
+    it (pure Python).
+    """
+    (repo_key,) = conn.execute(
+        "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    first_build = inputs is not None  # every edge of the repository was written by this run
+    if inputs is None:  # read back, or kept by this process since its last build
+        changed = None if change is None else change.changed_files
+        inputs = input_cache.graph_inputs(
+            conn, repo_id, changed, bool(change and change.same_layout)
+        )
+    records, bindings, import_changed = inputs.records, inputs.bindings, inputs.import_changed
+    files, catalog, file_nids = inputs.files, inputs.catalog, inputs.file_nids
+    language_of = inputs.language_of
+    scope = None
+    if change is None and not first_build:
+        conn.execute(
+            f"DELETE FROM edge_rows WHERE repo = ? AND (type IN ({_marks(REBUILT_ALWAYS)})"
+            f" OR {RESOLVED_BY_FILE})",
+            (repo_key, *REBUILT_ALWAYS),
+        )
+        conn.execute(
+            "DELETE FROM unresolved_calls WHERE call_id IN (SELECT c.call_id FROM call_rows c"
+            " JOIN files f ON f.file_id = c.file_id WHERE f.repo_id = ?)",
+            (repo_id,),
+        )
+    if change is not None:
+        scope = _affected_files(conn, repo_id, change, import_changed)
+        gone = sorted(scope | set(change.deleted_files))  # inheritance: see rebuilt_edges
+        for chunk in _chunks(gone):
+            marks = ",".join("?" * len(chunk))
+            conn.execute(
+                f"DELETE FROM edge_rows WHERE repo = ? AND {RESOLVED_BY_FILE}"
+                f" AND evidence_file_id IN ({marks})",
+                (repo_key, *chunk),
+            )
+            conn.execute(
+                f"DELETE FROM unresolved_calls WHERE call_id IN"
+                f" (SELECT call_id FROM call_rows WHERE file_id IN ({marks}))",
+                chunk,
+            )
+    edges: list[tuple] = []
+    seen: set[tuple] = set()
+
+    def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
+        """Queue one edge row, once per (type, source, target, line)."""
+        identity = (EDGE_TYPES[kind], source, target, line)
+        if identity in seen:
+            return
+        seen.add(identity)
+        edges.append(
+            (
+                repo_key,
+                EDGE_TYPES[kind],
+                source,
+                target,
+                call_kind,
+                reason,
+                METHODS[method],
+                CONFIDENCE[method],
+                line,
+                file_id,
+            )
+        )
+
+    python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+    _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
+    if change is not None:  # edges holds every inheritance edge: store only the difference
+        edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
+    _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
+    calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
+    written: Counter = Counter()  # CALLS edges written as they were resolved
+
+    insert_calls = insert_edges_of(repo_key)
+
+    def write_calls(rows: list[tuple], unresolved: list[tuple[int, str]]) -> None:
+        conn.executemany(insert_calls, rows)
+        conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
+        if rows:  # resolve_calls makes CALLS rows only
+            written[EDGE_TYPES["CALLS"]] += len(rows)
+
+    resolve_calls_split(
+        calls, catalog, bindings, language_of, file_nids, meanwhile, python, write_calls
+    )
+    references = inputs.references
+    if references is None:
+        references = read_references(conn, repo_id, scope)
+    typed_files = {f for f, language in language_of.items() if language in RECEIVER_TYPED}
+    typed = {  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
+        (call[2], call[5]): call[6]
+        for call in calls
+        if call[6] and call[5] and call[1] in typed_files
+    }
+    resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
+    conn.executemany(INSERT_EDGES, edges)
+    if first_build:  # everything the repository has was counted on the way in
+        by_type = Counter(inputs.declared)
+        by_type.update(row[1] for row in edges)
+        by_type.update(written)
+    else:
+        by_type = Counter(
+            dict(
+                conn.execute(
+                    "SELECT type, COUNT(*) FROM edge_rows WHERE repo = ? GROUP BY type",
+                    (repo_key,),
+                ).fetchall()
+            )
+        )
+    names = {code: name for name, code in EDGE_TYPES.items()}
+    counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
+    counts["rebuilt_files"] = len(files) if scope is None else len(scope)
+    return counts
+
+
+def _marks(values: tuple) -> str:
+    return ",".join("?" * len(values))
+
+
+def _calls(conn, repo_id: str, scope: set[int] | None):
+    columns = (
+        "SELECT call_id, file_id, caller, callee_name, full_name, receiver,"
+        " inferred_type, call_kind, arg_count, line_number FROM call_rows"
+    )
+    if scope is None:
+        return conn.execute(
+            columns + " WHERE file_id IN (SELECT file_id FROM files WHERE repo_id = ?)",
+            (repo_id,),
+        ).fetchall()
+    found: list = []
+    for chunk in _chunks(sorted(scope)):
+        marks = ",".join("?" * len(chunk))
+        found.extend(conn.execute(columns + f" WHERE file_id IN ({marks})", chunk).fetchall())
+    return found
+
+
+def _pick_among(pool: list[Entity], file_id: int, dirs: dict[int, str]):
+    """Directory-unique, then repository-unique candidate of a short list (base types)."""
+    directory = dirs.get(file_id)
+    scoped = [e for e in pool if dirs.get(e.file_id) == directory]
+    if len(scoped) == 1:
+        return scoped[0], "scope_unique_name"
+    if len(pool) == 1:
+        return pool[0], "repo_unique_name"
+    return None, None
+
+
+def _python_base(child: Entity, base_name: str, kind: str, file_id: int, python: PythonCalls):
+    """A Python base (or ``@implementer`` interface) through the file's definitions and
+    imports; records the hierarchy."""
+    found = python.dotted(base_name, file_id, catalog_parent(python, child))
+    hierarchy = python.classes
+    if isinstance(found, Entity) and found.entity_type != "Function" and found.nid != child.nid:
+        if kind == "implements":
+            hierarchy.implements(child.nid, found.nid)
+        else:
+            hierarchy.add(child.nid, found.nid)
+        return found, "same_file" if found.file_id == file_id else "import_binding"
+    if kind == "implements":
+        return None, None
+    hierarchy.open.add(child.nid)
+    if found == EXTERNAL and base_name.rsplit(".", 1)[-1] in INTERFACE_ROOTS:
+        hierarchy.declarations.add(child.nid)
+    return None, None
+
+
+def catalog_parent(python: PythonCalls, entity: Entity) -> Entity | None:
+    """The definition enclosing ``entity`` (where its base names are looked up)."""
+    return python.catalog.by_id.get(entity.parent) if entity.parent else None
+
+
+def _inheritance(
+    bases, catalog: Catalog, bindings: FileBindings, edge, python: PythonCalls, language_of
+) -> None:
+    resolved: list[tuple[Entity, Entity, str]] = []
+    for nid, base_name, kind, file_id in bases:
+        child = catalog.by_id.get(nid)
+        if child is None:
+            continue
+        if language_of.get(file_id) == "python":
+            target, method = _python_base(child, base_name, kind, file_id, python)
+            if target is not None:
+                edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
+                edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+                resolved.append((child, target, method))  # methods override what it declares
+            continue
+        pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
+        target, method = None, None
+        binding = bindings.lookup(file_id, base_name)
+        if any(e.file_id == file_id for e in pool):
+            target, method = next(e for e in pool if e.file_id == file_id), "same_file"
+        elif binding is not None and binding.file_ids:
+            wanted = binding.symbol or base_name
+            bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
+            if bound:
+                target, method = bound[0], "import_binding"
+        if target is None and (binding is None or binding.file_ids):
+            target, method = _pick_among(pool, file_id, catalog.dirs)
+        if target is None:
+            continue
+        edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
+        edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+        resolved.append((child, target, method))
+    for child, base, method in resolved:
+        base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+        for member in catalog.children.get(child.nid, []):
+            overridden = base_methods.get(member.name)
+            if overridden is not None and member.entity_type == "Function":
+                edge(
+                    "OVERRIDES",
+                    member.nid,
+                    overridden.nid,
+                    method,
+                    None,
+                    member.file_id,
+                )
+
+
+def _imports(
+    conn, repo_id, records, catalog: Catalog, bindings, language_of, edge, scope, file_nids
+) -> None:
+    old_keys = {
+        key
+        for (key,) in conn.execute("SELECT module_key FROM modules WHERE repo_id = ?", (repo_id,))
+    }
+    conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
+    modules: dict[str, tuple] = {}
+    for record in records:
+        key = f"{repo_id}|{record.module}"
+        if key not in modules or (modules[key][4] is None and record.resolved_file_id):
+            modules[key] = (
+                key,
+                repo_id,
+                record.module,
+                language_of.get(record.file_id),
+                record.resolved_file_id,
+            )
+        if scope is not None and record.file_id not in scope:
+            continue
+        if record.imported_name and record.imported_name not in ("*", "default"):
+            binding = bindings.lookup(record.file_id, record.alias or record.imported_name)
+            if binding is not None and binding.symbol and binding.file_ids:
+                files = set(binding.file_ids)
+                targets = catalog.callables.in_files(binding.symbol, binding.file_ids) + [
+                    e for e in catalog.types.get(binding.symbol, []) if e.file_id in files
+                ]
+                top = [e for e in targets if e.parent is None]
+                if top:  # the last top-level definition is the one imported (not @overload stubs)
+                    targets = [max(top, key=lambda e: (e.file_id == top[0].file_id, e.line))]
+                if targets:
+                    edge(
+                        "IMPORTS",
+                        file_nids[record.file_id],
+                        targets[0].nid,
+                        "import_binding",
+                        record.line,
+                        record.file_id,
+                    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        list(modules.values()),
+    )
+    vanished = old_keys - set(modules)  # the writer numbers module keys as files import them
+    conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])

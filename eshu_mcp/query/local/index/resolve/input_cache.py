@@ -1,0 +1,290 @@
+"""
+Graph inputs kept between builds by a long-lived indexer (the daemon's builder child).
+
+Resolving a one-file change used to read the whole repository's graph inputs back (every
+entity, import, base and file) and rebuild the catalog and bindings: most of a warm build.
+Here a process keeps, per (index file, repository), the :class:`GraphInputs` its last
+committed build resolved with, and the next build with the same layout (files modified, none
+added or removed) patches them: it re-reads only the changed files' entities, imports and
+bases, re-resolves those imports, and swaps them into the catalog and bindings. A build that
+adds or removes a path, or rebuilds the whole graph, reads everything back as before and
+keeps the result.
+
+The kept inputs are used only when they describe exactly what the index holds: the
+repository's active generation must be the one they were committed with (another process's
+build, a forget or a rebuild changes it), the extractor version must be the one they were
+read with, and the build that last patched them must have committed (a failed or stopped
+build leaves them marked unsettled, and they are dropped).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import defaultdict
+
+from attrs import define
+
+from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
+from eshu_mcp.query.local.index.resolve.bindings import (
+    ImportRecord,
+    ImportResolver,
+    repository_go_mods,
+    resolve_rows,
+)
+from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
+from eshu_mcp.query.local.index.resolve.inputs import (
+    BASE_ROWS,
+    CATALOG_ROWS,
+    GraphInputs,
+    declared_key,
+    read_graph_inputs,
+)
+from eshu_mcp.query.local.index.store.database import open_reader
+
+IMPORT_COLUMNS = (
+    "SELECT import_id, file_id, module, imported_name, alias, import_type, line_number,"
+    " resolved_file_id FROM imports"
+)
+"""Import rows, as ``bindings.resolve_imports`` reads them."""
+
+
+@define
+class KeptInputs:
+    """One repository's graph inputs as its last committed build left them."""
+
+    generation_id: str | None  # the active generation they describe
+    extractor: str
+    inputs: GraphInputs
+    resolver: ImportResolver  # the repository's module index (same layout: still right)
+    base_rows: dict[int, list[tuple]]  # file_id -> (declared_key, base row) of its bases
+    settled: bool = True  # False from a patch or read until its build commits
+    inheritance: set[tuple] | None = None  # the inheritance edge rows stored (rebuilt_edges)
+    retired: frozenset[int] = frozenset()  # files whose edges this build deleted
+
+
+_kept: dict[tuple[str, str], KeptInputs] = {}
+_keeping = False
+
+
+def keep_between_builds(keep: bool = True) -> None:
+    """Start (or stop) keeping graph inputs in this process; stopping drops what is kept.
+    Only a process that builds again and again gains (a one-shot CLI run would just hold
+    memory and read a little more)."""
+    global _keeping
+    _keeping = keep
+    if not keep:
+        _kept.clear()
+
+
+def drop_kept() -> None:
+    """Forget every kept repository (the next build of each reads back)."""
+    _kept.clear()
+
+
+def graph_inputs(
+    conn: sqlite3.Connection, repo_id: str, changed: frozenset[int] | None, same_layout: bool
+) -> GraphInputs:
+    """
+    The repository's graph inputs for a resolve that is not a first build (``changed`` is
+    None when the whole graph is rebuilt): the kept ones patched with the ``changed`` files
+    when they are still exact and the layout is the same, else read back (and, when this
+    process keeps them, kept for the next build). Inside the build's write transaction.
+    """
+    reresolve = changed if same_layout else None
+    if not _keeping:
+        return read_graph_inputs(conn, repo_id, reresolve)
+    key = (_db_file(conn), repo_id)
+    kept = _kept.pop(key, None)
+    active = _active_generation(conn, repo_id)
+    usable = (
+        kept is not None
+        and kept.settled
+        and kept.generation_id == active
+        and kept.extractor == EXTRACTOR_VERSION
+        and same_layout
+        and changed is not None
+    )
+    if usable:
+        _patch(conn, kept, changed)
+        kept.retired = changed  # their edges were deleted before resolving (retire_edges)
+    else:
+        kept = _read(conn, repo_id, reresolve)
+    kept.settled = False
+    kept.generation_id = None
+    _kept[key] = kept
+    return kept.inputs
+
+
+def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
+    """
+    Read back and keep the inputs of repositories this process does not keep yet (after a
+    first build, or a build that found nothing to do), from one read snapshot, so that the
+    next change is patched rather than read back. Imports keep the files they resolved to,
+    as a build with the same layout keeps them.
+    """
+    if not _keeping or not repo_ids:
+        return
+    conn = open_reader(db_path)
+    try:
+        conn.execute("BEGIN")
+        for repo_id in repo_ids:
+            key = (_db_file(conn), repo_id)
+            active = _active_generation(conn, repo_id)
+            kept = _kept.get(key)
+            if active is None or (kept and kept.settled and kept.generation_id == active):
+                continue
+            kept = _kept[key] = _read(conn, repo_id, frozenset())
+            kept.generation_id, kept.settled = active, True
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> set[tuple] | None:
+    """During a build that patched the kept inputs: the inheritance edge rows stored now
+    (those the last build stored, less those of files this one rewrote); else None."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled or kept.inheritance is None:
+        return None
+    retired = kept.retired
+    return {row for row in kept.inheritance if row[9] not in retired}
+
+
+def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:
+    """During a build: the inheritance edge rows it stores (kept if the build commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.inheritance = rows
+
+
+def committed(conn: sqlite3.Connection, repo_id: str, generation_id: str) -> None:
+    """The build that used (and patched) a repository's kept inputs committed this
+    generation: they describe it now."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.generation_id = generation_id
+        kept.settled = True
+
+
+def _db_file(conn: sqlite3.Connection) -> str:
+    return conn.execute("PRAGMA database_list").fetchone()[2]
+
+
+def _active_generation(conn: sqlite3.Connection, repo_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT active_generation_id FROM repositories WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None) -> KeptInputs:
+    """Everything read back, as a cold incremental build reads it, plus what patching needs."""
+    inputs = read_graph_inputs(conn, repo_id, reresolve)
+    resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
+    base_rows: dict[int, list[tuple]] = {}
+    _keep_bases(base_rows, conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)))
+    return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
+
+
+def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) -> None:
+    """Swap the changed files' rows into the kept inputs (no path added or removed)."""
+    inputs = kept.inputs
+    files = sorted(changed)
+    marks = ",".join("?" * len(files))
+    entities = conn.execute(
+        CATALOG_ROWS + f" WHERE r.file_id IN ({marks}) ORDER BY r.file_id, r.rid", files
+    ).fetchall()
+    _patch_catalog(inputs.catalog, changed, entities)
+    imports = conn.execute(
+        IMPORT_COLUMNS + f" WHERE file_id IN ({marks}) ORDER BY import_id", files
+    ).fetchall()
+    inputs.records, inputs.import_changed = _patch_imports(conn, kept, changed, imports)
+    for file_id in files:
+        kept.base_rows.pop(file_id, None)
+    _keep_bases(kept.base_rows, conn.execute(BASE_ROWS + f" WHERE b.file_id IN ({marks})", files))
+    keyed = [item for items in kept.base_rows.values() for item in items]
+    keyed.sort(key=_first)
+    bases = [row for _, row in keyed]  # as declared_order gives them
+    catalog = inputs.catalog
+    catalog.bases_of = defaultdict(list)
+    catalog._below = None  # derived from bases_of on first use
+    for _, class_name, base_name, _, _ in bases:
+        catalog.add_base(class_name, base_name)
+    inputs.bases = [(nid, base, kind, file_id) for nid, _, base, kind, file_id in bases]
+
+
+def _keep_bases(kept: dict[int, list[tuple]], rows) -> None:
+    """Keep base rows by file, each with its place in :func:`declared_order`."""
+    for row in rows:
+        kept.setdefault(row[5], []).append((declared_key(row), tuple(row[1:6])))
+
+
+def _first(item: tuple):
+    return item[0]
+
+
+def _patch_imports(
+    conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int], rows: list
+) -> tuple[list[ImportRecord], set[int]]:
+    """Resolve the changed files' imports again (updating their rows), rebind their names;
+    returns every record in row order and the files whose imports now resolve differently."""
+    resolver, bindings = kept.resolver, kept.inputs.bindings
+    for file_id in changed:
+        bindings.names.pop(file_id, None)
+        bindings.star.pop(file_id, None)
+    resolver.bindings = bindings
+    resolver.records = []
+    import_changed = resolve_rows(conn, resolver, rows)
+    records = [r for r in kept.inputs.records if r.file_id not in changed] + resolver.records
+    records.sort(key=_import_order)
+    return records, import_changed
+
+
+def _import_order(record: ImportRecord) -> int:
+    return record.import_id
+
+
+def _patch_catalog(catalog: Catalog, changed: frozenset[int], rows: list) -> None:
+    """Replace the changed files' entities, keeping every list in (file_id, nid) order as a
+    read-back builds it."""
+    old = [e for e in catalog.by_id.values() if e.file_id in changed]
+    for entity in old:
+        del catalog.by_id[entity.nid]
+        catalog.children.pop(entity.nid, None)  # a parent and its children share a file
+    touched: set[str] = {e.name for e in old}
+    classes: set[tuple[str, str]] = {
+        (e.class_context, e.name) for e in old if e.entity_type == "Function" and e.class_context
+    }
+    for row in rows:
+        catalog.add(tuple(row))
+        touched.add(row[3])
+        if row[2] == "Function" and row[4]:
+            classes.add((row[4], row[3]))
+    new = {id(catalog.by_id[row[0]]) for row in rows}
+    pools = (catalog.callables, catalog.methods, catalog.constructible)
+    for name in touched:
+        for pool in pools:
+            _replace(pool.by_name, name, changed, new)
+            pool._views.pop(name, None)  # a view of the old candidates
+        _replace(catalog.types, name, changed, new)
+    for key in classes:
+        _replace(catalog.by_class, key, changed, new)
+
+
+def _replace(lists: dict, key, changed: frozenset[int], new: set[int]) -> None:
+    """Drop the old entities of the changed files from one list (``Catalog.add`` appended
+    the new ones, whose ``id()`` is in ``new``) and restore (file_id, nid) order."""
+    members = lists.get(key)
+    if members is None:
+        return
+    kept = [e for e in members if e.file_id not in changed or id(e) in new]
+    if not kept:
+        del lists[key]
+        return
+    kept.sort(key=_order)
+    lists[key] = kept
+
+
+def _order(entity: Entity) -> tuple[int, int]:
+    return entity.file_id, entity.nid

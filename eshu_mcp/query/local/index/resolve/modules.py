@@ -1,0 +1,199 @@
+"""
+Resolving an import's module to a repository file, per language (local-backend §5.5 tier 2):
+Python dotted and relative imports, JS/TS relative specifiers with extension and index
+probing, Go import paths through go.mod, Java qualified names, C/C++ includes, Rust
+``crate::``/``super::`` paths, Ruby require(_relative), PHP use/require.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+
+from eshu_mcp.query.local.index.parse.rows import python_module_name
+
+JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+JS_PROBES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
+_GO_MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
+
+
+class ModuleIndex:
+    """Every repository path, indexed for the lookups import resolution needs."""
+
+    def __init__(self, files: Iterable[tuple[int, str, str | None]], go_mods: dict[str, str]):
+        self.by_path: dict[str, int] = {}
+        self.by_suffix: dict[str, list[int]] = defaultdict(list)
+        self.python: dict[str, int] = {}
+        self.by_dir: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for file_id, path, language in files:
+            self.by_path[path] = file_id
+            parts = path.split("/")
+            for start in range(len(parts)):
+                self.by_suffix["/".join(parts[start:])].append(file_id)
+            self.by_dir[posixpath.dirname(path)].append((path, file_id))
+            if language == "python":
+                self.python[python_module_name(path)] = file_id
+        # A module is also importable by a shorter name when the folder above that name is a
+        # search-path root (src/pkg/mod.py as pkg.mod, a script's sibling), never when that
+        # folder is a package: Python 3 imports are absolute, so `import unittest` inside
+        # twisted/trial/ means the standard library's, not twisted/trial/unittest.py.
+        packages = {
+            posixpath.dirname(path)
+            for path in self.by_path
+            if posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+        }
+        self.python_suffix: dict[str, list[int]] = defaultdict(list)
+        for name, file_id in self.python.items():
+            parts = name.split(".")
+            for start in range(1, len(parts)):
+                if "/".join(parts[:start]) not in packages:
+                    self.python_suffix[".".join(parts[start:])].append(file_id)
+        self.go_modules = {module: posixpath.dirname(path) for path, module in go_mods.items()}
+
+    def unique_suffix(self, suffix: str) -> int | None:
+        """The single file whose path ends with ``suffix`` (whole segments), if exactly one."""
+        found = self.by_suffix.get(suffix.strip("/"))
+        return found[0] if found is not None and len(found) == 1 else None
+
+    def first_in_dir(self, directory: str, extension: str) -> int | None:
+        """The first (by path) non-test file with the extension directly in a directory."""
+        candidates = sorted(
+            (path, file_id)
+            for path, file_id in self.by_dir.get(directory, ())
+            if path.endswith(extension) and not path.endswith("_test" + extension)
+        )
+        return candidates[0][1] if candidates else None
+
+    def resolve(
+        self, language: str | None, importer: str, module: str, imported_name: str | None
+    ) -> int | None:
+        """The file an import resolves to, or None when it is not in the repository."""
+        if language == "python":
+            return self._python(importer, module, imported_name)
+        if language in JS_LANGUAGES:
+            return self._js(importer, module)
+        if language == "go":
+            directory = self.go_package_dir(module)
+            return None if directory is None else self.first_in_dir(directory, ".go")
+        if language == "java":
+            if imported_name == "*":
+                return self.first_in_dir(module.replace(".", "/"), ".java") or self._dir_suffix(
+                    module.replace(".", "/"), ".java"
+                )
+            return self.unique_suffix(f"{module.replace('.', '/')}/{imported_name}.java")
+        if language in ("c", "cpp"):
+            local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+            return self.by_path.get(local) or self.unique_suffix(module)
+        if language == "rust":
+            return self._rust(importer, module, imported_name)
+        if language == "ruby":
+            name = module if module.endswith(".rb") else module + ".rb"
+            local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), name))
+            return self.by_path.get(local) or self.unique_suffix(name)
+        if language == "php":
+            if "\\" in module or imported_name:
+                path = module.replace("\\", "/") + (f"/{imported_name}" if imported_name else "")
+                parts = path.split("/")
+                for start in range(len(parts) - 1):
+                    found = self.unique_suffix("/".join(parts[start:]) + ".php")
+                    if found is not None:
+                        return found
+                return None
+            local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+            return self.by_path.get(local) or self.unique_suffix(module)
+        return None
+
+    def _dir_suffix(self, directory: str, extension: str) -> int | None:
+        for path in sorted(self.by_dir):
+            if path == directory or path.endswith("/" + directory):
+                return self.first_in_dir(path, extension)
+        return None
+
+    def _python_lookup(self, dotted: str) -> int | None:
+        if dotted in self.python:
+            return self.python[dotted]
+        found = self.python_suffix.get(dotted)
+        return found[0] if found is not None and len(found) == 1 else None
+
+    def _python(self, importer: str, module: str, imported_name: str | None) -> int | None:
+        if module.startswith("."):
+            level = len(module) - len(module.lstrip("."))
+            package = python_module_name(importer).split(".")
+            if not importer.endswith("__init__.py"):
+                package = package[:-1]
+            base = package[: len(package) - (level - 1)] if level > 1 else package
+            rest = module.lstrip(".")
+            dotted = ".".join([*base, rest] if rest else base)
+            if imported_name and imported_name != "*":
+                sub = self.python.get(f"{dotted}.{imported_name}" if dotted else imported_name)
+                if sub is not None:
+                    return sub
+            return self.python.get(dotted)
+        if imported_name and imported_name != "*":
+            sub = self._python_lookup(f"{module}.{imported_name}")
+            if sub is not None:
+                return sub
+        return self._python_lookup(module)
+
+    def _js(self, importer: str, module: str) -> int | None:
+        if not module.startswith("."):
+            return None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+        if base in self.by_path:
+            return self.by_path[base]
+        stem = base
+        for extension in (".js", ".jsx", ".mjs", ".cjs"):
+            if base.endswith(extension):
+                stem = base[: -len(extension)]
+        for probe in JS_PROBES:
+            if stem + probe in self.by_path:
+                return self.by_path[stem + probe]
+        for probe in JS_PROBES:
+            index = f"{base}/index{probe}"
+            if index in self.by_path:
+                return self.by_path[index]
+        return None
+
+    def go_package_dir(self, import_path: str) -> str | None:
+        """The repository directory of a Go import path, via the go.mod module paths."""
+        for module, root in self.go_modules.items():
+            if import_path == module or import_path.startswith(module + "/"):
+                relative = import_path[len(module) :].strip("/")
+                return posixpath.normpath(posixpath.join(root, relative)) if relative else root
+        return None
+
+    def _rust(self, importer: str, module: str, imported_name: str | None) -> int | None:
+        parts = module.split("::")
+        if parts[0] in ("crate", "self", "super"):
+            here = posixpath.dirname(importer)
+            if parts[0] == "crate":
+                src = importer.split("/src/", 1)[0] + "/src" if "/src/" in importer else "src"
+                src = src if not importer.startswith("src/") else "src"
+                base = src
+            elif parts[0] == "super":
+                base = posixpath.dirname(here)
+            else:
+                base = here
+            rest = [p for p in parts[1:] if p]
+            candidates = []
+            if imported_name:
+                candidates.append("/".join([base, *rest, imported_name]))
+            candidates.append("/".join([base, *rest]))
+            for candidate in candidates:
+                for probe in (candidate + ".rs", candidate + "/mod.rs"):
+                    normal = posixpath.normpath(probe)
+                    if normal in self.by_path:
+                        return self.by_path[normal]
+        return None
+
+
+def go_module_paths(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """go.mod path -> module path, from (relative_path, content) rows of go.mod files."""
+    found = {}
+    for path, content in rows:
+        match = _GO_MODULE.search(content or "")
+        if match:
+            found[path] = match.group(1)
+    return found

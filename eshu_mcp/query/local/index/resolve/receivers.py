@@ -1,0 +1,464 @@
+"""
+Python call resolution by what the code states: a method call is linked to one definition
+only when its receiver's class is known (``self``/``cls``/``super()`` through the resolved
+class hierarchy, annotations, ``v = Cls()``, ``v = f()`` with ``f``'s return annotation,
+``self.attr`` assigned in the class); class names are resolved through the file's own
+definitions and imports, never by a bare name elsewhere. A method call on a receiver of
+unknown type is *ambiguous*: it is linked to every method of that name (a short list) or
+left unresolved, never to one picked by file or directory proximity.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from eshu_mcp.query.local.index.parse.typenames import call_chain, is_dotted, returned_type
+from eshu_mcp.query.local.index.resolve.bindings import FileBindings
+from eshu_mcp.query.local.index.resolve.builtins import PYTHON_TYPE_METHODS, is_builtin
+from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
+from eshu_mcp.query.local.index.resolve.pyclasses import AMBIGUOUS_CAP, EXTERNAL, Hierarchy
+
+REEXPORT_HOPS = 4
+CALL_DEPTH = 3
+INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
+"""Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
+SELF_NAMES = frozenset({"self", "cls"})
+
+
+class PythonCalls:
+    """Resolves the Python calls of one repository (memoised per process)."""
+
+    def __init__(self, catalog: Catalog, bindings: FileBindings, hierarchy: Hierarchy) -> None:
+        self.catalog = catalog
+        self.bindings = bindings
+        self.classes = hierarchy
+        self._types: dict[tuple, object] = {}
+        self._returns: dict[int, object] = {}
+        self._everywhere: dict[object, list[Entity]] = {}
+        self._names: dict[tuple[str, int], object] = {}
+        self._dotted: dict[tuple[str, int], object] = {}
+        by_id = catalog.by_id
+        self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
+        for e in by_id.values():
+            if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
+                self.nested[e.file_id].add(e.name)
+
+    def scope_key(
+        self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred
+    ) -> object:
+        """What of the caller a call's resolution depends on: its class (self, super(),
+        self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
+        if caller is None:
+            return None
+        nested = self.nested.get(file_id)
+        if nested and (
+            (call_name if receiver is None else _head(receiver)) in nested
+            or (inferred is not None and _head(inferred) in nested)
+        ):
+            return caller.nid
+        if receiver is None:
+            return None
+        if (
+            receiver in SELF_NAMES
+            or receiver.startswith(("self.", "super("))
+            or (inferred is not None and inferred.startswith(("self.", "cls.")))
+        ):
+            klass = self.enclosing_class(caller)
+            return None if klass is None else -klass.nid
+        return None
+
+    # ------------------------------------------------------------------ classes
+
+    # ------------------------------------------------------------------ names
+
+    def enclosing_class(self, entity: Entity | None) -> Entity | None:
+        """The class whose ``self`` a function sees (nested functions: their method's)."""
+        by_id = self.catalog.by_id
+        while entity is not None:
+            if entity.entity_type == "Function" and entity.class_context:
+                return by_id.get(entity.parent) if entity.parent else None
+            entity = by_id.get(entity.parent) if entity.parent else None
+        return None
+
+    def _scopes(self, entity: Entity | None) -> list[int | None]:
+        """Node numbers of the caller and its enclosing functions, innermost first, then None
+        (module level): a class body is no scope for the functions inside it."""
+        chain: list[int | None] = []
+        by_id = self.catalog.by_id
+        while entity is not None:
+            if entity.entity_type == "Function":
+                chain.append(entity.nid)
+            entity = by_id.get(entity.parent) if entity.parent else None
+        chain.append(None)
+        return chain
+
+    def _in_file(self, candidates: list[Entity], caller: Entity | None) -> Entity | None:
+        """The candidate the caller's scopes see first (last definition in a scope wins)."""
+        if not candidates:
+            return None
+        for scope in self._scopes(caller):
+            visible = [e for e in candidates if e.parent == scope]
+            if visible:
+                return max(visible, key=_line)
+        return None
+
+    def module_level(self, file_ids, name: str, hops: int = REEXPORT_HOPS):
+        """A top-level function or class ``name`` of these files, following re-exports."""
+        catalog = self.catalog
+        for file_id in file_ids:
+            found = [e for e in catalog.callables.in_file(name, file_id) if e.parent is None]
+            if found:
+                return max(found, key=_line)
+        if hops:
+            for file_id in file_ids:
+                binding = self.bindings.lookup(file_id, name)
+                if binding is None:
+                    continue
+                if not binding.file_ids:
+                    return EXTERNAL
+                if binding.symbol is not None:
+                    return self.module_level(binding.file_ids, binding.symbol, hops - 1)
+        return None
+
+    def named(self, name: str, file_id: int, caller: Entity | None):
+        """What a bare name means in a file: a definition, EXTERNAL, or None."""
+        if name in self.nested.get(file_id, ()):
+            return self._named(name, file_id, caller)
+        key = (name, file_id)  # no function of the file defines it: the caller cannot matter
+        found = self._names.get(key, False)
+        if found is False:
+            found = self._names[key] = self._named(name, file_id, None)
+        return found
+
+    def _named(self, name: str, file_id: int, caller: Entity | None):
+        # every Python class is constructible, so callables hold all of them
+        found = self._in_file(self.catalog.callables.in_file(name, file_id), caller)
+        if found is not None:
+            return found
+        binding = self.bindings.lookup(file_id, name)
+        if binding is not None:
+            if not binding.file_ids:
+                return EXTERNAL
+            if binding.symbol is None:
+                return None  # a module
+            return self.module_level(binding.file_ids, binding.symbol)
+        star = self.bindings.star.get(file_id)
+        if star:
+            found = self.module_level(star, name, 0)
+            if found is not None:
+                return found
+        if is_builtin("python", name):
+            return EXTERNAL
+        return None
+
+    def dotted(self, expr: str, file_id: int, caller: Entity | None):
+        """What ``a.b.name`` means through the file's imports (module attributes)."""
+        if "." not in expr:
+            return self.named(expr, file_id, caller)
+        nested = self.nested.get(file_id)
+        if nested and _head(expr) in nested:
+            return self._dotted_name(expr, file_id, caller)
+        key = (expr, file_id)  # its head is no nested definition: the caller cannot matter
+        found = self._dotted.get(key, False)
+        if found is False:
+            found = self._dotted[key] = self._dotted_name(expr, file_id, None)
+        return found
+
+    def _dotted_name(self, expr: str, file_id: int, caller: Entity | None):
+        parts = expr.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            binding = self.bindings.lookup(file_id, ".".join(parts[:cut]))
+            if binding is None:
+                continue
+            if not binding.file_ids:
+                return EXTERNAL
+            if binding.symbol is None and cut == len(parts) - 1:
+                return self.module_level(binding.file_ids, parts[-1])
+            return None
+        head = self.named(parts[0], file_id, caller)
+        if head is EXTERNAL:
+            return EXTERNAL
+        if isinstance(head, Entity) and head.entity_type != "Function" and len(parts) == 2:
+            nested = [e for e in self.catalog.children.get(head.nid, ()) if e.name == parts[1]]
+            if nested:
+                return max(nested, key=_line)
+        return None
+
+    def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
+        """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
+        klass = self.enclosing_class(caller) if expr.startswith(("self.", "cls.")) else None
+        if klass is not None:
+            key = (expr, file_id, -klass.nid)
+        else:
+            nested = caller is not None and _head(expr) in self.nested.get(file_id, ())
+            key = (expr, file_id, caller.nid if nested else None)
+        if key in self._types:
+            return self._types[key]
+        self._types[key] = None  # recursion through the same expression finds nothing
+        if expr.endswith("()"):
+            callee = self._callee(expr[:-2], file_id, caller, klass, depth)
+            found = self._result_type(callee, depth) if isinstance(callee, Entity) else callee
+        elif expr.startswith("self.") and expr.count(".") == 1:  # an attribute's type
+            declared = self.attribute_type(caller, expr[5:])
+            found = None
+            if declared is not None and depth < CALL_DEPTH:
+                found = self.type_of(declared[0], declared[1], declared[2], depth + 1)
+        else:
+            found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
+            if isinstance(found, Entity) and found.entity_type == "Function":
+                found = None
+        self._types[key] = found
+        return found
+
+    def _callee(self, expr: str, file_id, caller, klass, depth):
+        if depth >= CALL_DEPTH:
+            return None
+        receiver, _, name = expr.rpartition(".")
+        if not receiver:
+            return self.named(name, file_id, caller)
+        if receiver in SELF_NAMES:
+            return self.classes.lookup(klass.nid, name) if klass is not None else None
+        found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
+        if found is not None:
+            return found
+        typed = is_dotted(receiver) or receiver.endswith("()")
+        owner = self.type_of(receiver, file_id, caller, depth + 1) if typed else None
+        if owner is None and "." not in receiver:
+            return None
+        if isinstance(owner, Entity):
+            return self.classes.lookup(owner.nid, name)
+        return owner
+
+    def _result_type(self, callee: Entity, depth: int):
+        if callee.entity_type != "Function":
+            return callee  # constructing a class
+        found = self._returns.get(callee.nid, False)
+        if found is False:
+            found = None
+            annotation = returned_type(callee.signature)
+            if annotation is not None:
+                found = self.type_of(annotation, callee.file_id, callee, depth + 1)
+                if isinstance(found, Entity) and found.entity_type == "Function":
+                    found = None
+            self._returns[callee.nid] = found
+        return found
+
+    # ------------------------------------------------------------------ calls
+
+    def resolve(self, call, caller: Entity | None):
+        """(target, method), (candidates, "ambiguous"[, how many could run]) or (None,
+        reason). A call through a declared class or interface whose method more classes
+        override than are listed is linked to the declared method alone, with the count."""
+        _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _at = call
+        if receiver is None:
+            found = self.named(name, file_id, caller)
+            if isinstance(found, Entity):
+                return found, "same_file" if found.file_id == file_id else "import_binding"
+            if found is EXTERNAL:
+                return None, "builtin" if is_builtin("python", name) else "external"
+            return None, "no_definition"
+        if receiver in SELF_NAMES or receiver.startswith("super("):
+            klass = self.enclosing_class(caller)
+            if klass is not None:
+                if receiver.startswith("super("):  # no dispatch: the next class in the MRO
+                    return self._method_of(klass, name, skip_own=True)
+                return self._method_of(klass, name, hooks=True, dispatch=True)
+        where, context = file_id, caller
+        if inferred is None:
+            inferred = call_chain(receiver)
+        if inferred is None and receiver.startswith("self.") and receiver.count(".") == 1:
+            inherited = self.attribute_type(caller, receiver[5:])
+            if inherited is not None:
+                inferred, where, context = inherited
+        elif inferred is None and receiver.startswith("self.") and is_dotted(receiver):
+            inferred = receiver.replace(".", "|", 2).replace("|", ".", 1)  # self.a|b.c
+        if inferred is not None and "|" in inferred:  # attributes of a typed value
+            value, _, path = inferred.partition("|")
+            owner = self._through_attributes(self.type_of(value, where, context), path)
+            if owner is EXTERNAL:
+                return None, "external"
+            if isinstance(owner, Entity):
+                if self.classes.is_declaration(owner.nid):
+                    return self._implementations(owner, name)
+                return self._method_of(owner, name, dispatch=True)
+            inferred = None
+        if inferred is not None:
+            owner = self.type_of(inferred, where, context)
+            if owner is EXTERNAL:
+                return None, "external"
+            if isinstance(owner, Entity):
+                if self.classes.is_declaration(owner.nid):
+                    return self._implementations(owner, name)
+                # an instance built here has exactly its class; a declared one may be a subclass
+                built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
+                return self._method_of(owner, name, dispatch=not built)
+        if is_dotted(receiver):
+            found = self.dotted(f"{receiver}.{name}", file_id, caller)
+            if isinstance(found, Entity):
+                return found, "same_file" if found.file_id == file_id else "import_binding"
+            if found is EXTERNAL:
+                return None, "external"
+            owner = self.dotted(receiver, file_id, caller)
+            if owner is EXTERNAL:
+                return None, "external"
+            if (
+                isinstance(owner, Entity)
+                and owner.entity_type != "Function"
+                and not self.classes.is_declaration(owner.nid)
+            ):
+                return self._method_of(owner, name)
+        return self.untyped(name)
+
+    def _through_attributes(self, owner, path: str):
+        """The class of attribute ``a.b`` (``path``) of an instance of ``owner``, each
+        attribute's type as that class or an ancestor declares or assigns it; or None."""
+        for attribute in path.split("."):
+            if not isinstance(owner, Entity) or owner.entity_type == "Function":
+                return owner if owner is EXTERNAL else None
+            declared = self._class_attribute(owner, attribute)
+            if declared is None:
+                return None
+            owner = self.type_of(declared[0], declared[1], declared[2], 1)
+        return owner
+
+    def attribute_type(self, caller: Entity | None, attribute: str):
+        """(type, file, class) of ``self.attribute`` as the caller's class or an ancestor
+        declares or assigns it."""
+        return self._class_attribute(self.enclosing_class(caller), attribute)
+
+    def _class_attribute(self, klass: Entity | None, attribute: str):
+        if klass is None:
+            return None
+        by_id = self.catalog.by_id
+        for nid in self.classes.mro(klass.nid):
+            owner = by_id.get(nid)
+            declared = owner.attributes.get(attribute) if owner and owner.attributes else None
+            if declared is not None:
+                return declared, owner.file_id, owner
+        return None
+
+    def _method_of(
+        self,
+        klass: Entity,
+        name: str,
+        skip_own: bool = False,
+        hooks: bool = False,
+        dispatch: bool = False,
+    ):
+        """The method a receiver of class ``klass`` runs. With ``dispatch`` the receiver may be
+        an instance of a subclass: when subclasses override the method, the call is ambiguous
+        between the MRO's definition and the overrides. With ``hooks``, a method the class
+        does not have may be one its subclasses provide."""
+        found = self.classes.lookup(klass.nid, name, skip_own)
+        if isinstance(found, Entity):
+            if dispatch:
+                overrides = self.classes.in_subclasses(klass.nid, name)
+                if len(overrides) >= AMBIGUOUS_CAP:  # too many to list: the declared one
+                    return [found], "ambiguous", len(overrides) + 1
+                if overrides:
+                    return [found, *overrides], "ambiguous"
+            return found, "type_inferred"
+        if found is EXTERNAL:
+            return None, "external"
+        if hooks:
+            provided = self.classes.in_subclasses(klass.nid, name)
+            if len(provided) == 1:
+                return provided[0], "type_inferred"
+            if 0 < len(provided) <= AMBIGUOUS_CAP:
+                return provided, "ambiguous"
+            if provided:
+                return None, f"ambiguous:{len(provided)}"
+        return None, "no_definition"
+
+    def _implementations(self, interface: Entity, name: str):
+        """A call on a receiver declared as an interface: the method in every class that
+        implements it (or a sub-interface), and their subclasses."""
+        candidates = self.classes.implemented(interface, name)
+        if len(candidates) == 1:
+            return candidates[0], "type_inferred"
+        if 1 < len(candidates) <= AMBIGUOUS_CAP:
+            return candidates, "ambiguous"
+        if candidates:  # too many to list: the method the interface declares
+            declared = self.classes.lookup(interface.nid, name)
+            if isinstance(declared, Entity):
+                return [declared], "ambiguous", len(candidates)
+            return None, f"ambiguous:{len(candidates)}"
+        return self.untyped(name)
+
+    def untyped(self, name: str):
+        """A method call whose receiver's class is unknown: every method of that name."""
+        found = self._everywhere.get(name)
+        if found is None:
+            found = self._everywhere[name] = self._candidates(name)
+        if not found:
+            return None, "no_definition"
+        if len(found) == 1:
+            if name in PYTHON_TYPE_METHODS:  # the builtin type's method is the other candidate
+                return None, "ambiguous:2"
+            return found[0], "repo_unique_name"
+        if len(found) > AMBIGUOUS_CAP:
+            declared = self._declared(name)
+            if declared is not None:  # too many to list: the one interface method, counted
+                return [declared], "ambiguous", len(found)
+            return None, f"ambiguous:{len(found)}"
+        return found, "ambiguous"
+
+    def _declared(self, name: str) -> Entity | None:
+        """The method ``name`` as the repository's one interface declaring it states it (the
+        topmost, when sub-interfaces of it declare it again); None when no interface, or
+        unrelated interfaces, declare it."""
+        key = ("declared", name)
+        if key in self._everywhere:
+            found = self._everywhere[key]
+            return found[0] if found else None
+        by_id = self.catalog.by_id
+        declaring: dict[int, Entity] = {}
+        for method in self.catalog.methods.by_name.get(name, ()):
+            owner = by_id.get(method.parent) if method.parent else None
+            python = method.language == "python" and owner is not None
+            if python and self.classes.is_declaration(owner.nid):
+                declaring[owner.nid] = method
+        roots = [
+            nid for nid in declaring if not any(a in declaring for a in self.classes.mro(nid)[1:])
+        ]
+        found = None
+        if len(roots) == 1 and all(roots[0] in self.classes.mro(nid) for nid in declaring):
+            found = self.classes.members(roots[0]).get(name) or declaring[roots[0]]
+        self._everywhere[key] = [found] if found is not None else []
+        return found
+
+    def _candidates(self, name: str) -> list[Entity]:
+        """Every method named ``name``; when exactly one interface declares the name, only
+        the methods of the classes implementing it (the receiver most likely provides it)."""
+        by_id = self.catalog.by_id
+        found: dict[int, Entity] = {}
+        interfaces: dict[int, Entity] = {}
+        for method in self.catalog.methods.by_name.get(name, ()):
+            if method.language != "python" or method.parent is None:
+                continue
+            owner = by_id.get(method.parent)
+            if owner is None:
+                continue
+            if self.classes.is_declaration(owner.nid):
+                interfaces[owner.nid] = owner
+                continue
+            winner = self.classes.members(owner.nid).get(name)
+            if winner is not None:
+                found[winner.nid] = winner
+        if len(interfaces) == 1 and len(found) > AMBIGUOUS_CAP:
+            (interface,) = interfaces.values()
+            implemented = self.classes.implemented(interface, name)
+            if 0 < len(implemented) <= AMBIGUOUS_CAP:
+                return implemented
+        return list(found.values())
+
+
+def _head(expr: str) -> str:
+    """The first name of a dotted expression or call chain."""
+    if expr.isidentifier():
+        return expr
+    return expr.split(".", 1)[0].split("(", 1)[0]
+
+
+def _line(entity: Entity) -> int:
+    return entity.line

@@ -1,0 +1,3 @@
+"""
+The SQLite store: schema, per-file writer, generations, codes and upgrades.
+"""

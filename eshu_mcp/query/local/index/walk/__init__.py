@@ -1,0 +1,3 @@
+"""
+Walking work trees: which files get indexed, ignore rules, and forgetting repositories.
+"""
