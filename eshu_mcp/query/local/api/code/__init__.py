@@ -1,4 +1,4 @@
 """
-Finding code: search, symbols, entities, qualified names, topics, semantic search and
-citations, and the request fields every ``/code/*`` route shares.
+Finding code: symbol and code search, qualified names, near misses, topics, semantic
+search, text scans, and the request fields every ``/code/*`` route shares.
 """

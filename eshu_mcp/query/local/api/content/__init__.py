@@ -1,3 +1,4 @@
 """
-File and entity content: reads, line ranges and text search.
+File and entity content: reads and line ranges, entity context and name resolution,
+evidence citations, and text search.
 """
