@@ -37,6 +37,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     Route,
     RouteTable,
 )
+from eshu_mcp.query.local.api.platform.grants import grant, restricted, shadow
 
 JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
 
@@ -279,7 +280,7 @@ class LocalQueryResource(Resource):
         if call.abandoned or call.expired:
             raise _Abandoned()
         try:
-            conn = self._reader()
+            conn = self._reader(params.get("principal"))
         except sqlite3.Error as error:
             raise ApiError(
                 503, f"local index is unavailable: {error}", code="backend_unavailable"
@@ -321,25 +322,35 @@ class LocalQueryResource(Resource):
             if conn is not None:
                 conn.set_progress_handler(None, 0)
 
-    def _reader(self) -> sqlite3.Connection:
-        """This thread's connection, opened again when the index file was replaced."""
+    def _reader(self, principal: Any = None) -> sqlite3.Connection:
+        """
+        This thread's connection, opened again when the index file was replaced; a caller
+        whose grants leave repositories out gets the thread's granted reader, limited to
+        what it may read (:mod:`.grants`).
+        """
         try:
             identity = os.stat(self._db_path).st_ino
         except OSError:
             identity = None
-        cached = getattr(self._readers, "conn", None)
-        if cached is not None and self._readers.identity == identity:
-            return cached
-        self._drop_reader()
-        conn = self._connect(self._db_path)
-        self._readers.conn, self._readers.identity = conn, identity
-        return conn
+        if getattr(self._readers, "identity", None) != identity:
+            self._drop_reader()
+        self._readers.identity = identity
+        if not restricted(principal):
+            if getattr(self._readers, "conn", None) is None:
+                self._readers.conn = self._connect(self._db_path)
+            return self._readers.conn
+        granted = getattr(self._readers, "granted", None)
+        if granted is None:
+            granted = self._readers.granted = shadow(self._connect(self._db_path))
+        grant(granted, principal)
+        return granted
 
     def _drop_reader(self) -> None:
-        cached = getattr(self._readers, "conn", None)
-        self._readers.conn = None
-        if cached is not None:
-            cached.close()
+        for name in ("conn", "granted"):
+            cached = getattr(self._readers, name, None)
+            setattr(self._readers, name, None)
+            if cached is not None:
+                cached.close()
 
     def _finish(
         self,
