@@ -47,6 +47,7 @@ from eshu_mcp.protocol.notices import (
     Notify,
     ProgressReporter,
     is_log_level,
+    repository_reader,
 )
 from eshu_mcp.protocol.tool_results import adapt_tool_result, unknown_tool_result
 
@@ -67,8 +68,10 @@ LIST_TTL_MS = 60_000
 class ToolDispatcher(Protocol):
     """What the protocol needs from dispatch: one tool call, as a cancellable Deferred."""
 
-    def call(self, tool_name: str, args: dict, authorization: bytes | None) -> defer.Deferred:
-        """Fire with the MCP tool result (a dict) for this call."""
+    def call(
+        self, tool_name: str, args: dict, authorization: bytes | None, *, caller: object = None
+    ) -> defer.Deferred:
+        """Fire with the MCP tool result (a dict) for this call, its log events ``caller``'s."""
 
 
 class BuildProgress(Protocol):
@@ -101,6 +104,8 @@ class CallContext:
     transport: str = "stdio"
     notify: Notify | None = None
     """Where notifications about this request go (its own SSE stream), if it has one."""
+    principal: Any = None
+    """Who the transport's guard says is calling (None: unauthenticated or stdio)."""
 
 
 class McpServer:
@@ -380,10 +385,12 @@ class McpConnection:
                 INVALID_PARAMS, f'invalid params: "level" must be one of {", ".join(LOG_LEVELS)}'
             )
         self.log_level = level
-        self._server.log_feed.subscribe(self, level, self._send)
+        self._server.log_feed.subscribe(
+            self, level, self._send, repository_reader(context.principal)
+        )
         return {}
 
-    def follow_request_log(self, message: Any, notify: Notify) -> bool:
+    def follow_request_log(self, message: Any, notify: Notify, principal: Any = None) -> bool:
         """
         In the stateless revision a request names its own log level in ``_meta``;
         subscribe this (one-request) connection at that level. False when it names none.
@@ -395,7 +402,7 @@ class McpConnection:
             return False
         self.attach(notify)
         self.log_level = level
-        self._server.log_feed.subscribe(self, level, self._send)
+        self._server.log_feed.subscribe(self, level, self._send, repository_reader(principal))
         return True
 
     def _ping(self, request: Request, version: str, context: CallContext) -> dict:
@@ -440,8 +447,10 @@ class McpConnection:
         if key in self._in_flight:
             raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
         dispatcher = self._server.dispatcher
-        call = self._slots.run(lambda: dispatcher.call(name, arguments, context.authorization))
-        unfollow = self._report_start(progress, name)
+        call = self._slots.run(
+            lambda: dispatcher.call(name, arguments, context.authorization, caller=self)
+        )
+        unfollow = self._report_start(progress, name, context)
         self._in_flight[key] = call
 
         def settle(result):
@@ -473,8 +482,13 @@ class McpConnection:
             return None
         return ProgressReporter(token, send, with_message=version >= "2025-03-26")
 
-    def _report_start(self, progress: ProgressReporter | None, name: str) -> Callable[[], None]:
-        """Report acceptance, the first build's steps while it runs, and dispatch."""
+    def _report_start(
+        self, progress: ProgressReporter | None, name: str, context: CallContext
+    ) -> Callable[[], None]:
+        """
+        Report acceptance, the first build's steps while it runs (to callers that may read
+        every repository: the steps count other repositories' files), and dispatch.
+        """
         if progress is None:
             return _nothing
         build = self._server.build_progress
@@ -484,6 +498,8 @@ class McpConnection:
             return _nothing
         progress.step(f"accepted {name}")
         progress.step(f"dispatched {name}; waiting for the index build")
+        if repository_reader(context.principal) is not None:
+            return _nothing
         return build.subscribe(progress.step)
 
 

@@ -236,7 +236,9 @@ class StreamableResource(Resource):
 
     def _context(self, request) -> CallContext:
         return CallContext(
-            authorization=request.getHeader(b"authorization"), transport="streamable-http"
+            authorization=request.getHeader(b"authorization"),
+            transport="streamable-http",
+            principal=principal_of(request),
         )
 
     def _handshake_post(self, request, version: str | None, decoded):
@@ -307,7 +309,7 @@ class StreamableResource(Resource):
             stream.send(_message_frame(message))
 
         if modern:
-            connection.follow_request_log(decoded, notify)
+            connection.follow_request_log(decoded, notify, principal_of(request))
         context = attrs.evolve(self._context(request), notify=notify)
         stream.start()
         handling = connection.handle(decoded, context)
