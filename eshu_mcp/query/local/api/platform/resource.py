@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -40,6 +41,8 @@ from eshu_mcp.query.local.api.platform.framework import (
 from eshu_mcp.query.local.api.platform.grants import grant, restricted, shadow
 
 JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 # Request bodies larger than this are refused before any JSON decoding.
 MAX_BODY_BYTES = 1 << 20
@@ -141,6 +144,20 @@ def _go_json_error(error: json.JSONDecodeError, text: str) -> str:
     if error.msg.startswith("Extra data"):
         return f"invalid character {char!r} after top-level value"
     return f"invalid character {char!r} looking for beginning of value"
+
+
+def _go_strings(value: Any) -> Any:
+    """
+    ``value`` with every lone surrogate (a ``\\ud800`` escape without its pair) replaced by
+    U+FFFD, as Go's decoder does: such text cannot be bound to SQLite or sent as UTF-8.
+    """
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_go_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {_go_strings(key): _go_strings(item) for key, item in value.items()}
+    return value
 
 
 class LocalQueryResource(Resource):
@@ -263,7 +280,9 @@ class LocalQueryResource(Resource):
         if not text.strip():
             return None
         try:
-            return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            return _go_strings(
+                json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            )
         except json.JSONDecodeError as error:
             raise ApiError(400, f"invalid JSON: {_go_json_error(error, text)}") from error
         except _NonFiniteNumber as error:
@@ -390,6 +409,9 @@ class LocalQueryResource(Resource):
     def _failure_to_error(self, failure: Failure, call: QueryCall, route: Route) -> ApiError:
         if failure.check(ApiError):
             return failure.value
+        if failure.check(OverflowError):
+            # A number of the request beyond what SQLite stores (64 bits): the client's.
+            return ApiError(400, "a number in the request is out of range (64-bit integers only)")
         if call.expired:
             return ApiError(
                 504,
