@@ -24,7 +24,12 @@ from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store.database import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
 from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
-from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
+from eshu_mcp.transport.http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    is_loopback_host,
+)
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 
 log = Logger()
@@ -306,6 +311,15 @@ class Options(QueryOptions):
             int,
         ],
         [
+            "max-sessions-per-client",
+            None,
+            DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            "Most open sessions per transport that one client may hold (one credential, or "
+            "one address when unauthenticated); beyond it initialize or GET /sse gets 429 "
+            "with Retry-After, so one client cannot fill the --max-sessions table.",
+            int,
+        ],
+        [
             "max-pipelined",
             None,
             DEFAULT_MAX_PIPELINED,
@@ -365,6 +379,8 @@ class Options(QueryOptions):
             raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
         if self["max-sessions"] < 1:
             raise usage.UsageError("--max-sessions must be at least 1")
+        if self["max-sessions-per-client"] < 1:
+            raise usage.UsageError("--max-sessions-per-client must be at least 1")
         if self["max-pipelined"] < 0:
             raise usage.UsageError("--max-pipelined must be 0 or more")
         if self["max-queued-bytes"] < 65536:
@@ -504,12 +520,14 @@ def makeService(options: Options, reactor=None) -> MultiService:
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],
+            max_sessions_per_client=options["max-sessions-per-client"],
             metrics=metrics,
         ),
         sse_sessions=SseSessionRegistry(
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],
+            max_sessions_per_client=options["max-sessions-per-client"],
             metrics=metrics,
         ),
         public_metrics=bool(options["public-metrics"]),

@@ -53,8 +53,9 @@ def _dechunk(data: bytes) -> bytes:
 class HttpExchange:
     """One client connection to a real ``Site`` over a ``StringTransport``."""
 
-    def __init__(self, site: Site) -> None:
-        self.transport = StringTransport()
+    def __init__(self, site: Site, peer: str | None = None) -> None:
+        address = None if peer is None else IPv4Address("TCP", peer, 50000)
+        self.transport = StringTransport(peerAddress=address)
         self.channel = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 50000))
         self.channel.makeConnection(self.transport)
 
