@@ -535,7 +535,12 @@ def makeService(options: Options, reactor=None) -> MultiService:
     web.sse_sessions.setServiceParent(parent)
     web.streamable_sessions.setServiceParent(parent)
     site = DaemonSite(web.resource(), access_log=bool(options["access-log"]))
-    site.protocol = pipeline_bounded_channel(options["max-pipelined"], metrics)
+    site.protocol = pipeline_bounded_channel(
+        options["max-pipelined"],
+        metrics,
+        # The largest body any endpoint reads: an MCP message, or a 1 MiB API request.
+        max_body_bytes=max(options["max-message-bytes"], 1 << 20),
+    )
 
     def announce(addresses: list[str]) -> None:
         log.info(

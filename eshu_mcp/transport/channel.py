@@ -1,4 +1,8 @@
-"""HTTP/1.1 connections that bound how many requests a client pipelines."""
+"""
+HTTP/1.1 connections that bound how many requests a client pipelines, how large a body
+it may send (refused from its ``Content-Length`` before a byte of it is read), and how
+long it may stay silent.
+"""
 
 from collections.abc import Callable
 
@@ -32,6 +36,25 @@ def _refusal(limit: int) -> bytes:
     return head + body
 
 
+def _too_large(limit: int) -> bytes:
+    body = (
+        dumpb(
+            {
+                "error": "Request Entity Too Large",
+                "detail": f"request body exceeds {limit} bytes (--max-message-bytes)",
+            }
+        )
+        + b"\n"
+    )
+    head = (
+        b"HTTP/1.1 413 Request Entity Too Large\r\n"
+        b"Content-Type: application/json\r\n"
+        b"Connection: close\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    )
+    return head + body
+
+
 class PipelineBoundedChannel(HTTPChannel):
     """
     An HTTP/1.1 connection answering at most ``max_pipelined`` requests in a row
@@ -47,6 +70,52 @@ class PipelineBoundedChannel(HTTPChannel):
     max_pipelined = DEFAULT_MAX_PIPELINED
     on_refused: Callable[[], None] | None = None
     _pipelined = 0
+    max_body_bytes: int | None = None
+    """Largest request body accepted; a larger one is answered 413 and the connection closed."""
+    _body_refused = False
+
+    def allHeadersReceived(self) -> None:
+        limit = self.max_body_bytes
+        if limit is not None and self.length is not None and self.length > limit:
+            self._refuse_body(limit)  # before the request spools a byte of it
+            return
+        super().allHeadersReceived()
+        decoder = self._transferDecoder
+        if limit is not None and self.length is None and decoder is not None:
+            self._bound_chunks(decoder, limit)
+
+    def _bound_chunks(self, decoder, limit: int) -> None:
+        """A chunked body has no length to refuse up front: count it as it arrives."""
+        deliver = decoder.dataCallback
+        received = 0
+
+        def bounded(data: bytes) -> None:
+            nonlocal received
+            received += len(data)
+            if received > limit:
+                self._refuse_body(limit)
+            elif not self._body_refused:
+                deliver(data)
+
+        decoder.dataCallback = bounded
+
+    def _refuse_body(self, limit: int) -> None:
+        if self._body_refused:
+            return
+        self._body_refused = True
+        log.info(
+            "request from {peer} refused: body over {limit} bytes",
+            peer=str(self.transport.getPeer()),
+            limit=limit,
+        )
+        self.transport.write(_too_large(limit))
+        self.persistent = False
+        self.loseConnection()
+
+    def rawDataReceived(self, data: bytes) -> None:
+        if self._body_refused:
+            return  # the rest of a refused body: never read into memory
+        super().rawDataReceived(data)
 
     def requestDone(self, request) -> None:
         # Twisted keeps what arrived while ``request`` was answered in _dataBuffer,
@@ -70,15 +139,22 @@ class PipelineBoundedChannel(HTTPChannel):
 
 
 def pipeline_bounded_channel(
-    max_pipelined: int = DEFAULT_MAX_PIPELINED, metrics=None
+    max_pipelined: int = DEFAULT_MAX_PIPELINED,
+    metrics=None,
+    *,
+    max_body_bytes: int | None = None,
 ) -> Callable[[], HTTPChannel]:
-    """A ``Site.protocol`` whose connections refuse pipelining beyond ``max_pipelined``."""
+    """
+    A ``Site.protocol`` whose connections refuse pipelining beyond ``max_pipelined`` and
+    bodies beyond ``max_body_bytes`` (None: no bound here).
+    """
     on_refused = metrics.pipelining_refused.inc if metrics is not None else None
 
     def build() -> HTTPChannel:
         channel = PipelineBoundedChannel()
         channel.max_pipelined = max_pipelined
         channel.on_refused = on_refused
+        channel.max_body_bytes = max_body_bytes
         return channel
 
     return build
