@@ -456,7 +456,12 @@ def makeService(options: Options, reactor=None) -> MultiService:
 
     from eshu_mcp.auth import CredentialPolicy, announce_posture, guard, startup_refusal
     from eshu_mcp.metrics import Metrics
-    from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
+    from eshu_mcp.service import (
+        AnswerCallsAtShutdown,
+        LogBridgeService,
+        build_backend,
+        build_mcp_server,
+    )
     from eshu_mcp.shutdown import StopOnce
     from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
@@ -534,6 +539,8 @@ def makeService(options: Options, reactor=None) -> MultiService:
     )
     web.sse_sessions.setServiceParent(parent)
     web.streamable_sessions.setServiceParent(parent)
+    # Stopped before the sessions close: running calls are answered, then streams end.
+    AnswerCallsAtShutdown(server).setServiceParent(parent)
     site = DaemonSite(web.resource(), access_log=bool(options["access-log"]))
     site.protocol = pipeline_bounded_channel(
         options["max-pipelined"],

@@ -49,7 +49,11 @@ from eshu_mcp.protocol.notices import (
     is_log_level,
     repository_reader,
 )
-from eshu_mcp.protocol.tool_results import adapt_tool_result, unknown_tool_result
+from eshu_mcp.protocol.tool_results import (
+    adapt_tool_result,
+    shutdown_tool_result,
+    unknown_tool_result,
+)
 
 log = Logger()
 
@@ -139,6 +143,20 @@ class McpServer:
         self.log_feed = LogFeed(clock)
         self.build_progress = build_progress
         self.server_info = {"name": SERVER_NAME, "version": __version__}
+        self._busy: set[McpConnection] = set()
+
+    def answer_calls_at_shutdown(self) -> int:
+        """
+        Stop every tool call still running or queued, each answered with an error result
+        (never left without a reply); returns how many were stopped.
+        """
+        return sum(connection.stop_calls() for connection in list(self._busy))
+
+    def _call_started(self, connection: "McpConnection") -> None:
+        self._busy.add(connection)
+
+    def _calls_settled(self, connection: "McpConnection") -> None:
+        self._busy.discard(connection)
 
     def connection(self, *, default_version: str = "2024-11-05") -> "McpConnection":
         """Protocol state for one client."""
@@ -170,6 +188,8 @@ class McpConnection:
         self._in_flight: dict[str, defer.Deferred] = {}
         # Ids of calls the client cancelled (a dict as a set: an empty one is smaller).
         self._cancelled: dict[str, None] = {}
+        # Ids of calls the server stopped at shutdown: answered with an error result.
+        self._stopped: dict[str, None] = {}
         self._slots = CallSlots(
             server.max_concurrent_calls, server.max_queued_calls, clock=server.clock
         )
@@ -210,9 +230,18 @@ class McpConnection:
         """The client is gone: cancel everything it started."""
         self.closed = True
         self._server.log_feed.unsubscribe(self)
+        self._server._calls_settled(self)
         for key, call in list(self._in_flight.items()):
             self._cancelled[key] = None
             call.cancel()
+
+    def stop_calls(self) -> int:
+        """The server is stopping: answer each running call with an error; how many."""
+        calls = [(key, call) for key, call in self._in_flight.items() if key not in self._cancelled]
+        for key, call in calls:
+            self._stopped[key] = None
+            call.cancel()
+        return len(calls)
 
     def _handle_batch(self, batch: list, context: CallContext) -> defer.Deferred:
         if not versions.accepts_batches(self.version):
@@ -452,10 +481,18 @@ class McpConnection:
         )
         unfollow = self._report_start(progress, name, context)
         self._in_flight[key] = call
+        self._server._call_started(self)
 
         def settle(result):
             self._in_flight.pop(key, None)
+            if not self._in_flight:
+                self._server._calls_settled(self)
             unfollow()
+            if key in self._stopped:
+                del self._stopped[key]
+                if progress is not None:
+                    progress.close()
+                return adapt_tool_result(shutdown_tool_result(name), version)
             if key in self._cancelled:
                 del self._cancelled[key]
                 if progress is not None:
