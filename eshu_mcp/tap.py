@@ -23,7 +23,7 @@ from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store.database import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
-from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
+from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED, DEFAULT_REQUEST_TIMEOUT
 from eshu_mcp.transport.http import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_SESSIONS,
@@ -320,6 +320,15 @@ class Options(QueryOptions):
             int,
         ],
         [
+            "request-timeout",
+            None,
+            DEFAULT_REQUEST_TIMEOUT,
+            "Seconds a client has to send a whole request (headers and body) once its "
+            "connection may send one; a slower one gets 408 and is closed (slowloris). "
+            "Connections idle between requests are closed after the same time.",
+            float,
+        ],
+        [
             "max-pipelined",
             None,
             DEFAULT_MAX_PIPELINED,
@@ -383,6 +392,8 @@ class Options(QueryOptions):
             raise usage.UsageError("--max-sessions-per-client must be at least 1")
         if self["max-pipelined"] < 0:
             raise usage.UsageError("--max-pipelined must be 0 or more")
+        if not self["request-timeout"] > 0:
+            raise usage.UsageError("--request-timeout must be more than 0 seconds")
         if self["max-queued-bytes"] < 65536:
             raise usage.UsageError("--max-queued-bytes must be at least 65536")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
@@ -547,6 +558,7 @@ def makeService(options: Options, reactor=None) -> MultiService:
         metrics,
         # The largest body any endpoint reads: an MCP message, or a 1 MiB API request.
         max_body_bytes=max(options["max-message-bytes"], 1 << 20),
+        request_timeout=options["request-timeout"],
     )
 
     def announce(addresses: list[str]) -> None:

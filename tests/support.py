@@ -153,6 +153,7 @@ def web_site(
     max_pipelined=16,
     max_queued_bytes=None,
     max_body_bytes=None,
+    request_timeout=None,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -200,5 +201,7 @@ def web_site(
         **({} if max_queued_bytes is None else {"max_queued_bytes": max_queued_bytes}),
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
-    site.protocol = pipeline_bounded_channel(max_pipelined, metrics, max_body_bytes=max_body_bytes)
+    site.protocol = pipeline_bounded_channel(
+        max_pipelined, metrics, max_body_bytes=max_body_bytes, request_timeout=request_timeout
+    )
     return site, app, clock

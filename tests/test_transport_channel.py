@@ -44,3 +44,44 @@ class BodyBoundTests(SynchronousTestCase):
         self.send(served, [b"content-length: %d" % len(body)], body)
         self.assertEqual(served.response().status, 200)
         self.assertEqual(len(self.resource.requests), 1)
+
+
+class RequestDeadlineTests(SynchronousTestCase):
+    """Slowloris: a client trickling its request is closed; a streaming answer is not."""
+
+    def setUp(self):
+        self.resource = RecordingResource()
+        self.site, self.app, self.clock = web_site(self.resource, request_timeout=30)
+
+    def test_a_request_trickled_a_byte_at_a_time_is_closed_with_408(self):
+        exchange = HttpExchange(self.site)
+        for byte in b"GET /health HTTP/1.1\r\nhost: 127.0.0.1:8080\r\nx-slow: ":
+            exchange.channel.dataReceived(bytes([byte]))
+            self.clock.advance(1)
+            if exchange.transport.disconnecting:
+                break
+        self.assertTrue(exchange.transport.disconnecting)
+        self.assertEqual(exchange.response().status, 408)
+        self.assertIn("--request-timeout", json.loads(exchange.response().body)["detail"])
+
+    def test_an_idle_connection_is_closed_after_the_deadline(self):
+        exchange = HttpExchange(self.site)
+        self.clock.advance(29)
+        self.assertFalse(exchange.transport.disconnecting)
+        self.clock.advance(2)
+        self.assertTrue(exchange.transport.disconnecting)
+
+    def test_a_keep_alive_connection_gets_a_fresh_deadline_after_each_answer(self):
+        exchange = HttpExchange(self.site)
+        for _ in range(3):
+            self.clock.advance(20)
+            exchange.request(b"GET", b"/health")
+            self.assertFalse(exchange.transport.disconnecting)
+        self.assertEqual(exchange.transport.value().count(b"HTTP/1.1 200"), 3)
+
+    def test_a_streaming_answer_outlives_the_deadline(self):
+        exchange = HttpExchange(self.site)
+        exchange.request(b"GET", b"/sse")
+        self.clock.pump([10] * 12)
+        self.assertFalse(exchange.transport.disconnecting)
+        self.assertIn(b"event: endpoint", exchange.transport.value())

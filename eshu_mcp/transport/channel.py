@@ -14,6 +14,8 @@ from eshu_mcp.encoding import dumpb
 log = Logger()
 
 DEFAULT_MAX_PIPELINED = 16
+DEFAULT_REQUEST_TIMEOUT = 30.0
+"""Seconds a client has to send a whole request (headers and body) once it may send one."""
 
 
 def _refusal(limit: int) -> bytes:
@@ -55,6 +57,26 @@ def _too_large(limit: int) -> bytes:
     return head + body
 
 
+def _too_slow(limit: float) -> bytes:
+    body = (
+        dumpb(
+            {
+                "error": "Request Timeout",
+                "detail": f"the request was not complete within {limit:g} seconds"
+                " (--request-timeout)",
+            }
+        )
+        + b"\n"
+    )
+    head = (
+        b"HTTP/1.1 408 Request Timeout\r\n"
+        b"Content-Type: application/json\r\n"
+        b"Connection: close\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    )
+    return head + body
+
+
 class PipelineBoundedChannel(HTTPChannel):
     """
     An HTTP/1.1 connection answering at most ``max_pipelined`` requests in a row
@@ -73,6 +95,48 @@ class PipelineBoundedChannel(HTTPChannel):
     max_body_bytes: int | None = None
     """Largest request body accepted; a larger one is answered 413 and the connection closed."""
     _body_refused = False
+    request_timeout: float | None = None
+    """
+    Seconds a client has to send each whole request, counted from the connection (or the
+    previous answer): a slowloris client trickling a byte at a time resets the idle
+    timeout forever, but not this. Answers that stream (SSE) are not bounded by it.
+    """
+    _request_deadline = None
+
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        self._await_request()
+
+    def _await_request(self) -> None:
+        if self.request_timeout is not None and self._request_deadline is None:
+            self._request_deadline = self.callLater(self.request_timeout, self._too_slow)
+
+    def _request_arrived(self) -> None:
+        if self._request_deadline is not None:
+            if self._request_deadline.active():
+                self._request_deadline.cancel()
+            self._request_deadline = None
+
+    def _too_slow(self) -> None:
+        self._request_deadline = None
+        if self._handlingRequest:
+            return  # a whole request arrived and is being answered: not slow
+        log.info(
+            "connection from {peer} closed: no whole request within {seconds}s",
+            peer=str(self.transport.getPeer()),
+            seconds=self.request_timeout,
+        )
+        self.transport.write(_too_slow(self.request_timeout))
+        self.persistent = False
+        self.timeoutConnection()  # closes, and aborts if the client will not read
+
+    def allContentReceived(self) -> None:
+        self._request_arrived()
+        super().allContentReceived()
+
+    def connectionLost(self, reason) -> None:
+        self._request_arrived()
+        super().connectionLost(reason)
 
     def allHeadersReceived(self) -> None:
         limit = self.max_body_bytes
@@ -123,6 +187,9 @@ class PipelineBoundedChannel(HTTPChannel):
         waiting = any(self._dataBuffer)
         self._pipelined = self._pipelined + 1 if waiting else 0
         if self._pipelined <= self.max_pipelined:
+            if self.persistent:
+                # Armed first: a pipelined request replayed below disarms it once whole.
+                self._await_request()
             super().requestDone(request)
             return
         log.warn(
@@ -143,10 +210,12 @@ def pipeline_bounded_channel(
     metrics=None,
     *,
     max_body_bytes: int | None = None,
+    request_timeout: float | None = None,
 ) -> Callable[[], HTTPChannel]:
     """
-    A ``Site.protocol`` whose connections refuse pipelining beyond ``max_pipelined`` and
-    bodies beyond ``max_body_bytes`` (None: no bound here).
+    A ``Site.protocol`` whose connections refuse pipelining beyond ``max_pipelined``,
+    bodies beyond ``max_body_bytes`` and requests not whole within ``request_timeout``
+    seconds (None: no such bound).
     """
     on_refused = metrics.pipelining_refused.inc if metrics is not None else None
 
@@ -155,6 +224,7 @@ def pipeline_bounded_channel(
         channel.max_pipelined = max_pipelined
         channel.on_refused = on_refused
         channel.max_body_bytes = max_body_bytes
+        channel.request_timeout = request_timeout
         return channel
 
     return build
