@@ -771,6 +771,15 @@ class QueuedCallTests(SynchronousTestCase):
         self.assertEqual(self.ran, [])
         self.assertEqual(self.resource.abandon_all(), 0)
 
+    def test_a_client_still_waiting_at_shutdown_is_answered_503(self):
+        request, channel = synthesized_request(b"work")
+        self.resource.render(request)
+        self.resource.abandon_all()
+        self.pool.run_all()
+        self.assertEqual(request.code, 503)
+        self.assertTrue(request.finished)
+        self.assertIn(b"shutting down", channel.transport.written.getvalue())
+
     def test_principal_attribute_is_where_the_auth_guard_stores_it(self):
         from eshu_mcp.auth.guard import principal_of
         from eshu_mcp.query.local.api.platform.resource import PRINCIPAL_ATTRIBUTE

@@ -69,6 +69,7 @@ class QueryCall:
         self._conn: sqlite3.Connection | None = None
         self.abandoned = False
         self.expired = False
+        self.stopped = False
         self.budget = 0.0
 
     def attach(self, conn: sqlite3.Connection) -> None:
@@ -191,9 +192,13 @@ class LocalQueryResource(Resource):
         self._readers = threading.local()
 
     def abandon_all(self) -> int:
-        """Interrupt every running query (shutdown); returns how many were running."""
+        """
+        Interrupt every running query (shutdown), each still-connected client answered 503;
+        returns how many were running.
+        """
         calls = list(self._active)
         for call in calls:
+            call.stopped = True
             call.abandon()
         return len(calls)
 
@@ -383,7 +388,18 @@ class LocalQueryResource(Resource):
         self._active.discard(call)
         if timer.active():
             timer.cancel()
-        if call.abandoned or request.finished or getattr(request, "_disconnected", False):
+        gone = request.finished or getattr(request, "_disconnected", False)
+        if call.stopped and not gone:
+            error = ApiError(
+                503,
+                "the server is shutting down; ask again once it is back",
+                code="backend_unavailable",
+            )
+            self._write(
+                request, error.status, dumps(error.body(envelope and not route.plain)) + "\n"
+            )
+            return
+        if call.abandoned or gone:
             if isinstance(result, Failure) and not result.check(
                 _Abandoned, sqlite3.OperationalError, ApiError
             ):
