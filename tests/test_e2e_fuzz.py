@@ -160,3 +160,42 @@ class FuzzedCallTests(SynchronousTestCase):
         self.assertEqual(internal, [])
         self.assertEqual(failures, [])
         self.assertGreater(answered, BUDGET * 0.9)
+
+    def test_fuzzed_api_requests_get_no_5xx_and_no_traceback(self):
+        from eshu_mcp.query.local.api.platform.routemap import load_route_map
+        from tests.test_api_resource import ApiClient
+
+        rng = random.Random(SEED + 1)
+        client = ApiClient(self, self.db)
+        specs = [spec for spec in load_route_map() if spec.relative_path is not None]
+        names = ("repo_id", "limit", "offset", "query", "entity_id", "relative_path", "x")
+        server_errors = []
+        for _ in range(BUDGET):
+            spec = rng.choice(specs)
+            path = "/".join(
+                rng.choice(("%ff", "%00", "..", "x" * 300, "repository:r_1", "9" * 30))
+                if part.startswith("{")
+                else part
+                for part in spec.relative_path.split("/")
+            )
+            fields = {rng.choice(names): rng.choice(HOSTILE_VALUES) for _ in range(3)}
+            if spec.method == "GET":
+                params = {k: str(v) for k, v in fields.items() if isinstance(v, str | int)}
+                params = {k: v.encode("utf-8", "surrogatepass") for k, v in params.items()}
+                response = client.request("GET", path, params=params)
+            else:
+                raw = json.dumps(fields).encode("ascii")
+                if rng.random() < 0.2:
+                    raw = raw.replace(b'"x"', b"NaN")
+                response = client.request(spec.method, path, raw=raw)
+            unsupported = response.status == 501 and spec.mode == "501-unsupported"
+            if response.status >= 500 and not unsupported:
+                server_errors.append((spec.method, path, fields, response.status, response.body))
+        failures = [
+            formatEvent(event)
+            for event in self.logged
+            if event.get("log_failure") is not None
+            or event.get("log_level") in (LogLevel.error, LogLevel.critical)
+        ]
+        self.assertEqual(server_errors, [])
+        self.assertEqual(failures, [])
