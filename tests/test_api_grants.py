@@ -411,6 +411,30 @@ class GrantedReaderTests(SynchronousTestCase):
         grant(self.conn, Principal(mode=SCOPED))
         self.assertEqual(self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0], 0)
 
+    def test_a_table_a_later_schema_adds_is_shadowed_by_its_repo_id_or_file_id(self):
+        writer = sqlite3.connect(self.db)
+        writer.executescript(
+            "CREATE TABLE topic_rows (repo_id TEXT, topic TEXT);"
+            "CREATE TABLE topic_files (file_id INTEGER, topic TEXT);"
+            "CREATE TABLE vocabulary (word TEXT);"
+        )
+        for repo_id in (self.alpha, self.bravo):
+            writer.execute("INSERT INTO topic_rows VALUES (?, 'fees')", (repo_id,))
+        writer.execute("INSERT INTO topic_files SELECT file_id, 'fees' FROM files")
+        writer.execute("INSERT INTO vocabulary VALUES ('fees')")
+        writer.commit()
+        writer.close()
+        conn = shadow(open_reader(self.db))
+        self.addCleanup(conn.close)
+        grant(conn, Principal(mode=SCOPED, allowed_repository_ids=(self.alpha,)))
+        self.assertEqual(
+            [r[0] for r in conn.execute("SELECT repo_id FROM topic_rows")], [self.alpha]
+        )
+        files = conn.execute("SELECT COUNT(*) FROM topic_files").fetchone()[0]
+        self.assertEqual(files, conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+        self.assertLess(files, conn.execute("SELECT COUNT(*) FROM main.topic_files").fetchone()[0])
+        self.assertEqual(conn.execute("SELECT COUNT(*) FROM vocabulary").fetchone()[0], 1)
+
     def test_only_callers_whose_grants_leave_something_out_are_restricted(self):
         self.assertFalse(restricted(None))
         self.assertFalse(restricted(Principal(mode=SCOPED, all_scopes=True)))

@@ -22,27 +22,26 @@ GRANT_TABLE = "temp.eshu_readable_repositories"
 _GRANTED = f"repo_id IN (SELECT repo_id FROM {GRANT_TABLE})"
 _GRANTED_FILES = f"file_id IN (SELECT file_id FROM main.files WHERE {_GRANTED})"
 
-SHADOWED: dict[str, str] = {
-    "repositories": _GRANTED,
-    "repository_refs": _GRANTED,
-    "generations": _GRANTED,
-    "files": _GRANTED,
-    "imports": _GRANTED,
-    "modules": _GRANTED,
-    "bases": _GRANTED,
-    "secret_candidates": _GRANTED,
-    "artifact_facts": _GRANTED,
-    "fact_versions": _GRANTED,
-    "entities": _GRANTED,
-    "call_sites": _GRANTED,
-    "edges": _GRANTED,
-    "entity_source": _GRANTED_FILES,
-    "entity_rows": _GRANTED_FILES,
-    "call_rows": _GRANTED_FILES,
-    "reference_rows": _GRANTED_FILES,
+SPECIAL: dict[str, str] = {
     "edge_rows": "repo IN (SELECT repo_key FROM main.repositories WHERE " + _GRANTED + ")",
 }
-"""Every relation holding repository rows, and the filter its shadow view applies."""
+"""Relations whose repository is named another way than a ``repo_id`` or ``file_id``."""
+
+
+def shadow_filter(name: str, columns: set[str]) -> str | None:
+    """
+    The filter a relation's shadow view applies, or None when it holds no repository's
+    rows: by ``repo_id`` when it has one, else by ``file_id`` (the file's repository).
+    Any table or view a later schema adds with either column is covered without a change
+    here; virtual tables (full-text indexes) are read through the tables they index.
+    """
+    if name in SPECIAL:
+        return SPECIAL[name]
+    if "repo_id" in columns:
+        return _GRANTED
+    if "file_id" in columns and name != "files":
+        return _GRANTED_FILES
+    return None
 
 
 def readable(principal: Any, repo_id: str) -> bool:
@@ -69,23 +68,24 @@ def readable_repositories(conn: sqlite3.Connection, principal: Any) -> list[sqli
 def shadow(conn: sqlite3.Connection) -> sqlite3.Connection:
     """
     Make ``conn`` a granted reader: its grant table (empty: nothing readable) and a shadow
-    view over each relation of :data:`SHADOWED` that the index has. Returns ``conn``.
+    view over each relation of the index that holds repository rows. Returns ``conn``.
     """
-    present = {
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')"
-        )
-    }
+    relations = conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view')"
+        " AND name NOT LIKE 'sqlite_%' AND COALESCE(sql, '') NOT LIKE 'CREATE VIRTUAL%'"
+        " ORDER BY name"
+    ).fetchall()
     statements = [
         f"CREATE TEMP TABLE IF NOT EXISTS {GRANT_TABLE.split('.')[1]}"
         " (repo_id TEXT PRIMARY KEY) WITHOUT ROWID"
     ]
-    for name, condition in SHADOWED.items():
-        if name in present:
+    for (name,) in relations:
+        columns = {row[1] for row in conn.execute(f'PRAGMA main.table_info("{name}")')}
+        condition = shadow_filter(name, columns)
+        if condition is not None:
             statements.append(
-                f"CREATE TEMP VIEW IF NOT EXISTS {name} AS"
-                f" SELECT * FROM main.{name} WHERE {condition}"
+                f'CREATE TEMP VIEW IF NOT EXISTS "{name}" AS'
+                f' SELECT * FROM main."{name}" WHERE {condition}'
             )
     with _writable_temp(conn):
         for statement in statements:
