@@ -103,7 +103,12 @@ def _start_logging(level_name: str = "info") -> None:
 def _build_stack(options, reactor):
     from twisted.application.service import MultiService
 
-    from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
+    from eshu_mcp.service import (
+        AnswerCallsAtShutdown,
+        LogBridgeService,
+        build_backend,
+        build_mcp_server,
+    )
 
     parent = MultiService()
     backend = build_backend(options.backend_settings(), reactor=reactor, parent=parent)
@@ -117,6 +122,7 @@ def _build_stack(options, reactor):
     except ValueError as error:
         raise usage.UsageError(str(error)) from None
     LogBridgeService(server, reactor).setServiceParent(parent)
+    AnswerCallsAtShutdown(server).setServiceParent(parent)
     return parent, server
 
 

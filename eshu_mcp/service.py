@@ -12,7 +12,7 @@ from pathlib import Path
 from attrs import frozen
 from twisted.application.service import MultiService, Service
 from twisted.internet.interfaces import IReactorTime
-from twisted.logger import globalLogPublisher
+from twisted.logger import Logger, globalLogPublisher
 from twisted.web.resource import IResource
 
 from eshu_mcp.catalog import ToolCatalog, read_only_tools
@@ -27,6 +27,8 @@ from eshu_mcp.protocol.notices import LogBridge
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE, McpServer
 from eshu_mcp.query.interfaces import IQueryBackend
 from eshu_mcp.query.local.index.store.database import default_db_path
+
+log = Logger()
 
 
 @frozen
@@ -94,6 +96,19 @@ def build_mcp_server(
         clock=clock,
         build_progress=getattr(backend, "build_progress", None),
     )
+
+
+class AnswerCallsAtShutdown(Service):
+    """When the daemon stops, every tool call still running gets an error reply first."""
+
+    def __init__(self, server: McpServer) -> None:
+        self._server = server
+
+    def stopService(self):
+        stopped = self._server.answer_calls_at_shutdown()
+        if stopped:
+            log.info("answered {count} running tool calls at shutdown", count=stopped)
+        return super().stopService()
 
 
 class LogBridgeService(Service):

@@ -23,8 +23,13 @@ from eshu_mcp.protocol.jsonrpc import DEFAULT_MAX_BATCH, DEFAULT_MAX_MESSAGE_BYT
 from eshu_mcp.protocol.server import DEFAULT_PAGE_SIZE
 from eshu_mcp.query.local.index.store.database import default_db_path
 from eshu_mcp.service import BackendSettings, ServerSettings
-from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED
-from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, is_loopback_host
+from eshu_mcp.transport.channel import DEFAULT_MAX_PIPELINED, DEFAULT_REQUEST_TIMEOUT
+from eshu_mcp.transport.http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    is_loopback_host,
+)
 from eshu_mcp.transport.stream import DEFAULT_KEEPALIVE, DEFAULT_QUEUE_BYTES
 
 log = Logger()
@@ -306,6 +311,24 @@ class Options(QueryOptions):
             int,
         ],
         [
+            "max-sessions-per-client",
+            None,
+            DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            "Most open sessions per transport that one client may hold (one credential, or "
+            "one address when unauthenticated); beyond it initialize or GET /sse gets 429 "
+            "with Retry-After, so one client cannot fill the --max-sessions table.",
+            int,
+        ],
+        [
+            "request-timeout",
+            None,
+            DEFAULT_REQUEST_TIMEOUT,
+            "Seconds a client has to send a whole request (headers and body) once its "
+            "connection may send one; a slower one gets 408 and is closed (slowloris). "
+            "Connections idle between requests are closed after the same time.",
+            float,
+        ],
+        [
             "max-pipelined",
             None,
             DEFAULT_MAX_PIPELINED,
@@ -365,8 +388,12 @@ class Options(QueryOptions):
             raise usage.UsageError("--session-idle-timeout must be a positive number of seconds")
         if self["max-sessions"] < 1:
             raise usage.UsageError("--max-sessions must be at least 1")
+        if self["max-sessions-per-client"] < 1:
+            raise usage.UsageError("--max-sessions-per-client must be at least 1")
         if self["max-pipelined"] < 0:
             raise usage.UsageError("--max-pipelined must be 0 or more")
+        if not self["request-timeout"] > 0:
+            raise usage.UsageError("--request-timeout must be more than 0 seconds")
         if self["max-queued-bytes"] < 65536:
             raise usage.UsageError("--max-queued-bytes must be at least 65536")
         env = os.environ.get("ESHU_MCP_ALLOW_UNAUTHENTICATED", "").strip().lower()
@@ -440,7 +467,12 @@ def makeService(options: Options, reactor=None) -> MultiService:
 
     from eshu_mcp.auth import CredentialPolicy, announce_posture, guard, startup_refusal
     from eshu_mcp.metrics import Metrics
-    from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
+    from eshu_mcp.service import (
+        AnswerCallsAtShutdown,
+        LogBridgeService,
+        build_backend,
+        build_mcp_server,
+    )
     from eshu_mcp.shutdown import StopOnce
     from eshu_mcp.transport.channel import pipeline_bounded_channel
     from eshu_mcp.transport.http import OriginPolicy
@@ -504,20 +536,30 @@ def makeService(options: Options, reactor=None) -> MultiService:
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],
+            max_sessions_per_client=options["max-sessions-per-client"],
             metrics=metrics,
         ),
         sse_sessions=SseSessionRegistry(
             reactor,
             idle_timeout=options["session-idle-timeout"],
             max_sessions=options["max-sessions"],
+            max_sessions_per_client=options["max-sessions-per-client"],
             metrics=metrics,
         ),
         public_metrics=bool(options["public-metrics"]),
     )
     web.sse_sessions.setServiceParent(parent)
     web.streamable_sessions.setServiceParent(parent)
+    # Stopped before the sessions close: running calls are answered, then streams end.
+    AnswerCallsAtShutdown(server).setServiceParent(parent)
     site = DaemonSite(web.resource(), access_log=bool(options["access-log"]))
-    site.protocol = pipeline_bounded_channel(options["max-pipelined"], metrics)
+    site.protocol = pipeline_bounded_channel(
+        options["max-pipelined"],
+        metrics,
+        # The largest body any endpoint reads: an MCP message, or a 1 MiB API request.
+        max_body_bytes=max(options["max-message-bytes"], 1 << 20),
+        request_timeout=options["request-timeout"],
+    )
 
     def announce(addresses: list[str]) -> None:
         log.info(

@@ -53,8 +53,9 @@ def _dechunk(data: bytes) -> bytes:
 class HttpExchange:
     """One client connection to a real ``Site`` over a ``StringTransport``."""
 
-    def __init__(self, site: Site) -> None:
-        self.transport = StringTransport()
+    def __init__(self, site: Site, peer: str | None = None) -> None:
+        address = None if peer is None else IPv4Address("TCP", peer, 50000)
+        self.transport = StringTransport(peerAddress=address)
         self.channel = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 50000))
         self.channel.makeConnection(self.transport)
 
@@ -151,6 +152,8 @@ def web_site(
     session_idle_timeout=None,
     max_pipelined=16,
     max_queued_bytes=None,
+    max_body_bytes=None,
+    request_timeout=None,
 ):
     """The daemon's real HTTP tree over a test query Resource; returns (site, app, clock)."""
     from twisted.internet.task import Clock
@@ -198,5 +201,7 @@ def web_site(
         **({} if max_queued_bytes is None else {"max_queued_bytes": max_queued_bytes}),
     )
     site = Site(app.resource(), parsePOSTFormSubmission=False, reactor=clock)
-    site.protocol = pipeline_bounded_channel(max_pipelined, metrics)
+    site.protocol = pipeline_bounded_channel(
+        max_pipelined, metrics, max_body_bytes=max_body_bytes, request_timeout=request_timeout
+    )
     return site, app, clock

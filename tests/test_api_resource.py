@@ -428,6 +428,30 @@ class BodyTests(SynchronousTestCase):
         response = self.client.post("/content/files/read", raw=b'{"repo_id": "\xff"}')
         self.assertEqual(response.status, 400)
 
+    def test_lone_surrogates_read_as_replacement_characters_as_go_reads_them(self):
+        for path, raw in (
+            ("/code/search", b'{"query": "Payment\\ud800Service"}'),
+            ("/code/symbols/search", b'{"symbol": "\\udfff", "repo_id": "payments"}'),
+            ("/content/files/read", b'{"repo_id": "payments", "relative_path": "\\ud800.py"}'),
+        ):
+            with self.subTest(path=path):
+                response = self.client.post(path, raw=raw)
+                self.assertLess(response.status, 500, response.body)
+        response = self.client.post("/code/search", raw=b'{"query": "Pay\\ud800"}')
+        self.assertEqual(response.json()["query"], "Pay\ufffd")
+
+    def test_integers_beyond_64_bits_are_400_never_500(self):
+        for path, body in (
+            ("/code/search", {"query": "PaymentService", "limit": 2**63}),
+            ("/content/files/search", {"query": "PaymentService", "limit": -(2**63) - 1}),
+            ("/code/quality/inspect", {"check": "complexity", "limit": 10, "offset": 2**64}),
+        ):
+            with self.subTest(path=path):
+                response = self.client.post(path, body)
+                self.assertEqual(response.status, 400, response.body)
+        response = self.client.get("/repositories", params={"limit": str(2**70)})
+        self.assertEqual(response.status, 200)
+
 
 class ErrorRenderingTests(SynchronousTestCase):
     def setUp(self):
@@ -746,6 +770,15 @@ class QueuedCallTests(SynchronousTestCase):
         self.pool.run_all()
         self.assertEqual(self.ran, [])
         self.assertEqual(self.resource.abandon_all(), 0)
+
+    def test_a_client_still_waiting_at_shutdown_is_answered_503(self):
+        request, channel = synthesized_request(b"work")
+        self.resource.render(request)
+        self.resource.abandon_all()
+        self.pool.run_all()
+        self.assertEqual(request.code, 503)
+        self.assertTrue(request.finished)
+        self.assertIn(b"shutting down", channel.transport.written.getvalue())
 
     def test_principal_attribute_is_where_the_auth_guard_stores_it(self):
         from eshu_mcp.auth.guard import principal_of

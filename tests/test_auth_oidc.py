@@ -133,6 +133,15 @@ class VerificationTests(_CheckerMixin, SynchronousTestCase):
         denial = self.refused(self.checker(), ISSUER.mint(_claims(exp=None)))
         self.assertEqual(denial.reason, "expired")
 
+    def test_non_finite_expiry_or_not_before_is_refused(self) -> None:
+        for claims, reason in (
+            (_claims(exp=float("nan")), "expired"),
+            (_claims(exp=float("inf")), "expired"),
+            (_claims(nbf=float("nan")), "not_yet_valid"),
+        ):
+            with self.subTest(claims=claims):
+                self.assertEqual(self.refused(self.checker(), ISSUER.mint(claims)).reason, reason)
+
     def test_expiry_follows_the_injected_clock(self) -> None:
         checker = self.checker()
         token = ISSUER.mint(_claims(exp=NOW + 60))

@@ -247,3 +247,34 @@ def test_valid_calls_pass_unchanged_and_unknown_tools_are_left_to_routing():
     args = {"query": "x", "limit": 20, "exact": True}
     assert check_arguments("find_code", args) == (args, [])
     assert check_arguments("no_such_tool", {"a": 1}) == ({"a": 1}, [])
+
+
+def test_a_lone_surrogate_anywhere_in_an_argument_is_refused_as_not_text():
+    for args in (
+        {"query": "charge\ud800"},
+        {"query": "charge", "language": "\udfff"},
+        {"query": "charge", "\ud800": 1},
+    ):
+        problems = problems_of("find_code", args)
+        assert problems, args
+        assert all("\ud800" not in str(p) and "\udfff" not in str(p) for p in problems)
+    (problem,) = problems_of("find_code", {"query": "charge\ud800"})
+    assert (problem.argument, problem.kind) == ("query", "invalid")
+    assert "surrogate" in problem.allowed
+    problems = problems_of("find_symbol", {"symbol": "x", "repo_id": ["\ud800"]})
+    assert ("repo_id", "invalid") in [(p.argument, p.kind) for p in problems]
+
+
+def test_integers_beyond_64_bits_are_out_of_range_even_where_the_schema_sets_no_bound():
+    bounded = [
+        (p.argument, p.kind) for p in problems_of("find_code", {"query": "x", "limit": 2**63})
+    ]
+    assert bounded == [("limit", "range")]
+    for tool, schema in ((r["name"], r["input_schema"]) for r in load_contract()):
+        for name, spec in (schema.get("properties") or {}).items():
+            if spec.get("type") == "integer" and "maximum" not in spec:
+                args = {**{n: "x" for n in schema.get("required", [])}, name: 2**63}
+                found = [(p.argument, p.kind) for p in problems_of(tool, args)]
+                assert (name, "range") in found, (tool, name)
+                return
+    raise AssertionError("no unbounded integer argument in the catalog")

@@ -1,9 +1,10 @@
 """Progress notifications for tool calls and the server's log for sessions that ask."""
 
 from twisted.internet.task import Clock
-from twisted.logger import Logger
+from twisted.logger import Logger, globalLogPublisher
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.auth.principal import SCOPED, Principal
 from eshu_mcp.catalog import ToolCatalog
 from eshu_mcp.dispatch.inprocess import InProcessDispatcher
 from eshu_mcp.protocol import versions
@@ -12,6 +13,7 @@ from eshu_mcp.protocol.server import CallContext, McpServer
 from eshu_mcp.query.local.first_index import BuildProgress
 from eshu_mcp.query.local.index.build.service import IndexService
 from tests.support import FRESH_TRUTH, RecordingResource, envelope
+from tests.test_api_resource import ThreadReactor
 
 
 class Session:
@@ -211,3 +213,57 @@ class BuildReportTests(SynchronousTestCase):
         self.assertFalse(build.building())
         index.state = "ready"
         self.assertFalse(build.building())
+
+
+class LogScopeTests(SynchronousTestCase):
+    """A session hears its own calls' events and the index events it may read, no more."""
+
+    def setUp(self):
+        self.clock = ThreadReactor()
+        self.server, _ = make_server(self.clock)
+        bridge = LogBridge(self.server.log_feed, self.clock)
+        globalLogPublisher.addObserver(bridge)
+        self.addCleanup(globalLogPublisher.removeObserver, bridge)
+        self.index_log = Logger(namespace=IndexService.__module__)
+
+    def session(self, principal=None, level="debug"):
+        session = Session(self, self.server)
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "logging/setLevel",
+            "params": {"level": level},
+        }
+        reply = self.successResultOf(
+            session.connection.handle(message, CallContext(principal=principal))
+        )
+        self.assertEqual(reply["result"], {})
+        return session
+
+    def heard(self, session):
+        self.clock.advance(0)
+        return [m["data"] for m in session.notices("notifications/message")]
+
+    def test_a_scoped_session_hears_only_index_events_of_its_repositories(self):
+        alpha_only = Principal(mode=SCOPED, allowed_repository_ids=("repository:r_alpha",))
+        scoped, everyone = self.session(alpha_only), self.session()
+        for repo_id in ("repository:r_alpha", "repository:r_bravo", None):
+            self.index_log.info(
+                "index build 1: {path} built", path=f"/src/{repo_id}", repo_id=repo_id
+            )
+        self.assertEqual(self.heard(scoped), ["index build 1: /src/repository:r_alpha built"])
+        self.assertEqual(len(self.heard(everyone)), 3)
+
+    def test_a_token_granted_every_scope_hears_every_index_event(self):
+        session = self.session(Principal(mode=SCOPED, all_scopes=True))
+        self.index_log.info("index build 2 finished 2 repositories")
+        self.assertEqual(self.heard(session), ["index build 2 finished 2 repositories"])
+
+    def test_a_call_s_events_reach_only_the_session_that_made_it(self):
+        caller, other = self.session(), self.session()
+        dispatch_log = Logger(namespace=InProcessDispatcher.__module__)
+        self.server.dispatcher.call("find_code", {"limit": "x"}, caller=caller.connection)
+        dispatch_log.info("dispatch tool {tool}", tool="anonymous")
+        own = [text for text in self.heard(caller) if "find_code" in text]
+        self.assertEqual(len(own), 1)
+        self.assertEqual(self.heard(other), ["dispatch tool anonymous"])

@@ -300,3 +300,50 @@ class ModernEraTests(SynchronousTestCase):
         client = Client(self, make_server()[0])
         reply = client.request("ping", {"_meta": MODERN_META})
         self.assertEqual(reply["error"]["code"], -32601)
+
+
+class ShutdownTests(SynchronousTestCase):
+    """Calls still running when the server stops are answered, never left hanging."""
+
+    def test_running_and_queued_calls_get_an_error_result_at_shutdown(self):
+        server, resource = make_server(
+            RecordingResource(hold=True), max_concurrent_calls=1, max_queued_calls=4
+        )
+        connection = server.connection(default_version="2025-11-25")
+        calls = [
+            connection.handle(
+                {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": "tools/call",
+                    "params": {"name": "list_indexed_repositories", "arguments": {}},
+                },
+                CallContext(),
+            )
+            for number in (1, 2)
+        ]
+        self.assertNoResult(calls[0])
+        self.assertEqual(server.answer_calls_at_shutdown(), 2)
+        for number, call in zip((1, 2), calls, strict=True):
+            reply = self.successResultOf(call)
+            self.assertEqual(reply["id"], number)
+            self.assertTrue(reply["result"]["isError"])
+            self.assertIn("shutting down", reply["result"]["content"][0]["text"])
+        self.assertTrue(resource.requests[0]._disconnected)
+        self.assertEqual(server.answer_calls_at_shutdown(), 0)
+
+    def test_calls_the_client_cancelled_stay_unanswered(self):
+        server, _ = make_server(RecordingResource(hold=True))
+        connection = server.connection(default_version="2025-11-25")
+        call = connection.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "tools/call",
+                "params": {"name": "list_indexed_repositories", "arguments": {}},
+            },
+            CallContext(),
+        )
+        connection.cancel_call(9)
+        self.assertEqual(server.answer_calls_at_shutdown(), 0)
+        self.assertIsNone(self.successResultOf(call))

@@ -77,6 +77,50 @@ class ReapingTests(SynchronousTestCase):
         self.assertIn("too many open sessions", refused.json()["detail"])
 
 
+class PerClientBoundTests(SynchronousTestCase):
+    """One client (an address, or a credential) cannot fill the whole session table."""
+
+    def setUp(self):
+        self.site, self.app, self.clock = web_site(session_idle_timeout=60)
+        for registry in (self.app.streamable_sessions, self.app.sse_sessions):
+            registry.max_sessions_per_client = 3
+
+    def exchange(self, host: str) -> HttpExchange:
+        return HttpExchange(self.site, peer=host)
+
+    def initialize(self, host: str):
+        exchange = self.exchange(host)
+        post_json(exchange, b"/mcp", INITIALIZE, accept=ACCEPT)
+        return exchange.response()
+
+    def test_one_address_past_its_bound_is_429_while_others_still_get_sessions(self):
+        self.assertEqual([self.initialize("10.0.0.1").status for _ in range(3)], [200] * 3)
+        refused = self.initialize("10.0.0.1")
+        self.assertEqual(refused.status, 429)
+        self.assertEqual(refused.header(b"retry-after"), b"60")
+        self.assertIn("--max-sessions-per-client", refused.json()["detail"])
+        self.assertEqual(self.initialize("10.0.0.2").status, 200)
+        self.assertEqual(len(self.app.streamable_sessions), 4)
+
+    def test_an_ended_session_frees_its_client_s_place(self):
+        sessions = [self.initialize("10.0.0.1").header(b"mcp-session-id") for _ in range(3)]
+        exchange = self.exchange("10.0.0.1")
+        exchange.request(b"DELETE", b"/mcp", headers={b"mcp-session-id": sessions[0]})
+        self.assertEqual(self.initialize("10.0.0.1").status, 200)
+
+    def test_sse_streams_are_bounded_per_client_too(self):
+        def open_stream(host):
+            stream = self.exchange(host)
+            stream.request(b"GET", b"/sse")
+            return stream
+
+        streams = [open_stream("10.0.0.1") for _ in range(3)]
+        self.assertEqual(open_stream("10.0.0.1").response().status, 429)
+        self.assertEqual(open_stream("10.0.0.3").response().status, 200)
+        streams[0].disconnect()
+        self.assertEqual(open_stream("10.0.0.1").response().status, 200)
+
+
 def sse_endpoint(stream: HttpExchange) -> bytes:
     body = stream.response().body.decode()
     return body.split("event: endpoint\ndata: ", 1)[1].split("\n", 1)[0].encode()

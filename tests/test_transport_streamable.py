@@ -346,3 +346,80 @@ class ProgressStreamTests(SynchronousTestCase):
         self.assertEqual(len(sse_messages(exchange.response().body)), 2)
         exchange.disconnect()
         self.assertEqual(len(resource.disconnected), 1)
+
+
+class ScopedLogTests(SynchronousTestCase):
+    """The guard's principal reaches the session's log: a scoped token hears its own only."""
+
+    def setUp(self):
+        import json as _json
+
+        from twisted.logger import Logger, globalLogPublisher
+
+        from eshu_mcp.auth.scoped import token_sha256
+        from eshu_mcp.protocol.notices import LogBridge
+
+        registry = self.mktemp()
+        with open(registry, "w") as handle:
+            _json.dump(
+                {
+                    "version": 1,
+                    "tokens": [
+                        {
+                            "token_sha256": token_sha256("alpha-token"),
+                            "tenant_id": "t",
+                            "workspace_id": "w",
+                            "allowed_repository_ids": ["repository:r_alpha"],
+                        }
+                    ],
+                },
+                handle,
+            )
+        self.site, self.app, self.clock = web_site(environ={"ESHU_SCOPED_TOKENS_FILE": registry})
+        self.clock.callFromThread = lambda f, *args: f(*args)
+        bridge = LogBridge(self.app.server.log_feed, self.clock)
+        globalLogPublisher.addObserver(bridge)
+        self.addCleanup(globalLogPublisher.removeObserver, bridge)
+        self.index_log = Logger(namespace="eshu_mcp.query.local.index.build.service")
+
+    def post(self, message, **headers):
+        exchange = HttpExchange(self.site)
+        post_json(
+            exchange,
+            b"/mcp",
+            message,
+            accept=ACCEPT,
+            authorization=b"Bearer alpha-token",
+            **headers,
+        )
+        return exchange.response()
+
+    def test_a_scoped_session_s_stream_carries_only_its_repositories_index_events(self):
+        session = self.post(INITIALIZE).header(b"mcp-session-id")
+        stream = HttpExchange(self.site)
+        stream.request(
+            b"GET",
+            b"/mcp",
+            headers={
+                b"mcp-session-id": session,
+                b"accept": b"text/event-stream",
+                b"authorization": b"Bearer alpha-token",
+            },
+        )
+        level = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "logging/setLevel",
+            "params": {"level": "info"},
+        }
+        self.assertEqual(self.post(level, mcp_session_id=session).status, 200)
+        for repo_id in ("repository:r_alpha", "repository:r_bravo"):
+            self.index_log.info(
+                "index build 1: {path} built", path=f"/src/{repo_id}", repo_id=repo_id
+            )
+        self.index_log.info("index build 1 finished 2 repositories")
+        self.clock.advance(0)
+        body = stream.response().body
+        self.assertIn(b"/src/repository:r_alpha built", body)
+        self.assertNotIn(b"r_bravo", body)
+        self.assertNotIn(b"2 repositories", body)

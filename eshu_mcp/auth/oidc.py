@@ -12,6 +12,7 @@ or that maps to no grant, is refused with a bare challenge.
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -137,10 +138,15 @@ def subject_hash(provider_id: str, subject: str) -> str:
 
 
 def _number(claims: dict[str, Any], name: str) -> float | None:
+    """A numeric time claim; None when absent, not a number, or not finite (NaN, infinity)."""
     value = claims.get(name)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _groups(claims: dict[str, Any], claim: str) -> tuple[str, ...] | None:

@@ -28,6 +28,7 @@ from twisted.web.server import Request, Site
 from eshu_mcp.dispatch.anchors import anchored_arguments
 from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
+from eshu_mcp.dispatch.attribution import attributed
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
 from eshu_mcp.dispatch.first_page import (
     DEFAULT_ANSWER_ROWS,
@@ -174,13 +175,24 @@ class InProcessDispatcher:
     def __attrs_post_init__(self) -> None:
         self._site = Site(api_root(self.query_resource), parsePOSTFormSubmission=False)
 
-    def call(self, tool_name: str, args: dict, authorization: bytes | None = None):
+    def call(
+        self,
+        tool_name: str,
+        args: dict,
+        authorization: bytes | None = None,
+        *,
+        caller: object | None = None,
+    ):
         """
         Fire with the MCP tool result for one call; cancelling it cancels the request.
 
         Arguments are checked against the tool's input schema first: a call the
-        schema refuses never reaches the query Resource.
+        schema refuses never reaches the query Resource. The call's log events are
+        attributed to ``caller`` (the session making it), the one session that hears them.
         """
+        return attributed(caller, self._call, tool_name, args, authorization, caller)
+
+    def _call(self, tool_name: str, args: dict, authorization: bytes | None, caller: object):
         started = time.monotonic()
         args, problems = check_arguments(tool_name, args)
         if problems:
@@ -239,7 +251,10 @@ class InProcessDispatcher:
                 tool_name, timed_out=timed_out, configured_timeout=self.timeout
             )
 
-        outcome.addCallbacks(classify, ended)
+        outcome.addCallbacks(
+            lambda response: attributed(caller, classify, response),
+            lambda failure: attributed(caller, ended, failure),
+        )
         return outcome.addCallback(with_selectors_not_found, args)
 
     def request(self, route: Route, authorization: bytes | None = None) -> defer.Deferred:

@@ -17,6 +17,7 @@ The checks only refuse calls; they never change what a valid call sends, so
 import copy
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -39,6 +40,8 @@ __all__ = [
 
 #: Longest string accepted in any argument (a path, a pattern, a query), in characters.
 MAX_STRING_CHARS = 4096
+#: Integers an argument may hold: a 64-bit signed integer, as Eshu's Go API reads them.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 #: Most items accepted in any list argument.
 MAX_LIST_ITEMS = 500
 #: Largest free-form object argument (a prior response, a truth block), serialized.
@@ -294,17 +297,24 @@ class ToolArguments:
         """
         problems: list[ArgumentProblem] = []
         accepted = {}
+        refused: set[str] = set()
         for name in sorted(args):
             value = args[name]
             if name not in self.schemas:
                 shown = name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "..."
+                shown = _printable(shown)
                 # Suggestions cost a fuzzy match each; a flood of names gets none past a few.
                 suggestion = _near(name, self.names) if len(problems) < MAX_SUGGESTIONS else None
                 problems.append(ArgumentProblem(shown, "unknown", value, self.names, suggestion))
+            elif _has_lone_surrogate(value):
+                problems.append(ArgumentProblem(name, "invalid", None, _SURROGATE))
+                refused.add(name)
             elif value is not None:
                 accepted[name] = value
         for name in self.required:
             others = self.alternatives.get(name, ())
+            if name in refused:
+                continue
             if name not in accepted and not any(n in accepted for n in others):
                 kind = "null" if name in args else "required"
                 problems.append(ArgumentProblem(name, kind, None, self.schemas.get(name)))
@@ -328,6 +338,9 @@ class ToolArguments:
                     value_problems.append(
                         ArgumentProblem(name, "too_large", size, MAX_OBJECT_BYTES)
                     )
+        for name, value in accepted.items():
+            if _beyond_int64(value) and not any(p.argument == name for p in value_problems):
+                value_problems.append(ArgumentProblem(name, "range", value, (INT64_MIN, INT64_MAX)))
         value_problems.sort(key=_problem_order)
         shown = set()
         for problem in value_problems:
@@ -335,6 +348,42 @@ class ToolArguments:
                 shown.add(problem.argument)
                 problems.append(problem)
         return accepted, problems
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATE = "it holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not text"
+
+
+def _has_lone_surrogate(value: Any, depth: int = 0) -> bool:
+    """Whether a string anywhere in ``value`` (keys too) holds a lone surrogate."""
+    if isinstance(value, str):
+        return _printable(value) != value
+    if depth > 64:
+        return False  # deeper values are refused by their size or type checks
+    if isinstance(value, dict):
+        return any(
+            _has_lone_surrogate(k, depth + 1) or _has_lone_surrogate(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item, depth + 1) for item in value)
+    return False
+
+
+def _beyond_int64(value: Any) -> bool:
+    """Whether ``value`` (or an item of a list) is an integer no 64-bit field can hold."""
+    if isinstance(value, list):
+        return any(_beyond_int64(item) for item in value)
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not INT64_MIN <= value <= INT64_MAX
+    )
+
+
+def _printable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (how Go decodes them)."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def _json_size(value: Any) -> int:

@@ -4,7 +4,10 @@ Server-to-client notifications: progress of one tool call, and the server's log.
 A :class:`ProgressReporter` numbers one call's ``notifications/progress``; a
 :class:`LogFeed` keeps the sessions that asked for the server's log
 (``logging/setLevel``) and hands each of them the events at or above its level
-through a small bounded queue, so a slow or silent client costs bounded memory.
+through a small bounded queue, so a slow or silent client costs bounded memory. A
+session hears only what it may read: the events of its own tool calls (never another
+session's) and the index events of repositories its grants cover; events naming no
+repository go only to sessions whose grants are unrestricted.
 :class:`LogBridge` is the ``twisted.logger`` observer that feeds it, taking
 only the events of the namespaces that describe the service (index builds,
 dispatch deadlines, budget hits, refused arguments), never request bodies or
@@ -18,6 +21,8 @@ from typing import Any
 from twisted.logger import ILogObserver, LogLevel, formatEvent
 from twisted.python import threadable
 from zope.interface import implementer
+
+from eshu_mcp.dispatch.attribution import calling
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """RFC 5424 severities, least severe first, as MCP names them."""
@@ -42,6 +47,17 @@ _TWISTED_LEVELS = {
 }
 
 Notify = Callable[[dict], Any]
+MayRead = Callable[[str], bool]
+
+
+def repository_reader(principal: Any) -> MayRead | None:
+    """
+    What a session's caller may read: None when every repository (no principal, the
+    shared key, a token granted all scopes), else its ``may_read_repository`` check.
+    """
+    if principal is None or getattr(principal, "all_scopes", False):
+        return None
+    return getattr(principal, "may_read_repository", None)
 
 
 def notification(method: str, params: dict) -> dict:
@@ -89,10 +105,11 @@ class ProgressReporter:
 class LogSubscriber:
     """One session's share of the log: its level, its sink and its bounded queue."""
 
-    def __init__(self, clock, level: str, send: Notify) -> None:
+    def __init__(self, clock, level: str, send: Notify, may_read: MayRead | None = None) -> None:
         self._clock = clock
         self.level = level
         self._send = send
+        self.may_read = may_read
         self._queue: deque[dict] = deque()
         self._flushing = None
         self.dropped = 0
@@ -133,10 +150,15 @@ class LogFeed:
     def __len__(self) -> int:
         return len(self._subscribers)
 
-    def subscribe(self, owner: object, level: str, send: Notify) -> LogSubscriber:
-        """Send ``owner`` the events at or above ``level`` (replacing any earlier level)."""
+    def subscribe(
+        self, owner: object, level: str, send: Notify, may_read: MayRead | None = None
+    ) -> LogSubscriber:
+        """
+        Send ``owner`` the events at or above ``level`` (replacing any earlier level) that
+        it may read: ``may_read`` says which repositories (None: all of them).
+        """
         self.unsubscribe(owner)
-        subscriber = LogSubscriber(self.clock, level, send)
+        subscriber = LogSubscriber(self.clock, level, send, may_read)
         self._subscribers[owner] = subscriber
         return subscriber
 
@@ -146,10 +168,29 @@ class LogFeed:
         if subscriber is not None:
             subscriber.cancel()
 
-    def publish(self, level: str, logger: str, text: str) -> None:
-        """Offer one event to every subscriber (reactor thread only)."""
+    def publish(
+        self,
+        level: str,
+        logger: str,
+        text: str,
+        *,
+        caller: object | None = None,
+        repository: str | None = None,
+    ) -> None:
+        """
+        Offer one event to the subscribers that may hear it (reactor thread only): the event
+        of a ``caller``'s tool call to that caller alone, an event about ``repository`` to
+        those that may read it, any other event to those that may read everything.
+        """
+        if caller is not None:
+            subscriber = self._subscribers.get(caller)
+            if subscriber is not None:
+                subscriber.offer(level, logger, text)
+            return
         for subscriber in list(self._subscribers.values()):
-            subscriber.offer(level, logger, text)
+            check = subscriber.may_read
+            if check is None or (repository is not None and check(repository)):
+                subscriber.offer(level, logger, text)
 
 
 @implementer(ILogObserver)
@@ -172,7 +213,17 @@ class LogBridge:
             level = "error"
         text = formatEvent(event)
         logger = namespace.rsplit(".", 1)[-1]
+        repository = event.get("repo_id")
+        where = (
+            event.get("mcp_caller", calling()),
+            repository if isinstance(repository, str) else None,
+        )
         if threadable.isInIOThread():
-            self._feed.publish(level, logger, text)
+            self._deliver(level, logger, text, *where)
         else:
-            self._reactor.callFromThread(self._feed.publish, level, logger, text)
+            self._reactor.callFromThread(self._deliver, level, logger, text, *where)
+
+    def _deliver(
+        self, level: str, logger: str, text: str, caller: object, repository: str | None
+    ) -> None:
+        self._feed.publish(level, logger, text, caller=caller, repository=repository)

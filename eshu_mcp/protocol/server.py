@@ -47,8 +47,13 @@ from eshu_mcp.protocol.notices import (
     Notify,
     ProgressReporter,
     is_log_level,
+    repository_reader,
 )
-from eshu_mcp.protocol.tool_results import adapt_tool_result, unknown_tool_result
+from eshu_mcp.protocol.tool_results import (
+    adapt_tool_result,
+    shutdown_tool_result,
+    unknown_tool_result,
+)
 
 log = Logger()
 
@@ -67,8 +72,10 @@ LIST_TTL_MS = 60_000
 class ToolDispatcher(Protocol):
     """What the protocol needs from dispatch: one tool call, as a cancellable Deferred."""
 
-    def call(self, tool_name: str, args: dict, authorization: bytes | None) -> defer.Deferred:
-        """Fire with the MCP tool result (a dict) for this call."""
+    def call(
+        self, tool_name: str, args: dict, authorization: bytes | None, *, caller: object = None
+    ) -> defer.Deferred:
+        """Fire with the MCP tool result (a dict) for this call, its log events ``caller``'s."""
 
 
 class BuildProgress(Protocol):
@@ -101,6 +108,8 @@ class CallContext:
     transport: str = "stdio"
     notify: Notify | None = None
     """Where notifications about this request go (its own SSE stream), if it has one."""
+    principal: Any = None
+    """Who the transport's guard says is calling (None: unauthenticated or stdio)."""
 
 
 class McpServer:
@@ -134,6 +143,20 @@ class McpServer:
         self.log_feed = LogFeed(clock)
         self.build_progress = build_progress
         self.server_info = {"name": SERVER_NAME, "version": __version__}
+        self._busy: set[McpConnection] = set()
+
+    def answer_calls_at_shutdown(self) -> int:
+        """
+        Stop every tool call still running or queued, each answered with an error result
+        (never left without a reply); returns how many were stopped.
+        """
+        return sum(connection.stop_calls() for connection in list(self._busy))
+
+    def _call_started(self, connection: "McpConnection") -> None:
+        self._busy.add(connection)
+
+    def _calls_settled(self, connection: "McpConnection") -> None:
+        self._busy.discard(connection)
 
     def connection(self, *, default_version: str = "2024-11-05") -> "McpConnection":
         """Protocol state for one client."""
@@ -165,6 +188,8 @@ class McpConnection:
         self._in_flight: dict[str, defer.Deferred] = {}
         # Ids of calls the client cancelled (a dict as a set: an empty one is smaller).
         self._cancelled: dict[str, None] = {}
+        # Ids of calls the server stopped at shutdown: answered with an error result.
+        self._stopped: dict[str, None] = {}
         self._slots = CallSlots(
             server.max_concurrent_calls, server.max_queued_calls, clock=server.clock
         )
@@ -205,9 +230,18 @@ class McpConnection:
         """The client is gone: cancel everything it started."""
         self.closed = True
         self._server.log_feed.unsubscribe(self)
+        self._server._calls_settled(self)
         for key, call in list(self._in_flight.items()):
             self._cancelled[key] = None
             call.cancel()
+
+    def stop_calls(self) -> int:
+        """The server is stopping: answer each running call with an error; how many."""
+        calls = [(key, call) for key, call in self._in_flight.items() if key not in self._cancelled]
+        for key, call in calls:
+            self._stopped[key] = None
+            call.cancel()
+        return len(calls)
 
     def _handle_batch(self, batch: list, context: CallContext) -> defer.Deferred:
         if not versions.accepts_batches(self.version):
@@ -380,10 +414,12 @@ class McpConnection:
                 INVALID_PARAMS, f'invalid params: "level" must be one of {", ".join(LOG_LEVELS)}'
             )
         self.log_level = level
-        self._server.log_feed.subscribe(self, level, self._send)
+        self._server.log_feed.subscribe(
+            self, level, self._send, repository_reader(context.principal)
+        )
         return {}
 
-    def follow_request_log(self, message: Any, notify: Notify) -> bool:
+    def follow_request_log(self, message: Any, notify: Notify, principal: Any = None) -> bool:
         """
         In the stateless revision a request names its own log level in ``_meta``;
         subscribe this (one-request) connection at that level. False when it names none.
@@ -395,7 +431,7 @@ class McpConnection:
             return False
         self.attach(notify)
         self.log_level = level
-        self._server.log_feed.subscribe(self, level, self._send)
+        self._server.log_feed.subscribe(self, level, self._send, repository_reader(principal))
         return True
 
     def _ping(self, request: Request, version: str, context: CallContext) -> dict:
@@ -440,13 +476,23 @@ class McpConnection:
         if key in self._in_flight:
             raise ProtocolError(INVALID_REQUEST, "invalid request: this id is already in flight")
         dispatcher = self._server.dispatcher
-        call = self._slots.run(lambda: dispatcher.call(name, arguments, context.authorization))
-        unfollow = self._report_start(progress, name)
+        call = self._slots.run(
+            lambda: dispatcher.call(name, arguments, context.authorization, caller=self)
+        )
+        unfollow = self._report_start(progress, name, context)
         self._in_flight[key] = call
+        self._server._call_started(self)
 
         def settle(result):
             self._in_flight.pop(key, None)
+            if not self._in_flight:
+                self._server._calls_settled(self)
             unfollow()
+            if key in self._stopped:
+                del self._stopped[key]
+                if progress is not None:
+                    progress.close()
+                return adapt_tool_result(shutdown_tool_result(name), version)
             if key in self._cancelled:
                 del self._cancelled[key]
                 if progress is not None:
@@ -473,8 +519,13 @@ class McpConnection:
             return None
         return ProgressReporter(token, send, with_message=version >= "2025-03-26")
 
-    def _report_start(self, progress: ProgressReporter | None, name: str) -> Callable[[], None]:
-        """Report acceptance, the first build's steps while it runs, and dispatch."""
+    def _report_start(
+        self, progress: ProgressReporter | None, name: str, context: CallContext
+    ) -> Callable[[], None]:
+        """
+        Report acceptance, the first build's steps while it runs (to callers that may read
+        every repository: the steps count other repositories' files), and dispatch.
+        """
         if progress is None:
             return _nothing
         build = self._server.build_progress
@@ -484,6 +535,8 @@ class McpConnection:
             return _nothing
         progress.step(f"accepted {name}")
         progress.step(f"dispatched {name}; waiting for the index build")
+        if repository_reader(context.principal) is not None:
+            return _nothing
         return build.subscribe(progress.step)
 
 

@@ -14,6 +14,15 @@ def unknown_tool_result(name: str) -> dict:
     return {"content": [{"type": "text", "text": f"unknown tool: {name}"}], "isError": True}
 
 
+def shutdown_tool_result(name: str) -> dict:
+    """The tool result for a call still running when the server stopped."""
+    text = (
+        f"{name} was not answered: the server is shutting down; call it again once the"
+        " server is back"
+    )
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
 _ENVELOPE_KEYS = frozenset({"data", "truth", "error"})
 
 

@@ -11,6 +11,7 @@ from twisted.logger import Logger
 from twisted.web.iweb import IRequest
 from twisted.web.server import NOT_DONE_YET
 
+from eshu_mcp.auth import principal_key, principal_of
 from eshu_mcp.encoding import dumpb
 from eshu_mcp.protocol.jsonrpc import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -28,6 +29,8 @@ MAX_BODY_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_IDLE_TIMEOUT = 30 * 60.0
 DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 1_000
+"""Sessions one client (one credential, or one address when unauthenticated) may hold."""
 
 
 def write_json(request: IRequest, status: int, payload, *, headers: dict | None = None) -> bytes:
@@ -55,6 +58,29 @@ def too_many_sessions(request: IRequest, idle_timeout: float) -> bytes:
         request,
         503,
         "too many open sessions; try again later (--max-sessions)",
+        retry_after=str(max(1, int(min(60.0, idle_timeout)))).encode(),
+    )
+
+
+def client_key(request: IRequest) -> str:
+    """
+    Who a session counts against: the caller's credential (its principal), else the
+    address it connects from, so one client cannot fill the whole session table.
+    """
+    owner = principal_key(principal_of(request))
+    if owner:
+        return owner
+    peer = request.getClientAddress()
+    return "address:" + str(getattr(peer, "host", peer))
+
+
+def too_many_client_sessions(request: IRequest, idle_timeout: float) -> bytes:
+    """The 429 for a new session beyond ``--max-sessions-per-client``."""
+    return http_error(
+        request,
+        429,
+        "this client holds too many open sessions; end one (DELETE /mcp, or close the"
+        " stream) or wait until idle ones are reaped (--max-sessions-per-client)",
         retry_after=str(max(1, int(min(60.0, idle_timeout)))).encode(),
     )
 

@@ -63,7 +63,9 @@ class MessageResource(Resource):
             else self._server.connection(default_version="2024-11-05")
         )
         context = CallContext(
-            authorization=request.getHeader(b"authorization"), transport="http+sse"
+            authorization=request.getHeader(b"authorization"),
+            transport="http+sse",
+            principal=principal_of(request),
         )
         expects_reply = _carries_request(decoded)
 

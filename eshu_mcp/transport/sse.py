@@ -7,6 +7,7 @@ The stream's first event names the endpoint to POST messages to
 """
 
 import secrets
+from collections import Counter
 from functools import partial
 
 from twisted.application.service import Service
@@ -20,7 +21,14 @@ from twisted.web.server import NOT_DONE_YET
 from eshu_mcp.auth import principal_key, principal_of
 from eshu_mcp.protocol.jsonrpc import encode
 from eshu_mcp.protocol.server import McpConnection, McpServer
-from eshu_mcp.transport.http import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, too_many_sessions
+from eshu_mcp.transport.http import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    client_key,
+    too_many_client_sessions,
+    too_many_sessions,
+)
 from eshu_mcp.transport.stream import (
     DEFAULT_KEEPALIVE,
     DEFAULT_QUEUE_BYTES,
@@ -48,12 +56,15 @@ class SseSession:
         connection: McpConnection,
         owner: str,
         now: float = 0.0,
+        client: str = "",
     ):
         self.session_id = session_id
         self.stream = stream
         self.connection = connection
         self.owner = owner
         self.last_seen = now
+        self.client = client
+        """Whom the session counts against (:func:`~eshu_mcp.transport.http.client_key`)."""
 
     def send(self, reply) -> bool:
         """Queue one JSON-RPC reply on the stream; False when it had to be dropped."""
@@ -79,6 +90,7 @@ class SseSessionRegistry(Service):
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         metrics=None,
     ) -> None:
         if clock is None:
@@ -87,6 +99,8 @@ class SseSessionRegistry(Service):
         self._sessions: dict[str, SseSession] = {}
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
+        self._per_client: Counter[str] = Counter()
         self._metrics = metrics
         self._sweeper = LoopingCall(self.expire_idle)
         self._sweeper.clock = clock
@@ -99,6 +113,10 @@ class SseSessionRegistry(Service):
         """Whether a new session would go beyond ``max_sessions``."""
         return len(self._sessions) >= self.max_sessions
 
+    def client_full(self, client: str) -> bool:
+        """Whether ``client`` already holds ``max_sessions_per_client`` sessions."""
+        return self._per_client[client] >= self.max_sessions_per_client
+
     def get(self, session_id: str | None) -> SseSession | None:
         """The session with this id (touching it), or None."""
         session = self._sessions.get(session_id) if session_id else None
@@ -110,11 +128,15 @@ class SseSessionRegistry(Service):
         """Track a session until its stream ends."""
         session.last_seen = self._clock.seconds()
         self._sessions[session.session_id] = session
+        self._per_client[session.client] += 1
         self._gauge(1)
         session.stream.on_close(partial(self._remove, session))
 
     def _remove(self, session: SseSession) -> None:
         if self._sessions.pop(session.session_id, None) is not None:
+            self._per_client[session.client] -= 1
+            if not self._per_client[session.client]:
+                del self._per_client[session.client]
             self._gauge(-1)
             session.connection.close()
             log.info("sse session closed {session_id}", session_id=session.session_id)
@@ -173,6 +195,9 @@ class SseResource(Resource):
     def render_GET(self, request):
         if self._sessions.full:
             return too_many_sessions(request, self._sessions.idle_timeout)
+        client = client_key(request)
+        if self._sessions.client_full(client):
+            return too_many_client_sessions(request, self._sessions.idle_timeout)
         session_id = new_session_id()
         while self._sessions.get(session_id) is not None:
             session_id = new_session_id()
@@ -188,6 +213,7 @@ class SseResource(Resource):
             stream,
             self._server.connection(default_version="2024-11-05"),
             principal_key(principal_of(request)),
+            client=client,
         )
         session.connection.attach(session.send)
         self._sessions.add(session)

@@ -11,6 +11,7 @@ DELETE are not part of that revision.
 
 import base64
 import secrets
+from collections import Counter
 
 import attrs
 from twisted.application.service import Service
@@ -35,13 +36,16 @@ from eshu_mcp.protocol.server import CallContext, McpConnection, McpServer
 from eshu_mcp.transport.http import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     answer_later,
+    client_key,
     finish_empty,
     finish_json,
     header,
     http_error,
     read_frame,
     rpc_error,
+    too_many_client_sessions,
     too_many_sessions,
 )
 from eshu_mcp.transport.stream import (
@@ -62,6 +66,9 @@ _NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 
 class StreamableSession:
     """A handshake-era client on ``/mcp``: protocol state, owner and optional GET stream."""
+
+    client = ""
+    """Whom the session counts against (:func:`~eshu_mcp.transport.http.client_key`)."""
 
     def __init__(self, session_id: str, connection: McpConnection, owner: str, now: float):
         self.session_id = session_id
@@ -95,12 +102,15 @@ class StreamableSessionRegistry(Service):
         *,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         metrics=None,
     ) -> None:
         self._clock = clock
         self._sessions: dict[str, StreamableSession] = {}
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
+        self._per_client: Counter[str] = Counter()
         self._metrics = metrics
         self._sweeper = LoopingCall(self.expire_idle)
         self._sweeper.clock = clock
@@ -108,12 +118,20 @@ class StreamableSessionRegistry(Service):
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self, connection: McpConnection, owner: str) -> StreamableSession | None:
-        """A new session, or None when the server already holds ``max_sessions``."""
+    def client_full(self, client: str) -> bool:
+        """Whether ``client`` already holds ``max_sessions_per_client`` sessions."""
+        return self._per_client[client] >= self.max_sessions_per_client
+
+    def create(
+        self, connection: McpConnection, owner: str, client: str = ""
+    ) -> StreamableSession | None:
+        """A new session for ``client``, or None when the server holds ``max_sessions``."""
         if len(self._sessions) >= self.max_sessions:
             return None
         session_id = secrets.token_urlsafe(24)
         session = StreamableSession(session_id, connection, owner, self._clock.seconds())
+        session.client = client
+        self._per_client[client] += 1
         self._sessions[session_id] = session
         self._gauge(1)
         return session
@@ -130,6 +148,9 @@ class StreamableSessionRegistry(Service):
         session = self._sessions.pop(session_id, None)
         if session is None:
             return False
+        self._per_client[session.client] -= 1
+        if not self._per_client[session.client]:
+            del self._per_client[session.client]
         self._gauge(-1)
         session.end()
         log.info("mcp session ended {session_id}", session_id=session_id)
@@ -236,7 +257,9 @@ class StreamableResource(Resource):
 
     def _context(self, request) -> CallContext:
         return CallContext(
-            authorization=request.getHeader(b"authorization"), transport="streamable-http"
+            authorization=request.getHeader(b"authorization"),
+            transport="streamable-http",
+            principal=principal_of(request),
         )
 
     def _handshake_post(self, request, version: str | None, decoded):
@@ -246,7 +269,10 @@ class StreamableResource(Resource):
             connection = self._server.connection(
                 default_version=version or versions.DEFAULT_HTTP_VERSION
             )
-            session = self._sessions.create(connection, owner)
+            client = client_key(request)
+            if self._sessions.client_full(client):
+                return too_many_client_sessions(request, self._sessions.idle_timeout)
+            session = self._sessions.create(connection, owner, client)
             if session is None:
                 return too_many_sessions(request, self._sessions.idle_timeout)
             request.setHeader(SESSION_HEADER, session.session_id.encode("ascii"))
@@ -307,7 +333,7 @@ class StreamableResource(Resource):
             stream.send(_message_frame(message))
 
         if modern:
-            connection.follow_request_log(decoded, notify)
+            connection.follow_request_log(decoded, notify, principal_of(request))
         context = attrs.evolve(self._context(request), notify=notify)
         stream.start()
         handling = connection.handle(decoded, context)

@@ -8,6 +8,8 @@ a loopback listener, whatever the path); the MCP endpoints, ``/api/v0`` and
 can be made public); health and readiness are public.
 """
 
+from urllib.parse import unquote_to_bytes
+
 from attrs import define, field
 from klein import Klein
 from twisted.internet.interfaces import IReactorTime
@@ -46,12 +48,38 @@ class _HostChecked(Resource):
         refusal = self._origins.refusal(request)
         if refusal is not None:
             return http_error(request, *refusal)
+        refusal = malformed_request(request)
+        if refusal is not None:
+            return http_error(request, *refusal[:2], **refusal[2])
         # The MCP endpoints skip the route table (a tenth of a small call's cost);
         # any other method or path still gets Klein's routing and its JSON 404/405.
         direct = self._direct.get((request.method, request.path))
         if direct is not None:
             return direct.render(request)
         return self._inner.render(request)
+
+
+def malformed_request(request: IRequest) -> tuple[int, str, dict[str, bytes]] | None:
+    """
+    ``(status, message, headers)`` for a request no route can take, or None: a method that
+    is not upper case (methods are case-sensitive: ``post`` is not ``POST``) or a path that
+    does not percent-decode to UTF-8. Answered as JSON here, before a router would answer
+    an HTML 501 or log a traceback.
+    """
+    method = request.method
+    if not method.isupper() or not method.isalpha():
+        shown = method.decode("ascii", "replace")[:16]
+        return (
+            405,
+            f"method {shown!r} is not allowed: HTTP methods are case-sensitive"
+            f" (did you mean {shown.upper()!r}?)",
+            {"allow": b"GET, HEAD, POST, DELETE"},
+        )
+    try:
+        unquote_to_bytes(request.path).decode("utf-8")
+    except UnicodeDecodeError:
+        return 400, "request path is not valid UTF-8 once percent-decoded", {}
+    return None
 
 
 def readyz_answer(request: IRequest, backend: IQueryBackend) -> bytes:

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from eshu_mcp.query.local.api.platform.fields import INT64_MAX, INT64_MIN
 from eshu_mcp.query.local.api.platform.framework import (
     ApiContext,
     ApiError,
@@ -128,6 +129,8 @@ class RequestFields:
             if not value.is_integer():
                 raise self._mismatch(name, value, "int")
             value = int(value)
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise self._mismatch(name, value, "int")
         return value
 
     def number(self, name: str) -> float | None:

@@ -52,24 +52,40 @@ def _type_error(name: str, value: Any, go_type: str) -> ApiError:
     )
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+"""The integers Eshu's Go API reads (``int`` is 64 bits); SQLite stores no others."""
+
+
 def int_param(source: dict[str, Any], name: str, default: int) -> int:
     """
-    An integer from a JSON body (wrong type -> 400) or a query dict (non-integer text
-    silently falls back to ``default``, as Eshu's ``QueryParamInt`` does).
+    An integer from a JSON body (wrong type or beyond 64 bits -> 400) or a query dict
+    (text that is no 64-bit integer silently falls back to ``default``, as Eshu's
+    ``QueryParamInt`` does).
     """
     value = source.get(name)
     if value is None:
         return default
     if isinstance(value, str) and not isinstance(source, JsonBody):
         try:
-            return int(value.strip())
+            number = int(value.strip())
         except ValueError:
             return default
+        return number if INT64_MIN <= number <= INT64_MAX else default
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _type_error(name, value, "int")
     if isinstance(value, float) and not value.is_integer():
         raise _type_error(name, value, "int")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ApiError(
+            400,
+            f"invalid JSON: json: cannot unmarshal number {_number_text(value)} into Go struct"
+            f" field .{name} of type int",
+        )
     return int(value)
+
+
+def _number_text(value: int | float) -> str:
+    return str(int(value)) if isinstance(value, int) else repr(value)
 
 
 NOT_AN_INTEGER = -1
@@ -86,9 +102,10 @@ def strict_query_int(query: dict[str, str], name: str) -> int | None:
     if not raw:
         return None
     try:
-        return int(raw)
+        number = int(raw)
     except ValueError:
         return NOT_AN_INTEGER
+    return number if INT64_MIN <= number <= INT64_MAX else NOT_AN_INTEGER
 
 
 def str_param(source: dict[str, Any], name: str, default: str = "") -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -37,8 +38,11 @@ from eshu_mcp.query.local.api.platform.framework import (
     Route,
     RouteTable,
 )
+from eshu_mcp.query.local.api.platform.grants import grant, restricted, shadow
 
 JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 # Request bodies larger than this are refused before any JSON decoding.
 MAX_BODY_BYTES = 1 << 20
@@ -65,6 +69,7 @@ class QueryCall:
         self._conn: sqlite3.Connection | None = None
         self.abandoned = False
         self.expired = False
+        self.stopped = False
         self.budget = 0.0
 
     def attach(self, conn: sqlite3.Connection) -> None:
@@ -142,6 +147,20 @@ def _go_json_error(error: json.JSONDecodeError, text: str) -> str:
     return f"invalid character {char!r} looking for beginning of value"
 
 
+def _go_strings(value: Any) -> Any:
+    """
+    ``value`` with every lone surrogate (a ``\\ud800`` escape without its pair) replaced by
+    U+FFFD, as Go's decoder does: such text cannot be bound to SQLite or sent as UTF-8.
+    """
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_go_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {_go_strings(key): _go_strings(item) for key, item in value.items()}
+    return value
+
+
 class LocalQueryResource(Resource):
     """Answers ``/api/v0/*`` from the embedded SQLite index."""
 
@@ -173,9 +192,13 @@ class LocalQueryResource(Resource):
         self._readers = threading.local()
 
     def abandon_all(self) -> int:
-        """Interrupt every running query (shutdown); returns how many were running."""
+        """
+        Interrupt every running query (shutdown), each still-connected client answered 503;
+        returns how many were running.
+        """
         calls = list(self._active)
         for call in calls:
+            call.stopped = True
             call.abandon()
         return len(calls)
 
@@ -262,7 +285,9 @@ class LocalQueryResource(Resource):
         if not text.strip():
             return None
         try:
-            return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            return _go_strings(
+                json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            )
         except json.JSONDecodeError as error:
             raise ApiError(400, f"invalid JSON: {_go_json_error(error, text)}") from error
         except _NonFiniteNumber as error:
@@ -279,7 +304,7 @@ class LocalQueryResource(Resource):
         if call.abandoned or call.expired:
             raise _Abandoned()
         try:
-            conn = self._reader()
+            conn = self._reader(params.get("principal"))
         except sqlite3.Error as error:
             raise ApiError(
                 503, f"local index is unavailable: {error}", code="backend_unavailable"
@@ -321,25 +346,35 @@ class LocalQueryResource(Resource):
             if conn is not None:
                 conn.set_progress_handler(None, 0)
 
-    def _reader(self) -> sqlite3.Connection:
-        """This thread's connection, opened again when the index file was replaced."""
+    def _reader(self, principal: Any = None) -> sqlite3.Connection:
+        """
+        This thread's connection, opened again when the index file was replaced; a caller
+        whose grants leave repositories out gets the thread's granted reader, limited to
+        what it may read (:mod:`.grants`).
+        """
         try:
             identity = os.stat(self._db_path).st_ino
         except OSError:
             identity = None
-        cached = getattr(self._readers, "conn", None)
-        if cached is not None and self._readers.identity == identity:
-            return cached
-        self._drop_reader()
-        conn = self._connect(self._db_path)
-        self._readers.conn, self._readers.identity = conn, identity
-        return conn
+        if getattr(self._readers, "identity", None) != identity:
+            self._drop_reader()
+        self._readers.identity = identity
+        if not restricted(principal):
+            if getattr(self._readers, "conn", None) is None:
+                self._readers.conn = self._connect(self._db_path)
+            return self._readers.conn
+        granted = getattr(self._readers, "granted", None)
+        if granted is None:
+            granted = self._readers.granted = shadow(self._connect(self._db_path))
+        grant(granted, principal)
+        return granted
 
     def _drop_reader(self) -> None:
-        cached = getattr(self._readers, "conn", None)
-        self._readers.conn = None
-        if cached is not None:
-            cached.close()
+        for name in ("conn", "granted"):
+            cached = getattr(self._readers, name, None)
+            setattr(self._readers, name, None)
+            if cached is not None:
+                cached.close()
 
     def _finish(
         self,
@@ -353,7 +388,18 @@ class LocalQueryResource(Resource):
         self._active.discard(call)
         if timer.active():
             timer.cancel()
-        if call.abandoned or request.finished or getattr(request, "_disconnected", False):
+        gone = request.finished or getattr(request, "_disconnected", False)
+        if call.stopped and not gone:
+            error = ApiError(
+                503,
+                "the server is shutting down; ask again once it is back",
+                code="backend_unavailable",
+            )
+            self._write(
+                request, error.status, dumps(error.body(envelope and not route.plain)) + "\n"
+            )
+            return
+        if call.abandoned or gone:
             if isinstance(result, Failure) and not result.check(
                 _Abandoned, sqlite3.OperationalError, ApiError
             ):
@@ -379,6 +425,9 @@ class LocalQueryResource(Resource):
     def _failure_to_error(self, failure: Failure, call: QueryCall, route: Route) -> ApiError:
         if failure.check(ApiError):
             return failure.value
+        if failure.check(OverflowError):
+            # A number of the request beyond what SQLite stores (64 bits): the client's.
+            return ApiError(400, "a number in the request is out of range (64-bit integers only)")
         if call.expired:
             return ApiError(
                 504,

@@ -275,6 +275,7 @@ class IndexService(Service):
                     "index build {run}: {path} failed after {seconds}s: {error}",
                     run=run,
                     path=repo.get("path"),
+                    repo_id=repo.get("repo_id"),
                     seconds=repo.get("seconds"),
                     error=repo.get("error"),
                 )
