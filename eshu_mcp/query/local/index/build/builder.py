@@ -1,5 +1,6 @@
 """
-The daemon's long-lived indexer child: ``python -m eshu_mcp.query.local.index.build.builder --db FILE``.
+The daemon's long-lived indexer child:
+``python -m eshu_mcp.query.local.index.build.builder --db FILE``.
 
 It reads build requests from stdin, one JSON object per line (``{"build": 3, "paths": [...],
 "changed": {...}}``), runs each with :func:`index_repositories`, and writes that build's
@@ -28,7 +29,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from eshu_mcp.query.local.index.build.lock import IndexLocked
 from eshu_mcp.query.local.index.build.progress import JsonLinesProgress, edge_total
-from eshu_mcp.query.local.index.store.database import IndexUnavailable, damaged_message, is_damage, open_reader
+from eshu_mcp.query.local.index.store.database import (
+    IndexUnavailable,
+    damaged_message,
+    is_damage,
+    open_reader,
+)
 
 if TYPE_CHECKING:
     from eshu_mcp.query.local.index.build.indexer import IndexReport
@@ -86,7 +92,9 @@ def run_build(
     db_path: str, request: dict[str, Any], emit: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
     """Run one build request; returns its ``built`` line (never raises for a failed build)."""
-    from eshu_mcp.query.local.index.build.indexer import index_repositories  # imported after main() has left the parent's group
+    from eshu_mcp.query.local.index.build.indexer import (
+        index_repositories,  # imported after main() has left the parent's group
+    )
 
     started = time.monotonic()
     build = request.get("build")

@@ -19,17 +19,25 @@ from typing import Any
 
 from attrs import Factory, frozen
 
+from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
+from eshu_mcp.query.local.index.build.lock import WriterLock
+from eshu_mcp.query.local.index.build.stopping import (
+    HOLD_ENV as HOLD_ENV,  # the test hook, for callers
+)
+from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
+from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
+from eshu_mcp.query.local.index.parse.rows import content_hash
 from eshu_mcp.query.local.index.resolve import input_cache
 from eshu_mcp.query.local.index.store import writer
-from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
-from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
-from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
-from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
-from eshu_mcp.query.local.index.build.lock import WriterLock
-from eshu_mcp.query.local.index.parse.rows import content_hash
-from eshu_mcp.query.local.index.build.stopping import HOLD_ENV as HOLD_ENV  # the test hook, for callers
-from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
 from eshu_mcp.query.local.index.store.database import open_writer, utc_now
+from eshu_mcp.query.local.index.store.generations import (
+    abandon,
+    activate,
+    begin_generation,
+    fail_orphans,
+    record_failure,
+)
+from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
 from eshu_mcp.query.local.index.store.upgrade import extractor_key, owed_rebuilds, settle_rebuilds
 from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree, discover, walk_files
 

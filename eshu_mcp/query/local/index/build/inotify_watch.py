@@ -16,7 +16,12 @@ from twisted.internet import defer, task, threads
 from twisted.logger import Logger
 from twisted.python.filepath import FilePath
 
-from eshu_mcp.query.local.index.build.watching import GIT_STATE_FILES, SKIPPED_DIRECTORIES, OnChange, watched_directories
+from eshu_mcp.query.local.index.build.watching import (
+    GIT_STATE_FILES,
+    SKIPPED_DIRECTORIES,
+    OnChange,
+    watched_directories,
+)
 
 try:
     from twisted.internet import inotify

@@ -25,7 +25,11 @@ from twisted.logger import Logger
 from eshu_mcp.query.local.index.build.builder import BUILT
 from eshu_mcp.query.local.index.build.builder_process import TERM_GRACE_SECONDS, BuilderProcess
 from eshu_mcp.query.local.index.build.inotify_watch import InotifyWatcher, inotify_available
-from eshu_mcp.query.local.index.build.watching import DEBOUNCE_QUIET_SECONDS, Debouncer, PollingWatcher
+from eshu_mcp.query.local.index.build.watching import (
+    DEBOUNCE_QUIET_SECONDS,
+    Debouncer,
+    PollingWatcher,
+)
 
 STATES = ("building", "ready", "failed")
 KILL_GRACE_SECONDS = TERM_GRACE_SECONDS
