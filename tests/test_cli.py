@@ -10,14 +10,14 @@ from tests.daemon import child_environment
 PYTHON = [sys.executable, "-m", "eshu_mcp.cli"]
 
 
-def run(workdir, *args, stdin=b"", timeout=120):
+def run(workdir, *args, stdin=b"", timeout=120, cwd=None):
     return subprocess.run(
         [*PYTHON, *args],
         input=stdin,
         capture_output=True,
         timeout=timeout,
         env=child_environment(workdir),
-        cwd=workdir,
+        cwd=cwd or workdir,
     )
 
 
@@ -86,6 +86,17 @@ def test_call_prints_one_tool_result(workdir, repository):
     assert (
         full["structuredContent"]["data"]["matches"] == full["structuredContent"]["data"]["results"]
     )
+
+
+def test_call_inside_an_indexed_repository_is_about_that_repository(workdir, repository):
+    db = str(workdir / "here.sqlite")
+    assert run(workdir, "index", str(repository), "--db", db).returncode == 0
+    inside = run(workdir, "call", "--db", db, "get_repo_summary", "{}", cwd=repository)
+    assert inside.returncode == 0, inside.stdout.decode()
+    assert repository.name in json.loads(inside.stdout)["content"][0]["text"]
+    outside = run(workdir, "call", "--db", db, "get_repo_summary", "{}")
+    assert outside.returncode == 1
+    assert "repo_id or repo_name is required" in outside.stdout.decode()
 
 
 def test_usage_errors_are_one_clear_line_and_exit_2(workdir):

@@ -288,6 +288,20 @@ def _retention_floor(conn: sqlite3.Connection, repo_id: str) -> int:
         return 0
 
 
+def _previous_generation(conn: sqlite3.Connection, repo_id: str) -> sqlite3.Row | None:
+    """
+    What a question naming no "since" means: the generation the active one replaced,
+    or the active one itself when it is the first (then nothing changed).
+    """
+    return conn.execute(
+        "SELECT * FROM generations WHERE repo_id = ? AND status IN"
+        " ('active', 'superseded', 'completed') AND seq <= COALESCE((SELECT MAX(seq)"
+        " FROM generations WHERE repo_id = ? AND status = 'active'), 0)"
+        " ORDER BY (status = 'active'), seq DESC LIMIT 1",
+        (repo_id, repo_id),
+    ).fetchone()
+
+
 @ROUTES.route("GET", "/freshness/changed-since")
 def changed_since(ctx: ApiContext) -> Answer:
     """What changed in one repository since an earlier generation or instant."""
@@ -297,14 +311,16 @@ def changed_since(ctx: ApiContext) -> Answer:
         raise ApiError(400, "scope_id or repository is required")
     since_id = q.get("since_generation_id", "").strip()
     since_at_raw = q.get("since_observed_at", "").strip()
-    if not since_id and not since_at_raw:
-        raise ApiError(400, "since_generation_id or since_observed_at is required")
     since_at = _parse_rfc3339(since_at_raw) if since_at_raw and not since_id else ""
     sample_limit = int_param(q, "sample_limit", 25)
     if not 1 <= sample_limit <= 200:
         raise ApiError(400, "sample_limit must be between 1 and 200")
     repo = _repository_for(ctx, repository, scope_id, CHANGED_SINCE)
     repo_id = repo["repo_id"]
+    if not since_id and not since_at_raw:
+        since = _previous_generation(ctx.conn, repo_id)
+        if since is not None:
+            since_id = since["generation_id"]
     if since_id:
         since = ctx.conn.execute(
             "SELECT * FROM generations WHERE repo_id = ? AND generation_id = ?", (repo_id, since_id)
