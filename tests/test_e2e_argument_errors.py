@@ -149,10 +149,11 @@ def test_an_api_not_found_reads_as_its_message(daemon):
     assert result.structured_content["error"]["code"] == "not_found"
 
 
-def test_an_argument_with_no_effect_is_not_silently_ignored(daemon):
-    assert refusal(daemon, "find_dead_code", {"scope": "repo"}) == (
-        'scope has no effect on find_dead_code, but the string "repo" was given'
-        ' (leave it out or send "auto").'
+def test_an_argument_the_route_ignores_is_answered_and_named_not_refused(daemon):
+    result = call(daemon, "find_dead_code", {"scope": "repo"})
+    assert not result.is_error
+    assert result.content[0].text.endswith(
+        "(scope was accepted but not used by this route: the answer does not depend on it)"
     )
 
 
