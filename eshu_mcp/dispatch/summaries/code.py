@@ -209,7 +209,7 @@ def dead_code(data: dict) -> Lines:
             f"{n} {_VERDICTS.get(name, name)}" for name, n in counts
         )
         if len(counts) > 1:
-            in_all += "; investigate_dead_code lists the cleanup-ready ones first"
+            in_all += "; the rows marked unused are the cleanup-ready ones"
     return listing(
         data,
         rows,
