@@ -155,6 +155,30 @@ class SearchTests(ContentCase):
         self.assertEqual(matching_lines("İİ\nx foo", "FOO"), [{"line_number": 2, "text": "x foo"}])
         self.assertEqual(matching_lines("", "foo"), [])
 
+    def test_lines_that_use_the_text_rank_before_comments_that_mention_it(self):
+        content = "# load the settings\n// load them\nvalue = load(path)\n"
+        self.assertEqual([row["line_number"] for row in matching_lines(content, "load")], [3, 1, 2])
+
+    def test_case_sensitive_search_tells_the_cases_apart(self):
+        loose = self.post("/files/search", {"query": "paymentservice"}).json()
+        self.assertEqual(len(loose["results"]), 2)
+        self.assertNotIn("case_sensitive", loose)
+        exact = self.post("/files/search", {"query": "paymentservice", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+        exact = self.post("/files/search", {"query": "PaymentService", "case_sensitive": True})
+        rows = exact.json()["results"]
+        self.assertEqual([r["relative_path"] for r in rows], ["app/api.py", "app/service.py"])
+        self.assertTrue(exact.json()["case_sensitive"])
+        self.assertEqual(matching_lines("Foo\nfoo", "foo", exact_case=True)[0]["line_number"], 2)
+
+    def test_case_sensitive_entity_search_keeps_the_case_as_written(self):
+        loose = self.post("/entities/search", {"query": "paymentservice"}).json()["results"]
+        self.assertTrue(loose)
+        exact = self.post("/entities/search", {"query": "paymentservice", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+        exact = self.post("/entities/search", {"query": "PaymentService", "case_sensitive": True})
+        self.assertEqual(len(exact.json()["results"]), len(loose))
+
     def test_short_queries_scan_without_the_trigram_index(self):
         data = self.post("/files/search", {"query": "=>", "repo_id": "payments"}).json()
         self.assertEqual([r["relative_path"] for r in data["results"]], ["web/button.tsx"])

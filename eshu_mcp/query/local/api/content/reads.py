@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     ApiContext,
     ApiError,
     body_object,
+    bool_param,
     int_param,
     limit_offset,
     page,
@@ -231,13 +232,20 @@ def _search_inputs(ctx: ApiContext) -> tuple[str, list[str] | None, int, int]:
     return query, _search_scope(ctx, body), limit, offset
 
 
+def _case_sensitive(ctx: ApiContext) -> bool:
+    """Whether the search must match the query's case (``case_sensitive``, default false)."""
+    return bool_param(body_object(ctx), "case_sensitive", False)
+
+
 def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
     if scope is None:
         return "", []
     return f" AND {column} IN ({','.join('?' for _ in scope)})", list(scope)
 
 
-def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool):
+def _search_answer(
+    ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool, exact_case: bool
+):
     data = {
         "results": results,
         "matches": results,
@@ -247,30 +255,36 @@ def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, trun
         "truncated": truncated,
         "source_backend": SEARCH_BACKEND,
     }
-    return Answer(
-        data, ctx.truth(CAPABILITY, reason="resolved from case-insensitive substring search")
-    )
+    if exact_case:
+        data["case_sensitive"] = True
+    how = "case-sensitive" if exact_case else "case-insensitive"
+    return Answer(data, ctx.truth(CAPABILITY, reason=f"resolved from {how} substring search"))
 
 
 @ROUTES.route("POST", "/content/files/search")
 def search_files(ctx: ApiContext) -> Answer:
-    """Files whose text contains the query (case-insensitive), by repository and path."""
+    """Files whose text contains the query (case-insensitive unless asked), by repository
+    and path."""
     query, scope, limit, offset = _search_inputs(ctx)
+    exact_case = _case_sensitive(ctx)
     where, args = _scope_sql("f.repo_id", scope)
-    # A scan of files.content: SQLite's LIKE over a large repository takes milliseconds.
+    # A scan of files.content: SQLite's LIKE (or instr, which keeps case) over a large
+    # repository takes milliseconds.
+    match = "instr(f.content, ?) > 0" if exact_case else "f.content LIKE ? ESCAPE '\\'"
     sql = (
-        "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
+        f"SELECT f.* FROM files f WHERE {match}"
         + where
         + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
     )
-    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    needle = query if exact_case else like_pattern(query)
+    rows = ctx.conn.execute(sql, [needle, *args, limit + 1, offset]).fetchall()
     rows, truncated = page(rows, limit)
     results = []
     for row in rows:
         item = file_row(row["repo_id"], row, "")
-        item["matching_lines"] = matching_lines(row["content"] or "", query)
+        item["matching_lines"] = matching_lines(row["content"] or "", query, exact_case)
         results.append(item)
-    return _search_answer(ctx, results, limit, offset, truncated)
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case)
 
 
 MATCHING_LINES = 3
@@ -278,27 +292,32 @@ MATCHING_LINES = 3
 MATCHING_LINE_CHARS = 160
 
 
-def matching_lines(content: str, query: str) -> list[dict[str, Any]]:
-    """The first lines of ``content`` holding ``query`` (case-insensitive), numbered from 1."""
+#: Lines read for a file's matches before the best few are kept.
+MATCHING_LINES_READ = 200
+#: How a line that is only a comment begins (it mentions the text rather than using it).
+COMMENT_STARTS = ("#", "//", "/*", "*", "--", "<!--", ";", '"""', "'''")
+
+
+def is_comment(text: str) -> bool:
+    """Whether a stripped source line is a comment or docstring line."""
+    return text.startswith(COMMENT_STARTS)
+
+
+def matching_lines(content: str, query: str, exact_case: bool = False) -> list[dict[str, Any]]:
+    """
+    The lines of ``content`` holding ``query`` (case-insensitive unless ``exact_case``),
+    numbered from 1: lines that use the text first, then comments, each in file order.
+    """
     found: list[dict[str, Any]] = []
-    folded, wanted = content.lower(), query.lower()
-    if len(folded) != len(content):  # lower-casing moved offsets (rare letters): line by line
-        for number, text in enumerate(content.split("\n"), 1):
-            if wanted in text.lower():
-                found.append({"line_number": number, "text": text.strip()[:MATCHING_LINE_CHARS]})
-                if len(found) == MATCHING_LINES:
-                    break
-        return found
-    position, line, counted = folded.find(wanted), 1, 0
-    while position >= 0 and len(found) < MATCHING_LINES:
-        line += content.count("\n", counted, position)
-        start = content.rfind("\n", 0, position) + 1
-        end = content.find("\n", position)
-        text = content[start : end if end >= 0 else len(content)].strip()
-        found.append({"line_number": line, "text": text[:MATCHING_LINE_CHARS]})
-        counted = end if end >= 0 else len(content)
-        position = folded.find(wanted, counted) if end >= 0 else -1
-    return found
+    wanted = query if exact_case else query.lower()
+    for number, line in enumerate(content.split("\n"), 1):
+        if wanted in (line if exact_case else line.lower()):
+            text = line.strip()
+            found.append({"line_number": number, "text": text[:MATCHING_LINE_CHARS]})
+            if len(found) == MATCHING_LINES_READ:
+                break
+    found.sort(key=lambda row: is_comment(row["text"]))  # stable: file order within each
+    return found[:MATCHING_LINES]
 
 
 # One file's entities in the route's order, with the byte spans the match must fall in.
@@ -311,8 +330,9 @@ _FILE_ENTITIES = (
 
 @ROUTES.route("POST", "/content/entities/search")
 def search_entities(ctx: ApiContext) -> Answer:
-    """Entities whose source contains the query (case-insensitive)."""
+    """Entities whose source contains the query (case-insensitive unless asked)."""
     query, scope, limit, offset = _search_inputs(ctx)
+    exact_case = _case_sensitive(ctx)
     where, args = _scope_sql("f.repo_id", scope)
     found = entities_containing(
         ctx.conn,
@@ -321,10 +341,17 @@ def search_entities(ctx: ApiContext) -> Answer:
         file_params=args,
         entity_sql=_FILE_ENTITIES,
     )
+    if exact_case:  # the scan folds case; keep the entities whose source has it as written
+        found = (
+            (row, scanned)
+            for row, scanned in found
+            if query in scanned.source(row["start_byte"], row["end_byte"])
+        )
     rows = []
     for row, scanned in itertools.islice(found, offset, offset + limit + 1):
         item = dict(row)
         item["source_cache"] = scanned.source(row["start_byte"], row["end_byte"])
         rows.append(item)
     rows, truncated = page(rows, limit)
-    return _search_answer(ctx, [entity_row(row) for row in rows], limit, offset, truncated)
+    results = [entity_row(row) for row in rows]
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case)
