@@ -15,20 +15,16 @@ class EmptyPageTests(SynchronousTestCase):
         self.index, _ = small_index(self)
         self.client = ApiClient(self, self.index.path)
 
-    def test_ci_run_page_is_empty_with_unavailable_truth(self):
-        body = self.client.get(
-            "/ci-cd/run-correlations", params={"limit": "25"}, envelope=True
-        ).json()
+    def test_ci_run_count_is_empty_with_unavailable_truth(self):
+        body = self.client.get("/ci-cd/run-correlations/count", envelope=True).json()
         self.assertEqual(
             body["data"],
             {
-                "collector_readiness": {},
-                "correlations": [],
-                "count": 0,
-                "evidence_summary": {},
-                "limit": 25,
-                "next_cursor": None,
-                "truncated": False,
+                "by_environment": {},
+                "by_outcome": {},
+                "by_provider": {},
+                "scope": {},
+                "total_correlations": 0,
             },
         )
         truth = body["truth"]

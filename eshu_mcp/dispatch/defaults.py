@@ -51,12 +51,20 @@ _SCOPED_BY_THE_API = frozenset(
 )
 
 
+#: Tools whose ``repository_id`` names something else (an OCI repository): the code
+#: repository is their ``source_repository_id``.
+_SOURCE_REPOSITORY = "source_repository_id"
+
+
 @cache
 def _repository_argument() -> dict[str, str]:
     """Each tool's repository argument (tools without one are left out)."""
     found = {}
     for record in load_contract():
         properties = record["input_schema"].get("properties") or {}
+        if _SOURCE_REPOSITORY in properties:
+            found[record["name"]] = _SOURCE_REPOSITORY
+            continue
         for name in _REPOSITORY_ARGUMENTS:
             if properties.get(name, {}).get("type") == "string":
                 found[record["name"]] = name

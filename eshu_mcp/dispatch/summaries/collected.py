@@ -90,6 +90,54 @@ def _dead_iac_line(row: dict) -> str:
     return clamp_line(f"{where} {first_text(row, 'artifact')}: {finding}")
 
 
+def _reference_role(reference: dict) -> str:
+    """How one file names an image: ``base of stage runtime``, ``run by Deployment api``."""
+    role = first_text(reference, "role")
+    stage = first_text(reference, "stage")
+    if role == "base" and stage:
+        return f"base of stage {stage}"
+    if role == "copy_from" and stage:
+        return f"copied from by stage {stage}"
+    owner = first_text(reference, "workload", "service", "job")
+    kind = first_text(reference, "workload_kind") or (
+        "service" if first_text(reference, "service") else "job" if owner else ""
+    )
+    verb = {"runs": "run by", "builds": "built by"}.get(role, role)
+    return f"{verb} {kind} {owner}".replace("  ", " ").strip() if owner else verb
+
+
+def _identity_line(row: dict) -> str:
+    """``Dockerfile:4 gcr.io/distroless/python3 (base of stage runtime)``."""
+    where = location(row, ("relative_path",))
+    roles = []
+    for reference in field_rows(row, "references"):
+        role = _reference_role(reference)
+        if role not in roles:
+            roles.append(role)
+    shown = f" ({'; '.join(roles[:3])})" if roles else ""
+    return clamp_line(f"{where} {first_text(row, 'image_ref')}{shown}")
+
+
+def _ci_job_line(row: dict) -> str:
+    """``.github/workflows/ci.yml:17 CI/image (on push; builds ghcr.io/acme/api:1.4.0)``."""
+    where = location(row, ("relative_path",))
+    name = "/".join(p for p in (first_text(row, "workflow"), first_text(row, "job")) if p)
+    said = []
+    for key, label in (
+        ("triggers", "on"),
+        ("images_built", "builds"),
+        ("images_used", "runs in"),
+        ("artifacts", "keeps"),
+    ):
+        values = [v for v in row.get(key) or () if isinstance(v, str)]
+        if values:
+            said.append(f"{label} {', '.join(values[:3])}")
+    environment = first_text(row, "environment")
+    if environment:
+        said.append(f"environment {environment}")
+    return clamp_line(f"{where} {name}" + (f" ({'; '.join(said)})" if said else ""))
+
+
 def _group_line(row: dict) -> str:
     kind = first_text(row, "finding_kind").replace("_", " ")
     status = first_text(row, "management_status").replace("_", " ")
@@ -155,6 +203,10 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "list_codeowners_ownership": _rows("ownership", "ownership rule", "", _owner_line),
     "list_documentation_findings": _rows("findings", "finding", "", _finding_line),
     "list_kubernetes_correlations": _rows("correlations", "correlation", "", _correlation_line),
+    "list_container_image_identities": _rows(
+        "identities", "container image identity", "container image identities", _identity_line
+    ),
+    "list_ci_cd_run_correlations": _rows("correlations", "CI job", "", _ci_job_line),
     "find_dead_iac": _rows("findings", "unused infrastructure finding", "", _dead_iac_line),
     "find_unmanaged_resources": _rows("finding_groups", "finding group", "", _group_line),
     "get_repository_language_inventory": _rows("languages", "language", "", _language_line),

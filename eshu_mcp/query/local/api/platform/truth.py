@@ -80,6 +80,8 @@ CAPABILITY_MAX_LEVEL: dict[str, str | None] = {
     "infra_inventory.resources.inventory": "derived",
     "kubernetes.correlations.list": "derived",
     "cicd.run_correlations.inventory": "derived",
+    "ci_cd.run_correlations.list": "derived",
+    "supply_chain.container_image_identities.list": "derived",
     "semantic_search.curated_retrieval": "derived",
     "graph_entity_inventory": "derived",
     "query.playbooks": "exact",
