@@ -126,7 +126,8 @@ class IndexedSummaryTests(SynchronousTestCase):
         files = data["categories"][0]
         self.assertEqual(files["counts"]["updated"], 1)
         self.assertNames(text, f"changes since generation {first[:12]}", "files: 1 updated")
-        self.assertNames(text, files["samples"]["updated"][0]["stable_fact_key"])
+        self.assertNames(text, f"updated: {files['samples']['updated'][0]['relative_path']}")
+        self.assertNames(text, "first added: pkg/helpers.py:")
 
     def test_status_catalog_and_collector_fed_answers(self):
         text, _ = self.ask("get_index_status", {})

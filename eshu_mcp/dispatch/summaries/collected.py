@@ -138,6 +138,54 @@ def _ci_job_line(row: dict) -> str:
     return clamp_line(f"{where} {name}" + (f" ({'; '.join(said)})" if said else ""))
 
 
+def _infra_end(row: dict, side: str) -> str:
+    """``deploy/api.yaml:4 api (Deployment)``: one end of an infrastructure relationship."""
+    path = first_text(row, f"{side}_file_path")
+    line = first_int(row, f"{side}_start_line")
+    where = f"{path}:{line}" if path and line else path
+    kind = first_text(row, f"{side}_kind", f"{side}_type")
+    name = first_text(row, f"{side}_name")
+    text = " ".join(part for part in (where, name if name != path else "") if part)
+    return f"{text} ({kind})" if kind else text
+
+
+def _infra_relationships(data: dict) -> Lines:
+    """``analyze_infra_relationships``: the object, then each relationship end to end."""
+    outgoing, incoming = field_rows(data, "outgoing"), field_rows(data, "incoming")
+    if not outgoing and not incoming:
+        return []
+    labels = [label for label in data.get("labels") or () if isinstance(label, str)]
+    kind = first_text(data, "kind") or (labels[0] if labels else "")
+    subject = first_text(data, "name") + (f" ({kind})" if kind else "")
+    head = (
+        f"{subject}: {plural(len(outgoing), 'outgoing relationship')},"
+        f" {plural(len(incoming), 'incoming relationship')}"
+    )
+    rows = [*outgoing, *incoming]
+    return [
+        clamp_line(head),
+        *row_lines(
+            rows,
+            lambda row: clamp_line(
+                f"{_infra_end(row, 'source')} -{first_text(row, 'type')}->"
+                f" {_infra_end(row, 'target')}"
+            ),
+        ),
+    ]
+
+
+def _doc_fact_line(row: dict) -> str:
+    """``docs/guide.md:3 charge (entity mention)``: where a documentation fact was read."""
+    path = first_text(row, "source_uri", "relative_path").split("#", 1)[0]
+    line = first_int(row, "line", "line_number")
+    payload = field_map(row, "payload") or {}
+    name = first_text(payload, "title", "heading_text", "mention_text", "document_id")
+    kind = first_text(row, "fact_kind").removeprefix("documentation_").replace("_", " ")
+    where = f"{path}:{line}" if path and line else path
+    text = " ".join(part for part in (where, name) if part)
+    return clamp_line(f"{text} ({kind})" if kind else text)
+
+
 def _group_line(row: dict) -> str:
     kind = first_text(row, "finding_kind").replace("_", " ")
     status = first_text(row, "management_status").replace("_", " ")
@@ -202,6 +250,7 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "get_documentation_finding_inventory": _BUCKETS,
     "list_codeowners_ownership": _rows("ownership", "ownership rule", "", _owner_line),
     "list_documentation_findings": _rows("findings", "finding", "", _finding_line),
+    "list_documentation_facts": _rows("facts", "documentation fact", "", _doc_fact_line),
     "list_kubernetes_correlations": _rows("correlations", "correlation", "", _correlation_line),
     "list_container_image_identities": _rows(
         "identities", "container image identity", "container image identities", _identity_line
@@ -211,6 +260,7 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "find_unmanaged_resources": _rows("finding_groups", "finding group", "", _group_line),
     "get_repository_language_inventory": _rows("languages", "language", "", _language_line),
     "get_repository_coverage": _rows("languages", "language", "", _language_line),
+    "analyze_infra_relationships": _infra_relationships,
     "find_change_surface": _impact,
     "analyze_pre_change_impact": _impact,
 }

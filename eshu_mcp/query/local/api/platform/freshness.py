@@ -265,6 +265,7 @@ def fact_delta(
             samples.append({"stable_fact_key": key, "fact_kind": fact_kind})
         else:
             entry["truncated"][cls] = True
+    _locate_samples(conn, repo_id, [entry["samples"] for entry in categories.values()])
     result = []
     for name in CATEGORIES:
         entry = categories[name]
@@ -276,6 +277,33 @@ def fact_delta(
         ordered["unavailable"] = False
         result.append(ordered)
     return result
+
+
+def _locate_samples(
+    conn: sqlite3.Connection, repo_id: str, samples: list[dict[str, list[dict[str, Any]]]]
+) -> None:
+    """
+    Name where each sampled file or definition is (its path, and a definition's name, kind
+    and line as the current index holds it), so an answer can say ``path:line name``.
+    """
+    file_prefix = f"file:{repo_id}:"
+    entities: dict[str, list[dict[str, Any]]] = {}
+    for sample in (row for by_class in samples for rows in by_class.values() for row in rows):
+        key = sample["stable_fact_key"]
+        if key.startswith(file_prefix):
+            sample["relative_path"] = key[len(file_prefix) :]
+        elif key.startswith("content_entity:"):
+            entities.setdefault(key[len("content_entity:") :], []).append(sample)
+    if not entities:
+        return
+    marks = ",".join("?" for _ in entities)
+    for entity_id, path, line, name, kind in conn.execute(
+        "SELECT entity_id, relative_path, start_line, entity_name, entity_type FROM entities"
+        f" WHERE entity_id IN ({marks})",
+        list(entities),
+    ):
+        for row in entities.get(entity_id, ()):
+            row.update(relative_path=path, start_line=line, name=name, entity_type=kind)
 
 
 def _retention_floor(conn: sqlite3.Connection, repo_id: str) -> int:
