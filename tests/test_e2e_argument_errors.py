@@ -133,11 +133,9 @@ def test_null_for_an_optional_argument_is_not_given(daemon):
 
 
 def test_an_api_refusal_reads_as_its_message(daemon):
-    result = call(daemon, "find_code", {"query": "ab"})
+    result = call(daemon, "inspect_code_inventory", {"inventory_kind": "class_with_method"})
     assert result.is_error
-    assert result.content[0].text == (
-        "global substring code search requires at least 3 Unicode characters."
-    )
+    assert result.content[0].text == "method_name is required for class_with_method inventory."
     error = result.structured_content["error"]
     assert (error["code"], error["details"]["http_status"]) == ("invalid_argument", 400)
 
