@@ -426,14 +426,14 @@ def call_chains(data: dict) -> Lines:
             text += f" within depth {depth}"
         return [clamp_line(text + (f": {why}" if why else ""))]
     head = headline(len(chains), "call chain", "", subject)
+    ambiguity = first_text(field_map(data, "ambiguity"), "note")
+    if ambiguity:  # first: it says how to read every line below
+        head += f"; {ambiguity}"
     if any(_ambiguous_hop(node) for row in chains[:5] for node in field_rows(row, "chain")):
         head += (
             "; ? marks an ambiguous call (the receiver's class is unknown: it may run another"
             " definition of that name)"
         )
-    ambiguity = first_text(field_map(data, "ambiguity"), "note")
-    if ambiguity:
-        head += f"; {ambiguity}"
     lines = [clamp_line(head)]
     for row in chains[:5]:
         nodes = field_rows(row, "chain")
