@@ -45,7 +45,6 @@ _SCOPED_BY_THE_API = frozenset(
         "find_function_call_chain",
         "search_file_content",
         "search_entity_content",
-        "find_cross_repo_dead_code",
         "investigate_contract_impact",
     }
 )
