@@ -126,3 +126,14 @@ class BuildsAndRunsTests(SynchronousTestCase):
         _, data = self.ask("analyze_infra_relationships", args)
         self.assertEqual((data["labels"], data["kind"]), (["K8sWorkload"], "Deployment"))
         self.assertEqual({row["source_kind"] for row in data["outgoing"]}, {"Deployment"})
+
+    def test_the_counts_agree_with_the_lists(self):
+        text, data = self.ask("count_container_image_identities", {})
+        self.assertEqual(data["total_identities"], len(self.identities()))
+        self.assertEqual(data["by_outcome"], {"declared_tag": data["total_identities"]})
+        text, data = self.ask("count_ci_cd_run_correlations", {})
+        self.assertEqual(data["total_correlations"], 2)
+        self.assertEqual(data["by_outcome"], {"derived": 1, "unresolved": 1})
+        self.assertIn("2 CI jobs", text)
+        _, data = self.ask("count_ci_cd_run_correlations", {"commit_sha": "abc123"})
+        self.assertEqual(data["total_correlations"], 0)

@@ -97,7 +97,7 @@ class SelectionTests(SynchronousTestCase):
             "list_ci_cd_run_correlations",
         ):
             self.assertIn(name, chosen)
-        self.assertEqual(len(chosen), 77)
+        self.assertEqual(len(chosen), 79)
 
     def test_available_can_be_combined_with_named_toolsets(self):
         chosen = self.full.select("available,kubernetes", answers=lambda m, p: False)

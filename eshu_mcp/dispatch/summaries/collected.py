@@ -243,7 +243,10 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "count_infra_resources": _counts("infrastructure resource"),
     "count_package_registry_packages": _counts("package"),
     "count_documentation_findings": _counts("documentation finding"),
-    "count_ci_cd_run_correlations": _counts("CI/CD run correlation"),
+    "count_ci_cd_run_correlations": _counts("CI job"),
+    "count_container_image_identities": _counts(
+        "container image identity", "container image identities"
+    ),
     "get_infra_resource_inventory": _BUCKETS,
     "get_package_registry_package_inventory": _BUCKETS,
     "get_ci_cd_run_correlation_inventory": _BUCKETS,

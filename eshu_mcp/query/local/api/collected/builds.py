@@ -12,6 +12,7 @@ seen (a correlation is a job definition, with no run id, commit or outcome of a 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from eshu_mcp.query.local.api.collected.facts import CollectedFact, collected_facts, collected_truth
@@ -91,11 +92,9 @@ def _stages(ctx: ApiContext, scope: str) -> dict[tuple[str, str, str], dict]:
     return {(f.repo_id, f.relative_path, f.name): f.payload for f in facts}
 
 
-@ROUTES.route("GET", "/supply-chain/container-images/identities")
-def container_image_identities(ctx: ApiContext) -> Answer:
-    """One identity per (repository, image reference) its definitions build, base or run."""
+def _identity_rows(ctx: ApiContext) -> tuple[str, list[dict[str, Any]]]:
+    """The scope and every identity in it that the query's filters keep."""
     query = ctx.query
-    limit = _limit(query)
     outcome = choice(query, "outcome", IDENTITY_OUTCOMES)
     scope = infra_scope(ctx, query.get("source_repository_id", ""))
     facts, _ = collected_facts(ctx, ["image"], scope=scope)
@@ -133,21 +132,52 @@ def container_image_identities(ctx: ApiContext) -> Answer:
         "repository_id": query.get("repository_id", "").strip(),
         "outcome": outcome,
     }
-    rows = [r for r in rows if all(not v or r[k] == v for k, v in filters.items())]
-    paged = _page(rows, "identity_id", query.get("after_identity_id", ""), limit)
+    return scope, [r for r in rows if all(not v or r[k] == v for k, v in filters.items())]
+
+
+def _identity_truth(ctx: ApiContext, capability: str, scope: str) -> dict[str, Any]:
+    return collected_truth(
+        ctx,
+        capability,
+        "image collectors (Dockerfile, Compose, Kubernetes, Helm, CI)",
+        infra_files(ctx, scope, IMAGE_TYPES),
+    )
+
+
+@ROUTES.route("GET", "/supply-chain/container-images/identities")
+def container_image_identities(ctx: ApiContext) -> Answer:
+    """One identity per (repository, image reference) its definitions build, base or run."""
+    limit = _limit(ctx.query)
+    scope, rows = _identity_rows(ctx)
+    paged = _page(rows, "identity_id", ctx.query.get("after_identity_id", ""), limit)
     data = {
         "identities": paged.pop("window"),
         **paged,
         "collector_readiness": {"repository_definitions": "ready", "registry": "not_configured"},
         "source_bridge": {"source": "repository_definitions", "scope": scope},
     }
-    truth = collected_truth(
-        ctx,
-        "supply_chain.container_image_identities.list",
-        "image collectors (Dockerfile, Compose, Kubernetes, Helm, CI)",
-        infra_files(ctx, scope, IMAGE_TYPES),
+    return Answer(data, _identity_truth(ctx, "supply_chain.container_image_identities.list", scope))
+
+
+@ROUTES.route("GET", "/supply-chain/container-images/identities/count")
+def container_image_identity_count(ctx: ApiContext) -> Answer:
+    """How many identities the definitions name, by outcome and identity strength."""
+    scope, rows = _identity_rows(ctx)
+    data = {
+        "total_identities": len(rows),
+        "by_outcome": dict(sorted(Counter(r["outcome"] for r in rows).items())),
+        "by_identity_strength": dict(sorted(Counter(r["identity_strength"] for r in rows).items())),
+        "scope": _echo(ctx, ("source_repository_id", "repository_id", "digest", "image_ref")),
+        "source_bridge": {"source": "repository_definitions", "scope": scope},
+    }
+    return Answer(
+        data, _identity_truth(ctx, "supply_chain.container_image_identities.count", scope)
     )
-    return Answer(data, truth)
+
+
+def _echo(ctx: ApiContext, names: tuple[str, ...]) -> dict[str, str]:
+    """The filters a count was asked with, as its ``scope`` block."""
+    return {name: ctx.query[name] for name in names if ctx.query.get(name, "").strip()}
 
 
 # ---------------------------------------------------------------- CI job correlations
@@ -159,11 +189,9 @@ def _triggers(ctx: ApiContext, scope: str) -> dict[tuple[str, str], list[str]]:
     return {(f.repo_id, f.relative_path): list(f.payload.get("triggers") or ()) for f in facts}
 
 
-@ROUTES.route("GET", "/ci-cd/run-correlations")
-def ci_cd_run_correlations(ctx: ApiContext) -> Answer:
-    """One row per CI job definition: triggers, images built and run in, artifacts kept."""
+def _job_rows(ctx: ApiContext) -> tuple[str, list[dict[str, Any]]]:
+    """The scope and every CI job definition in it that the query's filters keep."""
     query = ctx.query
-    limit = _limit(query)
     outcome = choice(query, "outcome", CI_OUTCOMES)
     scope = infra_scope(ctx, query.get("repository_id", ""))
     facts, _ = collected_facts(ctx, ["ci_job"], scope=scope)
@@ -222,7 +250,24 @@ def ci_cd_run_correlations(ctx: ApiContext) -> Answer:
         rows = [r for r in rows if r["outcome"] == outcome]
     if any(query.get(n, "").strip() for n in ("commit_sha", "artifact_digest", "provider_run_id")):
         rows = []  # run identities: no CI run is observed locally
-    paged = _page(rows, "correlation_id", query.get("after_correlation_id", ""), limit)
+    return scope, rows
+
+
+def _job_truth(ctx: ApiContext, capability: str, scope: str) -> dict[str, Any]:
+    return collected_truth(
+        ctx,
+        capability,
+        "CI collector (job definitions, no runs observed)",
+        infra_files(ctx, scope, CI_TYPES),
+    )
+
+
+@ROUTES.route("GET", "/ci-cd/run-correlations")
+def ci_cd_run_correlations(ctx: ApiContext) -> Answer:
+    """One row per CI job definition: triggers, images built and run in, artifacts kept."""
+    limit = _limit(ctx.query)
+    scope, rows = _job_rows(ctx)
+    paged = _page(rows, "correlation_id", ctx.query.get("after_correlation_id", ""), limit)
     data = {
         "correlations": paged.pop("window"),
         **paged,
@@ -232,10 +277,22 @@ def ci_cd_run_correlations(ctx: ApiContext) -> Answer:
         },
         "collector_readiness": {"ci_definitions": "ready", "ci_runs": "not_configured"},
     }
-    truth = collected_truth(
-        ctx,
-        "ci_cd.run_correlations.list",
-        "CI collector (job definitions, no runs observed)",
-        infra_files(ctx, scope, CI_TYPES),
-    )
-    return Answer(data, truth)
+    return Answer(data, _job_truth(ctx, "ci_cd.run_correlations.list", scope))
+
+
+@ROUTES.route("GET", "/ci-cd/run-correlations/count")
+def ci_cd_run_correlation_count(ctx: ApiContext) -> Answer:
+    """How many CI job definitions there are, by outcome, environment and provider."""
+    scope, rows = _job_rows(ctx)
+    data = {
+        "total_correlations": len(rows),
+        "by_outcome": dict(sorted(Counter(r["outcome"] for r in rows).items())),
+        "by_environment": dict(
+            sorted(Counter(r["environment"] or "unspecified" for r in rows).items())
+        ),
+        "by_provider": dict(sorted(Counter(r["provider"] for r in rows).items())),
+        "scope": _echo(
+            ctx, ("repository_id", "scope_id", "provider", "environment", "image_ref", "outcome")
+        ),
+    }
+    return Answer(data, _job_truth(ctx, "ci_cd.run_correlations.count", scope))
