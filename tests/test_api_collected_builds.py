@@ -33,7 +33,10 @@ spec:
         - name: api
           image: ghcr.io/acme/api:1.4.0
 """,
-    "docker-compose.yml": "services:\n  db:\n    image: postgres:16\n",
+    "docker-compose.yml": (
+        "services:\n  db:\n    image: postgres:16\n"
+        "  api:\n    build: .\n    image: ghcr.io/acme/api:dev\n"
+    ),
     ".github/workflows/ci.yml": """name: CI
 on:
   push:
@@ -90,6 +93,14 @@ class BuildsAndRunsTests(SynchronousTestCase):
         self.assertEqual((run["workload_kind"], run["workload"]), ("Deployment", "api"))
         self.assertEqual(api["outcome"], "declared_tag")  # no registry read: not resolved
         self.assertEqual(self.identities()["postgres:16"]["references"][0]["service"], "db")
+
+    def test_an_image_compose_builds_names_its_dockerfile_and_final_stage(self):
+        (built,) = self.identities()["ghcr.io/acme/api:dev"]["references"]
+        self.assertEqual((built["role"], built["service"]), ("builds", "api"))
+        self.assertEqual((built["dockerfile"], built["final_stage"]), ("Dockerfile", "runtime"))
+        self.assertEqual(built["final_stage_base"], "gcr.io/distroless/python3")
+        text, _ = self.ask("list_container_image_identities", {"image_ref": "ghcr.io/acme/api:dev"})
+        self.assertIn("built by service api from Dockerfile stage runtime", text)
 
     def test_the_identities_text_names_each_image_where_it_is_declared(self):
         text, _ = self.ask("list_container_image_identities", {})

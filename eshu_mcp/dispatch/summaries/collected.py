@@ -103,7 +103,12 @@ def _reference_role(reference: dict) -> str:
         "service" if first_text(reference, "service") else "job" if owner else ""
     )
     verb = {"runs": "run by", "builds": "built by"}.get(role, role)
-    return f"{verb} {kind} {owner}".replace("  ", " ").strip() if owner else verb
+    text = f"{verb} {kind} {owner}".replace("  ", " ").strip() if owner else verb
+    dockerfile = first_text(reference, "dockerfile")
+    if dockerfile:
+        stage = first_text(reference, "final_stage")
+        text += f" from {dockerfile}" + (f" stage {stage}" if stage else "")
+    return text
 
 
 def _identity_line(row: dict) -> str:

@@ -64,7 +64,9 @@ def _page(rows: list[dict[str, Any]], key: str, after: str, limit: int) -> dict[
 # ---------------------------------------------------------------- image identities
 
 
-def _reference(fact: CollectedFact, stages: dict[tuple[str, str, str], dict]) -> dict[str, Any]:
+def _reference(
+    fact: CollectedFact, stages: dict[tuple[str, str, str], dict], built_from: dict
+) -> dict[str, Any]:
     """Where and how one file names an image: the stage, service, workload or job."""
     payload = fact.payload
     reference = {
@@ -83,13 +85,44 @@ def _reference(fact: CollectedFact, stages: dict[tuple[str, str, str], dict]) ->
         reference["args_resolved"] = bool(stage.get("resolved", True))
         if stage.get("copies_from"):
             reference["copies_from"] = list(stage["copies_from"])
+    dockerfile = built_from.get((fact.repo_id, fact.relative_path, str(payload.get("service"))))
+    if dockerfile and reference["role"] == "builds":
+        _dockerfile_reference(reference, fact.repo_id, dockerfile, stages)
     return reference
 
 
 def _stages(ctx: ApiContext, scope: str) -> dict[tuple[str, str, str], dict]:
-    """Every Dockerfile stage in scope by (repository, file, stage name or index)."""
+    """Every Dockerfile stage in scope by (repository, file, stage name or index), and each
+    Dockerfile's final stage by (repository, file, "")."""
     facts, _ = collected_facts(ctx, ["docker_stage"], scope=scope)
-    return {(f.repo_id, f.relative_path, f.name): f.payload for f in facts}
+    stages: dict[tuple[str, str, str], dict] = {}
+    for fact in facts:
+        stages[(fact.repo_id, fact.relative_path, fact.name)] = fact.payload
+        final = stages.get((fact.repo_id, fact.relative_path, ""))
+        if final is None or fact.payload.get("stage_index", 0) >= final.get("stage_index", 0):
+            stages[(fact.repo_id, fact.relative_path, "")] = {**fact.payload, "name": fact.name}
+    return stages
+
+
+def _built_from(ctx: ApiContext, scope: str) -> dict[tuple[str, str, str], str]:
+    """The Dockerfile each Compose service builds, by (repository, Compose file, service)."""
+    facts, _ = collected_facts(ctx, ["compose_service"], scope=scope)
+    return {
+        (f.repo_id, f.relative_path, f.name): f.payload["dockerfile"]
+        for f in facts
+        if f.payload.get("dockerfile")
+    }
+
+
+def _dockerfile_reference(
+    reference: dict[str, Any], repo_id: str, dockerfile: str, stages: dict
+) -> None:
+    """A built image's Dockerfile and the final stage (and its base) it comes from."""
+    reference["dockerfile"] = dockerfile
+    final = stages.get((repo_id, dockerfile, ""))
+    if final is not None:
+        reference["final_stage"] = final.get("name", "")
+        reference["final_stage_base"] = final.get("base_image", "")
 
 
 def _identity_rows(ctx: ApiContext) -> tuple[str, list[dict[str, Any]]]:
@@ -98,7 +131,7 @@ def _identity_rows(ctx: ApiContext) -> tuple[str, list[dict[str, Any]]]:
     outcome = choice(query, "outcome", IDENTITY_OUTCOMES)
     scope = infra_scope(ctx, query.get("source_repository_id", ""))
     facts, _ = collected_facts(ctx, ["image"], scope=scope)
-    stages = _stages(ctx, scope)
+    stages, built_from = _stages(ctx, scope), _built_from(ctx, scope)
     identities: dict[tuple[str, str], dict[str, Any]] = {}
     for fact in facts:
         row = identities.get((fact.repo_id, fact.name))
@@ -121,7 +154,7 @@ def _identity_rows(ctx: ApiContext) -> tuple[str, list[dict[str, Any]]]:
                 "references": [],
                 "non_promotion": NO_REGISTRY,
             }
-        reference = _reference(fact, stages)
+        reference = _reference(fact, stages, built_from)
         if reference["role"] not in row["roles"]:
             row["roles"].append(reference["role"])
         row["references"].append(reference)
