@@ -171,6 +171,27 @@ class SearchTests(ContentCase):
         self.assertTrue(exact.json()["case_sensitive"])
         self.assertEqual(matching_lines("Foo\nfoo", "foo", exact_case=True)[0]["line_number"], 2)
 
+    def test_regex_search_matches_files_and_names_the_matching_lines(self):
+        body = {"query": r"class \w+Service", "regex": True}
+        data = self.post("/files/search", body).json()
+        self.assertTrue(data["regex"])
+        paths = [r["relative_path"] for r in data["results"]]
+        self.assertIn("app/service.py", paths)
+        service = data["results"][paths.index("app/service.py")]
+        self.assertEqual(service["matching_lines"][0]["text"], "class PaymentService:")
+        exact = self.post("/files/search", {**body, "query": r"CLASS \w+", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+
+    def test_regex_entity_search_keeps_the_entities_whose_source_matches(self):
+        data = self.post("/entities/search", {"query": r"class \w+Service", "regex": True})
+        names = {r["entity_name"] for r in data.json()["results"]}
+        self.assertIn("PaymentService", names)
+
+    def test_a_bad_regex_is_a_400_sentence(self):
+        response = self.post("/files/search", {"query": "(unclosed", "regex": True})
+        self.assertEqual(response.status, 400)
+        self.assertIn("not a valid regular expression", response.json()["detail"])
+
     def test_case_sensitive_entity_search_keeps_the_case_as_written(self):
         loose = self.post("/entities/search", {"query": "paymentservice"}).json()["results"]
         self.assertTrue(loose)

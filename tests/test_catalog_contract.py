@@ -132,12 +132,13 @@ DESCRIPTION_BOUNDS = (80, 480)
 
 # Arguments this project adds to a contract tool, each for a reason of its own:
 # find_dead_code scans the whole repository, so its answer pages (Eshu's tool cannot).
-# search_file_content and search_entity_content take case_sensitive (issue 25): text
-# search that tells ``Load`` from ``load``; sent only when given.
+# search_file_content and search_entity_content take case_sensitive and regex (issue 25):
+# text search that tells ``Load`` from ``load``, or matches a bounded regular expression;
+# sent only when given.
 EXTENSIONS = {
     "find_dead_code": ("offset",),
-    "search_file_content": ("case_sensitive",),
-    "search_entity_content": ("case_sensitive",),
+    "search_file_content": ("case_sensitive", "regex"),
+    "search_entity_content": ("case_sensitive", "regex"),
 }
 
 

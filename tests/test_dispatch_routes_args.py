@@ -137,3 +137,7 @@ class DerivedValueTests(SynchronousTestCase):
             self.assertNotIn("case_sensitive", plain)
             exact = resolve_route(tool, {"pattern": "Load", "case_sensitive": True}).body
             self.assertIs(exact["case_sensitive"], True)
+            self.assertNotIn("regex", plain)
+            self.assertIs(
+                resolve_route(tool, {"pattern": "L.ad", "regex": True}).body["regex"], True
+            )

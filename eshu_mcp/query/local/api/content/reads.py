@@ -13,7 +13,8 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code.near import nearest_paths, not_found_hint
-from eshu_mcp.query.local.api.code.text_scan import entities_containing
+from eshu_mcp.query.local.api.code.text_scan import ScannedFile, entities_containing
+from eshu_mcp.query.local.api.content.patterns import RegexSearch
 from eshu_mcp.query.local.api.platform.framework import (
     ROUTES,
     Answer,
@@ -237,6 +238,21 @@ def _case_sensitive(ctx: ApiContext) -> bool:
     return bool_param(body_object(ctx), "case_sensitive", False)
 
 
+def _regex(ctx: ApiContext, query: str, exact_case: bool) -> RegexSearch | None:
+    """The query as a bounded regular expression when ``regex`` is true, else None."""
+    if not bool_param(body_object(ctx), "regex", False):
+        return None
+    return RegexSearch(query, case_sensitive=exact_case)
+
+
+def _files_in_scope(ctx: ApiContext, where: str, args: list[Any]):
+    """Every file in scope, lazily, in the search's order (a regular expression reads each)."""
+    return ctx.conn.execute(
+        "SELECT f.* FROM files f WHERE 1 = 1" + where + " ORDER BY f.repo_id, f.relative_path",
+        args,
+    )
+
+
 def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
     if scope is None:
         return "", []
@@ -244,7 +260,13 @@ def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
 
 
 def _search_answer(
-    ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool, exact_case: bool
+    ctx: ApiContext,
+    results: list,
+    limit: int,
+    offset: int,
+    truncated: bool,
+    exact_case: bool,
+    pattern: RegexSearch | None = None,
 ):
     data = {
         "results": results,
@@ -257,8 +279,11 @@ def _search_answer(
     }
     if exact_case:
         data["case_sensitive"] = True
+    if pattern is not None:
+        data["regex"] = True
     how = "case-sensitive" if exact_case else "case-insensitive"
-    return Answer(data, ctx.truth(CAPABILITY, reason=f"resolved from {how} substring search"))
+    what = "regular-expression" if pattern is not None else "substring"
+    return Answer(data, ctx.truth(CAPABILITY, reason=f"resolved from {how} {what} search"))
 
 
 @ROUTES.route("POST", "/content/files/search")
@@ -267,24 +292,31 @@ def search_files(ctx: ApiContext) -> Answer:
     and path."""
     query, scope, limit, offset = _search_inputs(ctx)
     exact_case = _case_sensitive(ctx)
+    pattern = _regex(ctx, query, exact_case)
     where, args = _scope_sql("f.repo_id", scope)
-    # A scan of files.content: SQLite's LIKE (or instr, which keeps case) over a large
-    # repository takes milliseconds.
-    match = "instr(f.content, ?) > 0" if exact_case else "f.content LIKE ? ESCAPE '\\'"
-    sql = (
-        f"SELECT f.* FROM files f WHERE {match}"
-        + where
-        + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
-    )
-    needle = query if exact_case else like_pattern(query)
-    rows = ctx.conn.execute(sql, [needle, *args, limit + 1, offset]).fetchall()
+    if pattern is None:
+        # A scan of files.content: SQLite's LIKE (or instr, which keeps case) over a large
+        # repository takes milliseconds.
+        match = "instr(f.content, ?) > 0" if exact_case else "f.content LIKE ? ESCAPE '\\'"
+        sql = (
+            f"SELECT f.* FROM files f WHERE {match}"
+            + where
+            + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+        )
+        needle = query if exact_case else like_pattern(query)
+        rows = ctx.conn.execute(sql, [needle, *args, limit + 1, offset]).fetchall()
+    else:
+        matching = (
+            row for row in _files_in_scope(ctx, where, args) if pattern.search(row["content"] or "")
+        )
+        rows = list(itertools.islice(matching, offset, offset + limit + 1))
     rows, truncated = page(rows, limit)
     results = []
     for row in rows:
         item = file_row(row["repo_id"], row, "")
-        item["matching_lines"] = matching_lines(row["content"] or "", query, exact_case)
+        item["matching_lines"] = matching_lines(row["content"] or "", query, exact_case, pattern)
         results.append(item)
-    return _search_answer(ctx, results, limit, offset, truncated, exact_case)
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern)
 
 
 MATCHING_LINES = 3
@@ -303,15 +335,22 @@ def is_comment(text: str) -> bool:
     return text.startswith(COMMENT_STARTS)
 
 
-def matching_lines(content: str, query: str, exact_case: bool = False) -> list[dict[str, Any]]:
+def matching_lines(
+    content: str, query: str, exact_case: bool = False, pattern: RegexSearch | None = None
+) -> list[dict[str, Any]]:
     """
-    The lines of ``content`` holding ``query`` (case-insensitive unless ``exact_case``),
-    numbered from 1: lines that use the text first, then comments, each in file order.
+    The lines of ``content`` holding ``query`` (case-insensitive unless ``exact_case``; a
+    match of ``pattern`` when given), numbered from 1: lines that use the text first, then
+    comments, each in file order.
     """
     found: list[dict[str, Any]] = []
     wanted = query if exact_case else query.lower()
     for number, line in enumerate(content.split("\n"), 1):
-        if wanted in (line if exact_case else line.lower()):
+        if (
+            pattern.search(line)
+            if pattern is not None
+            else wanted in (line if exact_case else line.lower())
+        ):
             text = line.strip()
             found.append({"line_number": number, "text": text[:MATCHING_LINE_CHARS]})
             if len(found) == MATCHING_LINES_READ:
@@ -333,15 +372,19 @@ def search_entities(ctx: ApiContext) -> Answer:
     """Entities whose source contains the query (case-insensitive unless asked)."""
     query, scope, limit, offset = _search_inputs(ctx)
     exact_case = _case_sensitive(ctx)
+    pattern = _regex(ctx, query, exact_case)
     where, args = _scope_sql("f.repo_id", scope)
-    found = entities_containing(
-        ctx.conn,
-        query,
-        file_where="1 = 1" + where,
-        file_params=args,
-        entity_sql=_FILE_ENTITIES,
-    )
-    if exact_case:  # the scan folds case; keep the entities whose source has it as written
+    if pattern is not None:
+        found = _entities_matching(ctx, pattern, where, args)
+    else:
+        found = entities_containing(
+            ctx.conn,
+            query,
+            file_where="1 = 1" + where,
+            file_params=args,
+            entity_sql=_FILE_ENTITIES,
+        )
+    if exact_case and pattern is None:  # the scan folds case: keep the case as written
         found = (
             (row, scanned)
             for row, scanned in found
@@ -354,4 +397,17 @@ def search_entities(ctx: ApiContext) -> Answer:
         rows.append(item)
     rows, truncated = page(rows, limit)
     results = [entity_row(row) for row in rows]
-    return _search_answer(ctx, results, limit, offset, truncated, exact_case)
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern)
+
+
+def _entities_matching(ctx: ApiContext, pattern: RegexSearch, where: str, args: list[Any]):
+    """Entities whose source holds a match of ``pattern``, in file order, lazily."""
+    for row in _files_in_scope(ctx, where, args):
+        content = row["content"] or ""
+        if not pattern.search(content):
+            continue
+        body = content.encode("utf-8")
+        scanned = ScannedFile(row=row, body=body, folded=body)
+        for entity in ctx.conn.execute(_FILE_ENTITIES, [row["file_id"]]).fetchall():
+            if pattern.search(scanned.source(entity["start_byte"], entity["end_byte"])):
+                yield entity, scanned
