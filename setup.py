@@ -47,6 +47,7 @@ setup(
         "jsonschema==4.26.0",
         "pyyaml==6.0.4",
         "pyjwt[crypto]==2.15.1",
+        "regex==2026.12.2",
         *GRAMMARS,
     ],
     extras_require={

@@ -10,6 +10,7 @@ The ``eshu-mcp`` command.
 """
 
 import json
+import os
 import sys
 
 from twisted.python import usage
@@ -100,9 +101,33 @@ def _start_logging(level_name: str = "info") -> None:
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)
 
 
-def _build_stack(options, reactor):
+def _indexed_repository_here(db_path: str) -> str:
+    """The working directory when it is inside a repository the index holds, else ""."""
+    import sqlite3
+
+    from eshu_mcp.query.local.index.store.database import IndexUnavailable, open_reader
+
+    here = os.path.realpath(os.getcwd())
+    try:
+        conn = open_reader(db_path)
+    except (IndexUnavailable, OSError):
+        return ""
+    try:
+        rows = conn.execute("SELECT local_path FROM repositories").fetchall()
+    except sqlite3.Error:  # an old or damaged index: the call itself reports it
+        return ""
+    finally:
+        conn.close()
+    roots = [os.path.realpath(path) for (path,) in rows if path]
+    inside = any(here == root or here.startswith(root + os.sep) for root in roots)
+    return here if inside else ""
+
+
+def _build_stack(options, reactor, *, home_here: bool = False):
+    from attrs import evolve
     from twisted.application.service import MultiService
 
+    from eshu_mcp.query.local.index.store.database import default_db_path
     from eshu_mcp.service import (
         AnswerCallsAtShutdown,
         LogBridgeService,
@@ -111,7 +136,12 @@ def _build_stack(options, reactor):
     )
 
     parent = MultiService()
-    backend = build_backend(options.backend_settings(), reactor=reactor, parent=parent)
+    settings = options.backend_settings()
+    if home_here and settings.kind == "local" and not settings.repos and not settings.whole_index:
+        # `eshu-mcp call` inside an indexed repository: questions are about that one.
+        here = _indexed_repository_here(settings.db_path or str(default_db_path()))
+        settings = evolve(settings, home_paths=(here,) if here else ())
+    backend = build_backend(settings, reactor=reactor, parent=parent)
     try:
         server = build_mcp_server(
             backend.resource,
@@ -160,7 +190,7 @@ def run_call(argv: list[str]) -> int:
     exit_code = [0]
 
     def main(reactor):
-        parent, server = _build_stack(options, reactor)
+        parent, server = _build_stack(options, reactor, home_here=True)
         parent.startService()
         tool = server.catalog.get(options["tool"])
         if tool is None:

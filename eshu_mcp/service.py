@@ -64,6 +64,12 @@ def select_catalog(
     return catalog.select(toolsets, exclude=tuple(exclude), answers=answers)
 
 
+def sole_home_path(backend: IQueryBackend | None) -> str:
+    """The one repository path a backend is scoped to, or "" (several, or the whole index)."""
+    home = tuple(getattr(backend, "home_paths", ()) or ())
+    return home[0] if len(home) == 1 else ""
+
+
 def build_mcp_server(
     query_resource: IResource,
     *,
@@ -83,6 +89,7 @@ def build_mcp_server(
         answer_detail=settings.answer_detail,
         answer_page=settings.answer_page,
         answer_rows=settings.answer_rows,
+        default_repository=sole_home_path(backend),
     )
     catalog = select_catalog(settings.toolsets, settings.exclude_tools, backend)
     return McpServer(
@@ -138,6 +145,8 @@ class BackendSettings:
     """With ``repos``: answer un-scoped questions from every repository in the index."""
     upstream_url: str = ""
     upstream_token: str = ""
+    home_paths: tuple[str, ...] = ()
+    """Without ``repos``: answer un-scoped questions from these paths' repositories only."""
 
 
 def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -> IQueryBackend:
@@ -162,7 +171,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
             db_path, list(settings.repos), watch=settings.watch, reactor=reactor
         )
         index_service.setServiceParent(parent)
-    home = () if settings.whole_index else tuple(settings.repos)
+    home = () if settings.whole_index else tuple(settings.repos) or settings.home_paths
     backend = LocalQueryBackend(
         db_path, reactor=reactor, index_service=index_service, home_paths=home
     )

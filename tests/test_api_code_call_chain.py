@@ -53,28 +53,53 @@ class CallChainTests(SynchronousTestCase):
         self.assertEqual(data["chains"][0]["chain"][0]["method_kind"], "method")
         self.assertEqual(data["chains"][0]["chain"][0]["start_line"], 7)
 
-    def test_several_reachable_pairs_are_named_with_their_classes_and_places(self):
+    def test_a_shared_name_answers_every_chain_found_with_the_ambiguity_stated(self):
         rows = self.conn.execute(
             "SELECT entity_id FROM entities WHERE entity_name = 'run' ORDER BY start_line"
         ).fetchall()
         base_run = rows[0][0]
         self.index.edge("CALLS", base_run, self.index.entities["helper"], line=3)
         self.index.writer.commit()
-        detail = error_of(self.index.reader(), ROUTE, {"start": "run", "end": "helper"}).detail
+        data = call(self.index.reader(), ROUTE, {"start": "run", "end": "helper"}).data
+        # both definitions of run reach helper: each chain names its own start
+        starts = [(c["chain"][0]["file_path"], c["chain"][0]["start_line"]) for c in data["chains"]]
+        self.assertEqual(starts, [("shop/service.py", 2), ("shop/service.py", 7)])
+        self.assertEqual({c["chain"][-1]["name"] for c in data["chains"]}, {"helper"})
+        self.assertEqual(data["start_entity_id"], base_run)  # the first chain's ends
+        ambiguity = data["ambiguity"]
+        self.assertEqual((ambiguity["start_candidates"], ambiguity["end_candidates"]), (2, 1))
+        self.assertEqual(ambiguity["pairs_with_chains"], 2)
         self.assertIn(
-            "matched multiple reachable entity pairs across the indexed repositories", detail
+            '"run" names 2 definitions: 2 of 2 pairs are joined by a chain', ambiguity["note"]
         )
-        # The end they share is stated once; the starts are listed by name and place.
-        self.assertIn(
-            "one of 2: Base.run (shop/service.py:2), Child.run (shop/service.py:7)"
-            " -> helper (shop/service.py:15)",
-            detail,
-        )
-        self.assertIn("pass qualified names (Class.method", detail)
-        self.assertIn("or start_entity_id and end_entity_id to pick one", detail)
-        # and a qualified name picks one
+        # and a qualified name picks one, with nothing left ambiguous
         data = call(self.index.reader(), ROUTE, {"start": "Child.run", "end": "helper"}).data
         self.assertEqual(len(data["chains"]), 1)
+        self.assertNotIn("ambiguity", data)
+
+    def test_a_shared_name_no_chain_joins_is_an_empty_answer_not_an_error(self):
+        data = call(self.conn, ROUTE, {"start": "helper", "end": "run"}).data
+        self.assertEqual(data["chains"], [])
+        self.assertIn('"run" names 2 definitions: 0 of 2 pairs are joined', data["reason"])
+
+    def test_many_shared_definitions_are_probed_up_to_the_pair_bound(self):
+        from eshu_mcp.query.local.api.graph.call_chain import MAX_CANDIDATE_PAIRS
+
+        repo = self.index.repository("spread")
+        for index in range(30):
+            module = self.index.file(repo, f"pkg/mod{index:02}.py", "def spread(): ...\n" * 6)
+            start = self.index.entity(module, "Function", "spread", 1, 2)
+            end = self.index.entity(module, "Function", "gather", 5, 6)
+            self.index.edge("CALLS", start, end, line=2)
+        self.index.writer.commit()
+        data = call(self.index.reader(), ROUTE, {"start": "spread", "end": "gather"}).data
+        ambiguity = data["ambiguity"]
+        self.assertEqual((ambiguity["start_candidates"], ambiguity["end_candidates"]), (30, 30))
+        self.assertLessEqual(ambiguity["probed_pairs"], MAX_CANDIDATE_PAIRS)
+        self.assertIn("pairs were probed", ambiguity["note"])
+        self.assertTrue(data["chains"])
+        for chain in data["chains"]:
+            self.assertEqual(chain["chain"][0]["file_path"], chain["chain"][-1]["file_path"], chain)
 
     def test_required_endpoints(self):
         self.assertEqual(

@@ -155,6 +155,51 @@ class SearchTests(ContentCase):
         self.assertEqual(matching_lines("İİ\nx foo", "FOO"), [{"line_number": 2, "text": "x foo"}])
         self.assertEqual(matching_lines("", "foo"), [])
 
+    def test_lines_that_use_the_text_rank_before_comments_that_mention_it(self):
+        content = "# load the settings\n// load them\nvalue = load(path)\n"
+        self.assertEqual([row["line_number"] for row in matching_lines(content, "load")], [3, 1, 2])
+
+    def test_case_sensitive_search_tells_the_cases_apart(self):
+        loose = self.post("/files/search", {"query": "paymentservice"}).json()
+        self.assertEqual(len(loose["results"]), 2)
+        self.assertNotIn("case_sensitive", loose)
+        exact = self.post("/files/search", {"query": "paymentservice", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+        exact = self.post("/files/search", {"query": "PaymentService", "case_sensitive": True})
+        rows = exact.json()["results"]
+        self.assertEqual([r["relative_path"] for r in rows], ["app/api.py", "app/service.py"])
+        self.assertTrue(exact.json()["case_sensitive"])
+        self.assertEqual(matching_lines("Foo\nfoo", "foo", exact_case=True)[0]["line_number"], 2)
+
+    def test_regex_search_matches_files_and_names_the_matching_lines(self):
+        body = {"query": r"class \w+Service", "regex": True}
+        data = self.post("/files/search", body).json()
+        self.assertTrue(data["regex"])
+        paths = [r["relative_path"] for r in data["results"]]
+        self.assertIn("app/service.py", paths)
+        service = data["results"][paths.index("app/service.py")]
+        self.assertEqual(service["matching_lines"][0]["text"], "class PaymentService:")
+        exact = self.post("/files/search", {**body, "query": r"CLASS \w+", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+
+    def test_regex_entity_search_keeps_the_entities_whose_source_matches(self):
+        data = self.post("/entities/search", {"query": r"class \w+Service", "regex": True})
+        names = {r["entity_name"] for r in data.json()["results"]}
+        self.assertIn("PaymentService", names)
+
+    def test_a_bad_regex_is_a_400_sentence(self):
+        response = self.post("/files/search", {"query": "(unclosed", "regex": True})
+        self.assertEqual(response.status, 400)
+        self.assertIn("not a valid regular expression", response.json()["detail"])
+
+    def test_case_sensitive_entity_search_keeps_the_case_as_written(self):
+        loose = self.post("/entities/search", {"query": "paymentservice"}).json()["results"]
+        self.assertTrue(loose)
+        exact = self.post("/entities/search", {"query": "paymentservice", "case_sensitive": True})
+        self.assertEqual(exact.json()["results"], [])
+        exact = self.post("/entities/search", {"query": "PaymentService", "case_sensitive": True})
+        self.assertEqual(len(exact.json()["results"]), len(loose))
+
     def test_short_queries_scan_without_the_trigram_index(self):
         data = self.post("/files/search", {"query": "=>", "repo_id": "payments"}).json()
         self.assertEqual([r["relative_path"] for r in data["results"]], ["web/button.tsx"])

@@ -15,31 +15,21 @@ class EmptyPageTests(SynchronousTestCase):
         self.index, _ = small_index(self)
         self.client = ApiClient(self, self.index.path)
 
-    def test_ci_run_page_is_empty_with_unavailable_truth(self):
+    def test_image_identity_inventory_is_empty_with_unavailable_truth(self):
         body = self.client.get(
-            "/ci-cd/run-correlations", params={"limit": "25"}, envelope=True
+            "/supply-chain/container-images/identities/inventory", envelope=True
         ).json()
-        self.assertEqual(
-            body["data"],
-            {
-                "collector_readiness": {},
-                "correlations": [],
-                "count": 0,
-                "evidence_summary": {},
-                "limit": 25,
-                "next_cursor": None,
-                "truncated": False,
-            },
-        )
+        self.assertEqual(body["data"]["buckets"], [])
         truth = body["truth"]
         self.assertEqual(truth["level"], "fallback")
         self.assertEqual(truth["freshness"]["state"], "unavailable")
         self.assertEqual(
-            truth["freshness"]["detail"], "no CI/CD collector runs in the embedded backend"
+            truth["freshness"]["detail"], "no supply-chain collector runs in the embedded backend"
         )
         self.assertEqual(
             truth["reason"],
-            "embedded backend: CI/CD collector not configured; empty is not evidence of absence",
+            "embedded backend: supply-chain collector not configured; empty is not evidence"
+            " of absence",
         )
 
     def test_plain_status_page_says_unavailable(self):

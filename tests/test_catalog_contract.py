@@ -132,7 +132,14 @@ DESCRIPTION_BOUNDS = (80, 480)
 
 # Arguments this project adds to a contract tool, each for a reason of its own:
 # find_dead_code scans the whole repository, so its answer pages (Eshu's tool cannot).
-EXTENSIONS = {"find_dead_code": ("offset",)}
+# search_file_content and search_entity_content take case_sensitive and regex (issue 25):
+# text search that tells ``Load`` from ``load``, or matches a bounded regular expression;
+# sent only when given.
+EXTENSIONS = {
+    "find_dead_code": ("offset",),
+    "search_file_content": ("case_sensitive", "regex"),
+    "search_entity_content": ("case_sensitive", "regex"),
+}
 
 
 def _contract_record(record: dict) -> dict:
@@ -143,7 +150,7 @@ def _contract_record(record: dict) -> dict:
     schema = dict(record["input_schema"])
     schema["properties"] = {k: v for k, v in schema["properties"].items() if k not in added}
     route = dict(record["route"])
-    for key in ("body_fields", "defaults"):
+    for key in ("body_fields", "defaults", "omitted_when_absent"):
         route[key] = {k: v for k, v in route[key].items() if k not in added}
     return {**record, "input_schema": schema, "route": route}
 

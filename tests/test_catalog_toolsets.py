@@ -14,7 +14,14 @@ from eshu_mcp.catalog.toolsets import (
 
 FULL_ORDER = [tool.name for tool in read_only_tools()]
 # External-data domains the embedded backend's local collectors answer from repository files.
-LOCALLY_COLLECTED_DOMAINS = {"package_registry", "documentation", "cloud", "kubernetes", "cicd"}
+LOCALLY_COLLECTED_DOMAINS = {
+    "package_registry",
+    "documentation",
+    "cloud",
+    "kubernetes",
+    "cicd",
+    "container_images",
+}
 
 
 def _in_contract_order(names) -> bool:
@@ -86,9 +93,11 @@ class SelectionTests(SynchronousTestCase):
             "list_codeowners_ownership",
             "list_package_registry_packages",
             "list_kubernetes_correlations",
+            "list_container_image_identities",
+            "list_ci_cd_run_correlations",
         ):
             self.assertIn(name, chosen)
-        self.assertEqual(len(chosen), 75)
+        self.assertEqual(len(chosen), 79)
 
     def test_available_can_be_combined_with_named_toolsets(self):
         chosen = self.full.select("available,kubernetes", answers=lambda m, p: False)

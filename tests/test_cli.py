@@ -10,14 +10,14 @@ from tests.daemon import child_environment
 PYTHON = [sys.executable, "-m", "eshu_mcp.cli"]
 
 
-def run(workdir, *args, stdin=b"", timeout=120):
+def run(workdir, *args, stdin=b"", timeout=120, cwd=None):
     return subprocess.run(
         [*PYTHON, *args],
         input=stdin,
         capture_output=True,
         timeout=timeout,
         env=child_environment(workdir),
-        cwd=workdir,
+        cwd=cwd or workdir,
     )
 
 
@@ -25,14 +25,19 @@ def test_stdio_answers_then_exits_cleanly_at_end_of_input(workdir, repository):
     lines = (
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
         b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
-        b'"params":{"name":"find_symbol","arguments":{"symbol":"forgotten_helper"}}}'
+        b'"params":{"name":"find_symbol","arguments":{"symbol":"forgotten_helper"}}}\n'
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call",'
+        b'"params":{"name":"get_repo_summary","arguments":{}}}'
     )
     db = str(workdir / "stdio.sqlite")
     done = run(workdir, "stdio", "--repo", str(repository), "--db", db, stdin=lines)
     assert done.returncode == 0, done.stderr.decode()
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [reply["id"] for reply in replies] == [1, 2]
-    assert "forgotten_helper" in json.dumps(replies[1]["result"]["structuredContent"])
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert sorted(replies) == [1, 2, 3]  # calls answer as they finish
+    assert "forgotten_helper" in json.dumps(replies[2]["result"]["structuredContent"])
+    # one --repo: a tool that takes a repository uses it when none is given
+    assert not replies[3]["result"].get("isError"), replies[3]["result"]["content"]
+    assert repository.name in replies[3]["result"]["content"][0]["text"]
     assert b"mcp server started on stdio" in done.stderr
 
 
@@ -86,6 +91,17 @@ def test_call_prints_one_tool_result(workdir, repository):
     assert (
         full["structuredContent"]["data"]["matches"] == full["structuredContent"]["data"]["results"]
     )
+
+
+def test_call_inside_an_indexed_repository_is_about_that_repository(workdir, repository):
+    db = str(workdir / "here.sqlite")
+    assert run(workdir, "index", str(repository), "--db", db).returncode == 0
+    inside = run(workdir, "call", "--db", db, "get_repo_summary", "{}", cwd=repository)
+    assert inside.returncode == 0, inside.stdout.decode()
+    assert repository.name in json.loads(inside.stdout)["content"][0]["text"]
+    outside = run(workdir, "call", "--db", db, "get_repo_summary", "{}")
+    assert outside.returncode == 1
+    assert "repo_id or repo_name is required" in outside.stdout.decode()
 
 
 def test_usage_errors_are_one_clear_line_and_exit_2(workdir):

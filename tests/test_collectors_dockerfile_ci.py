@@ -154,3 +154,46 @@ def test_gitlab_jobs_skip_hidden_templates_and_keywords():
 def test_a_workflow_that_is_not_yaml_is_reported():
     (fact,) = collect_github_workflow(".github/workflows/x.yml", "jobs: [unclosed\n")
     assert fact.kind == "yaml_error"
+
+
+def test_jobs_name_the_artifacts_they_keep_and_their_workflows_triggers():
+    workflow = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/upload-artifact@v4
+        with: {name: coverage, path: htmlcov}
+      - uses: actions/upload-artifact@v4
+        with:
+          path: |
+            dist/
+            build/
+"""
+    (job,) = [
+        f
+        for f in collect_github_workflow(".github/workflows/t.yml", workflow)
+        if f.kind == "ci_job"
+    ]
+    assert job.payload["artifacts"] == ["coverage", "dist/"]
+    assert job.payload["triggers"] == ["push"]
+    pipeline = """\
+build:
+  script: make
+  only: [main]
+  artifacts:
+    paths: [dist/]
+    reports: {junit: report.xml}
+pack:
+  script: make pack
+  artifacts: {name: package, paths: [out/]}
+"""
+    jobs = {
+        f.name: f.payload
+        for f in collect_gitlab_ci(".gitlab-ci.yml", pipeline)
+        if f.kind == "ci_job"
+    }
+    assert jobs["build"]["artifacts"] == ["dist/", "report.xml"]
+    assert jobs["build"]["triggers"] == ["main"]
+    assert jobs["pack"]["artifacts"] == ["package"]

@@ -116,8 +116,5 @@ def test_a_flood_of_unknown_names_gives_a_bounded_answer():
     assert details["problems"][0]["argument"] == "a" * 64 + "..."
 
 
-def test_an_argument_with_no_effect_says_to_leave_it_out():
-    assert text_for("find_code", {"query": "x", "edit_distance": 1}) == (
-        "edit_distance has no effect on find_code, but the number 1 was given"
-        " (leave it out or send 2)."
-    )
+def test_an_argument_the_route_ignores_is_not_an_argument_problem():
+    assert check_arguments("find_code", {"query": "x", "edit_distance": 1})[1] == []

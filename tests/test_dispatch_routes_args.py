@@ -128,3 +128,16 @@ class DerivedValueTests(SynchronousTestCase):
         self.assertEqual(value, {"a": [1, 0.5, {"b": -3}], "c": 1e21, "d": True})
         self.assertIs(type(value["a"][0]), int)
         self.assertIs(type(value["c"]), float)
+
+    def test_case_sensitive_text_search_is_sent_only_when_given(self) -> None:
+        from eshu_mcp.dispatch import resolve_route
+
+        for tool in ("search_file_content", "search_entity_content"):
+            plain = resolve_route(tool, {"pattern": "Load"}).body
+            self.assertNotIn("case_sensitive", plain)
+            exact = resolve_route(tool, {"pattern": "Load", "case_sensitive": True}).body
+            self.assertIs(exact["case_sensitive"], True)
+            self.assertNotIn("regex", plain)
+            self.assertIs(
+                resolve_route(tool, {"pattern": "L.ad", "regex": True}).body["regex"], True
+            )

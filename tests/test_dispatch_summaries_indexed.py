@@ -126,14 +126,15 @@ class IndexedSummaryTests(SynchronousTestCase):
         files = data["categories"][0]
         self.assertEqual(files["counts"]["updated"], 1)
         self.assertNames(text, f"changes since generation {first[:12]}", "files: 1 updated")
-        self.assertNames(text, files["samples"]["updated"][0]["stable_fact_key"])
+        self.assertNames(text, f"updated: {files['samples']['updated'][0]['relative_path']}")
+        self.assertNames(text, "first added: pkg/helpers.py:")
 
     def test_status_catalog_and_collector_fed_answers(self):
         text, _ = self.ask("get_index_status", {})
         self.assertTrue(text.startswith("index status: "), text)
         text, data = self.ask("list_query_playbooks", {})
         self.assertNames(text, data["playbooks"][0]["id"])
-        text, _ = self.ask("list_ci_cd_run_correlations", {})
-        self.assertNames(text, "No correlations found; empty is not evidence of absence")
+        text, _ = self.ask("list_ci_cd_run_correlations", {})  # read from workflows: none
+        self.assertNames(text, "derived/fresh — No correlations found")
         text, _ = self.ask("list_kubernetes_correlations", {})  # read from manifests: none
         self.assertNames(text, "derived/fresh — No correlations found")

@@ -135,7 +135,7 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         text = summarize_envelope("find_dead_code", derived(data))
         self.assertIn("119 in all: 110 ambiguous (public API", text)
         self.assertIn(
-            "9 unused (cleanup-ready); investigate_dead_code lists the cleanup-ready", text
+            "9 unused (cleanup-ready); the rows marked unused are the cleanup-ready ones", text
         )
 
     def test_dead_code_investigation_counts_buckets_and_lists_cleanup_ready_first(self):

@@ -133,11 +133,9 @@ def test_null_for_an_optional_argument_is_not_given(daemon):
 
 
 def test_an_api_refusal_reads_as_its_message(daemon):
-    result = call(daemon, "find_code", {"query": "ab"})
+    result = call(daemon, "inspect_code_inventory", {"inventory_kind": "class_with_method"})
     assert result.is_error
-    assert result.content[0].text == (
-        "global substring code search requires at least 3 Unicode characters."
-    )
+    assert result.content[0].text == "method_name is required for class_with_method inventory."
     error = result.structured_content["error"]
     assert (error["code"], error["details"]["http_status"]) == ("invalid_argument", 400)
 
@@ -149,10 +147,11 @@ def test_an_api_not_found_reads_as_its_message(daemon):
     assert result.structured_content["error"]["code"] == "not_found"
 
 
-def test_an_argument_with_no_effect_is_not_silently_ignored(daemon):
-    assert refusal(daemon, "find_dead_code", {"scope": "repo"}) == (
-        'scope has no effect on find_dead_code, but the string "repo" was given'
-        ' (leave it out or send "auto").'
+def test_an_argument_the_route_ignores_is_answered_and_named_not_refused(daemon):
+    result = call(daemon, "find_dead_code", {"scope": "repo"})
+    assert not result.is_error
+    assert result.content[0].text.endswith(
+        "(scope was accepted but not used by this route: the answer does not depend on it)"
     )
 
 

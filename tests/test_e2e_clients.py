@@ -151,11 +151,18 @@ def test_health_readiness_and_metrics(daemon):
     assert b"eshu_mcp_tool_calls_total" in body
 
 
-def test_http_api_and_tool_answer_are_the_same_bytes(daemon):
+def test_http_api_and_tool_answer_are_the_same_bytes(daemon, repository):
     accept = {"accept": "application/eshu.envelope+json", "eshu-answer-detail": "compact"}
+    # the daemon serves one --repo: a call naming none is about it
     status, api_body = daemon.post(
         "/api/v0/code/search",
-        {"query": "parse_config", "limit": 10, "exact": False, "language": "", "repo_id": ""},
+        {
+            "query": "parse_config",
+            "limit": 10,
+            "exact": False,
+            "language": "",
+            "repo_id": str(repository),
+        },
         accept,
     )
     assert status == 200

@@ -115,10 +115,20 @@ def test_every_collector_fed_tool_answers_the_fixtures_facts(daemon):
 
 def test_a_bad_argument_is_a_tool_error_with_the_sentence(daemon):
     _, [result] = session_calls(
-        daemon.url + "/mcp", [("list_documentation_facts", {"fact_kind": "section"})]
+        daemon.url + "/mcp",
+        [("list_documentation_facts", {"fact_kind": "section", "repo": "nope"})],
     )
     assert result.is_error
-    assert "documentation facts require scope_id, repo" in result.content[0].text
+    assert 'repository selector "nope" did not match any indexed repository' in (
+        result.content[0].text
+    )
+
+
+def test_with_one_repository_served_the_facts_need_no_scope(daemon):
+    _, [result] = session_calls(
+        daemon.url + "/mcp", [("list_documentation_facts", {"fact_kind": "section"})]
+    )
+    assert not result.is_error, result.content[0].text
 
 
 def api_get(daemon, path: str, **query: str) -> dict:

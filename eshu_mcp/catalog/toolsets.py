@@ -66,8 +66,8 @@ AVAILABLE = "available"
 CORE = "core"
 
 #: The ``core`` selection: one tool per code question (search, definitions, callers,
-#: callees, chains, hierarchy, imports, structure, dead code, complexity, secrets,
-#: repositories, files, freshness, index status). Tools another core tool already
+#: callees, chains, hierarchy, change impact, imports, structure, dead code, complexity,
+#: secrets, repositories, files, freshness, index status). Tools another core tool already
 #: answers are left out (``find_code`` is ``find_symbol`` fuzzy, ``find_function_call_chain``
 #: is ``analyze_code_relationships`` call_chain, ``get_repository_stats`` is
 #: ``get_repo_summary``...); ``available`` and the toolsets still offer them.
@@ -78,6 +78,7 @@ CORE_TOOLS: frozenset[str] = frozenset(
         "search_file_content",
         "search_entity_content",
         "analyze_code_relationships",
+        "analyze_pre_change_impact",
         "investigate_import_dependencies",
         "inspect_code_inventory",
         "find_dead_code",

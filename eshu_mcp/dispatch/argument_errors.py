@@ -122,15 +122,6 @@ def _clause(tool: str, problem: ArgumentProblem, *, list_arguments: bool = True)
         return f"{text} ({where})" if where else text
     if kind == "null":
         return f"{name} is required ({_expected(allowed)}) but null was given"
-    if kind == "no_effect":
-        if allowed is None:
-            return (
-                f"{name} has no effect on {tool}, but {given_text(given)} was given (leave it out)"
-            )
-        return (
-            f"{name} has no effect on {tool}, but {given_text(given)} was given"
-            f" (leave it out or send {json.dumps(allowed)})"
-        )
     if kind == "type":
         text = f"{name} must be {_type_text(allowed)}, but {given_text(given)} was given"
         if problem.suggestion is not None:

@@ -30,6 +30,7 @@ from eshu_mcp.dispatch.api_errors import with_selectors_not_found
 from eshu_mcp.dispatch.argument_errors import argument_error_result
 from eshu_mcp.dispatch.attribution import attributed
 from eshu_mcp.dispatch.budget import DEFAULT_ANSWER_PAGE, DEFAULT_RESPONSE_BUDGET
+from eshu_mcp.dispatch.defaults import with_default_repository
 from eshu_mcp.dispatch.first_page import (
     DEFAULT_ANSWER_ROWS,
     first_page_arguments,
@@ -41,6 +42,11 @@ from eshu_mcp.dispatch.results import (
     result_from_response,
 )
 from eshu_mcp.dispatch.routes import Route, RouteError, resolve_route
+from eshu_mcp.dispatch.unused import (
+    honoured_arguments,
+    unused_arguments,
+    unused_arguments_note,
+)
 from eshu_mcp.dispatch.validation import check_arguments
 from eshu_mcp.encoding import dumpb
 from eshu_mcp.query.compact import ANSWER_DETAIL_HEADER, ANSWER_DETAILS, COMPACT, wants_compact
@@ -153,6 +159,9 @@ class InProcessDispatcher:
     ``answer_page`` bytes (0: no such bound) keep the rows that fit and say how to page;
     a compact call naming no ``limit`` asks for a first page of ``answer_rows`` rows
     (0: the tool's own default; :mod:`eshu_mcp.dispatch.first_page`).
+    ``default_repository`` is the one repository the server is scoped to (a selector the
+    query Resource resolves), used by calls that name none
+    (:mod:`eshu_mcp.dispatch.defaults`); "" when it serves several.
     """
 
     query_resource: IResource
@@ -164,6 +173,7 @@ class InProcessDispatcher:
     answer_detail: str = field(default=COMPACT)
     answer_page: int = DEFAULT_ANSWER_PAGE
     answer_rows: int = DEFAULT_ANSWER_ROWS
+    default_repository: str = ""
     _site: Site = field(init=False)
     _series: dict = field(init=False, factory=dict)
 
@@ -194,6 +204,7 @@ class InProcessDispatcher:
 
     def _call(self, tool_name: str, args: dict, authorization: bytes | None, caller: object):
         started = time.monotonic()
+        args = with_default_repository(tool_name, args, self.default_repository)
         args, problems = check_arguments(tool_name, args)
         if problems:
             log.info(
@@ -203,6 +214,7 @@ class InProcessDispatcher:
             )
             self._count(tool_name, "invalid_arguments", started)
             return defer.succeed(argument_error_result(tool_name, problems))
+        unused = unused_arguments(tool_name, args)
         first_page = None
         if self.answer_detail == COMPACT:
             args, first_page = first_page_arguments(tool_name, args, self.answer_rows)
@@ -211,6 +223,7 @@ class InProcessDispatcher:
         except RouteError as error:
             self._count(tool_name, "route_error", started)
             return defer.succeed(error_result(str(error)))
+        route = honoured_arguments(tool_name, args, route)
         if self.log_calls:
             log.info(
                 "dispatch tool {tool} {method} {path}",
@@ -234,6 +247,7 @@ class InProcessDispatcher:
             )
             if first_page is not None:
                 result = first_page_note(tool_name, first_page, result)
+            result = unused_arguments_note(unused, result)
             self._count(tool_name, "error" if result.get("isError") else "ok", started)
             return result
 
@@ -345,6 +359,7 @@ def run_read_only_tool(
     answer_detail: str = COMPACT,
     answer_page: int = DEFAULT_ANSWER_PAGE,
     answer_rows: int = DEFAULT_ANSWER_ROWS,
+    default_repository: str = "",
 ) -> defer.Deferred:
     """Run one tool against ``resource`` in process; fires with the MCP tool result."""
     if clock is None:
@@ -359,5 +374,6 @@ def run_read_only_tool(
         answer_detail=answer_detail,
         answer_page=answer_page,
         answer_rows=answer_rows,
+        default_repository=default_repository,
     )
     return dispatcher.call(tool_name, args, auth_header)

@@ -175,6 +175,8 @@ def _body_reader(field: str, arg: str, rules: Rules) -> Reader:
 
         return read_number
     if kind == "boolean":
+        if omitted:
+            return lambda args, _v: a.bool_or(args, arg, False) if arg in args else OMIT
         return lambda args, _v: a.bool_or(args, arg, bool(default is True))
     if kind == "object":
         return lambda args, _v: a.map_string_any(args, arg)

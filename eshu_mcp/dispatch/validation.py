@@ -68,8 +68,7 @@ class ArgumentProblem:
     One reason a call's arguments were refused.
 
     ``kind`` is one of ``unknown``, ``required``, ``null`` (a required one given
-    as null), ``no_effect`` (an argument the route ignores, given a value other
-    than its default), ``type``, ``enum``, ``range``, ``too_long``, ``too_short``,
+    as null), ``type``, ``enum``, ``range``, ``too_long``, ``too_short``,
     ``too_many``, ``too_large``, ``pattern`` or ``invalid``; ``given`` is the
     offending value (absent for ``required``), ``allowed`` what the schema
     accepts, ``suggestion`` a near name or value.
@@ -222,11 +221,8 @@ def _parses_as(text: str, allowed: Any) -> bool:
     return "boolean" in kinds and text in ("true", "false")
 
 
-_NO_DEFAULT = object()
-
 # When one value breaks several rules, the first of these is the one reported.
 _KIND_ORDER = (
-    "no_effect",
     "type",
     "enum",
     "range",
@@ -254,7 +250,6 @@ class ToolArguments:
     schemas: Mapping[str, dict]
     free_form: tuple[str, ...]
     alternatives: Mapping[str, frozenset[str]]
-    ignored: Mapping[str, Any]
     validator: Draft202012Validator
     # Whether no arguments at all pass the schema (then a call without any skips it).
     empty_valid: bool = True
@@ -278,10 +273,6 @@ class ToolArguments:
             schemas=bounded["properties"],
             free_form=tuple(sorted(n for n, s in properties.items() if _is_free_form(s))),
             alternatives=_alternatives(route),
-            ignored={
-                name: properties.get(name, {}).get("default", _NO_DEFAULT)
-                for name in route.get("ignored_args", ())
-            },
             validator=validator,
             empty_valid=not any(
                 error.validator != "required" for error in validator.iter_errors({})
@@ -327,10 +318,6 @@ class ToolArguments:
             if accepted or not self.empty_valid
             else []
         )
-        for name, default in self.ignored.items():
-            if name in accepted and accepted[name] != default:
-                allowed = None if default is _NO_DEFAULT else default
-                value_problems.append(ArgumentProblem(name, "no_effect", accepted[name], allowed))
         for name in self.free_form:
             if name in accepted and isinstance(accepted[name], dict):
                 size = _json_size(accepted[name])

@@ -209,7 +209,7 @@ def dead_code(data: dict) -> Lines:
             f"{n} {_VERDICTS.get(name, name)}" for name, n in counts
         )
         if len(counts) > 1:
-            in_all += "; investigate_dead_code lists the cleanup-ready ones first"
+            in_all += "; the rows marked unused are the cleanup-ready ones"
     return listing(
         data,
         rows,
@@ -220,10 +220,22 @@ def dead_code(data: dict) -> Lines:
     )
 
 
-def _dead_code_investigation(data: dict) -> Lines:
+def _cross_repo_dead_code(data: dict) -> Lines:
+    """``find_cross_repo_dead_code``: its buckets, dead first (else ``dead_code``'s rows)."""
+    if not field_map(data, "candidate_buckets"):
+        return dead_code(data)
+    return _dead_code_investigation(
+        data, ("dead", "live_by_consumer", "unknown", "suppressed"), "cross-repository dead code"
+    )
+
+
+def _dead_code_investigation(
+    data: dict,
+    names: tuple[str, ...] = ("cleanup_ready", "ambiguous", "suppressed"),
+    title: str = "dead-code investigation",
+) -> Lines:
     buckets = field_map(data, "candidate_buckets") or {}
     counts = field_map(data, "bucket_counts") or {}
-    names = ("cleanup_ready", "ambiguous", "suppressed")
     parts = []
     for name in names:
         count = first_int(counts, name)
@@ -231,18 +243,18 @@ def _dead_code_investigation(data: dict) -> Lines:
             count = len(field_rows(buckets, name))
         parts.append(f"{count} {name.replace('_', '-')}")
     seen = first_int(field_map(data, "coverage"), "active_candidates_seen")
-    head = "dead-code investigation: " + ", ".join(parts)
+    head = f"{title}: " + ", ".join(parts)
     if seen is not None:
         head += f" (of {plural(seen, 'active candidate')} seen)"
     notes = [note for note in (_maturity_note(data), more_hint(data, 0)) if note]
     if notes:
         head += "; " + "; ".join(notes)
     lines = [head]
-    for name in names[:2]:
+    for name in [n for n in names if n != "suppressed"][:3]:
         rows = field_rows(buckets, name)
         if rows:
             lines.append(f"{name.replace('_', '-')}:")
-            lines.extend(row_lines(rows, _dead_row, limit=8 if name == "cleanup_ready" else 3))
+            lines.extend(row_lines(rows, _dead_row, limit=8 if name == names[0] else 3))
     return lines
 
 
@@ -440,7 +452,7 @@ CODE_FAMILIES: dict[str, Family] = {
     "execute_language_query": _rows_family("result"),
     "inspect_code_inventory": _inventory,
     "find_dead_code": dead_code,
-    "find_cross_repo_dead_code": dead_code,
+    "find_cross_repo_dead_code": _cross_repo_dead_code,
     "investigate_dead_code": _dead_code_investigation,
     "find_most_complex_functions": _complexity,
     "calculate_cyclomatic_complexity": _complexity,

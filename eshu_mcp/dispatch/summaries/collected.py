@@ -90,6 +90,107 @@ def _dead_iac_line(row: dict) -> str:
     return clamp_line(f"{where} {first_text(row, 'artifact')}: {finding}")
 
 
+def _reference_role(reference: dict) -> str:
+    """How one file names an image: ``base of stage runtime``, ``run by Deployment api``."""
+    role = first_text(reference, "role")
+    stage = first_text(reference, "stage")
+    if role == "base" and stage:
+        return f"base of stage {stage}"
+    if role == "copy_from" and stage:
+        return f"copied from by stage {stage}"
+    owner = first_text(reference, "workload", "service", "job")
+    kind = first_text(reference, "workload_kind") or (
+        "service" if first_text(reference, "service") else "job" if owner else ""
+    )
+    verb = {"runs": "run by", "builds": "built by"}.get(role, role)
+    text = f"{verb} {kind} {owner}".replace("  ", " ").strip() if owner else verb
+    dockerfile = first_text(reference, "dockerfile")
+    if dockerfile:
+        stage = first_text(reference, "final_stage")
+        text += f" from {dockerfile}" + (f" stage {stage}" if stage else "")
+    return text
+
+
+def _identity_line(row: dict) -> str:
+    """``Dockerfile:4 gcr.io/distroless/python3 (base of stage runtime)``."""
+    where = location(row, ("relative_path",))
+    roles = []
+    for reference in field_rows(row, "references"):
+        role = _reference_role(reference)
+        if role not in roles:
+            roles.append(role)
+    shown = f" ({'; '.join(roles[:3])})" if roles else ""
+    return clamp_line(f"{where} {first_text(row, 'image_ref')}{shown}")
+
+
+def _ci_job_line(row: dict) -> str:
+    """``.github/workflows/ci.yml:17 CI/image (on push; builds ghcr.io/acme/api:1.4.0)``."""
+    where = location(row, ("relative_path",))
+    name = "/".join(p for p in (first_text(row, "workflow"), first_text(row, "job")) if p)
+    said = []
+    for key, label in (
+        ("triggers", "on"),
+        ("images_built", "builds"),
+        ("images_used", "runs in"),
+        ("artifacts", "keeps"),
+    ):
+        values = [v for v in row.get(key) or () if isinstance(v, str)]
+        if values:
+            said.append(f"{label} {', '.join(values[:3])}")
+    environment = first_text(row, "environment")
+    if environment:
+        said.append(f"environment {environment}")
+    return clamp_line(f"{where} {name}" + (f" ({'; '.join(said)})" if said else ""))
+
+
+def _infra_end(row: dict, side: str) -> str:
+    """``deploy/api.yaml:4 api (Deployment)``: one end of an infrastructure relationship."""
+    path = first_text(row, f"{side}_file_path")
+    line = first_int(row, f"{side}_start_line")
+    where = f"{path}:{line}" if path and line else path
+    kind = first_text(row, f"{side}_kind", f"{side}_type")
+    name = first_text(row, f"{side}_name")
+    text = " ".join(part for part in (where, name if name != path else "") if part)
+    return f"{text} ({kind})" if kind else text
+
+
+def _infra_relationships(data: dict) -> Lines:
+    """``analyze_infra_relationships``: the object, then each relationship end to end."""
+    outgoing, incoming = field_rows(data, "outgoing"), field_rows(data, "incoming")
+    if not outgoing and not incoming:
+        return []
+    labels = [label for label in data.get("labels") or () if isinstance(label, str)]
+    kind = first_text(data, "kind") or (labels[0] if labels else "")
+    subject = first_text(data, "name") + (f" ({kind})" if kind else "")
+    head = (
+        f"{subject}: {plural(len(outgoing), 'outgoing relationship')},"
+        f" {plural(len(incoming), 'incoming relationship')}"
+    )
+    rows = [*outgoing, *incoming]
+    return [
+        clamp_line(head),
+        *row_lines(
+            rows,
+            lambda row: clamp_line(
+                f"{_infra_end(row, 'source')} -{first_text(row, 'type')}->"
+                f" {_infra_end(row, 'target')}"
+            ),
+        ),
+    ]
+
+
+def _doc_fact_line(row: dict) -> str:
+    """``docs/guide.md:3 charge (entity mention)``: where a documentation fact was read."""
+    path = first_text(row, "source_uri", "relative_path").split("#", 1)[0]
+    line = first_int(row, "line", "line_number")
+    payload = field_map(row, "payload") or {}
+    name = first_text(payload, "title", "heading_text", "mention_text", "document_id")
+    kind = first_text(row, "fact_kind").removeprefix("documentation_").replace("_", " ")
+    where = f"{path}:{line}" if path and line else path
+    text = " ".join(part for part in (where, name) if part)
+    return clamp_line(f"{text} ({kind})" if kind else text)
+
+
 def _group_line(row: dict) -> str:
     kind = first_text(row, "finding_kind").replace("_", " ")
     status = first_text(row, "management_status").replace("_", " ")
@@ -147,18 +248,27 @@ COLLECTED_FAMILIES: dict[str, Family] = {
     "count_infra_resources": _counts("infrastructure resource"),
     "count_package_registry_packages": _counts("package"),
     "count_documentation_findings": _counts("documentation finding"),
-    "count_ci_cd_run_correlations": _counts("CI/CD run correlation"),
+    "count_ci_cd_run_correlations": _counts("CI job"),
+    "count_container_image_identities": _counts(
+        "container image identity", "container image identities"
+    ),
     "get_infra_resource_inventory": _BUCKETS,
     "get_package_registry_package_inventory": _BUCKETS,
     "get_ci_cd_run_correlation_inventory": _BUCKETS,
     "get_documentation_finding_inventory": _BUCKETS,
     "list_codeowners_ownership": _rows("ownership", "ownership rule", "", _owner_line),
     "list_documentation_findings": _rows("findings", "finding", "", _finding_line),
+    "list_documentation_facts": _rows("facts", "documentation fact", "", _doc_fact_line),
     "list_kubernetes_correlations": _rows("correlations", "correlation", "", _correlation_line),
+    "list_container_image_identities": _rows(
+        "identities", "container image identity", "container image identities", _identity_line
+    ),
+    "list_ci_cd_run_correlations": _rows("correlations", "CI job", "", _ci_job_line),
     "find_dead_iac": _rows("findings", "unused infrastructure finding", "", _dead_iac_line),
     "find_unmanaged_resources": _rows("finding_groups", "finding group", "", _group_line),
     "get_repository_language_inventory": _rows("languages", "language", "", _language_line),
     "get_repository_coverage": _rows("languages", "language", "", _language_line),
+    "analyze_infra_relationships": _infra_relationships,
     "find_change_surface": _impact,
     "analyze_pre_change_impact": _impact,
 }

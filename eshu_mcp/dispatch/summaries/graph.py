@@ -170,7 +170,7 @@ def _unresolved(resolution: dict, data: dict) -> Lines:
     if candidates:
         head = (
             f'target "{clamp_field(target)}" is {status}: {plural(len(candidates), "candidate")}'
-            "; get_code_relationship_story takes one of their entity_ids"
+            "; pass one of their entity_ids as start_entity_id to pick one"
         )
         return [head, *row_lines(candidates, _candidate_line, limit=5)]
     head = f'target "{clamp_field(target)}" was not found ({status})'
@@ -389,6 +389,15 @@ def _chain_node(node: dict) -> str:
     return name + "?" if _ambiguous_hop(node) else name
 
 
+def _place(node: dict) -> str:
+    """``path:line name``: which of a shared name's definitions a chain end is."""
+    where = first_text(node, "file_path")
+    line = first_int(node, "start_line")
+    if line:
+        where += f":{line}"
+    return f"{where} {entity_name(node)}".strip()
+
+
 def _ambiguous_hop(node: dict) -> bool:
     return first_text(node, "resolution_method") == "ambiguous"
 
@@ -417,6 +426,9 @@ def call_chains(data: dict) -> Lines:
             text += f" within depth {depth}"
         return [clamp_line(text + (f": {why}" if why else ""))]
     head = headline(len(chains), "call chain", "", subject)
+    ambiguity = first_text(field_map(data, "ambiguity"), "note")
+    if ambiguity:  # first: it says how to read every line below
+        head += f"; {ambiguity}"
     if any(_ambiguous_hop(node) for row in chains[:5] for node in field_rows(row, "chain")):
         head += (
             "; ? marks an ambiguous call (the receiver's class is unknown: it may run another"
@@ -425,7 +437,10 @@ def call_chains(data: dict) -> Lines:
     lines = [clamp_line(head)]
     for row in chains[:5]:
         nodes = field_rows(row, "chain")
-        lines.append(clamp_line(" -> ".join(_chain_node(node) for node in nodes)))
+        chain = " -> ".join(_chain_node(node) for node in nodes)
+        if ambiguity:  # which definitions this chain joins
+            chain = f"{_place(nodes[0])} -> {_place(nodes[-1])}: {chain}"
+        lines.append(clamp_line(chain))
     for node in field_rows(chains[0], "chain"):
         lines.append(clamp_line("  " + _chain_hop(node)))
     if len(chains) > 5:

@@ -309,6 +309,38 @@ def _repository_freshness(data: dict) -> Lines:
     return [clamp_line(text)]
 
 
+def _sample(row: dict) -> str:
+    """A changed file or definition as ``path:line name (Kind)``, else its fact key."""
+    if first_text(row, "relative_path"):
+        return row_line(row)
+    return first_text(row, "stable_fact_key")
+
+
+def _top_change(categories: list) -> str:
+    """The first changed definition (else file) the samples locate, as ``path:line name``."""
+    for wanted in ("content_entities", "files"):
+        for category in categories:
+            if first_text(category, "category") != wanted:
+                continue
+            for cls, rows in (field_map(category, "samples") or {}).items():
+                for row in rows if isinstance(rows, list) else ():
+                    if isinstance(row, dict) and first_text(row, "relative_path"):
+                        return f"{cls}: {_sample(row)}"
+    return ""
+
+
+def _languages_count(data: dict) -> Lines:
+    """``count_repositories_by_language``: how many repositories hold the language."""
+    count = first_int(data, "repository_count")
+    if count is None:
+        return []
+    language = first_text(data, "language")
+    files = first_int(data, "file_count")
+    verb = "holds" if count == 1 else "hold"
+    text = f"{plural(count, 'repository', 'repositories')} {verb} {language or 'the language'}"
+    return [text + (f" ({plural(files, 'file')})" if files is not None else "")]
+
+
 def _changed_since(data: dict) -> Lines:
     categories = field_rows(data, "categories")
     if not categories:
@@ -316,6 +348,9 @@ def _changed_since(data: dict) -> Lines:
     since = _short(first_text(data, "since_generation_id")) or first_text(data, "since_observed_at")
     current = _short(first_text(data, "current_active_generation_id"))
     lines = [f"changes since generation {since or '?'} (now {current or '?'}):"]
+    top = _top_change(categories)
+    if top:
+        lines[0] = clamp_line(lines[0][:-1] + f"; first {top}")
     if data.get("unavailable") is True:
         reason = first_text(data, "unavailable_reason") or "unavailable"
         lines[0] = f"changes since {since or '?'} are unavailable: {reason}"
@@ -331,7 +366,7 @@ def _changed_since(data: dict) -> Lines:
         lines.append(clamp_line(f"{name}: {changed or 'no changes'}"))
         samples = field_map(category, "samples") or {}
         for cls, rows in samples.items():
-            keys = [first_text(row, "stable_fact_key") for row in rows if isinstance(row, dict)]
+            keys = [_sample(row) for row in rows if isinstance(row, dict)]
             if keys:
                 lines.append(clamp_line(f"  {cls}: {_join_first(keys, 3)}"))
     if data.get("building") is True:
@@ -382,6 +417,7 @@ REPOSITORY_FAMILIES: dict[str, Callable[[dict], Lines]] = {
     "list_repository_files": _repository_files,
     "get_repository_freshness": _repository_freshness,
     "get_changed_since": _changed_since,
+    "count_repositories_by_language": _languages_count,
     "get_generation_lifecycle": _generations,
     "list_query_playbooks": _catalog("playbook", "playbooks"),
     "list_investigation_workflows": _catalog("workflow", "workflows"),

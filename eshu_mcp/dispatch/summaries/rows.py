@@ -36,7 +36,14 @@ __all__ = [
 # rows answer the question; the rest are one structured read away.
 ROW_LIMIT = 5
 
-PATH_KEYS = ("file_path", "relative_path", "path", "source_file", "source_file_path")
+PATH_KEYS = (
+    "file_path",
+    "relative_path",
+    "path",
+    "source_file",
+    "source_file_path",
+    "config_path",
+)
 LINE_KEYS = ("start_line", "line_number", "line")
 NAME_KEYS = ("name", "entity_name", "symbol", "title", "qualified_name", "id", "entity_id")
 KIND_KEYS = ("entity_type", "definition_kind", "type", "kind", "label")

@@ -79,8 +79,18 @@ class InfraNode:
     line: int = 0
     facts: list[CollectedFact] = field(factory=list)
 
+    @property
+    def kind(self) -> str:
+        """The Kubernetes kind of a manifest object (``Deployment``), else ""."""
+        if self.facts and self.facts[0].kind == "k8s_resource":
+            return str(self.facts[0].payload.get("kind", ""))
+        return ""
+
     def public(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "labels": [self.label]}
+        node = {"id": self.id, "name": self.name, "labels": [self.label]}
+        if self.kind:
+            node["kind"] = self.kind
+        return node
 
 
 @define
@@ -117,6 +127,8 @@ class InfraEdge:
             "evidence_type": "repository_file",
             "resolution_source": f"{self.path}:{self.line}",
             "reason": self.reason,
+            **({"source_kind": self.source.kind} if self.source.kind else {}),
+            **({"target_kind": self.target.kind} if self.target.kind else {}),
         }
 
 

@@ -234,7 +234,7 @@ def ci_cd_run_correlation_inventory(ctx: ApiContext) -> Answer:
     limit, offset = limit_offset(query, default=100, maximum=500, max_offset=10_000)
     scope = infra_scope(ctx, query.get("repository_id", ""))
     facts, _ = collected_facts(ctx, ["ci_job"], scope=scope)
-    deployed = _deployed_repositories(ctx, scope)
+    deployed = deployed_repositories(ctx, scope)
     rows = []
     for fact in facts:
         built = [image_repository(i) for i in fact.payload.get("images_built") or ()]
@@ -286,7 +286,7 @@ def ci_cd_run_correlation_inventory(ctx: ApiContext) -> Answer:
     return Answer(data, truth)
 
 
-def _deployed_repositories(ctx: ApiContext, scope: str) -> dict[str, set[str]]:
+def deployed_repositories(ctx: ApiContext, scope: str) -> dict[str, set[str]]:
     """Image repositories the repository's manifests or Compose files run, per repo."""
     facts, _ = collected_facts(
         ctx,

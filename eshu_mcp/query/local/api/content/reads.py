@@ -13,13 +13,15 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code.near import nearest_paths, not_found_hint
-from eshu_mcp.query.local.api.code.text_scan import entities_containing
+from eshu_mcp.query.local.api.code.text_scan import ScannedFile, entities_containing
+from eshu_mcp.query.local.api.content.patterns import RegexSearch
 from eshu_mcp.query.local.api.platform.framework import (
     ROUTES,
     Answer,
     ApiContext,
     ApiError,
     body_object,
+    bool_param,
     int_param,
     limit_offset,
     page,
@@ -231,13 +233,41 @@ def _search_inputs(ctx: ApiContext) -> tuple[str, list[str] | None, int, int]:
     return query, _search_scope(ctx, body), limit, offset
 
 
+def _case_sensitive(ctx: ApiContext) -> bool:
+    """Whether the search must match the query's case (``case_sensitive``, default false)."""
+    return bool_param(body_object(ctx), "case_sensitive", False)
+
+
+def _regex(ctx: ApiContext, query: str, exact_case: bool) -> RegexSearch | None:
+    """The query as a bounded regular expression when ``regex`` is true, else None."""
+    if not bool_param(body_object(ctx), "regex", False):
+        return None
+    return RegexSearch(query, case_sensitive=exact_case)
+
+
+def _files_in_scope(ctx: ApiContext, where: str, args: list[Any]):
+    """Every file in scope, lazily, in the search's order (a regular expression reads each)."""
+    return ctx.conn.execute(
+        "SELECT f.* FROM files f WHERE 1 = 1" + where + " ORDER BY f.repo_id, f.relative_path",
+        args,
+    )
+
+
 def _scope_sql(column: str, scope: list[str] | None) -> tuple[str, list[Any]]:
     if scope is None:
         return "", []
     return f" AND {column} IN ({','.join('?' for _ in scope)})", list(scope)
 
 
-def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, truncated: bool):
+def _search_answer(
+    ctx: ApiContext,
+    results: list,
+    limit: int,
+    offset: int,
+    truncated: bool,
+    exact_case: bool,
+    pattern: RegexSearch | None = None,
+):
     data = {
         "results": results,
         "matches": results,
@@ -247,30 +277,46 @@ def _search_answer(ctx: ApiContext, results: list, limit: int, offset: int, trun
         "truncated": truncated,
         "source_backend": SEARCH_BACKEND,
     }
-    return Answer(
-        data, ctx.truth(CAPABILITY, reason="resolved from case-insensitive substring search")
-    )
+    if exact_case:
+        data["case_sensitive"] = True
+    if pattern is not None:
+        data["regex"] = True
+    how = "case-sensitive" if exact_case else "case-insensitive"
+    what = "regular-expression" if pattern is not None else "substring"
+    return Answer(data, ctx.truth(CAPABILITY, reason=f"resolved from {how} {what} search"))
 
 
 @ROUTES.route("POST", "/content/files/search")
 def search_files(ctx: ApiContext) -> Answer:
-    """Files whose text contains the query (case-insensitive), by repository and path."""
+    """Files whose text contains the query (case-insensitive unless asked), by repository
+    and path."""
     query, scope, limit, offset = _search_inputs(ctx)
+    exact_case = _case_sensitive(ctx)
+    pattern = _regex(ctx, query, exact_case)
     where, args = _scope_sql("f.repo_id", scope)
-    # A scan of files.content: SQLite's LIKE over a large repository takes milliseconds.
-    sql = (
-        "SELECT f.* FROM files f WHERE f.content LIKE ? ESCAPE '\\'"
-        + where
-        + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
-    )
-    rows = ctx.conn.execute(sql, [like_pattern(query), *args, limit + 1, offset]).fetchall()
+    if pattern is None:
+        # A scan of files.content: SQLite's LIKE (or instr, which keeps case) over a large
+        # repository takes milliseconds.
+        match = "instr(f.content, ?) > 0" if exact_case else "f.content LIKE ? ESCAPE '\\'"
+        sql = (
+            f"SELECT f.* FROM files f WHERE {match}"
+            + where
+            + " ORDER BY f.repo_id, f.relative_path LIMIT ? OFFSET ?"
+        )
+        needle = query if exact_case else like_pattern(query)
+        rows = ctx.conn.execute(sql, [needle, *args, limit + 1, offset]).fetchall()
+    else:
+        matching = (
+            row for row in _files_in_scope(ctx, where, args) if pattern.search(row["content"] or "")
+        )
+        rows = list(itertools.islice(matching, offset, offset + limit + 1))
     rows, truncated = page(rows, limit)
     results = []
     for row in rows:
         item = file_row(row["repo_id"], row, "")
-        item["matching_lines"] = matching_lines(row["content"] or "", query)
+        item["matching_lines"] = matching_lines(row["content"] or "", query, exact_case, pattern)
         results.append(item)
-    return _search_answer(ctx, results, limit, offset, truncated)
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern)
 
 
 MATCHING_LINES = 3
@@ -278,27 +324,39 @@ MATCHING_LINES = 3
 MATCHING_LINE_CHARS = 160
 
 
-def matching_lines(content: str, query: str) -> list[dict[str, Any]]:
-    """The first lines of ``content`` holding ``query`` (case-insensitive), numbered from 1."""
+#: Lines read for a file's matches before the best few are kept.
+MATCHING_LINES_READ = 200
+#: How a line that is only a comment begins (it mentions the text rather than using it).
+COMMENT_STARTS = ("#", "//", "/*", "*", "--", "<!--", ";", '"""', "'''")
+
+
+def is_comment(text: str) -> bool:
+    """Whether a stripped source line is a comment or docstring line."""
+    return text.startswith(COMMENT_STARTS)
+
+
+def matching_lines(
+    content: str, query: str, exact_case: bool = False, pattern: RegexSearch | None = None
+) -> list[dict[str, Any]]:
+    """
+    The lines of ``content`` holding ``query`` (case-insensitive unless ``exact_case``; a
+    match of ``pattern`` when given), numbered from 1: lines that use the text first, then
+    comments, each in file order.
+    """
     found: list[dict[str, Any]] = []
-    folded, wanted = content.lower(), query.lower()
-    if len(folded) != len(content):  # lower-casing moved offsets (rare letters): line by line
-        for number, text in enumerate(content.split("\n"), 1):
-            if wanted in text.lower():
-                found.append({"line_number": number, "text": text.strip()[:MATCHING_LINE_CHARS]})
-                if len(found) == MATCHING_LINES:
-                    break
-        return found
-    position, line, counted = folded.find(wanted), 1, 0
-    while position >= 0 and len(found) < MATCHING_LINES:
-        line += content.count("\n", counted, position)
-        start = content.rfind("\n", 0, position) + 1
-        end = content.find("\n", position)
-        text = content[start : end if end >= 0 else len(content)].strip()
-        found.append({"line_number": line, "text": text[:MATCHING_LINE_CHARS]})
-        counted = end if end >= 0 else len(content)
-        position = folded.find(wanted, counted) if end >= 0 else -1
-    return found
+    wanted = query if exact_case else query.lower()
+    for number, line in enumerate(content.split("\n"), 1):
+        if (
+            pattern.search(line)
+            if pattern is not None
+            else wanted in (line if exact_case else line.lower())
+        ):
+            text = line.strip()
+            found.append({"line_number": number, "text": text[:MATCHING_LINE_CHARS]})
+            if len(found) == MATCHING_LINES_READ:
+                break
+    found.sort(key=lambda row: is_comment(row["text"]))  # stable: file order within each
+    return found[:MATCHING_LINES]
 
 
 # One file's entities in the route's order, with the byte spans the match must fall in.
@@ -311,20 +369,45 @@ _FILE_ENTITIES = (
 
 @ROUTES.route("POST", "/content/entities/search")
 def search_entities(ctx: ApiContext) -> Answer:
-    """Entities whose source contains the query (case-insensitive)."""
+    """Entities whose source contains the query (case-insensitive unless asked)."""
     query, scope, limit, offset = _search_inputs(ctx)
+    exact_case = _case_sensitive(ctx)
+    pattern = _regex(ctx, query, exact_case)
     where, args = _scope_sql("f.repo_id", scope)
-    found = entities_containing(
-        ctx.conn,
-        query,
-        file_where="1 = 1" + where,
-        file_params=args,
-        entity_sql=_FILE_ENTITIES,
-    )
+    if pattern is not None:
+        found = _entities_matching(ctx, pattern, where, args)
+    else:
+        found = entities_containing(
+            ctx.conn,
+            query,
+            file_where="1 = 1" + where,
+            file_params=args,
+            entity_sql=_FILE_ENTITIES,
+        )
+    if exact_case and pattern is None:  # the scan folds case: keep the case as written
+        found = (
+            (row, scanned)
+            for row, scanned in found
+            if query in scanned.source(row["start_byte"], row["end_byte"])
+        )
     rows = []
     for row, scanned in itertools.islice(found, offset, offset + limit + 1):
         item = dict(row)
         item["source_cache"] = scanned.source(row["start_byte"], row["end_byte"])
         rows.append(item)
     rows, truncated = page(rows, limit)
-    return _search_answer(ctx, [entity_row(row) for row in rows], limit, offset, truncated)
+    results = [entity_row(row) for row in rows]
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern)
+
+
+def _entities_matching(ctx: ApiContext, pattern: RegexSearch, where: str, args: list[Any]):
+    """Entities whose source holds a match of ``pattern``, in file order, lazily."""
+    for row in _files_in_scope(ctx, where, args):
+        content = row["content"] or ""
+        if not pattern.search(content):
+            continue
+        body = content.encode("utf-8")
+        scanned = ScannedFile(row=row, body=body, folded=body)
+        for entity in ctx.conn.execute(_FILE_ENTITIES, [row["file_id"]]).fetchall():
+            if pattern.search(scanned.source(entity["start_byte"], entity["end_byte"])):
+                yield entity, scanned

@@ -3,6 +3,8 @@
 
 A breadth-first search over outgoing CALLS edges, at most ``max_depth`` (<= 10) hops and
 a bounded number of visited nodes; it returns every shortest chain up to a small cap.
+A name several definitions share is answered, not refused: the chains found between any
+of them (surest first, each naming its own ends) with the ambiguity stated.
 """
 
 from __future__ import annotations
@@ -106,33 +108,52 @@ def _endpoint(
     return name_candidates(conn, name, repo_id=repo_id, language="", limit=50), name
 
 
-def _ambiguity(name: str, repo_id: str, rows: list[dict[str, Any]]) -> ApiError:
-    shown = ", ".join(f"{r['entity_id']} ({r['relative_path']}:{r['start_line']})" for r in rows)
-    return ApiError(
-        400, f'entity name "{name}" in repository "{repo_id}" matched multiple entities: {shown}'
-    )
-
-
-def _pairs_text(named: dict[str, dict[str, Any]], pairs: list[tuple[str, str]]) -> str:
+def _bounded_candidates(
+    starts: list[dict[str, Any]], ends: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """
-    The reachable pairs, with a start (or end) they all share stated once, so that the
-    sentence names every candidate before an error's length bound cuts it.
+    The candidates probed: all of them while their pairs stay within
+    ``MAX_CANDIDATE_PAIRS``, else the first of each side (non-test definitions come first)
+    until they do.
     """
+    starts, ends = list(starts), list(ends)
+    while len(starts) * len(ends) > MAX_CANDIDATE_PAIRS:
+        if len(starts) >= len(ends):
+            starts.pop()
+        else:
+            ends.pop()
+    return starts, ends
 
-    def by_label(ids: set[str]) -> list[str]:  # by name and place, never by a hashed id
-        return sorted(ids, key=lambda node: _endpoint_label(named, node))
 
-    starts = by_label({a for a, _ in pairs})
-    ends = by_label({b for _, b in pairs})
-    if len(starts) == 1:
-        listed = ", ".join(_endpoint_label(named, b) for b in ends)
-        return f"{_endpoint_label(named, starts[0])} -> one of {len(ends)}: {listed}"
-    if len(ends) == 1:
-        listed = ", ".join(_endpoint_label(named, a) for a in starts)
-        return f"one of {len(starts)}: {listed} -> {_endpoint_label(named, ends[0])}"
-    return ", ".join(
-        f"{_endpoint_label(named, a)} -> {_endpoint_label(named, b)}" for a, b in pairs
-    )
+def _ambiguity(
+    req: dict[str, Any],
+    start_label: str,
+    end_label: str,
+    starts: list[dict[str, Any]],
+    ends: list[dict[str, Any]],
+    probed: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    pairs: list[tuple[str, str]],
+) -> dict[str, Any]:
+    """What a shared name left open: how many definitions each end has, and which were tried."""
+    sides = [
+        f'"{label}" names {len(rows)} definitions'
+        for label, rows in ((start_label, starts), (end_label, ends))
+        if len(rows) > 1
+    ]
+    probed_pairs = len(probed[0]) * len(probed[1])
+    note = " and ".join(sides)
+    if probed_pairs < len(starts) * len(ends):
+        note += f" (the first {probed_pairs} pairs were probed)"
+    note += f": {len(pairs)} of {probed_pairs} pairs are joined by a chain"
+    if pairs:
+        note += ", surest first; Class.method or start_entity_id/end_entity_id picks one"
+    return {
+        "start_candidates": len(starts),
+        "end_candidates": len(ends),
+        "probed_pairs": probed_pairs,
+        "pairs_with_chains": len(pairs),
+        "note": note,
+    }
 
 
 def _where(req: dict[str, Any]) -> str:
@@ -167,43 +188,31 @@ def call_chains(
     end = pick_candidate(end_rows)
     starts = [start] if start else start_rows
     ends = [end] if end else end_rows
-    if len(starts) * len(ends) > MAX_CANDIDATE_PAIRS:
-        raise ApiError(
-            400,
-            "call-chain endpoints matched too many candidate pairs"
-            f" {_where(req)} to probe safely ({len(starts) * len(ends)} >"
-            f" {MAX_CANDIDATE_PAIRS}); pass start_entity_id and end_entity_id, or qualified"
-            " names (Class.method), to disambiguate",
-        )
+    probed = _bounded_candidates(starts, ends)
     hops: dict[tuple[str, str], Hop] = {}
     paths = shortest_paths(
         conn,
-        [r["entity_id"] for r in starts],
-        {r["entity_id"] for r in ends},
+        [r["entity_id"] for r in probed[0]],
+        {r["entity_id"] for r in probed[1]},
         req["max_depth"],
         hops,
     )
     pairs = sorted({(p[0], p[-1]) for p in paths})
-    if len(pairs) > 1 and (start is None or end is None):
-        named = describe_nodes(conn, {node for pair in pairs for node in pair})
-        shown = _pairs_text(named, pairs)
-        raise ApiError(
-            400,
-            "call-chain endpoints matched multiple reachable entity pairs"
-            f" {_where(req)}: {shown}; pass qualified names (Class.method, or"
-            " module.Class.method) or start_entity_id and end_entity_id to pick one",
-        )
+    if start is None or end is None:
+        req["ambiguity"] = _ambiguity(req, start_label, end_label, starts, ends, probed, pairs)
     if not pairs:
-        if start is None:
-            raise _ambiguity(start_label, req["start_repo_id"], start_rows)
-        if end is None:
-            raise _ambiguity(end_label, req["end_repo_id"], end_rows)
         req["reason"] = (
             f"both ends are indexed, and no chain of at most {req['max_depth']} linked calls"
             " joins them; a call the index could not link (an outside or dynamic receiver)"
             " is not followed"
         )
-        return [], start["entity_id"], end["entity_id"]
+        if "ambiguity" in req:
+            req["reason"] = f"{req['ambiguity']['note']}; {req['reason']}"
+        return (
+            [],
+            start["entity_id"] if start else "",
+            end["entity_id"] if end else "",
+        )
     nodes = describe_nodes(conn, {node for path in paths for node in path})
     chains = [
         {
@@ -215,24 +224,16 @@ def call_chains(
         }
         for path in paths
     ]
-    chains.sort(key=_uncertain_hops)  # the surest chains first (the sort is stable)
-    return chains, pairs[0][0], pairs[0][1]
+    chains.sort(key=_surest_first)
+    first = chains[0]["chain"]
+    return chains, first[0]["id"], first[-1]["id"]
 
 
-def _uncertain_hops(chain: dict[str, Any]) -> int:
-    return sum(1 for node in chain["chain"] if node.get("resolution_method") == "ambiguous")
-
-
-def _endpoint_label(nodes: dict[str, dict[str, Any]], node_id: str) -> str:
-    """``Class.name (path:line)``: which of a shared name's definitions this is (a qualified
-    name, ``module.Class.name``, then picks it)."""
-    node = nodes.get(node_id)
-    if node is None:
-        return node_id
-    name = node.get("name", "")
-    if node.get("class_context"):
-        name = f"{node['class_context']}.{name}"
-    return f"{name} ({node.get('file_path', '')}:{node.get('start_line', 0)})"
+def _surest_first(chain: dict[str, Any]) -> tuple[int, int, str, int]:
+    """Fewest ambiguous calls first, then the shortest, then by where the chain starts."""
+    nodes = chain["chain"]
+    uncertain = sum(1 for node in nodes if node.get("resolution_method") == "ambiguous")
+    return uncertain, chain["depth"], nodes[0]["file_path"], nodes[0]["start_line"]
 
 
 def _chain_node(nodes: dict[str, dict[str, Any]], node_id: str, hop: Hop | None) -> dict[str, Any]:
@@ -298,5 +299,7 @@ def code_call_chain(ctx: ApiContext) -> Answer:
     }
     if not chains and req.get("reason"):
         data["reason"] = req["reason"]
+    if "ambiguity" in req:
+        data["ambiguity"] = req["ambiguity"]
     truth = ctx.truth("call_graph.call_chain_path", reason="resolved from bounded CALLS search")
     return Answer(data, truth)

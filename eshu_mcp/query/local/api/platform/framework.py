@@ -135,6 +135,14 @@ class ApiContext:
                 " ORDER BY repo_id",
                 (selector,),
             ).fetchall()
+            if not rows and selector in self.home_paths:
+                # The server's own --repo path (maybe a folder inside the repository).
+                rows = [
+                    self.conn.execute(
+                        "SELECT * FROM repositories WHERE repo_id = ?", (repo_id,)
+                    ).fetchone()
+                    for repo_id in self.home_repositories() or ()
+                ]
         rows = [row for row in rows if _may_read(self.principal, row["repo_id"])]
         if not rows:
             raise ApiError(

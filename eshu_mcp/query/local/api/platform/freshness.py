@@ -265,6 +265,7 @@ def fact_delta(
             samples.append({"stable_fact_key": key, "fact_kind": fact_kind})
         else:
             entry["truncated"][cls] = True
+    _locate_samples(conn, repo_id, [entry["samples"] for entry in categories.values()])
     result = []
     for name in CATEGORIES:
         entry = categories[name]
@@ -278,6 +279,33 @@ def fact_delta(
     return result
 
 
+def _locate_samples(
+    conn: sqlite3.Connection, repo_id: str, samples: list[dict[str, list[dict[str, Any]]]]
+) -> None:
+    """
+    Name where each sampled file or definition is (its path, and a definition's name, kind
+    and line as the current index holds it), so an answer can say ``path:line name``.
+    """
+    file_prefix = f"file:{repo_id}:"
+    entities: dict[str, list[dict[str, Any]]] = {}
+    for sample in (row for by_class in samples for rows in by_class.values() for row in rows):
+        key = sample["stable_fact_key"]
+        if key.startswith(file_prefix):
+            sample["relative_path"] = key[len(file_prefix) :]
+        elif key.startswith("content_entity:"):
+            entities.setdefault(key[len("content_entity:") :], []).append(sample)
+    if not entities:
+        return
+    marks = ",".join("?" for _ in entities)
+    for entity_id, path, line, name, kind in conn.execute(
+        "SELECT entity_id, relative_path, start_line, entity_name, entity_type FROM entities"
+        f" WHERE entity_id IN ({marks})",
+        list(entities),
+    ):
+        for row in entities.get(entity_id, ()):
+            row.update(relative_path=path, start_line=line, name=name, entity_type=kind)
+
+
 def _retention_floor(conn: sqlite3.Connection, repo_id: str) -> int:
     row = conn.execute(
         "SELECT value FROM meta WHERE key = ?", ("fact_retention_min_seq:" + repo_id,)
@@ -286,6 +314,20 @@ def _retention_floor(conn: sqlite3.Connection, repo_id: str) -> int:
         return int(row[0]) if row else 0
     except ValueError:
         return 0
+
+
+def _previous_generation(conn: sqlite3.Connection, repo_id: str) -> sqlite3.Row | None:
+    """
+    What a question naming no "since" means: the generation the active one replaced,
+    or the active one itself when it is the first (then nothing changed).
+    """
+    return conn.execute(
+        "SELECT * FROM generations WHERE repo_id = ? AND status IN"
+        " ('active', 'superseded', 'completed') AND seq <= COALESCE((SELECT MAX(seq)"
+        " FROM generations WHERE repo_id = ? AND status = 'active'), 0)"
+        " ORDER BY (status = 'active'), seq DESC LIMIT 1",
+        (repo_id, repo_id),
+    ).fetchone()
 
 
 @ROUTES.route("GET", "/freshness/changed-since")
@@ -297,14 +339,16 @@ def changed_since(ctx: ApiContext) -> Answer:
         raise ApiError(400, "scope_id or repository is required")
     since_id = q.get("since_generation_id", "").strip()
     since_at_raw = q.get("since_observed_at", "").strip()
-    if not since_id and not since_at_raw:
-        raise ApiError(400, "since_generation_id or since_observed_at is required")
     since_at = _parse_rfc3339(since_at_raw) if since_at_raw and not since_id else ""
     sample_limit = int_param(q, "sample_limit", 25)
     if not 1 <= sample_limit <= 200:
         raise ApiError(400, "sample_limit must be between 1 and 200")
     repo = _repository_for(ctx, repository, scope_id, CHANGED_SINCE)
     repo_id = repo["repo_id"]
+    if not since_id and not since_at_raw:
+        since = _previous_generation(ctx.conn, repo_id)
+        if since is not None:
+            since_id = since["generation_id"]
     if since_id:
         since = ctx.conn.execute(
             "SELECT * FROM generations WHERE repo_id = ? AND generation_id = ?", (repo_id, since_id)

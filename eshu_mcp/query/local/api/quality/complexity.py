@@ -29,6 +29,8 @@ from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiConte
 QUALITY_CHECKS = ("complexity", "function_length", "argument_count", "refactoring_candidates")
 DEFAULT_THRESHOLDS = {"min_complexity": 10, "min_lines": 20, "min_arguments": 5}
 MAX_QUALITY_OFFSET = 10000
+# Same-named functions read when a path narrows them (the path picks among these).
+PATH_CANDIDATES = 500
 
 
 def _complexity_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -40,12 +42,20 @@ def _complexity_row(row: dict[str, Any]) -> dict[str, Any]:
     return ref
 
 
+def in_path(relative_path: str, path: str) -> bool:
+    """Whether a file is ``path`` or lies under the folder ``path``."""
+    return relative_path == path or relative_path.startswith(path + "/")
+
+
 def most_complex(
-    conn: sqlite3.Connection, repo_id: str, limit: int
+    conn: sqlite3.Connection, repo_id: str, limit: int, path: str = ""
 ) -> tuple[list[dict[str, Any]], bool]:
     """Functions with a complexity value, most complex first (``limit+1`` probe)."""
     where, params = scope_predicate(repo_id, "")
     where += " AND e.entity_type = 'Function' AND COALESCE(e.cyclomatic_complexity, 0) > 0"
+    if path:
+        where += " AND (e.relative_path = ? OR substr(e.relative_path, 1, ?) = ?)"
+        params = [*params, path, len(path) + 1, path + "/"]
     rows = fetch_entities(
         conn, where, params, "e.cyclomatic_complexity DESC, e.entity_name, e.entity_id", limit + 1
     )
@@ -86,20 +96,32 @@ def code_complexity(ctx: ApiContext) -> Answer:
         if row is None or not may_read(ctx, row["repo_id"]):
             raise ApiError(404, "entity not found")
         return Answer(_single(ctx.conn, row), truth)
+    path = fields.string("path").strip().strip("/")
     if function_name:
         # A bare or qualified name (Clock.callLater), an overload folded into its body.
         rows = name_candidates(
-            ctx.conn, function_name, repo_id=repo_id, language="", labels=["Function"], limit=2
+            ctx.conn,
+            function_name,
+            repo_id=repo_id,
+            language="",
+            labels=["Function"],
+            limit=PATH_CANDIDATES if path else 2,
         )
+        if path:
+            rows = [row for row in rows if in_path(row["relative_path"], path)]
+        if not rows and path:
+            missing = f'no function named "{function_name}" in "{path}": entity not found'
+            raise ApiError(404, missing)
         if not rows:
             raise ApiError(404, "entity not found")
         if len(rows) > 1:
             raise _ambiguous(function_name, repo_id, rows, truth)
         return Answer(_single(ctx.conn, rows[0]), truth)
     limit = clamp_limit(fields.integer("limit", 10), default=10, maximum=100)
-    results, truncated = most_complex(ctx.conn, repo_id, limit)
+    results, truncated = most_complex(ctx.conn, repo_id, limit, path)
     data = {
         "repo_id": repo_id,
+        **({"path": path} if path else {}),
         "results": results,
         "limit": limit,
         "truncated": truncated,

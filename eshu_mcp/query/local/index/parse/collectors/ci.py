@@ -2,9 +2,10 @@
 CI definitions: GitHub Actions workflows and GitLab CI pipelines.
 
 Workflows/pipelines with their triggers (or stages and includes), jobs, the actions they
-use and at which ref, the container and service images they run, and the images their
-steps build (``docker build -t``, ``docker/build-push-action`` tags). These are
-definitions, not runs: no outcome, commit or digest is known from the repository.
+use and at which ref, the container and service images they run, the images their
+steps build (``docker build -t``, ``docker/build-push-action`` tags) and the artifacts
+they keep (``actions/upload-artifact``, GitLab ``artifacts:``). These are definitions,
+not runs: no outcome, commit or digest is known from the repository.
 """
 
 from __future__ import annotations
@@ -25,6 +26,29 @@ _BUILD_TAG = re.compile(
 )
 _PUSH = re.compile(r"\b(?:docker|podman)\s+push\s+((?:\$\{\{[^}]*\}\}|[^\s;&|])+)")
 _BUILD_ACTIONS = ("docker/build-push-action",)
+_UPLOAD_ACTIONS = ("actions/upload-artifact",)
+
+
+def _uploaded(step: dict) -> list[str]:
+    """The artifact an ``upload-artifact`` step keeps: its name, else its path."""
+    given = mapping(step.get("with"))
+    name = text_of(given.get("name")) or text_of(given.get("path")).split("\n", 1)[0].strip()
+    return [name or "artifact"]
+
+
+def _gitlab_artifacts(value: object) -> list[str]:
+    """A GitLab job's ``artifacts:``: its name, else its paths and report files."""
+    artifacts = mapping(value)
+    if not artifacts:
+        return []
+    name = text_of(artifacts.get("name"))
+    if name:
+        return [name]
+    kept = [text_of(path) for path in sequence(artifacts.get("paths")) if text_of(path)]
+    for report in mapping(artifacts.get("reports")).values():
+        paths = [report] if isinstance(report, str) else sequence(report)
+        kept += [text_of(path) for path in paths if text_of(path)]
+    return kept
 
 
 def built_images(script: str) -> list[str]:
@@ -84,7 +108,7 @@ def collect_github_workflow(relative_path: str, text: str) -> list[Fact]:
         job_id = str(job_id)
         line = document.key_line(job_id)
         where = {"provider": "github_actions", "workflow": title, "job": job_id}
-        actions, built, used = [], [], []
+        actions, built, used, kept = [], [], [], []
         reusable = text_of(job.get("uses"))
         steps = [mapping(step) for step in sequence(job.get("steps"))]
         for step in steps:
@@ -99,6 +123,8 @@ def collect_github_workflow(relative_path: str, text: str) -> list[Fact]:
                 if action in _BUILD_ACTIONS:
                     tags = text_of(mapping(step.get("with")).get("tags"))
                     built += [t.strip() for t in re.split(r"[,\n]", tags) if t.strip()]
+                if action in _UPLOAD_ACTIONS:
+                    kept += _uploaded(step)
             built += built_images(text_of(step.get("run")))
         if reusable:
             action, _, ref = reusable.partition("@")
@@ -115,9 +141,11 @@ def collect_github_workflow(relative_path: str, text: str) -> list[Fact]:
             "runs_on": _runs_on(job.get("runs-on")),
             "environment": _environment(job.get("environment")),
             "needs": _triggers(job.get("needs")),
+            "triggers": triggers,
             "actions": actions,
             "images_built": built,
             "images_used": used,
+            "artifacts": kept,
         }
         facts.append(Fact("ci_job", job_id, line, payload))
         facts += _image_facts(document, where, built, used, after=line)
@@ -244,9 +272,11 @@ def collect_gitlab_ci(relative_path: str, text: str) -> list[Fact]:
             "environment": _environment(job.get("environment")),
             "needs": _needs(job.get("needs")),
             "extends": extends if isinstance(extends, list) else ([extends] if extends else []),
+            "triggers": _triggers(job.get("only")),
             "actions": [],
             "images_built": built,
             "images_used": used,
+            "artifacts": _gitlab_artifacts(job.get("artifacts")),
         }
         line = document.key_line(name, top_level=True)
         facts.append(Fact("ci_job", name, line, payload))
