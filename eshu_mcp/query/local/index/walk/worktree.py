@@ -17,6 +17,7 @@ from pathlib import Path
 from attrs import frozen
 
 from eshu_mcp.query.local.index.store.identity import normalize_remote_url
+from eshu_mcp.query.local.index.walk.git import run_git
 from eshu_mcp.query.local.index.walk.ignore import is_ignored, load_rules
 
 SKIP_DIRS = frozenset(
@@ -104,7 +105,6 @@ SKIP_SUFFIXES = tuple(
         ".wasm",
     ]
 )
-GIT_TIMEOUT = 60
 
 
 class WalkError(Exception):
@@ -175,14 +175,12 @@ class WorkTree:
         return self.head_commit + ("-dirty" if self.dirty else "")
 
 
+STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--ignore-submodules=all")
+
+
 def _git(root: Path, *args: str, check: bool = True) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "-c", "core.quotepath=off", *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
+        done = run_git(root, *args, neutralise_drivers=args[0] == "status")
     except (OSError, subprocess.TimeoutExpired) as e:
         raise WalkError(f"git {args[0]} failed in {root}: {e}") from e
     if done.returncode != 0:
@@ -209,14 +207,14 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         # only when it is not inside a work tree; a subdirectory is indexed via its root.
         if top is None:
             return WorkTree(root=candidate, is_git=False)
-        candidate = Path(top.strip()).resolve()
+        candidate = _own_toplevel(candidate, Path(top.strip()).resolve())
     remote = _git(candidate, "config", "--get", "remote.origin.url", check=False)
     head = _git(candidate, "rev-parse", "--verify", "-q", "HEAD", check=False)
     branch = _git(candidate, "symbolic-ref", "-q", "--short", "HEAD", check=False)
     origin_head = _git(
         candidate, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD", check=False
     )
-    status = _git(candidate, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+    status = _git(candidate, *STATUS_ARGS, "--untracked-files=normal")
     refs = _refs(candidate, branch.strip() if branch else None)
     default_branch = None
     if origin_head and origin_head.strip():
@@ -232,6 +230,19 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         default_branch=default_branch,
         dirty=bool(status),
         refs=refs,
+    )
+
+
+def _own_toplevel(candidate: Path, toplevel: Path) -> Path:
+    """
+    The work tree root git names for ``candidate``, when it is ``candidate`` or an ancestor
+    holding the ``.git`` entry; a ``core.worktree`` naming any other directory is refused.
+    """
+    if candidate.is_relative_to(toplevel) and os.path.lexists(toplevel / ".git"):
+        return toplevel
+    raise WalkError(
+        f"git names {str(toplevel)!r} as the work tree of {str(candidate)!r} (core.worktree"
+        " in its configuration): only a directory holding its own .git is indexed"
     )
 
 
@@ -267,7 +278,7 @@ def worktree_digest(path: str | os.PathLike[str]) -> str:
     head = _git(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
     if head is not None or _git(root, "rev-parse", "--git-dir", check=False) is not None:
         digest.update((head or "").encode())
-        status = _git(root, "status", "--porcelain=v1", "-z", check=False) or ""
+        status = _git(root, *STATUS_ARGS, check=False) or ""
         digest.update(status.encode("utf-8", "surrogateescape"))
         # A file edited twice keeps the same status line: fold in the dirty files' mtimes.
         for entry in status.split("\0"):
