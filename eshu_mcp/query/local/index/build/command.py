@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import UNDECODABLE_KEY, index_repositories
 from eshu_mcp.query.local.index.build.lifecycle import (
     ForgottenRepository,
     UnknownRepository,
@@ -260,6 +260,10 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             f" {repo['secret_candidates']} secret candidates\n"
             f"  generations: {', '.join(f'{k} {v}' for k, v in repo['generations'].items())}\n"
         )
+        if repo["undecodable_names"]:
+            out.write(
+                f"  {repo['undecodable_names']} files skipped: their names are not valid UTF-8\n"
+            )
     for path in status["awaiting_rebuild"]:
         out.write(f"{path}\n  awaiting its rebuild after an eshu-mcp upgrade\n")
     if not status["repositories"] and not status["awaiting_rebuild"]:
@@ -341,6 +345,7 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
                 "entities": count("entities"),
                 "edges": count("edges"),
                 "secret_candidates": count("secret_candidates"),
+                "undecodable_names": _undecodable_names(conn, repo_id),
             }
         )
     return {
@@ -348,6 +353,14 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
         "count": len(repositories),
         "awaiting_rebuild": awaiting_rebuild(conn),
     }
+
+
+def _undecodable_names(conn: sqlite3.Connection, repo_id: str) -> int:
+    """Files the last walk skipped because their names are not valid UTF-8."""
+    row = conn.execute(
+        "SELECT value FROM meta WHERE key = ?", (UNDECODABLE_KEY.format(repo_id=repo_id),)
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 if __name__ == "__main__":

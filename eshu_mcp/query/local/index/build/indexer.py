@@ -26,12 +26,19 @@ from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
 from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
 from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
 from eshu_mcp.query.local.index.build.lock import WriterLock
-from eshu_mcp.query.local.index.parse.rows import content_hash
+from eshu_mcp.query.local.index.parse.rows import fingerprint, read_limit
 from eshu_mcp.query.local.index.build.stopping import HOLD_ENV as HOLD_ENV  # the test hook, for callers
 from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
 from eshu_mcp.query.local.index.store.database import open_writer, utc_now
 from eshu_mcp.query.local.index.store.upgrade import extractor_key, owed_rebuilds, settle_rebuilds
-from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree, discover, walk_files
+from eshu_mcp.query.local.index.walk.reading import read_bounded
+from eshu_mcp.query.local.index.walk.worktree import (
+    Walk,
+    WalkedFile,
+    WorkTree,
+    discover,
+    walk,
+)
 
 Progress = Callable[[dict[str, Any]], None]
 STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
@@ -143,12 +150,10 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
         elif row[2] == item.byte_size and row[3] == item.mtime_ns:
             unchanged += 1
         else:
-            try:
-                with open(item.absolute_path, "rb") as handle:
-                    digest = content_hash(handle.read())
-            except OSError:
+            read = read_bounded(item.absolute_path, read_limit(item.relative_path))
+            if read is None:
                 continue  # vanished: counted as deleted below
-            if digest == row[4]:
+            if fingerprint(*read) == row[4]:
                 touched.append((item.mtime_ns, row[1]))
                 unchanged += 1
             else:
@@ -169,7 +174,9 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
-    walked = walk_files(tree, _own_files(conn))
+    walk_result = walk(tree, _own_files(conn))
+    walked = walk_result.files
+    _record_undecodable(conn, repo_id, walk_result, emit)
     existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
     emit(
         {
@@ -272,6 +279,33 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         source_bytes=run.source_bytes,
         seconds=time.monotonic() - started,
     )
+
+
+UNDECODABLE_KEY = "undecodable_names:{repo_id}"
+"""``meta`` key: how many file names the last walk skipped as not valid UTF-8."""
+
+
+def _record_undecodable(conn: sqlite3.Connection, repo_id: str, walked: Walk, emit: Progress):
+    """Count the names skipped as not UTF-8 (``--status`` shows it), and warn once per run."""
+    skipped = len(walked.undecodable)
+    key = UNDECODABLE_KEY.format(repo_id=repo_id)
+    if skipped:
+        emit(
+            {
+                "phase": "skipped",
+                "repo_id": repo_id,
+                "undecodable_names": skipped,
+                "example": walked.undecodable_example(),
+            }
+        )
+    if skipped != int(_meta(conn, key) or 0):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, str(skipped)),
+        )
+        conn.execute("COMMIT")
 
 
 def _failed(conn, tree: WorkTree, pending, emit: Progress, error: Exception, started: float):

@@ -233,6 +233,14 @@ class IndexService(Service):
         self.last_event = event
         if event.get("phase") == "failed":
             self.last_error = str(event.get("error") or event)
+        if event.get("phase") == "skipped":
+            self.log.warn(
+                "index of {repo_id} skipped {count} files whose names are not valid UTF-8"
+                " (first: {example})",
+                repo_id=event.get("repo_id"),
+                count=event.get("undecodable_names"),
+                example=event.get("example"),
+            )
         if event.get("phase") == BUILT:
             self._built(event)
         for listener in list(self._listeners):

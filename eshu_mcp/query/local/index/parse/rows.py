@@ -61,6 +61,26 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_limit(relative_path: str) -> int:
+    """
+    The most of a file the index reads: what it can keep as content, or, for a file a
+    collector reads, what that collector reads (lockfiles). One byte more tells "larger".
+    """
+    return MAX_COLLECTED_BYTES if collector_for(relative_path) is not None else MAX_CONTENT_BYTES
+
+
+def fingerprint(data: bytes, byte_size: int | None = None) -> str:
+    """
+    ``files.content_hash``: the sha256 of the bytes, or, for a file read only in part
+    (``byte_size`` beyond ``data``), of its first bytes and its size.
+    """
+    if byte_size is None or byte_size <= len(data):
+        return content_hash(data)
+    digest = hashlib.sha256(b"eshu-first-bytes\0%d\0" % byte_size)
+    digest.update(data)
+    return digest.hexdigest()
+
+
 def python_module_name(relative_path: str) -> str:
     """Dotted module name of a Python path: 'pkg/sub/mod.py' -> 'pkg.sub.mod'."""
     stem = (
@@ -74,10 +94,13 @@ def python_module_name(relative_path: str) -> str:
     return ".".join(parts) or stem.rsplit("/", 1)[-1]
 
 
-def parse_file(relative_path: str, data: bytes) -> ParsedFile:
-    """Classify, decode and extract one file."""
-    digest = content_hash(data)
-    size = len(data)
+def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) -> ParsedFile:
+    """
+    Classify, decode and extract one file (``byte_size``: its size, when ``data`` holds only
+    its first bytes, as :func:`read_limit` bounds a read).
+    """
+    digest = fingerprint(data, byte_size)
+    size = max(len(data), byte_size or 0)
     language = language_of(relative_path)
     is_test = is_test_path(relative_path)
     generated = is_generated(relative_path, data[:2048])
@@ -95,7 +118,7 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
     collector = collector_for(relative_path)
     if collector is not None:
         common["artifact_type"] = collector.artifact_type
-        if size <= MAX_COLLECTED_BYTES:
+        if size <= MAX_COLLECTED_BYTES and size == len(data):
             collected = text if text is not None else data.decode("utf-8", "replace")
             common["facts"] = collect_file(collector, relative_path, collected)
         if collector.claims_by_facts and not common.get("facts"):
