@@ -123,6 +123,8 @@ class BackendSettings:
     """With ``repos``: answer un-scoped questions from every repository in the index."""
     upstream_url: str = ""
     upstream_token: str = ""
+    serve_credential_files: bool = False
+    """The builder keeps credential files as text (a trusted single-user setup)."""
 
 
 def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -> IQueryBackend:
@@ -144,7 +146,11 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
         from eshu_mcp.query.local.index.build.service import IndexService
 
         index_service = IndexService(
-            db_path, list(settings.repos), watch=settings.watch, reactor=reactor
+            db_path,
+            list(settings.repos),
+            watch=settings.watch,
+            reactor=reactor,
+            serve_credential_files=settings.serve_credential_files,
         )
         index_service.setServiceParent(parent)
     home = () if settings.whole_index else tuple(settings.repos)

@@ -8,11 +8,13 @@ never shares the reactor's process).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -37,6 +39,7 @@ from eshu_mcp.query.local.index.store.database import (
     is_damage,
     open_reader,
 )
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 from eshu_mcp.query.local.index.store.upgrade import awaiting_rebuild, recorded_repositories
 
 EXIT_OK = 0
@@ -72,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--workers", type=int, default=None, help="parser processes")
+    parser.add_argument(
+        "--serve-credential-files",
+        action="store_true",
+        help="keep credential files (.env*, private keys, configs with literal passwords,"
+        " secrets or tokens) as text, served and searched like any file: only on a trusted"
+        " single-user setup",
+    )
     return parser
 
 
@@ -154,7 +164,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     use_bar = not options.json and err.isatty()
     progress = TerminalProgress(err) if use_bar else JsonLinesProgress(out)
     try:
-        report = index_repositories(db, paths, progress=progress, workers=options.workers)
+        with _credential_files_served(options.serve_credential_files):
+            report = index_repositories(db, paths, progress=progress, workers=options.workers)
     except IndexLocked as e:
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
@@ -353,6 +364,23 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
         "count": len(repositories),
         "awaiting_rebuild": awaiting_rebuild(conn),
     }
+
+
+@contextlib.contextmanager
+def _credential_files_served(serve: bool) -> Iterator[None]:
+    """For the run: credential files kept as text when asked (parser workers inherit it)."""
+    if not serve:
+        yield
+        return
+    previous = os.environ.get(SERVE_ENV)
+    os.environ[SERVE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(SERVE_ENV, None)
+        else:
+            os.environ[SERVE_ENV] = previous
 
 
 def _undecodable_names(conn: sqlite3.Connection, repo_id: str) -> int:

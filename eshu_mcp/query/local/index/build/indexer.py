@@ -26,6 +26,7 @@ from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
 from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
 from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
 from eshu_mcp.query.local.index.build.lock import WriterLock
+from eshu_mcp.query.local.index.parse.credentials import serving_credential_files
 from eshu_mcp.query.local.index.parse.rows import fingerprint, read_limit
 from eshu_mcp.query.local.index.build.stopping import HOLD_ENV as HOLD_ENV  # the test hook, for callers
 from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
@@ -140,6 +141,8 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
     }
     recorded = _meta(conn, extractor_key(repo_id)) or _meta(conn, "extractor_version")
     extractor_changed = recorded not in (None, EXTRACTOR_VERSION)
+    if existing and _meta(conn, CREDENTIALS_KEY.format(repo_id=repo_id)) != _credentials_mode():
+        extractor_changed = True  # credential files kept as text or not: read them all again
     to_parse: list[WalkedFile] = []
     touched: list[tuple[int, int]] = []
     unchanged = 0
@@ -241,7 +244,11 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         conn.executemany(
             "INSERT INTO meta (key, value) VALUES (?, ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [("extractor_version", EXTRACTOR_VERSION), (extractor_key(repo_id), EXTRACTOR_VERSION)],
+            [
+                ("extractor_version", EXTRACTOR_VERSION),
+                (extractor_key(repo_id), EXTRACTOR_VERSION),
+                (CREDENTIALS_KEY.format(repo_id=repo_id), _credentials_mode()),
+            ],
         )
         hold_point("commit", emit)
         conn.execute("COMMIT")
@@ -279,6 +286,14 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         source_bytes=run.source_bytes,
         seconds=time.monotonic() - started,
     )
+
+
+CREDENTIALS_KEY = "credential_files:{repo_id}"
+"""``meta`` key: whether the repository's credential files were kept as text (or withheld)."""
+
+
+def _credentials_mode() -> str:
+    return "served" if serving_credential_files() else "withheld"
 
 
 UNDECODABLE_KEY = "undecodable_names:{repo_id}"

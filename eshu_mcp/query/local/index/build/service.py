@@ -23,6 +23,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 
 from eshu_mcp.query.local.index.build.builder import BUILT
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 from eshu_mcp.query.local.index.build.builder_process import TERM_GRACE_SECONDS, BuilderProcess
 from eshu_mcp.query.local.index.build.inotify_watch import InotifyWatcher, inotify_available
 from eshu_mcp.query.local.index.build.watching import DEBOUNCE_QUIET_SECONDS, Debouncer, PollingWatcher
@@ -56,8 +57,10 @@ class IndexService(Service):
         use_inotify: bool | None = None,
         debounce: float = DEBOUNCE_QUIET_SECONDS,
         restart_delays: tuple[float, ...] = RESTART_DELAYS,
+        serve_credential_files: bool = False,
     ) -> None:
         self.db_path = str(db_path)
+        self.serve_credential_files = serve_credential_files
         self.repo_paths = [str(p) for p in repo_paths]
         self.watch = watch
         self.reactor = reactor
@@ -155,6 +158,7 @@ class IndexService(Service):
             on_event=self._on_event,
             on_exit=self._on_exit,
             executable=self.executable,
+            env={**os.environ, SERVE_ENV: "1"} if self.serve_credential_files else None,
         )
         self.log.info(
             "index builder {pid} started for {db_path}", pid=self._child.pid, db_path=self.db_path

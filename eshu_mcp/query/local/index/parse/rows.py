@@ -16,6 +16,11 @@ from eshu_mcp.query.local.index.parse.collectors import (
     collect_file,
     collector_for,
 )
+from eshu_mcp.query.local.index.parse.credentials import (
+    SNIFF_BYTES,
+    credential_reason,
+    serving_credential_files,
+)
 from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION, engine_for
 from eshu_mcp.query.local.index.parse.languages import (
     is_generated,
@@ -94,6 +99,14 @@ def python_module_name(relative_path: str) -> str:
     return ".".join(parts) or stem.rsplit("/", 1)[-1]
 
 
+def is_credential_file(relative_path: str, data: bytes, language: str | None) -> bool:
+    """Whether the file is withheld as a credential file (see :mod:`.credentials`)."""
+    if serving_credential_files():
+        return False
+    head = data[:SNIFF_BYTES]
+    return credential_reason(relative_path, head, is_parsed_language(language)) is not None
+
+
 def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) -> ParsedFile:
     """
     Classify, decode and extract one file (``byte_size``: its size, when ``data`` holds only
@@ -112,10 +125,15 @@ def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) ->
         "is_test": is_test,
         "is_generated": generated,
     }
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return ParsedFile(content="", line_count=0, parse_status="binary", **common)
-    text = data.decode("utf-8", "replace") if size <= MAX_CONTENT_BYTES else None
     collector = collector_for(relative_path)
+    # withheld files never come back as text, nor as bytes read from disk (binary, too large)
+    withhold = (collector is not None and collector.withhold_content) or is_credential_file(
+        relative_path, data, language
+    )
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        status = "withheld" if withhold else "binary"
+        return ParsedFile(content="", line_count=0, parse_status=status, **common)
+    text = data.decode("utf-8", "replace") if size <= MAX_CONTENT_BYTES else None
     if collector is not None:
         common["artifact_type"] = collector.artifact_type
         if size <= MAX_COLLECTED_BYTES and size == len(data):
@@ -124,7 +142,8 @@ def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) ->
         if collector.claims_by_facts and not common.get("facts"):
             del common["artifact_type"]
     if text is None:
-        return ParsedFile(content="", line_count=0, parse_status="too_large", **common)
+        status = "withheld" if withhold else "too_large"
+        return ParsedFile(content="", line_count=0, parse_status=status, **common)
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     secrets = [
         (
@@ -137,7 +156,7 @@ def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) ->
         )
         for s in find_secrets(relative_path, text)
     ]
-    if collector is not None and collector.withhold_content:
+    if withhold:
         return ParsedFile(
             content="", line_count=line_count, parse_status="withheld", secrets=secrets, **common
         )
