@@ -17,7 +17,6 @@ from eshu_mcp.query.local.index.parse.collectors import (
     collector_for,
 )
 from eshu_mcp.query.local.index.parse.credentials import (
-    SNIFF_BYTES,
     credential_reason,
     serving_credential_files,
 )
@@ -103,8 +102,7 @@ def is_credential_file(relative_path: str, data: bytes, language: str | None) ->
     """Whether the file is withheld as a credential file (see :mod:`.credentials`)."""
     if serving_credential_files():
         return False
-    head = data[:SNIFF_BYTES]
-    return credential_reason(relative_path, head, is_parsed_language(language)) is not None
+    return credential_reason(relative_path, data, is_parsed_language(language)) is not None
 
 
 def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) -> ParsedFile:
