@@ -214,3 +214,20 @@ class HostileWorkTreeTests(SynchronousTestCase):
     def test_a_fifo_is_not_kept(self) -> None:
         os.mkfifo(self.repo / "pipe.py")
         self.assertNotIn("pipe.py", paths(discover(self.repo)))
+
+
+class IgnoreFileTests(SynchronousTestCase):
+    def test_an_ignore_file_linked_outside_or_a_fifo_is_not_read(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-ignore-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        outside = tmp / "outside.rules"
+        outside.write_text("*.py\n")
+        tree = tmp / "plain"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "a.py").write_text("x = 1\n")
+        (tree / "sub" / "b.py").write_text("y = 2\n")
+        os.symlink(outside, tree / ".eshuignore")
+        os.mkfifo(tree / "sub" / ".gitignore")
+        found = paths(WorkTree(root=tree.resolve(), is_git=False))
+        self.assertIn("a.py", found)
+        self.assertIn("sub/b.py", found)
