@@ -147,6 +147,8 @@ class BackendSettings:
     upstream_token: str = ""
     home_paths: tuple[str, ...] = ()
     """Without ``repos``: answer un-scoped questions from these paths' repositories only."""
+    serve_credential_files: bool = False
+    """The builder keeps credential files as text (a trusted single-user setup)."""
 
 
 def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -> IQueryBackend:
@@ -168,7 +170,11 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
         from eshu_mcp.query.local.index.build.service import IndexService
 
         index_service = IndexService(
-            db_path, list(settings.repos), watch=settings.watch, reactor=reactor
+            db_path,
+            list(settings.repos),
+            watch=settings.watch,
+            reactor=reactor,
+            serve_credential_files=settings.serve_credential_files,
         )
         index_service.setServiceParent(parent)
     home = () if settings.whole_index else tuple(settings.repos) or settings.home_paths

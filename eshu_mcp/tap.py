@@ -60,6 +60,14 @@ class QueryOptions(usage.Options):
             "With --repo: answer questions that name no repository from every repository in "
             "the index (default: only the --repo ones).",
         ],
+        [
+            "serve-credential-files",
+            None,
+            "With --repo: keep credential files (.env*, private keys, configuration with "
+            "literal passwords, secrets or tokens) as text, read and searched like any file. "
+            "Only on a trusted single-user setup; by default they are indexed for their facts "
+            "and secret candidates only and reads answer 403.",
+        ],
     ]
     optParameters = [
         [
@@ -183,6 +191,11 @@ class QueryOptions(usage.Options):
         self["repos"] = [str(Path(path).resolve()) for path in self["repos"]]
         if self["watch"] and not self["repos"]:
             raise usage.UsageError("--watch needs at least one --repo to watch")
+        if self["serve-credential-files"] and not self["repos"]:
+            raise usage.UsageError(
+                "--serve-credential-files applies while indexing: give --repo, or pass it to"
+                " `eshu-mcp index`"
+            )
         if not self["dispatch-timeout"] > 0:
             raise usage.UsageError("--dispatch-timeout must be a positive number of seconds")
         if self["response-budget"] < 1024:
@@ -240,6 +253,7 @@ class QueryOptions(usage.Options):
             repos=tuple(self["repos"]),
             watch=self["watch"],
             whole_index=self["whole-index"],
+            serve_credential_files=bool(self["serve-credential-files"]),
             upstream_url=self["upstream-url"] or "",
             upstream_token=os.environ.get("ESHU_UPSTREAM_API_KEY", ""),
         )

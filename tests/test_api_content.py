@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import glob
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch.summaries.result import summarize_envelope
@@ -11,6 +18,8 @@ from eshu_mcp.query.local.api.content.reads import (
     matching_lines,
     select_lines,
 )
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 from tests.test_api_resource import ApiClient, rich_index
 
 
@@ -255,3 +264,68 @@ class SearchTests(ContentCase):
         across = "amount\n\n\ndef old_refund"
         self.assertEqual(self.names("/files/search", across), ["app/service.py"])
         self.assertEqual(self.names("/entities/search", across), [])
+
+
+class CredentialFilesTests(SynchronousTestCase):
+    """Credential files are refused with the reason; searches skip them; source is served."""
+
+    def setUp(self):
+        saved = os.environ.pop(SERVE_ENV, None)
+        self.addCleanup(
+            lambda: (
+                os.environ.pop(SERVE_ENV, None)
+                if saved is None
+                else os.environ.__setitem__(SERVE_ENV, saved)
+            )
+        )
+        self.repo = Path(tempfile.mkdtemp(prefix="eshu-credentials-"))
+        self.addCleanup(shutil.rmtree, self.repo, True)
+        (self.repo / ".env").write_text("DB_PASSWORD=LEAKED_FROM_ENV_FILE\n")
+        (self.repo / "id_rsa").write_text(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nLEAKED_FROM_KEY\n"
+            "-----END OPENSSH PRIVATE KEY-----\n"
+        )
+        (self.repo / "config.json").write_text('{"db": {"password": "LEAKED_FROM_JSON"}}\n')
+        (self.repo / "app.py").write_text("# reads LEAKED_FROM_ settings\ndef main():\n    pass\n")
+        self.db = str(self.repo.parent / (self.repo.name + ".sqlite"))
+        self.addCleanup(lambda: [os.remove(p) for p in glob.glob(self.db + "*")])
+        self.index = lambda: index_repositories(self.db, [self.repo], workers=1)
+        self.assertTrue(self.index().ok)
+        self.client = ApiClient(self, self.db)
+
+    def read(self, route, path, **extra):
+        body = {"repo_id": self.repo.name, "relative_path": path, **extra}
+        return self.client.post("/content/files/" + route, body)
+
+    def test_reads_answer_403_with_the_reason(self):
+        for path, reason in (
+            (".env", "environment file"),
+            ("id_rsa", "credentials file by its name"),
+            ("config.json", "private key or a literal password"),
+        ):
+            for route in ("read", "lines"):
+                response = self.read(route, path)
+                self.assertEqual(response.status, 403, (route, path))
+                detail = response.json()["detail"]
+                self.assertIn("credential file", detail)
+                self.assertIn(reason, detail)
+                self.assertIn("--serve-credential-files", detail)
+                self.assertNotIn("LEAKED", response.body.decode())
+        repo_id = self.read("read", "app.py").json()["repo_id"]
+        raw = self.client.get(f"/repositories/{repo_id}/content", params={"path": ".env"})
+        self.assertEqual(raw.status, 403)
+
+    def test_search_skips_them_and_source_is_served(self):
+        found = self.client.post("/content/files/search", {"query": "LEAKED_FROM"}).json()
+        self.assertEqual([r["relative_path"] for r in found["results"]], ["app.py"])
+        self.assertNotIn("LEAKED_FROM_ENV_FILE", json.dumps(found))
+        source = self.read("read", "app.py")
+        self.assertEqual(source.status, 200)
+        self.assertIn("def main", source.json()["content"])
+
+    def test_the_operator_option_serves_them_after_the_next_index(self):
+        os.environ[SERVE_ENV] = "1"
+        self.assertTrue(self.index().ok)  # same files: the changed option re-reads them
+        response = self.read("read", ".env")
+        self.assertEqual(response.status, 200)
+        self.assertIn("LEAKED_FROM_ENV_FILE", response.json()["content"])

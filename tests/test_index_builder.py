@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
@@ -87,3 +92,85 @@ class TerminalProgressTests(SynchronousTestCase):
         edges = {"CALLS": 5, "CONTAINS": 7, "unresolved_calls": 3, "rebuilt_files": 2}
         TerminalProgress(stream)({"phase": "committed", "seq": 4, "entities": 9, "edges": edges})
         self.assertEqual(stream.getvalue(), "  generation 4 active: 9 entities written, 12 edges\n")
+
+
+FAKE_DAEMON = """
+import json, os, subprocess, sys, time
+db, repo, release, close_pipe = sys.argv[1:5]
+env = dict(os.environ)
+env.update(
+    ESHU_MCP_BUILDER_PARENT=str(os.getpid()),
+    ESHU_MCP_INDEX_HOLD_BEFORE_COMMIT=release,
+    ESHU_MCP_INDEX_HOLD_AT="walk",
+)
+child = subprocess.Popen(
+    [sys.executable, "-m", "eshu_mcp.query.local.index.build.builder", "--db", db],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+)
+child.stdin.write(json.dumps({"build": 1, "paths": [repo]}).encode() + b"\\n")
+child.stdin.flush()
+for line in child.stdout:
+    if json.loads(line).get("phase") == "holding":
+        break
+print(child.pid, flush=True)
+if close_pipe == "close":
+    child.stdin.close()
+time.sleep(120)
+"""
+
+
+def process_gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie nobody reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
+class BuilderDiesWithTheDaemonTests(SynchronousTestCase):
+    """Mid-build (held at the walk), the builder ends when its daemon does."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-orphan-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+
+    def start_daemon(self, close_pipe: bool) -> tuple[subprocess.Popen, int]:
+        daemon = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                FAKE_DAEMON,
+                str(self.tmp / "index.sqlite"),
+                str(self.repo),
+                str(self.tmp / "never-released"),
+                "close" if close_pipe else "keep",
+            ],
+            stdout=subprocess.PIPE,
+        )
+        self.addCleanup(lambda: daemon.poll() is None and (daemon.kill(), daemon.wait()))
+        line = daemon.stdout.readline()
+        builder_pid = int(line)
+        self.addCleanup(self.kill_if_alive, builder_pid)
+        return daemon, builder_pid
+
+    def kill_if_alive(self, pid: int) -> None:
+        if not process_gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+    def assert_gone_soon(self, pid: int) -> None:
+        deadline = time.monotonic() + 20  # the hold alone would keep it 60 s
+        while not process_gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(process_gone(pid), f"builder {pid} outlived its daemon")
+
+    def test_a_sigkilled_daemon_takes_its_builder_with_it(self) -> None:
+        daemon, builder_pid = self.start_daemon(close_pipe=False)
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait()
+        self.assert_gone_soon(builder_pid)
+
+    def test_the_request_pipe_closing_mid_build_ends_the_builder(self) -> None:
+        _, builder_pid = self.start_daemon(close_pipe=True)
+        self.assert_gone_soon(builder_pid)

@@ -2,7 +2,9 @@
 
 import io
 import json
+import os
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -99,3 +101,45 @@ class ProgressTests(SynchronousTestCase):
         progress({"phase": "fresh", "repo_id": "r"})
         self.assertTrue(stream.getvalue().startswith("\r["))
         self.assertIn("\n  up to date", stream.getvalue())
+
+
+class HostileFilesTests(SynchronousTestCase):
+    """One bad file never breaks the repository: it is skipped or capped, and counted."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-cli-hostile-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+        self.db = self.tmp / "index.sqlite"
+        with open(os.fsencode(str(self.repo)) + b"/latin-\xe9t\xe9.py", "wb") as handle:
+            handle.write(b"def hidden():\n    pass\n")
+        with (self.repo / "huge.log.txt").open("wb") as handle:
+            handle.write(b"start\n")
+            handle.truncate(1 << 30)  # sparse: 1 GB that costs nothing on disk
+
+    def run_main(self, *argv: str) -> tuple[int, str]:
+        out = io.StringIO()
+        code = command.main(list(argv), stdout=out, stderr=io.StringIO())
+        return code, out.getvalue()
+
+    def test_the_repository_indexes_and_status_counts_the_skipped_name(self) -> None:
+        code, out = self.run_main("index", str(self.repo), "--db", str(self.db), "--json")
+        self.assertEqual(code, 0)
+        events = [json.loads(line) for line in out.splitlines()]
+        (skipped,) = [e for e in events if e["phase"] == "skipped"]
+        self.assertEqual(skipped["undecodable_names"], 1)
+        self.assertEqual(skipped["example"], "latin-\\xe9t\\xe9.py")
+        self.assertIn("committed", [e["phase"] for e in events])
+        code, out = self.run_main("index", "--status", "--db", str(self.db), "--json")
+        (repo,) = json.loads(out)["repositories"]
+        self.assertEqual(repo["undecodable_names"], 1)
+        self.assertGreater(repo["entities"], 0)
+        code, text = self.run_main("index", "--status", "--db", str(self.db))
+        self.assertIn("1 files skipped: their names are not valid UTF-8", text)
+        conn = sqlite3.connect(self.db)
+        self.addCleanup(conn.close)
+        row = conn.execute(
+            "SELECT byte_size, parse_status, content FROM files WHERE relative_path = ?",
+            ("huge.log.txt",),
+        ).fetchone()
+        self.assertEqual(row, (1 << 30, "binary", ""))

@@ -5,6 +5,7 @@ process reactor on a task.Clock (the real-process behaviour is in test_index_wat
 """
 
 import json
+import os
 import signal
 import sys
 
@@ -14,8 +15,13 @@ from twisted.logger import capturedLogs
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.builder_process import REAP_GRACE_SECONDS, TERM_GRACE_SECONDS
+from eshu_mcp.query.local.index.build.builder_process import (
+    PARENT_ENV,
+    REAP_GRACE_SECONDS,
+    TERM_GRACE_SECONDS,
+)
 from eshu_mcp.query.local.index.build.service import RESTART_DELAYS, IndexFailed, IndexService
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 
 
 class FakeProcess:
@@ -81,6 +87,7 @@ class FakeReactor(Clock):
 
     def spawnProcess(self, protocol, executable, args, env=None, **kwargs):
         process = FakeProcess(protocol, args)
+        process.env = env
         self.processes.append(process)
         protocol.makeConnection(process)
         return process
@@ -267,3 +274,25 @@ class BuilderSignalTests(SynchronousTestCase):
         child = BuilderProcess(reactor, "/db", on_event=lambda e: None, on_exit=lambda *a: None)
         child.signal_group(signal.SIGKILL)
         self.assertEqual(reactor.processes[0].signals, ["KILL"])
+
+
+class BuilderEnvironmentTests(SynchronousTestCase):
+    def spawn(self, **options) -> dict:
+        reactor = FakeReactor()
+        service = IndexService(
+            "/tmp/index.sqlite",
+            ["/repo"],
+            watch=False,
+            reactor=reactor,
+            use_inotify=False,
+            **options,
+        )
+        service.startService()
+        self.addCleanup(lambda: service.running and service.stopService())
+        return reactor.processes[0].env
+
+    def test_the_builder_knows_its_daemon_and_whether_credential_files_are_served(self):
+        env = self.spawn()
+        self.assertEqual(env[PARENT_ENV], str(os.getpid()))
+        self.assertNotEqual(env.get(SERVE_ENV), "1")
+        self.assertEqual(self.spawn(serve_credential_files=True)[SERVE_ENV], "1")

@@ -14,7 +14,9 @@ from eshu_mcp.query.local.index.walk.ignore import is_ignored, parse_rules
 from eshu_mcp.query.local.index.walk.worktree import (
     UntrustedRepository,
     WalkError,
+    WorkTree,
     discover,
+    walk,
     walk_files,
     worktree_digest,
 )
@@ -165,3 +167,67 @@ class UntrustedRepositoryTests(SynchronousTestCase):
         code, events = self.run_index(self.repo)
         self.assertEqual(code, 0)
         self.assertIn("committed", [event["phase"] for event in events])
+
+
+class HostileWorkTreeTests(SynchronousTestCase):
+    """Names that are not UTF-8 and links out of the repository never reach the index."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="eshu-hostile-tree-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.repo = fixture_repository(self.tmp)
+        self.outside = self.tmp / "outside"
+        self.outside.mkdir()
+        (self.outside / "secret.txt").write_text("outside bytes\n")
+
+    def test_a_name_that_is_not_utf8_is_skipped_and_counted(self) -> None:
+        bad = os.fsencode(str(self.repo)) + b"/bad-\xff\xfe.py"
+        with open(bad, "wb") as handle:
+            handle.write(b"x = 1\n")
+        (self.repo / "caf\u00e9.py").write_text("y = 2\n")
+        for tree in (discover(self.repo), WorkTree(root=self.repo.resolve(), is_git=False)):
+            walked = walk(tree)
+            names = [w.relative_path for w in walked.files]
+            self.assertIn("caf\u00e9.py", names)  # valid UTF-8 beyond ASCII is kept
+            self.assertEqual(len(walked.undecodable), 1)
+            self.assertEqual(walked.undecodable_example(), "bad-\\xff\\xfe.py")
+            self.assertTrue(all(name.encode("utf-8") for name in names))
+
+    def test_a_tracked_file_under_a_directory_link_out_of_the_repository_is_not_kept(self):
+        (self.repo / "conf").mkdir()
+        (self.repo / "conf" / "secret.txt").write_text("tracked\n")
+        git(self.repo, "add", "conf/secret.txt")
+        git(self.repo, "commit", "-q", "-m", "conf")
+        shutil.rmtree(self.repo / "conf")
+        os.symlink(self.outside, self.repo / "conf")  # the index still lists conf/secret.txt
+        self.assertNotIn("conf/secret.txt", paths(discover(self.repo)))
+
+    def test_a_file_link_inside_is_kept_by_its_target_and_one_outside_is_not(self) -> None:
+        os.symlink(self.outside / "secret.txt", self.repo / "leak.txt")
+        os.symlink("app/fees.py", self.repo / "fees_link.py")
+        walked = {w.relative_path: w for w in walk_files(discover(self.repo))}
+        self.assertNotIn("leak.txt", walked)
+        self.assertEqual(
+            walked["fees_link.py"].absolute_path, str((self.repo / "app" / "fees.py").resolve())
+        )
+
+    def test_a_fifo_is_not_kept(self) -> None:
+        os.mkfifo(self.repo / "pipe.py")
+        self.assertNotIn("pipe.py", paths(discover(self.repo)))
+
+
+class IgnoreFileTests(SynchronousTestCase):
+    def test_an_ignore_file_linked_outside_or_a_fifo_is_not_read(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-ignore-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        outside = tmp / "outside.rules"
+        outside.write_text("*.py\n")
+        tree = tmp / "plain"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "a.py").write_text("x = 1\n")
+        (tree / "sub" / "b.py").write_text("y = 2\n")
+        os.symlink(outside, tree / ".eshuignore")
+        os.mkfifo(tree / "sub" / ".gitignore")
+        found = paths(WorkTree(root=tree.resolve(), is_git=False))
+        self.assertIn("a.py", found)
+        self.assertIn("sub/b.py", found)

@@ -1,11 +1,14 @@
 """twistd eshu-mcp: options, validation, the plugin and makeService."""
 
+import os
+
 from twisted.application.service import IServiceMaker
 from twisted.internet.testing import MemoryReactorClock
 from twisted.plugin import getPlugins
 from twisted.python.usage import UsageError
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.cli import StdioOptions
 from eshu_mcp.tap import Options, is_loopback_listener, listener_interface, makeService
 
 
@@ -254,3 +257,22 @@ class AccessLogTests(SynchronousTestCase):
         lines = self.logged_lines("--access-log")
         self.assertEqual(len(lines), 1)
         self.assertIn('"GET /healthz HTTP/1.1" 200', lines[0])
+
+
+class CredentialFilesOptionTests(SynchronousTestCase):
+    """``--serve-credential-files`` reaches the index builder from twistd and stdio."""
+
+    def test_it_reaches_the_backend_settings_from_both_entry_points(self):
+        directory = self.mktemp()
+        os.makedirs(directory)
+        served = parse("--repo", directory, "--serve-credential-files")
+        self.assertTrue(served.backend_settings().serve_credential_files)
+        self.assertFalse(parse("--repo", directory).backend_settings().serve_credential_files)
+        stdio = StdioOptions.make()
+        stdio.parseOptions(["--repo", directory, "--serve-credential-files"])
+        self.assertTrue(stdio.backend_settings().serve_credential_files)
+
+    def test_without_a_repository_to_index_it_is_refused(self):
+        with self.assertRaises(UsageError) as caught:
+            parse("--serve-credential-files")
+        self.assertIn("eshu-mcp index", str(caught.exception))

@@ -30,6 +30,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     str_param,
 )
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
+from eshu_mcp.query.local.index.parse.credentials import credential_reason
 from eshu_mcp.query.reasons import PAST_THE_END
 
 CAPABILITY = "code_search.content_search"
@@ -134,14 +135,30 @@ def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
 
 
 def refuse_withheld(parse_status: str, path: str) -> None:
-    """A file indexed for its facts only (Terraform state) is never served as text."""
-    if parse_status == "withheld":
+    """
+    A file indexed for its facts only (Terraform state, credential files) is never served
+    as text: 403 with the reason.
+    """
+    if parse_status != "withheld":
+        return
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.endswith(".tfstate") or name == "terraform.tfstate.backup":
         raise ApiError(
             403,
             f"{path} is not served: Terraform state holds resource attributes, secrets"
             " among them, in clear; the index keeps only its resource addresses and types"
             " (ask get_iac_management_status or find_unmanaged_resources)",
         )
+    why = credential_reason(path, b"", is_source=False) or (
+        "its content holds a private key or a literal password, secret or token"
+    )
+    raise ApiError(
+        403,
+        f"{path} is not served: it is a credential file ({why}); the index keeps only its"
+        " facts and redacted secret candidates (ask investigate_hardcoded_secrets). An"
+        " operator serves such files on a trusted single-user setup with"
+        " --serve-credential-files",
+    )
 
 
 @ROUTES.route("POST", "/content/files/read")

@@ -20,8 +20,11 @@ import argparse
 import contextlib
 import json
 import os
+import select
+import signal
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -179,9 +182,41 @@ def _own_process_group() -> None:
         os.setpgid(0, 0)
 
 
+def _die_with_daemon(requests: TextIO) -> None:
+    """
+    End with the daemon, whatever signal ends it (even SIGKILL, which leaves it no time to
+    stop us): the kernel sends SIGTERM when it dies (Linux ``PR_SET_PDEATHSIG``, or a thread
+    watching the parent pid elsewhere), and a thread sends it too when the daemon's end of
+    the request pipe closes, mid-build included.
+    """
+    from eshu_mcp.query.local.index.build.builder_process import PARENT_ENV
+    from eshu_mcp.query.local.index.build.stopping import die_with_parent
+
+    parent = os.environ.get(PARENT_ENV, "")
+    if parent.isdigit():
+        die_with_parent(int(parent), signal.SIGTERM)
+    try:
+        fd = requests.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    threading.Thread(target=_end_on_hangup, args=(fd,), name="daemon-pipe", daemon=True).start()
+
+
+def _end_on_hangup(fd: int) -> None:
+    """Block until the request pipe's writer is gone, then stop this process."""
+    poller = select.poll()
+    poller.register(fd, select.POLLHUP | select.POLLERR)
+    while True:
+        events = poller.poll()
+        if any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in events):
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
 def main(argv: list[str]) -> int:
     """Entry point of the child process."""
     _own_process_group()  # first: a Ctrl-C meant for the daemon must not reach us mid-import
+    _die_with_daemon(sys.stdin)
     parser = argparse.ArgumentParser(prog="eshu-mcp-builder")
     parser.add_argument("--db", required=True, help="index file")
     options = parser.parse_args(argv)

@@ -18,6 +18,8 @@ from twisted.internet import defer, error, protocol
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+PARENT_ENV = "ESHU_MCP_BUILDER_PARENT"
+"""The daemon's pid, given to the builder child so it dies with the daemon."""
 STDERR_TAIL_BYTES = 4096
 TERM_GRACE_SECONDS = 2.0
 """After SIGTERM to the child's group, how long before SIGKILL."""
@@ -81,9 +83,9 @@ class BuilderProcess:
         self._gone: defer.Deferred = defer.Deferred()
         self.alive = True
         self.argv = [executable, "-m", "eshu_mcp.query.local.index.build.builder", "--db", db_path]
-        self._transport = reactor.spawnProcess(
-            self._protocol, executable, self.argv, env=dict(os.environ if env is None else env)
-        )
+        child_env = dict(os.environ if env is None else env)
+        child_env[PARENT_ENV] = str(os.getpid())  # the child dies with this process
+        self._transport = reactor.spawnProcess(self._protocol, executable, self.argv, env=child_env)
         self.pid = getattr(self._transport, "pid", None)
 
     def send(self, request: dict[str, Any]) -> None:

@@ -8,15 +8,17 @@ never shares the reactor's process).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.build.indexer import UNDECODABLE_KEY, index_repositories
 from eshu_mcp.query.local.index.build.lifecycle import (
     ForgottenRepository,
     UnknownRepository,
@@ -28,6 +30,7 @@ from eshu_mcp.query.local.index.build.lifecycle import (
 from eshu_mcp.query.local.index.build.lock import IndexLocked, writer_running
 from eshu_mcp.query.local.index.build.progress import JsonLinesProgress, TerminalProgress
 from eshu_mcp.query.local.index.build.stopping import RunStopped, stop_on_signals
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 from eshu_mcp.query.local.index.store.database import (
     IndexDamaged,
     IndexOutdated,
@@ -72,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--workers", type=int, default=None, help="parser processes")
+    parser.add_argument(
+        "--serve-credential-files",
+        action="store_true",
+        help="keep credential files (.env*, private keys, configs with literal passwords,"
+        " secrets or tokens) as text, served and searched like any file: only on a trusted"
+        " single-user setup",
+    )
     return parser
 
 
@@ -154,7 +164,8 @@ def _run(argv: list[str], out: TextIO, err: TextIO) -> int:
     use_bar = not options.json and err.isatty()
     progress = TerminalProgress(err) if use_bar else JsonLinesProgress(out)
     try:
-        report = index_repositories(db, paths, progress=progress, workers=options.workers)
+        with _credential_files_served(options.serve_credential_files):
+            report = index_repositories(db, paths, progress=progress, workers=options.workers)
     except IndexLocked as e:
         err.write(f"eshu-mcp index: {e}\n")
         return EXIT_USAGE
@@ -260,6 +271,10 @@ def _status(db: Path, as_json: bool, out: TextIO, err: TextIO) -> int:
             f" {repo['secret_candidates']} secret candidates\n"
             f"  generations: {', '.join(f'{k} {v}' for k, v in repo['generations'].items())}\n"
         )
+        if repo["undecodable_names"]:
+            out.write(
+                f"  {repo['undecodable_names']} files skipped: their names are not valid UTF-8\n"
+            )
     for path in status["awaiting_rebuild"]:
         out.write(f"{path}\n  awaiting its rebuild after an eshu-mcp upgrade\n")
     if not status["repositories"] and not status["awaiting_rebuild"]:
@@ -341,6 +356,7 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
                 "entities": count("entities"),
                 "edges": count("edges"),
                 "secret_candidates": count("secret_candidates"),
+                "undecodable_names": _undecodable_names(conn, repo_id),
             }
         )
     return {
@@ -348,6 +364,31 @@ def collect_status(conn: sqlite3.Connection, *, writer_alive: bool = True) -> di
         "count": len(repositories),
         "awaiting_rebuild": awaiting_rebuild(conn),
     }
+
+
+@contextlib.contextmanager
+def _credential_files_served(serve: bool) -> Iterator[None]:
+    """For the run: credential files kept as text when asked (parser workers inherit it)."""
+    if not serve:
+        yield
+        return
+    previous = os.environ.get(SERVE_ENV)
+    os.environ[SERVE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(SERVE_ENV, None)
+        else:
+            os.environ[SERVE_ENV] = previous
+
+
+def _undecodable_names(conn: sqlite3.Connection, repo_id: str) -> int:
+    """Files the last walk skipped because their names are not valid UTF-8."""
+    row = conn.execute(
+        "SELECT value FROM meta WHERE key = ?", (UNDECODABLE_KEY.format(repo_id=repo_id),)
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 if __name__ == "__main__":

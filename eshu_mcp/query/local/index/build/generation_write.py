@@ -16,7 +16,7 @@ from contextlib import closing
 from functools import partial
 
 from eshu_mcp.query.local.index.build.stopping import hold_point, start_worker
-from eshu_mcp.query.local.index.parse.rows import parse_file
+from eshu_mcp.query.local.index.parse.rows import parse_file, read_limit
 from eshu_mcp.query.local.index.resolve.declared import declared_edges
 from eshu_mcp.query.local.index.resolve.graph import ChangeSet, resolve_repository, retire_edges
 from eshu_mcp.query.local.index.resolve.inputs import (
@@ -35,6 +35,7 @@ from eshu_mcp.query.local.index.store.generations import (
 )
 from eshu_mcp.query.local.index.store.identity import repository_slug
 from eshu_mcp.query.local.index.store.writer import PreparedFile
+from eshu_mcp.query.local.index.walk.reading import read_bounded
 from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree
 
 IN_PROCESS_BELOW = 48
@@ -50,12 +51,11 @@ INCREMENTAL_RESOLVE_FRACTION = 0.25
 def _parse_walked(item: tuple[str, str, str]) -> PreparedFile | None:
     relative, absolute, repo_id = item
     hold_point("worker")
-    try:
-        with open(absolute, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None  # vanished or unreadable since the walk
-    return writer.prepare_rows(parse_file(relative, data), repo_id)
+    read = read_bounded(absolute, read_limit(relative))
+    if read is None:
+        return None  # vanished, unreadable or no longer a regular file since the walk
+    data, byte_size = read
+    return writer.prepare_rows(parse_file(relative, data, byte_size), repo_id)
 
 
 def parse_many(

@@ -25,8 +25,9 @@ from eshu_mcp.query.local.index.build.stopping import (
     HOLD_ENV as HOLD_ENV,  # the test hook, for callers
 )
 from eshu_mcp.query.local.index.build.stopping import RunStopped, hold_point
+from eshu_mcp.query.local.index.parse.credentials import serving_credential_files
 from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
-from eshu_mcp.query.local.index.parse.rows import content_hash
+from eshu_mcp.query.local.index.parse.rows import fingerprint, read_limit
 from eshu_mcp.query.local.index.resolve import input_cache
 from eshu_mcp.query.local.index.store import writer
 from eshu_mcp.query.local.index.store.database import open_writer, utc_now
@@ -39,7 +40,14 @@ from eshu_mcp.query.local.index.store.generations import (
 )
 from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
 from eshu_mcp.query.local.index.store.upgrade import extractor_key, owed_rebuilds, settle_rebuilds
-from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree, discover, walk_files
+from eshu_mcp.query.local.index.walk.reading import read_bounded
+from eshu_mcp.query.local.index.walk.worktree import (
+    Walk,
+    WalkedFile,
+    WorkTree,
+    discover,
+    walk,
+)
 
 Progress = Callable[[dict[str, Any]], None]
 STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
@@ -141,6 +149,8 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
     }
     recorded = _meta(conn, extractor_key(repo_id)) or _meta(conn, "extractor_version")
     extractor_changed = recorded not in (None, EXTRACTOR_VERSION)
+    if existing and _meta(conn, CREDENTIALS_KEY.format(repo_id=repo_id)) != _credentials_mode():
+        extractor_changed = True  # credential files kept as text or not: read them all again
     to_parse: list[WalkedFile] = []
     touched: list[tuple[int, int]] = []
     unchanged = 0
@@ -151,12 +161,10 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
         elif row[2] == item.byte_size and row[3] == item.mtime_ns:
             unchanged += 1
         else:
-            try:
-                with open(item.absolute_path, "rb") as handle:
-                    digest = content_hash(handle.read())
-            except OSError:
+            read = read_bounded(item.absolute_path, read_limit(item.relative_path))
+            if read is None:
                 continue  # vanished: counted as deleted below
-            if digest == row[4]:
+            if fingerprint(*read) == row[4]:
                 touched.append((item.mtime_ns, row[1]))
                 unchanged += 1
             else:
@@ -177,7 +185,9 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
-    walked = walk_files(tree, _own_files(conn))
+    walk_result = walk(tree, _own_files(conn))
+    walked = walk_result.files
+    _record_undecodable(conn, repo_id, walk_result, emit)
     existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
     emit(
         {
@@ -242,7 +252,11 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         conn.executemany(
             "INSERT INTO meta (key, value) VALUES (?, ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [("extractor_version", EXTRACTOR_VERSION), (extractor_key(repo_id), EXTRACTOR_VERSION)],
+            [
+                ("extractor_version", EXTRACTOR_VERSION),
+                (extractor_key(repo_id), EXTRACTOR_VERSION),
+                (CREDENTIALS_KEY.format(repo_id=repo_id), _credentials_mode()),
+            ],
         )
         hold_point("commit", emit)
         conn.execute("COMMIT")
@@ -280,6 +294,41 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         source_bytes=run.source_bytes,
         seconds=time.monotonic() - started,
     )
+
+
+CREDENTIALS_KEY = "credential_files:{repo_id}"
+"""``meta`` key: whether the repository's credential files were kept as text (or withheld)."""
+
+
+def _credentials_mode() -> str:
+    return "served" if serving_credential_files() else "withheld"
+
+
+UNDECODABLE_KEY = "undecodable_names:{repo_id}"
+"""``meta`` key: how many file names the last walk skipped as not valid UTF-8."""
+
+
+def _record_undecodable(conn: sqlite3.Connection, repo_id: str, walked: Walk, emit: Progress):
+    """Count the names skipped as not UTF-8 (``--status`` shows it), and warn once per run."""
+    skipped = len(walked.undecodable)
+    key = UNDECODABLE_KEY.format(repo_id=repo_id)
+    if skipped:
+        emit(
+            {
+                "phase": "skipped",
+                "repo_id": repo_id,
+                "undecodable_names": skipped,
+                "example": walked.undecodable_example(),
+            }
+        )
+    if skipped != int(_meta(conn, key) or 0):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, str(skipped)),
+        )
+        conn.execute("COMMIT")
 
 
 def _failed(conn, tree: WorkTree, pending, emit: Progress, error: Exception, started: float):

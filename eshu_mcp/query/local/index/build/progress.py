@@ -65,6 +65,11 @@ class TerminalProgress:
                 f"  {event['files']} files, {event['to_parse']} to parse,"
                 f" {event['deleted']} deleted"
             )
+        elif phase == "skipped":
+            self._line(
+                f"  warning: skipped {event['undecodable_names']} files whose names are not"
+                f" valid UTF-8 (first: {event['example']})"
+            )
         elif phase == "resolve":
             self._line("  resolving references and calls ...")
         elif phase == "fresh":

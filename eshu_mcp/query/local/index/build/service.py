@@ -30,6 +30,7 @@ from eshu_mcp.query.local.index.build.watching import (
     Debouncer,
     PollingWatcher,
 )
+from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 
 STATES = ("building", "ready", "failed")
 KILL_GRACE_SECONDS = TERM_GRACE_SECONDS
@@ -60,8 +61,10 @@ class IndexService(Service):
         use_inotify: bool | None = None,
         debounce: float = DEBOUNCE_QUIET_SECONDS,
         restart_delays: tuple[float, ...] = RESTART_DELAYS,
+        serve_credential_files: bool = False,
     ) -> None:
         self.db_path = str(db_path)
+        self.serve_credential_files = serve_credential_files
         self.repo_paths = [str(p) for p in repo_paths]
         self.watch = watch
         self.reactor = reactor
@@ -159,6 +162,7 @@ class IndexService(Service):
             on_event=self._on_event,
             on_exit=self._on_exit,
             executable=self.executable,
+            env={**os.environ, SERVE_ENV: "1"} if self.serve_credential_files else None,
         )
         self.log.info(
             "index builder {pid} started for {db_path}", pid=self._child.pid, db_path=self.db_path
@@ -237,6 +241,14 @@ class IndexService(Service):
         self.last_event = event
         if event.get("phase") == "failed":
             self.last_error = str(event.get("error") or event)
+        if event.get("phase") == "skipped":
+            self.log.warn(
+                "index of {repo_id} skipped {count} files whose names are not valid UTF-8"
+                " (first: {example})",
+                repo_id=event.get("repo_id"),
+                count=event.get("undecodable_names"),
+                example=event.get("example"),
+            )
         if event.get("phase") == BUILT:
             self._built(event)
         for listener in list(self._listeners):

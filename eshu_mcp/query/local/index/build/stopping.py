@@ -82,15 +82,16 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(signum, action)
 
 
-def die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
     """
-    In a forked child: be killed when ``parent_pid`` dies (Linux ``PR_SET_PDEATHSIG``; a
+    In a child: get ``signum`` when ``parent_pid`` dies (Linux ``PR_SET_PDEATHSIG``; a
     watching thread elsewhere), and leave now if it already has.
     """
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) != 0:
+                _watch_parent(parent_pid)
         except (OSError, AttributeError):
             _watch_parent(parent_pid)
     else:

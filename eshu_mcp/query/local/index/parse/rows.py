@@ -16,6 +16,10 @@ from eshu_mcp.query.local.index.parse.collectors import (
     collect_file,
     collector_for,
 )
+from eshu_mcp.query.local.index.parse.credentials import (
+    credential_reason,
+    serving_credential_files,
+)
 from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION, engine_for
 from eshu_mcp.query.local.index.parse.languages import (
     is_generated,
@@ -61,6 +65,26 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_limit(relative_path: str) -> int:
+    """
+    The most of a file the index reads: what it can keep as content, or, for a file a
+    collector reads, what that collector reads (lockfiles). One byte more tells "larger".
+    """
+    return MAX_COLLECTED_BYTES if collector_for(relative_path) is not None else MAX_CONTENT_BYTES
+
+
+def fingerprint(data: bytes, byte_size: int | None = None) -> str:
+    """
+    ``files.content_hash``: the sha256 of the bytes, or, for a file read only in part
+    (``byte_size`` beyond ``data``), of its first bytes and its size.
+    """
+    if byte_size is None or byte_size <= len(data):
+        return content_hash(data)
+    digest = hashlib.sha256(b"eshu-first-bytes\0%d\0" % byte_size)
+    digest.update(data)
+    return digest.hexdigest()
+
+
 def python_module_name(relative_path: str) -> str:
     """Dotted module name of a Python path: 'pkg/sub/mod.py' -> 'pkg.sub.mod'."""
     stem = (
@@ -74,10 +98,20 @@ def python_module_name(relative_path: str) -> str:
     return ".".join(parts) or stem.rsplit("/", 1)[-1]
 
 
-def parse_file(relative_path: str, data: bytes) -> ParsedFile:
-    """Classify, decode and extract one file."""
-    digest = content_hash(data)
-    size = len(data)
+def is_credential_file(relative_path: str, data: bytes, language: str | None) -> bool:
+    """Whether the file is withheld as a credential file (see :mod:`.credentials`)."""
+    if serving_credential_files():
+        return False
+    return credential_reason(relative_path, data, is_parsed_language(language)) is not None
+
+
+def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) -> ParsedFile:
+    """
+    Classify, decode and extract one file (``byte_size``: its size, when ``data`` holds only
+    its first bytes, as :func:`read_limit` bounds a read).
+    """
+    digest = fingerprint(data, byte_size)
+    size = max(len(data), byte_size or 0)
     language = language_of(relative_path)
     is_test = is_test_path(relative_path)
     generated = is_generated(relative_path, data[:2048])
@@ -89,19 +123,25 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
         "is_test": is_test,
         "is_generated": generated,
     }
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return ParsedFile(content="", line_count=0, parse_status="binary", **common)
-    text = data.decode("utf-8", "replace") if size <= MAX_CONTENT_BYTES else None
     collector = collector_for(relative_path)
+    # withheld files never come back as text, nor as bytes read from disk (binary, too large)
+    withhold = (collector is not None and collector.withhold_content) or is_credential_file(
+        relative_path, data, language
+    )
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        status = "withheld" if withhold else "binary"
+        return ParsedFile(content="", line_count=0, parse_status=status, **common)
+    text = data.decode("utf-8", "replace") if size <= MAX_CONTENT_BYTES else None
     if collector is not None:
         common["artifact_type"] = collector.artifact_type
-        if size <= MAX_COLLECTED_BYTES:
+        if size <= MAX_COLLECTED_BYTES and size == len(data):
             collected = text if text is not None else data.decode("utf-8", "replace")
             common["facts"] = collect_file(collector, relative_path, collected)
         if collector.claims_by_facts and not common.get("facts"):
             del common["artifact_type"]
     if text is None:
-        return ParsedFile(content="", line_count=0, parse_status="too_large", **common)
+        status = "withheld" if withhold else "too_large"
+        return ParsedFile(content="", line_count=0, parse_status=status, **common)
     line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     secrets = [
         (
@@ -114,7 +154,7 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
         )
         for s in find_secrets(relative_path, text)
     ]
-    if collector is not None and collector.withhold_content:
+    if withhold:
         return ParsedFile(
             content="", line_count=line_count, parse_status="withheld", secrets=secrets, **common
         )

@@ -217,13 +217,18 @@ def attribute_types_json(metadata: str) -> str | None:
     return json.dumps(json.loads(metadata)["attribute_types"], separators=(",", ":"))
 
 
+GO_MOD_READ_BYTES = 1024 * 1024
+
+
 def go_mods_on_disk(root, paths: list[str]) -> dict[str, str]:
     """go.mod path -> module path, read from the work tree (a first build's files)."""
     rows = []
     for path in paths:
         if path == "go.mod" or path.endswith("/go.mod"):
             try:
-                rows.append((path, (root / path).read_text("utf-8", "replace")))
+                with open(root / path, "rb") as handle:  # bounded: a huge go.mod costs 1 MiB
+                    head = handle.read(GO_MOD_READ_BYTES)
             except OSError:
                 continue
+            rows.append((path, head.decode("utf-8", "replace")))
     return go_module_paths(rows)

@@ -11,6 +11,11 @@ from pathlib import Path
 
 from attrs import frozen
 
+from eshu_mcp.query.local.index.walk.reading import read_bounded
+
+MAX_RULES_BYTES = 1024 * 1024
+"""An ignore file's first MiB is read; the rest is not (nobody writes a larger one)."""
+
 
 @frozen
 class IgnoreRule:
@@ -84,9 +89,11 @@ def load_rules(root: Path, directory: str) -> list[IgnoreRule]:
     """Rules from ``.gitignore`` and ``.eshuignore`` in one directory of the tree."""
     rules: list[IgnoreRule] = []
     for name in (".gitignore", ".eshuignore"):
-        candidate = root / directory / name
-        if candidate.is_file():
-            rules.extend(parse_rules(candidate.read_text("utf-8", "replace"), directory))
+        # the repository's own file, not a link out of it, and never more than the cap
+        read = read_bounded(str(root / directory / name), MAX_RULES_BYTES)
+        if read is not None:
+            text = read[0][:MAX_RULES_BYTES].decode("utf-8", "replace")
+            rules.extend(parse_rules(text, directory))
     return rules
 
 

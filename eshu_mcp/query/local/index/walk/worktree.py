@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat as stat_module
 import subprocess
 from pathlib import Path
 
 from attrs import frozen
 
 from eshu_mcp.query.local.index.store.identity import normalize_remote_url
+from eshu_mcp.query.local.index.walk.git import run_git
 from eshu_mcp.query.local.index.walk.ignore import is_ignored, load_rules
 
 SKIP_DIRS = frozenset(
@@ -104,7 +106,6 @@ SKIP_SUFFIXES = tuple(
         ".wasm",
     ]
 )
-GIT_TIMEOUT = 60
 
 
 class WalkError(Exception):
@@ -175,14 +176,12 @@ class WorkTree:
         return self.head_commit + ("-dirty" if self.dirty else "")
 
 
+STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--ignore-submodules=all")
+
+
 def _git(root: Path, *args: str, check: bool = True) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "-c", "core.quotepath=off", *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
+        done = run_git(root, *args, neutralise_drivers=args[0] == "status")
     except (OSError, subprocess.TimeoutExpired) as e:
         raise WalkError(f"git {args[0]} failed in {root}: {e}") from e
     if done.returncode != 0:
@@ -209,14 +208,14 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         # only when it is not inside a work tree; a subdirectory is indexed via its root.
         if top is None:
             return WorkTree(root=candidate, is_git=False)
-        candidate = Path(top.strip()).resolve()
+        candidate = _own_toplevel(candidate, Path(top.strip()).resolve())
     remote = _git(candidate, "config", "--get", "remote.origin.url", check=False)
     head = _git(candidate, "rev-parse", "--verify", "-q", "HEAD", check=False)
     branch = _git(candidate, "symbolic-ref", "-q", "--short", "HEAD", check=False)
     origin_head = _git(
         candidate, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD", check=False
     )
-    status = _git(candidate, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+    status = _git(candidate, *STATUS_ARGS, "--untracked-files=normal")
     refs = _refs(candidate, branch.strip() if branch else None)
     default_branch = None
     if origin_head and origin_head.strip():
@@ -232,6 +231,19 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         default_branch=default_branch,
         dirty=bool(status),
         refs=refs,
+    )
+
+
+def _own_toplevel(candidate: Path, toplevel: Path) -> Path:
+    """
+    The work tree root git names for ``candidate``, when it is ``candidate`` or an ancestor
+    holding the ``.git`` entry; a ``core.worktree`` naming any other directory is refused.
+    """
+    if candidate.is_relative_to(toplevel) and os.path.lexists(toplevel / ".git"):
+        return toplevel
+    raise WalkError(
+        f"git names {str(toplevel)!r} as the work tree of {str(candidate)!r} (core.worktree"
+        " in its configuration): only a directory holding its own .git is indexed"
     )
 
 
@@ -267,7 +279,7 @@ def worktree_digest(path: str | os.PathLike[str]) -> str:
     head = _git(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
     if head is not None or _git(root, "rev-parse", "--git-dir", check=False) is not None:
         digest.update((head or "").encode())
-        status = _git(root, "status", "--porcelain=v1", "-z", check=False) or ""
+        status = _git(root, *STATUS_ARGS, check=False) or ""
         digest.update(status.encode("utf-8", "surrogateescape"))
         # A file edited twice keeps the same status line: fold in the dirty files' mtimes.
         for entry in status.split("\0"):
@@ -312,13 +324,36 @@ class _SkipRules:
         return parts[-1].lower().endswith(SKIP_SUFFIXES)
 
 
-def _stat_inside(root: Path, relative_path: str) -> WalkedFile | None:
+class _InsideCheck:
+    """Whether a path's directory lies inside the root once symbolic links are resolved."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._directories: dict[str, bool] = {"": True}
+
+    def directory_inside(self, relative_dir: str) -> bool:
+        """Whether ``root/relative_dir`` resolves inside the root (cached per directory)."""
+        known = self._directories.get(relative_dir)
+        if known is None:
+            real = Path(os.path.realpath(self.root / relative_dir))
+            known = self._directories[relative_dir] = real.is_relative_to(self.root)
+        return known
+
+
+def _stat_inside(root: Path, relative_path: str, inside: _InsideCheck) -> WalkedFile | None:
+    """
+    The file's stat, when it is a regular file inside the root: a symbolic link (the file
+    itself or a directory on its way) resolving outside the root is not recorded. A kept
+    link is recorded by its target's path, which is read without following links again.
+    """
+    if not inside.directory_inside(relative_path.rpartition("/")[0]):
+        return None
     absolute = root / relative_path
     try:
         lstat = absolute.lstat()
     except OSError:
         return None  # tracked but deleted from the work tree
-    if os.path.islink(absolute):
+    if stat_module.S_ISLNK(lstat.st_mode):
         try:
             target = absolute.resolve(strict=True)
         except (OSError, RuntimeError):
@@ -326,27 +361,62 @@ def _stat_inside(root: Path, relative_path: str) -> WalkedFile | None:
         if not target.is_relative_to(root) or not target.is_file():
             return None
         stat = target.stat()
-    else:
-        import stat as stat_module
-
-        if not stat_module.S_ISREG(lstat.st_mode):
-            return None
+        absolute = target
+    elif stat_module.S_ISREG(lstat.st_mode):
         stat = lstat
+    else:
+        return None
     return WalkedFile(relative_path, str(absolute), stat.st_size, stat.st_mtime_ns)
+
+
+def is_storable_name(relative_path: str) -> bool:
+    """Whether a path is valid UTF-8 (the index stores text; other names are skipped)."""
+    if relative_path.isascii():
+        return True
+    try:
+        relative_path.encode("utf-8")
+    except UnicodeEncodeError:  # surrogate escapes: bytes that are not UTF-8
+        return False
+    return True
+
+
+@frozen
+class Walk:
+    """The files to index, and the names skipped because they are not valid UTF-8."""
+
+    files: list[WalkedFile]
+    undecodable: tuple[str, ...] = ()
+
+    def undecodable_example(self) -> str:
+        """The first skipped name, printable (its bad bytes as ``\\xNN``)."""
+        if not self.undecodable:
+            return ""
+        raw = self.undecodable[0].encode("utf-8", "surrogateescape")
+        return raw.decode("utf-8", "backslashreplace")
+
+
+def walk(tree: WorkTree, exclude: frozenset[str] = frozenset()) -> Walk:
+    """The files to index, sorted by relative path (``exclude``: absolute paths to leave out)."""
+    paths = _git_paths(tree.root) if tree.is_git else _plain_paths(tree.root)
+    kept = []
+    undecodable = []
+    rules = _SkipRules(tree.root)
+    inside = _InsideCheck(tree.root)
+    for relative in sorted(set(paths)):
+        if not is_storable_name(relative):
+            undecodable.append(relative)
+            continue
+        if rules.is_skipped(relative):
+            continue
+        walked = _stat_inside(tree.root, relative, inside)
+        if walked is not None and walked.absolute_path not in exclude:
+            kept.append(walked)
+    return Walk(kept, tuple(undecodable))
 
 
 def walk_files(tree: WorkTree, exclude: frozenset[str] = frozenset()) -> list[WalkedFile]:
     """The files to index, sorted by relative path (``exclude``: absolute paths to leave out)."""
-    paths = _git_paths(tree.root) if tree.is_git else _plain_paths(tree.root)
-    kept = []
-    rules = _SkipRules(tree.root)
-    for relative in sorted(set(paths)):
-        if rules.is_skipped(relative):
-            continue
-        walked = _stat_inside(tree.root, relative)
-        if walked is not None and walked.absolute_path not in exclude:
-            kept.append(walked)
-    return kept
+    return walk(tree, exclude).files
 
 
 def _git_paths(root: Path) -> list[str]:
