@@ -348,3 +348,130 @@ class ReceiverTypesAcrossGenerationsTests(EditedRepositoryCase):
         clocks.write_text(clocks.read_text().replace("-> Clock", "-> Other"))
         self.commit()
         self.assertEqual(self.ticks(), {"run": "Other.tick", "later": "Other.tick"})
+
+
+SEMANTICS = {
+    "shop/__init__.py": "",
+    "shop/orders.py": """
+        from dataclasses import dataclass
+        from typing import Self
+
+        class Base:
+            def __init__(self, name):
+                self.name = name
+
+        class Order(Base):
+            def __init__(self, name, total):
+                super().__init__(name)
+                self.total = total
+
+        class Rush(Order):
+            pass
+
+        class Guarded:
+            def __new__(cls, *args):
+                return super().__new__(cls)
+
+        @dataclass
+        class Line:
+            qty: int
+
+            def __post_init__(self):
+                self.check()
+
+            def check(self):
+                pass
+
+        class Session:
+            def __enter__(self) -> Self:
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def update(self):
+                pass
+
+            def emit(self, event):
+                pass
+
+            def burst(self):
+                emit = self.emit
+                emit(1)
+
+        class Pool:
+            def __enter__(self) -> Session:
+                return Session()
+
+            def __exit__(self, *exc):
+                return False
+        """,
+    "shop/use.py": """
+        from shop.orders import Guarded, Line, Order, Pool, Rush, Session
+
+        def build():
+            Order("a", 1)
+            Rush("b", 2)
+            Guarded()
+            Line(3)
+
+        def managed():
+            with Session() as s:
+                s.update()
+            with Pool() as p:
+                p.emit(2)
+
+        async def managed_async():
+            async with Session() as s:
+                s.update()
+        """,
+}
+
+
+class ConstructorAndAliasTests(IndexedSourcesCase):
+    SOURCES = SEMANTICS
+
+    def targets(self, path: str, caller: str) -> set[tuple[str, str]]:
+        """(qualified name, method) of every CALLS edge out of one function."""
+        return {
+            (q, m)
+            for row in self.conn.execute(
+                "SELECT t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.relative_path = ? AND s.entity_name = ?",
+                (path, caller),
+            )
+            for q, m in [row]
+        }
+
+    def test_calling_a_class_calls_what_constructs_it_through_the_mro(self) -> None:
+        found = {q for q, _ in self.targets("shop/use.py", "build")}
+        self.assertEqual(
+            found,
+            {
+                "Order",
+                "Order.__init__",
+                "Rush",  # no __init__ of its own: Order's runs
+                "Guarded",
+                "Guarded.__new__",
+                "Line",
+                "Line.__post_init__",
+            },
+        )
+
+    def test_super_init_is_a_call_of_the_base_initializer(self) -> None:
+        self.assertIn(
+            ("Base.__init__", "type_inferred"), self.targets("shop/orders.py", "__init__")
+        )
+
+    def test_a_with_target_is_typed_by_what_enter_returns(self) -> None:
+        found = self.targets("shop/use.py", "managed")
+        self.assertIn(("Session.update", "type_inferred"), found)
+        self.assertIn(("Session.emit", "type_inferred"), found)
+        self.assertIn(
+            ("Session.update", "type_inferred"), self.targets("shop/use.py", "managed_async")
+        )
+
+    def test_a_local_bound_to_a_method_calls_that_method(self) -> None:
+        self.assertIn(("Session.emit", "type_inferred"), self.targets("shop/orders.py", "burst"))

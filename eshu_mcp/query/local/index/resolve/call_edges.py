@@ -16,7 +16,13 @@ from contextlib import contextmanager
 
 from eshu_mcp.query.local.index.build.stopping import start_worker
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
-from eshu_mcp.query.local.index.resolve.calls import CALLABLE_TYPES, Catalog, resolve_call
+from eshu_mcp.query.local.index.resolve.calls import (
+    CALLABLE_TYPES,
+    CONSTRUCTIONS,
+    Catalog,
+    Entity,
+    resolve_call,
+)
 from eshu_mcp.query.local.index.resolve.receivers import PythonCalls
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
 
@@ -71,7 +77,7 @@ def resolve_calls(
             found = memo.get(key)
             if found is None:
                 caller = by_id.get(caller_nid) if caller_nid else None
-                found = memo[key] = _prepared(python.resolve(call, caller))
+                found = memo[key] = _prepared(python.resolve(call, caller), python.constructors)
         else:
             # Everything resolve_call reads of a call (its argument count picks overloads):
             # equal keys resolve equally.
@@ -79,7 +85,10 @@ def resolve_calls(
             key = (caller.class_context if caller else None, *call[3:9])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
+                found = memo[key] = _prepared(
+                    resolve_call(call, catalog, bindings, language_of),
+                    catalog.constructor_of if kind in CONSTRUCTIONS else None,
+                )
         targets, how = found
         if targets is None:
             unresolved.append((call_id, how))
@@ -95,9 +104,11 @@ def resolve_calls(
     return edges, unresolved
 
 
-def _prepared(found: tuple) -> tuple:
+def _prepared(found: tuple, constructors: Callable[[Entity], list[Entity]] | None = None) -> tuple:
     """A resolution as (None, reason) or ((nid, is a class, method code, confidence) for
-    each target, how): what every call resolving alike writes."""
+    each target, how): what every call resolving alike writes. A class constructed is also
+    a call of what ``constructors`` says runs (``__new__``/``__init__``/``__post_init__``,
+    ``constructor``), as sure as the class is."""
     target, how = found[0], found[1]
     if target is None:
         return None, how
@@ -108,10 +119,12 @@ def _prepared(found: tuple) -> tuple:
     else:
         target = [target]
     method = METHODS[how]
-    return (
-        tuple((e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target),
-        how,
-    )
+    rows = [(e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target]
+    if constructors is not None:
+        for e in target:
+            if e.entity_type in CALLABLE_TYPES:
+                rows.extend((c.nid, False, method, confidence) for c in constructors(e))
+    return tuple(rows), how
 
 
 def resolve_calls_split(

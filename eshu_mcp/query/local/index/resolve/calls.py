@@ -43,6 +43,8 @@ SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
 CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expression"]})
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
+CONSTRUCTOR_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+"""Languages whose ``new C()`` runs the class's method named ``constructor``."""
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
 DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
@@ -244,6 +246,19 @@ class Catalog:
             if entity.entity_type in CALLABLE_TYPES:
                 self.callables.add(entity)
                 self.constructible.add(entity)
+
+    def constructor_of(self, klass: Entity) -> list[Entity]:
+        """The ``constructor`` that ``new C()`` runs (JavaScript/TypeScript): the class's own
+        or its nearest ancestor's; nothing in other languages."""
+        if klass.language not in CONSTRUCTOR_LANGUAGES:
+            return []
+        own = [
+            m for m in self.by_class.get((klass.name, "constructor"), ()) if m.parent == klass.nid
+        ]
+        if own:
+            return own[:1]
+        inherited = self.inherited(klass.name, "constructor")
+        return [inherited] if inherited is not None and inherited.language == klass.language else []
 
     def types_in(self, name: str, file_ids: tuple[int, ...]) -> list[Entity]:
         """The types named ``name`` defined in any of the given files."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.typenames import call_chain, is_dotted, returned_type
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import PYTHON_TYPE_METHODS, is_builtin
@@ -23,6 +24,10 @@ CALL_DEPTH = 3
 INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
 """Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
 SELF_NAMES = frozenset({"self", "cls"})
+SELF_TYPES = frozenset({"Self", "typing_extensions.Self"})
+"""Return annotations meaning "an instance of the method's class"."""
+CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+"""What calling a class runs of it, in order (``__post_init__``: a dataclass's hook)."""
 
 
 class PythonCalls:
@@ -37,6 +42,7 @@ class PythonCalls:
         self._everywhere: dict[object, list[Entity]] = {}
         self._names: dict[tuple[str, int], object] = {}
         self._dotted: dict[tuple[str, int], object] = {}
+        self._constructors: dict[int, list[Entity]] = {}
         by_id = catalog.by_id
         self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -50,6 +56,8 @@ class PythonCalls:
         self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
         if caller is None:
             return None
+        if receiver is None and inferred is not None and inferred[:1] == ALIAS:
+            receiver, inferred = inferred[1:].rpartition(".")[0] or None, None
         nested = self.nested.get(file_id)
         if nested and (
             (call_name if receiver is None else _head(receiver)) in nested
@@ -236,7 +244,9 @@ class PythonCalls:
         if found is False:
             found = None
             annotation = returned_type(callee.signature)
-            if annotation is not None:
+            if annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
+                found = self.enclosing_class(callee)
+            elif annotation is not None:
                 found = self.type_of(annotation, callee.file_id, callee, depth + 1)
                 if isinstance(found, Entity) and found.entity_type == "Function":
                     found = None
@@ -245,11 +255,31 @@ class PythonCalls:
 
     # ------------------------------------------------------------------ calls
 
+    def constructors(self, klass: Entity) -> list[Entity]:
+        """The repository's ``__new__``, ``__init__`` and ``__post_init__`` that calling
+        ``klass`` runs, each as its MRO finds it (a library base's are not listed)."""
+        found = self._constructors.get(klass.nid)
+        if found is None:
+            found = []
+            if klass.entity_type == "Class" and klass.language == "python":
+                for name in CONSTRUCTORS:
+                    method = self.classes.lookup(klass.nid, name)
+                    if isinstance(method, Entity):
+                        found.append(method)
+            self._constructors[klass.nid] = found
+        return found
+
     def resolve(self, call, caller: Entity | None):
         """(target, method), (candidates, "ambiguous"[, how many could run]) or (None,
         reason). A call through a declared class or interface whose method more classes
         override than are listed is linked to the declared method alone, with the count."""
         _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _at = call
+        if receiver is None and inferred is not None and inferred[:1] == ALIAS:
+            receiver, _, name = inferred[1:].rpartition(".")  # a local bound to self.name
+            if not receiver:
+                return None, "no_definition"
+            call = (_cid, file_id, _caller, name, inferred[1:], receiver, None, *call[7:])
+            inferred = None
         if receiver is None:
             found = self.named(name, file_id, caller)
             if isinstance(found, Entity):
