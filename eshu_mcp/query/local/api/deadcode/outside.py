@@ -5,8 +5,9 @@ Classes with a base from outside the repository, whose methods dead code cannot 
 repository calls it, yet the SAX parser does, because it overrides the outside base's
 method; ``class AxiosTransformStream extends stream.Transform`` defines ``_read``, which
 Node's stream machinery calls. The index cannot see the outside class's methods, so an
-unreferenced method of such a class (a public one in Python, any but ``#private`` ones in
-JavaScript and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+unreferenced method of such a class, or of a class deriving from one in the repository
+(any but a name-mangled ``__private`` one in Python, any but ``#private`` ones in JavaScript
+and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 OUTSIDE_BASE_REASON = "may_override_outside_base"
 """The ambiguity reason, after the language: ``python.may_override_outside_base:<bases>``."""
 OUTSIDE_BASE_LANGUAGES = ("python", "javascript", "typescript", "tsx")
+INHERITANCE_DEPTH = 8
+"""Classes below one with an outside base, followed at most this deep."""
 
 # Bases with no methods a subclass overrides by name: typing markers, object, exceptions.
 _INERT_BASES = frozenset(
@@ -54,11 +57,13 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
     if not declared:
         return {}
     resolved: dict[int, set[str]] = defaultdict(set)
-    for source, target in conn.execute(
-        "SELECT x.src, t.entity_name FROM edge_rows x JOIN entity_rows t ON t.rid = x.dst"
-        " WHERE x.type = ?",
+    below: dict[int, list[int]] = defaultdict(list)  # class -> classes deriving from it
+    for source, parent, target in conn.execute(
+        "SELECT x.src, x.dst, t.entity_name FROM edge_rows x JOIN entity_rows t"
+        " ON t.rid = x.dst WHERE x.type = ?",
         (EDGE_TYPES["INHERITS"],),
     ):
+        below[parent].append(source)
         if source in declared:
             resolved[source].add(target)
     outside: dict[int, list[str]] = {}
@@ -66,4 +71,16 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
         missing = [base for base in bases if _bare(base) not in resolved[rid]]
         if missing:
             outside[rid] = missing
+    # a class deriving (at any depth) from such a class inherits what it may override
+    frontier = list(outside)
+    for _ in range(INHERITANCE_DEPTH):
+        following = []
+        for parent in frontier:
+            for child in below.get(parent, ()):
+                if child not in outside:
+                    outside[child] = outside[parent]
+                    following.append(child)
+        if not following:
+            break
+        frontier = following
     return outside

@@ -332,7 +332,7 @@ def _mark_outside_overrides(
         and c.classification == "unused"
         and c.row["language"] in OUTSIDE_BASE_LANGUAGES
         and c.row["class_context"]
-        and not c.row["entity_name"].startswith("_" if c.row["language"] == "python" else "#")
+        and not _private(c.row["entity_name"], c.row["language"])
     ]
     if not methods:
         return
@@ -343,6 +343,14 @@ def _mark_outside_overrides(
             candidate.classification = "ambiguous"
             reason = f"{candidate.row['language']}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
             candidate.reasons = [*candidate.reasons, reason]
+
+
+def _private(name: str, language: str) -> bool:
+    """Whether no subclass method can override ``name``: a name-mangled ``__x`` (Python)
+    or a ``#x`` (JavaScript/TypeScript)."""
+    if language == "python":
+        return name.startswith("__") and not name.endswith("__")
+    return name.startswith("#")
 
 
 def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> None:
