@@ -139,6 +139,7 @@ class CallEdgesTests(SynchronousTestCase):
 
         class EmptyCatalog:
             by_id: dict = {}
+            accessors: set = set()
 
         self.patch(call_edges, "resolve_call", fake_resolve_call)
         calls = [

@@ -475,3 +475,89 @@ class ConstructorAndAliasTests(IndexedSourcesCase):
 
     def test_a_local_bound_to_a_method_calls_that_method(self) -> None:
         self.assertIn(("Session.emit", "type_inferred"), self.targets("shop/orders.py", "burst"))
+
+
+PROPERTIES = {
+    "acct/__init__.py": "",
+    "acct/model.py": """
+        from functools import cached_property
+
+        class Account:
+            def __init__(self, owner):
+                self._owner = owner
+                self.balance = 0
+
+            @property
+            def owner(self) -> str:
+                return self._owner
+
+            @owner.setter
+            def owner(self, value):
+                self._owner = value
+
+            @cached_property
+            def report(self):
+                return self.owner.upper()
+
+            def rename(self, value):
+                self.owner = value
+        """,
+    "acct/use.py": """
+        from acct.model import Account
+
+        def show(account: Account):
+            print(account.owner, account.balance)
+            account.owner = "b"
+            return account.report
+
+        def blind(thing):
+            return thing.owner
+        """,
+}
+
+
+class PropertyUseTests(IndexedSourcesCase):
+    SOURCES = PROPERTIES
+
+    def uses(self, caller: str) -> list[tuple]:
+        """(line, target, its line, call kind, method) of each CALLS edge out of a function."""
+        return sorted(
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT e.line_number, t.qualified_name, t.start_line, e.call_kind,"
+                " e.resolution_method FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.entity_name = ?",
+                (caller,),
+            )
+        )
+
+    def test_a_read_uses_the_getter_and_an_assignment_the_setter(self) -> None:
+        getter, setter = 9, 13  # the lines of the two ``def owner``
+        self.assertEqual(
+            [(t, line, k, m) for _, t, line, k, m in self.uses("show") if t != "print"],
+            [
+                ("Account.owner", getter, "property_read", "type_inferred"),
+                ("Account.owner", setter, "property_write", "type_inferred"),
+                ("Account.report", 17, "property_read", "type_inferred"),
+            ],
+        )
+        self.assertIn(
+            ("Account.owner", setter, "property_write", "type_inferred"),
+            [(t, line, k, m) for _, t, line, k, m in self.uses("rename")],
+        )
+
+    def test_a_plain_attribute_is_no_call_and_nothing_unlinked(self) -> None:
+        reasons = self.conn.execute(
+            "SELECT COUNT(*) FROM unresolved_calls u JOIN call_sites c ON c.call_id = u.call_id"
+            " WHERE c.callee_name IN ('balance', '_owner')"
+        ).fetchone()[0]
+        self.assertEqual(reasons, 0)
+        self.assertNotIn("balance", [t for _, t, *_ in self.uses("show")])
+
+    def test_an_untyped_receiver_may_read_a_plain_attribute_instead(self) -> None:
+        self.assertEqual(
+            [(t, k, m) for _, t, _, k, m in self.uses("blind")],
+            [("Account.owner", "property_read", "ambiguous")],
+        )

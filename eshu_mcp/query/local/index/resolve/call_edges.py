@@ -19,6 +19,7 @@ from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.calls import (
     CALLABLE_TYPES,
     CONSTRUCTIONS,
+    PROPERTY_KINDS,
     Catalog,
     Entity,
     resolve_call,
@@ -58,6 +59,7 @@ def resolve_calls(
     unresolved: list[tuple[int, str]] = []
     by_id = catalog.by_id
     nested = python.nested if python is not None else {}
+    accessors = catalog.accessors
     scope_key = python.scope_key if python is not None else None
     current = None  # the file whose calls these are: memo and seen hold its calls only
     for call in calls:
@@ -67,7 +69,18 @@ def resolve_calls(
             current, seen, memo = file_id, set(), {}
             is_python = python is not None and language_of.get(file_id) == "python"
             has_nested = bool(nested.get(file_id))
-        if is_python:
+        if kind in PROPERTY_KINDS:  # an attribute: a use of a property, or of nothing
+            if not is_python or name not in accessors:
+                continue
+            scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
+            key = (kind, scope, name, receiver, inferred)
+            found = memo.get(key)
+            if found is None:
+                caller = by_id.get(caller_nid) if caller_nid else None
+                found = memo[key] = _prepared(python.property_use(call, caller))
+            if found[0] is None:
+                continue  # not a property: no call, nothing unlinked
+        elif is_python:
             # the caller's scopes and class decide: equal keys resolve equally (nothing
             # else of a call than its name, receiver and inferred type is read)
             scope = None

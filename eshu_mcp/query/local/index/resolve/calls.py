@@ -67,6 +67,23 @@ class Entity:
     receiver: str | None = None  # Go methods: the receiver's name (``mx`` in ``func (mx *Mux)``)
     arity: int | None = None  # Java, C#, C++ functions: parameters (overloads differ by them)
     variadic: bool = False  # ... and whether the last one takes any number of arguments
+    accessor: str | None = None  # Python properties: "get" or "set" (from the decorators)
+
+
+_ACCESSOR = re.compile(r"@(?:[\w.]*\.)?(?:(cached_property|property|getter)|(setter))\b")
+PROPERTY_KINDS = frozenset({"property_read", "property_write"})
+"""Call kinds of an attribute read or assigned: a use of a property's getter or setter."""
+
+
+def accessor_of(signature: str | None) -> str | None:
+    """``get`` for a ``@property`` (or ``@x.getter``, ``@cached_property``), ``set`` for an
+    ``@x.setter``, from a Python definition's header; None for anything else."""
+    if not signature or signature[:1] != "@":
+        return None
+    decorators = signature[: signature.find(" def ")] if " def " in signature else signature
+    for found in _ACCESSOR.finditer(decorators):
+        return "set" if found[2] else "get"
+    return None
 
 
 NOTHING: list[Entity] = []
@@ -178,6 +195,7 @@ class Catalog:
         self.types: dict[str, list[Entity]] = defaultdict(list)
         self.children: dict[int, list[Entity]] = defaultdict(list)
         self.dirs = dirs
+        self.accessors: set[str] = set()  # names of Python property getters and setters
         for class_name, base_name in bases:
             self.add_base(class_name, base_name)
         for row in rows:
@@ -223,6 +241,10 @@ class Catalog:
         if len(row) > 10 and row[6] in OVERLOADING_LANGUAGES and row[10] is not None:
             entity.arity = row[10]
             entity.variadic = bool(row[8]) and ("..." in row[8] or "params " in row[8])
+        if row[6] == "python" and len(row) > 8 and row[4]:
+            entity.accessor = accessor_of(row[8])
+            if entity.accessor is not None:
+                self.accessors.add(entity.name)
         if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
             # Python: a return annotation; Go, TypeScript: a function's result (v := F())
             python = row[6] == "python"

@@ -255,6 +255,37 @@ class PythonCalls:
 
     # ------------------------------------------------------------------ calls
 
+    def property_use(self, call, caller: Entity | None):
+        """An attribute read (``property_read``) or assigned (``property_write``): the
+        getter or setter of the property of that name the receiver's class has, resolved as a
+        method call on it; (None, reason) when it names no property. On a receiver of unknown
+        type it is ambiguous, a plain attribute being one more candidate."""
+        wanted = "set" if call[7] == "property_write" else "get"
+        found = self.resolve(call, caller)
+        target, how = found[0], found[1]
+        if target is None:
+            return found
+        targets = target if isinstance(target, list) else [target]
+        kept = [a for a in (self._accessor(e, wanted) for e in targets) if a is not None]
+        if not kept:
+            return None, "no_definition"
+        if how == "repo_unique_name":  # the one property of that name, or a plain attribute
+            return kept, "ambiguous", 2
+        if how == "ambiguous" or len(kept) > 1:
+            return kept, "ambiguous", max(found[2] if len(found) > 2 else 0, len(kept))
+        return kept[0], how
+
+    def _accessor(self, method: Entity, wanted: str) -> Entity | None:
+        """The getter or setter defined beside ``method`` (the same class and name)."""
+        if method.accessor == wanted:
+            return method
+        if method.accessor is None or method.parent is None:
+            return None
+        for sibling in self.catalog.children.get(method.parent, ()):
+            if sibling.name == method.name and sibling.accessor == wanted:
+                return sibling
+        return None
+
     def constructors(self, klass: Entity) -> list[Entity]:
         """The repository's ``__new__``, ``__init__`` and ``__post_init__`` that calling
         ``klass`` runs, each as its MRO finds it (a library base's are not listed)."""
