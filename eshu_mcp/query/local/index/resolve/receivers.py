@@ -24,6 +24,9 @@ CALL_DEPTH = 3
 INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
 """Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
 SELF_NAMES = frozenset({"self", "cls"})
+DISPATCH_CAP = 24
+"""The most overrides a call on a receiver of a known class lists (every one may run);
+past it the call is linked to the class's own method, with the count."""
 SELF_TYPES = frozenset({"Self", "typing_extensions.Self"})
 """Return annotations meaning "an instance of the method's class"."""
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
@@ -141,15 +144,19 @@ class PythonCalls:
     def _named(self, name: str, file_id: int, caller: Entity | None):
         # every Python class is constructible, so callables hold all of them
         found = self._in_file(self.catalog.callables.in_file(name, file_id), caller)
-        if found is not None:
-            return found
         binding = self.bindings.lookup(file_id, name)
+        if found is not None and (found.parent is not None or binding is None):
+            return found
+        # a module-level definition of an imported name is its fallback (``try: from
+        # threading import RLock`` / ``except ImportError: class RLock``): the import wins
         if binding is not None:
             if not binding.file_ids:
                 return EXTERNAL
-            if binding.symbol is None:
-                return None  # a module
-            return self.module_level(binding.file_ids, binding.symbol)
+            if binding.symbol is not None:
+                imported = self.module_level(binding.file_ids, binding.symbol)
+                if imported is not None:
+                    return imported
+            return found  # a module (None), or an import the index cannot follow
         star = self.bindings.star.get(file_id)
         if star:
             found = self.module_level(star, name, 0)
@@ -414,7 +421,7 @@ class PythonCalls:
         if isinstance(found, Entity):
             if dispatch:
                 overrides = self.classes.in_subclasses(klass.nid, name)
-                if len(overrides) >= AMBIGUOUS_CAP:  # too many to list: the declared one
+                if len(overrides) >= DISPATCH_CAP:  # too many to list: the declared one
                     return [found], "ambiguous", len(overrides) + 1
                 if overrides:
                     return [found, *overrides], "ambiguous"
@@ -456,7 +463,9 @@ class PythonCalls:
         if len(found) == 1:
             if name in PYTHON_TYPE_METHODS:  # the builtin type's method is the other candidate
                 return None, "ambiguous:2"
-            return found[0], "repo_unique_name"
+            # the one method of that name here, or a library's (``self.buffer.getvalue()`` on
+            # an io.BytesIO): a candidate, not a certainty
+            return found, "ambiguous"
         if len(found) > AMBIGUOUS_CAP:
             declared = self._declared(name)
             if declared is not None:  # too many to list: the one interface method, counted
