@@ -143,7 +143,7 @@ INVENTORY_NOUNS = {
 
 IMPORT_NOUNS = {
     "imports_by_file": ("import", ""),
-    "importers": ("importer", ""),
+    "importers": ("import", ""),
     "module_dependencies": ("module dependency", "module dependencies"),
     "package_imports": ("package import", ""),
     "file_import_cycles": ("import cycle", ""),
@@ -382,7 +382,9 @@ def _imports(data: dict) -> Lines:
         )
         lines = listing(data, rows, noun, nouns, render=_cycle_row, subject=subject, notes=(note,))
         return lines
-    lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject)
+    files = first_int(data, "files_total")
+    note = f"in {plural(files, 'file')}" if files and noun == "import" else ""
+    lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject, notes=(note,))
     return lines[:1] + _import_lines(rows) if lines else lines
 
 
