@@ -40,9 +40,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+import attr
 from callgraph_ast import scan_tree
 from callgraph_index import load_index
-from callgraph_runtime import judge, observed_calls
+from callgraph_runtime import definitions_that_ran, judge, observed_calls
 
 PYTEST_ARGS = {
     "tomlkit": ["tests", "--ignore=tests/test_toml_tests.py"],
@@ -50,6 +51,128 @@ PYTEST_ARGS = {
 }
 """What pytest runs in each repository (default: ``tests``)."""
 TRACE_FORMAT = 1
+
+
+@attr.s(frozen=True, slots=True)
+class Question:
+    """An everyday question, the tool call an assistant makes for it, and the facts read from
+    the repository's source that the answer must state (``must``: in its text, or all of a
+    fact's words in one structured row) or its text must not."""
+
+    repository: str = attr.ib()
+    asked: str = attr.ib()
+    tool: str = attr.ib()
+    arguments: dict = attr.ib()
+    must: tuple[str, ...] = attr.ib()
+    must_not: tuple[str, ...] = attr.ib(default=())
+
+
+QUESTIONS = [
+    # tomlkit/api.py: ``Parser(string).parse()`` (106), ``parser = Parser(raw)`` (283),
+    # ``Parser(src)._parse_key_value()`` (298)
+    Question(
+        "tomlkit",
+        "Who constructs a Parser?",
+        "analyze_code_relationships",
+        {"query_type": "find_callers", "target": "Parser.__init__"},
+        ("tomlkit/api.py:106 parse", "tomlkit/api.py:283 value", "tomlkit/api.py:298 key_value"),
+    ),
+    # tomlkit/container.py:695 ``table.trivia.trail`` in _render_table (``table: Table``)
+    Question(
+        "tomlkit",
+        "Where is the Item.trivia property read?",
+        "analyze_code_relationships",
+        {"query_type": "find_callers", "target": "Item.trivia"},
+        ("_render_table -> trivia (reads the property)",),
+        ("not found",),
+    ),
+    # 17 ``def as_string`` in tomlkit/ (grep)
+    Question(
+        "tomlkit",
+        "How many as_string methods are there?",
+        "find_symbol",
+        {"symbol": "as_string"},
+        ("10 of 17 definitions",),
+    ),
+    # seven files import tomlkit.items: tests/test_api.py, test_items.py, test_parser.py,
+    # util.py and tomlkit/api.py, container.py, parser.py (grep)
+    Question(
+        "tomlkit",
+        "Which files import tomlkit.items?",
+        "investigate_import_dependencies",
+        {"query_type": "importers", "target_module": "tomlkit.items"},
+        ("in 7 files",),
+    ),
+    # container.py:20 imports items at load; items.py:40 imports container under
+    # ``if TYPE_CHECKING:`` only
+    Question(
+        "tomlkit",
+        "Does tomlkit have an import cycle that breaks at load?",
+        "investigate_import_dependencies",
+        {"query_type": "file_import_cycles", "repo_id": "tomlkit"},
+        ("1 import cycle", "0 close while the modules load", "items.py:40 (for type checkers"),
+    ),
+    # tomlkit/api.py:53 ``return parse(string)``
+    Question(
+        "tomlkit",
+        "What does loads call?",
+        "analyze_code_relationships",
+        {"query_type": "find_callees", "target": "loads"},
+        ("loads -> parse",),
+    ),
+    # a read of Item.trivia in _render_table (container.py:695); the depth is stated
+    Question(
+        "tomlkit",
+        "What is affected if Item.trivia changes?",
+        "analyze_pre_change_impact",
+        {"target": "Item.trivia", "repo_id": "tomlkit", "limit": 100},
+        ("within 4 hops", "_render_table"),
+    ),
+    # items.py: ``class Whitespace(Item)`` (544), ``class Integer(Item, _CustomInt)`` (602)
+    Question(
+        "tomlkit",
+        "Which classes derive from Item?",
+        "analyze_code_relationships",
+        {"query_type": "class_hierarchy", "target": "Item", "limit": 25},
+        ("Whitespace", "Integer", "descendants"),
+    ),
+    # boltons/fileutils.py:261 ``return AtomicSaver(dest_path, **kwargs)``;
+    # tests/test_fileutils.py:34 ``with fileutils.AtomicSaver(dest) as f:``
+    Question(
+        "boltons",
+        "Who creates an AtomicSaver?",
+        "analyze_code_relationships",
+        {"query_type": "find_callers", "target": "AtomicSaver.__init__"},
+        ("boltons/fileutils.py:261 atomic_save", "tests/test_fileutils.py:34"),
+    ),
+    # tests/test_urlutils.py:389 ``url.path = '/x/y/z'`` (the setter at urlutils.py:578)
+    Question(
+        "boltons",
+        "Who assigns URL.path?",
+        "analyze_code_relationships",
+        {"query_type": "find_callers", "target": "URL.path"},
+        ("test_netloc_slashes -> URL.path (sets the property)",),
+        ("not found",),
+    ),
+    # ioutils.py:107 (in SpooledIOBase.close... every reader/writer checks first)
+    Question(
+        "boltons",
+        "Who calls SpooledIOBase._checkClosed?",
+        "analyze_code_relationships",
+        {"query_type": "find_callers", "target": "_checkClosed", "limit": 25},
+        ("boltons/ioutils.py:107", "boltons/ioutils.py:299 read"),
+    ),
+    # four ``def write`` in boltons (grep)
+    Question(
+        "boltons",
+        "How many write methods are there?",
+        "find_symbol",
+        {"symbol": "write"},
+        ("4 definitions",),
+    ),
+]
+"""Twelve questions graded by source facts; two more per repository are graded by the
+runtime trace (:func:`dead_code_that_ran`): nothing called cleanup-ready ran in the tests."""
 IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox", "docs", "*.egg-info")
 
 
@@ -215,6 +338,7 @@ def measure(name: str, source: Path, workdir: Path, cache: Path, log) -> dict:
         if v.startswith("wrong")
     ][:8]
     plain = {k: v for k, v in callers.items() if kinds[k] == "call"}
+    dead = dead_code_that_ran(db, trace)
     return {
         "repository": name,
         "files": len(tree.module_of),
@@ -228,9 +352,97 @@ def measure(name: str, source: Path, workdir: Path, cache: Path, log) -> dict:
         "single_target_edges": len(single),
         "single_target_checked": checked,
         "single_target_precision": _ratio(right, checked),
+        "cleanup_ready": dead["cleanup_ready"],
+        "cleanup_ready_that_ran": dead["cleanup_ready_that_ran"],
         "wrong_examples": wrong,
         "missed_examples": missed,
     }
+
+
+def ask(db: Path, tool: str, arguments: dict) -> tuple[str, dict]:
+    """The text block and structured content of one tool call (``eshu-mcp call``)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "eshu_mcp.cli",
+            "call",
+            "--db",
+            str(db),
+            tool,
+            json.dumps(arguments),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    result = json.loads(done.stdout)
+    return result["content"][0]["text"], result.get("structuredContent") or {}
+
+
+def in_rows(structured, fact: str) -> bool:
+    """Whether one row of the structured content holds every word of ``fact`` (a path, a
+    line, a name): the text block shows the first rows, an assistant reads them all."""
+    words = fact.replace(":", " ").split()
+    stack = [structured]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            values = [str(v) for v in item.values() if not isinstance(v, dict | list)]
+            if values and all(any(w == v or w in v for v in values) for w in words):
+                return True
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+    return False
+
+
+def grade(workdir: Path, questions: list[Question]) -> list[dict]:
+    """Each question asked, and whether its answer states every fact and none it must not."""
+    graded = []
+    for question in questions:
+        db = workdir / f"{question.repository}.sqlite"
+        if not db.exists():
+            continue
+        text, structured = ask(db, question.tool, question.arguments)
+        missing = [
+            fact for fact in question.must if fact not in text and not in_rows(structured, fact)
+        ]
+        wrong = [fact for fact in question.must_not if fact in text]
+        graded.append(
+            {
+                "repository": question.repository,
+                "question": question.asked,
+                "right": not missing and not wrong,
+                "missing": missing,
+                "stated_wrongly": wrong,
+                "headline": text.splitlines()[0][:200] if text else "",
+            }
+        )
+    return graded
+
+
+def dead_code_that_ran(db: Path, trace: dict) -> dict:
+    """The question "what can I delete?": the definitions find_dead_code calls cleanup-ready
+    (``unused``), and those of them that ran in the repository's tests."""
+    ran = definitions_that_ran(trace)
+    _, structured = ask(db, "investigate_dead_code", {"limit": 500})
+    data = structured.get("data", structured)
+    buckets = data.get("candidate_buckets") or {}
+    ready = [
+        row
+        for rows in buckets.values()
+        if isinstance(rows, list)
+        for row in rows
+        if isinstance(row, dict) and row.get("classification") == "unused"
+    ]
+    that_ran = [
+        f"{row.get('file_path')}:{row.get('start_line')} {row.get('name')}"
+        for row in ready
+        if any(name == row.get("name") for _, name in ran.get(row.get("file_path"), ()))
+    ]
+    return {"cleanup_ready": len(ready), "cleanup_ready_that_ran": that_ran}
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -267,11 +479,33 @@ def main(argv: list[str]) -> int:
                             print(f"    {item}")
                     else:
                         print(f"  {key:36} {value}")
+        questions = grade(workdir, QUESTIONS)
+        for result in results:  # "can I delete what you call cleanup-ready?"
+            questions.append(
+                {
+                    "repository": result["repository"],
+                    "question": "What dead code can I delete?",
+                    "right": not result["cleanup_ready_that_ran"],
+                    "missing": [],
+                    "stated_wrongly": result["cleanup_ready_that_ran"],
+                    "headline": f"{result['cleanup_ready']} cleanup-ready",
+                }
+            )
+        if not options.json:
+            right = sum(q["right"] for q in questions)
+            print(f"questions: {right} of {len(questions)} right")
+            for q in questions:
+                mark = "right" if q["right"] else "WRONG"
+                print(f"  [{mark}] {q['repository']}: {q['question']} -- {q['headline']}")
+                for fact in q["missing"]:
+                    print(f"      missing: {fact}")
+                for fact in q["stated_wrongly"]:
+                    print(f"      stated wrongly: {fact}")
     finally:
         if not options.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     if options.json:
-        print(json.dumps(results, sort_keys=True))
+        print(json.dumps({"repositories": results, "questions": questions}, sort_keys=True))
     return 0
 
 
