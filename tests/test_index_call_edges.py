@@ -197,3 +197,51 @@ class ConstructionTests(SynchronousTestCase):
                 (5, "Plain"),
             ],
         )
+
+
+class AccessorTests(SynchronousTestCase):
+    """A member read or assigned in JavaScript/TypeScript uses its get or set accessor."""
+
+    def test_reads_use_the_getter_and_assignments_the_setter(self) -> None:
+        from .test_index_receivers import IndexedSourcesCase
+
+        class Case(IndexedSourcesCase):
+            SOURCES = {
+                "src/box.ts": (
+                    "export class Box {\n"
+                    "  private n = 0;\n"
+                    "  get size(): number { return this.n; }\n"
+                    "  set size(v: number) { this.n = v; }\n"
+                    "  grow() { this.size = this.size + 1; }\n"
+                    "}\n"
+                ),
+                "src/use.ts": (
+                    "import { Box } from './box';\n"
+                    "export function show(box: Box) {\n"
+                    "  box.size = 2;\n  return box.size;\n}\n"
+                ),
+            }
+
+            def runTest(self) -> None:
+                pass
+
+        Case.setUpClass()
+        self.addCleanup(Case.tearDownClass)
+        found = sorted(
+            tuple(row)
+            for row in Case.conn.execute(
+                "SELECT s.entity_name, e.line_number, t.start_line, e.call_kind FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        )
+        getter, setter = 3, 4
+        self.assertEqual(
+            found,
+            [
+                ("grow", 5, getter, "property_read"),
+                ("grow", 5, setter, "property_write"),
+                ("show", 3, setter, "property_write"),
+                ("show", 4, getter, "property_read"),
+            ],
+        )

@@ -70,14 +70,24 @@ def resolve_calls(
             is_python = python is not None and language_of.get(file_id) == "python"
             has_nested = bool(nested.get(file_id))
         if kind in PROPERTY_KINDS:  # an attribute: a use of a property, or of nothing
-            if not is_python or name not in accessors:
+            if name not in accessors:
                 continue
-            scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
-            key = (kind, scope, name, receiver, inferred)
+            if is_python:
+                scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
+                key = (kind, scope, name, receiver, inferred)
+            else:
+                caller = by_id.get(caller_nid) if caller_nid else None
+                key = (kind, caller.class_context if caller else None, *call[3:9])
             found = memo.get(key)
             if found is None:
                 caller = by_id.get(caller_nid) if caller_nid else None
-                found = memo[key] = _prepared(python.property_use(call, caller))
+                if is_python:
+                    found = python.property_use(call, caller)
+                else:
+                    found = accessor_use(
+                        resolve_call(call, catalog, bindings, language_of), kind, catalog
+                    )
+                found = memo[key] = _prepared(found)
             if found[0] is None:
                 continue  # not a property: no call, nothing unlinked
         elif is_python:
@@ -115,6 +125,30 @@ def resolve_calls(
             edge_kind = CONSTRUCTOR_CALL if constructs else kind
             edges.append((CALLS, source, nid, edge_kind, None, method, confidence, line, file_id))
     return edges, unresolved
+
+
+def accessor_use(found: tuple, kind: str, catalog: Catalog) -> tuple:
+    """A member read or assigned (JavaScript/TypeScript), resolved as a method call: the
+    ``get`` or ``set`` accessor of the method(s) found, beside them in their class; (None,
+    reason) when none is one."""
+    target = found[0]
+    if target is None:
+        return found
+    wanted = "set" if kind == "property_write" else "get"
+    kept = []
+    for method in target if isinstance(target, list) else [target]:
+        if method.accessor is None or method.parent is None:
+            continue
+        kept += [
+            sibling
+            for sibling in catalog.children.get(method.parent, ())
+            if sibling.name == method.name and sibling.accessor == wanted
+        ][:1]
+    if not kept:
+        return None, "no_definition"
+    if isinstance(target, list) or len(kept) > 1:
+        return kept, "ambiguous", max(found[2] if len(found) > 2 else 0, len(kept))
+    return kept[0], found[1]
 
 
 def _prepared(found: tuple, constructors: Callable[[Entity], list[Entity]] | None = None) -> tuple:

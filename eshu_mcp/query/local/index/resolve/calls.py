@@ -75,10 +75,21 @@ PROPERTY_KINDS = frozenset({"property_read", "property_write"})
 """Call kinds of an attribute read or assigned: a use of a property's getter or setter."""
 
 
-def accessor_of(signature: str | None) -> str | None:
+_JS_ACCESSOR = re.compile(
+    r"(?:(?:public|private|protected|static|override|readonly)\s+)*(get|set)\s+[\w$]+\s*\("
+)
+
+
+def accessor_of(signature: str | None, language: str = "python") -> str | None:
     """``get`` for a ``@property`` (or ``@x.getter``, ``@cached_property``), ``set`` for an
-    ``@x.setter``, from a Python definition's header; None for anything else."""
-    if not signature or signature[:1] != "@":
+    ``@x.setter``, from a Python definition's header, or for a JavaScript/TypeScript
+    ``get x()``/``set x(v)``; None for anything else."""
+    if not signature:
+        return None
+    if language != "python":
+        found = _JS_ACCESSOR.match(signature)
+        return found[1] if found else None
+    if signature[:1] != "@":
         return None
     decorators = signature[: signature.find(" def ")] if " def " in signature else signature
     for found in _ACCESSOR.finditer(decorators):
@@ -241,8 +252,8 @@ class Catalog:
         if len(row) > 10 and row[6] in OVERLOADING_LANGUAGES and row[10] is not None:
             entity.arity = row[10]
             entity.variadic = bool(row[8]) and ("..." in row[8] or "params " in row[8])
-        if row[6] == "python" and len(row) > 8 and row[4]:
-            entity.accessor = accessor_of(row[8])
+        if len(row) > 8 and row[4] and (row[6] == "python" or row[6] in CONSTRUCTOR_LANGUAGES):
+            entity.accessor = accessor_of(row[8], row[6])
             if entity.accessor is not None:
                 self.accessors.add(entity.name)
         if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
