@@ -399,6 +399,18 @@ SEMANTICS = {
                 emit = self.emit
                 emit(1)
 
+        class Plain:
+            def __enter__(self):
+                if self is None:
+                    return self
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def tick(self):
+                pass
+
         class Pool:
             def __enter__(self) -> Session:
                 return Session()
@@ -424,7 +436,7 @@ SEMANTICS = {
             return stream.getvalue()
         """,
     "shop/use.py": """
-        from shop.orders import Guarded, Line, Order, Pool, Rush, Session
+        from shop.orders import Guarded, Line, Order, Plain, Pool, Rush, Session
 
         def build():
             Order("a", 1)
@@ -437,6 +449,8 @@ SEMANTICS = {
                 s.update()
             with Pool() as p:
                 p.emit(2)
+            with Plain() as q:
+                q.tick()
 
         async def managed_async():
             async with Session() as s:
@@ -486,6 +500,7 @@ class ConstructorAndAliasTests(IndexedSourcesCase):
         found = self.targets("shop/use.py", "managed")
         self.assertIn(("Session.update", "type_inferred"), found)
         self.assertIn(("Session.emit", "type_inferred"), found)
+        self.assertIn(("Plain.tick", "type_inferred"), found)  # __enter__ returns self
         self.assertIn(
             ("Session.update", "type_inferred"), self.targets("shop/use.py", "managed_async")
         )

@@ -217,10 +217,37 @@ def define(node: Node) -> Definition | None:
         )
     if core.starts_with(node, b"async"):
         metadata["async"] = True
+    if name in _ENTERS and body is not None and _returns_only_self(node, body):
+        metadata["returns"] = "Self"  # with X() as x: x is the X
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
     )
+
+
+_ENTERS = frozenset({"__enter__", "__aenter__"})
+_NESTED_SCOPES = frozenset({"function_definition", "class_definition", "lambda"})
+
+
+def _returns_only_self(node: Node, body: Node) -> bool:
+    """Whether a function without a return annotation returns ``self`` at every ``return``
+    (and has one): what a context manager's ``__enter__`` usually does."""
+    if node.child_by_field_name("return_type") is not None:
+        return False
+    found = False
+    stack = list(body.named_children)
+    while stack:
+        item = stack.pop()
+        if item.type in _NESTED_SCOPES:
+            continue
+        if item.type == "return_statement":
+            value = item.named_child(0) if item.named_child_count == 1 else None
+            if value is None or value.type != "identifier" or text(value) != "self":
+                return False
+            found = True
+            continue
+        stack.extend(item.named_children)
+    return found
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
