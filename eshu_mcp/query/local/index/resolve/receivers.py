@@ -17,16 +17,19 @@ from eshu_mcp.query.local.index.parse.typenames import call_chain, is_dotted, re
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import PYTHON_TYPE_METHODS, is_builtin
 from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
-from eshu_mcp.query.local.index.resolve.pyclasses import AMBIGUOUS_CAP, EXTERNAL, Hierarchy
+from eshu_mcp.query.local.index.resolve.pyclasses import (
+    AMBIGUOUS_CAP,
+    DISPATCH_CAP,
+    EXTERNAL,
+    Hierarchy,
+)
 
 REEXPORT_HOPS = 4
 CALL_DEPTH = 3
 INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
 """Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
 SELF_NAMES = frozenset({"self", "cls"})
-DISPATCH_CAP = 24
-"""The most overrides a call on a receiver of a known class lists (every one may run);
-past it the call is linked to the class's own method, with the count."""
+
 SELF_TYPES = frozenset({"Self", "typing_extensions.Self"})
 """Return annotations meaning "an instance of the method's class"."""
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
