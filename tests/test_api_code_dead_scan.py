@@ -179,6 +179,18 @@ class Untyped:
         return None
 
 
+class Channel:
+    def writeHeaders(self, code):
+        return code
+
+    def _unsent(self):
+        return None
+
+
+def serve(request_factory):
+    return request_factory(Channel())
+
+
 def use(thing):
     return getattr(thing, "reached_by_name_only")()
 """
@@ -256,6 +268,16 @@ class DeadCodeScanTests(SynchronousTestCase):
             self.assertEqual(rows[name]["classification"], "ambiguous", name)
             self.assertEqual(rows[name]["ambiguity_reasons"], reasons, name)
         self.assertEqual(rows["__mangled_helper"]["classification"], "unused")
+
+    def test_a_public_method_of_a_class_constructed_here_may_be_called_outside(self) -> None:
+        rows = {row["name"]: row for row in self.dead()["results"]}
+        # Channel() is handed to outside code, which may call writeHeaders on it
+        self.assertEqual(rows["writeHeaders"]["classification"], "ambiguous")
+        self.assertEqual(
+            rows["writeHeaders"]["ambiguity_reasons"], ["python.instance_may_be_used_outside"]
+        )
+        self.assertEqual(rows["_unsent"]["classification"], "unused")
+        self.assertEqual(rows["zap_two"]["classification"], "unused")  # Pair is never built
         self.assertEqual(rows["describe_failure"]["classification"], "unused")
 
     def test_stubs_and_roles_say_why_they_are_kept(self) -> None:

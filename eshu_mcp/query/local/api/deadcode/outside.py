@@ -8,6 +8,10 @@ Node's stream machinery calls. The index cannot see the outside class's methods,
 unreferenced method of such a class, or of a class deriving from one in the repository
 (any but a name-mangled ``__private`` one in Python, any but ``#private`` ones in JavaScript
 and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+
+The same holds without a base: ``_CaptureChannel`` defines ``writeHeaders`` and is
+constructed here, then handed to twisted.web's ``Request``, which calls it. An unreferenced
+public method of a class the repository constructs is *ambiguous* too.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 
-from eshu_mcp.query.local.api.code.common import in_clause
+from eshu_mcp.query.local.api.code.common import in_clause, in_clauses
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 
 OUTSIDE_BASE_REASON = "may_override_outside_base"
+INSTANCE_REASON = "instance_may_be_used_outside"
+"""The ambiguity reason of a public method of a class the repository constructs: an
+instance handed to outside code (``Request(channel)``) has its methods called there."""
 """The ambiguity reason, after the language: ``python.may_override_outside_base:<bases>``."""
 OUTSIDE_BASE_LANGUAGES = ("python", "javascript", "typescript", "tsx")
 INHERITANCE_DEPTH = 8
@@ -84,3 +91,17 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
             break
         frontier = following
     return outside
+
+
+def constructed_classes(conn: sqlite3.Connection, class_rids: Sequence[int]) -> set[int]:
+    """Of these classes (row ids), those the repository constructs (a CALLS edge into them)."""
+    found: set[int] = set()
+    for clause, params in in_clauses("x.dst", sorted(set(class_rids))):
+        found.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT DISTINCT x.dst FROM edge_rows x WHERE x.type = ? AND {clause}",
+                [EDGE_TYPES["CALLS"], *params],
+            )
+        )
+    return found

@@ -40,8 +40,10 @@ from eshu_mcp.query.local.api.deadcode.names import (
 )
 from eshu_mcp.query.local.api.deadcode.names import REASON as NAME_REASON
 from eshu_mcp.query.local.api.deadcode.outside import (
+    INSTANCE_REASON,
     OUTSIDE_BASE_LANGUAGES,
     OUTSIDE_BASE_REASON,
+    constructed_classes,
     outside_bases,
 )
 from eshu_mcp.query.local.api.deadcode.public import (
@@ -324,7 +326,9 @@ def _mark_outside_overrides(
     conn: sqlite3.Connection, repo_ids: list[str], candidates: list[Candidate]
 ) -> None:
     """A method of a class with a base from outside the repository may override one of
-    that base's methods: ambiguous, never cleanup-ready (see :mod:`.outside`)."""
+    that base's methods, and a public method of a class the repository constructs may be
+    called by the outside code its instance is handed to: ambiguous, never cleanup-ready
+    (see :mod:`.outside`)."""
     methods = [
         c
         for c in candidates
@@ -337,12 +341,26 @@ def _mark_outside_overrides(
     if not methods:
         return
     outside = outside_bases(conn, repo_ids)
+    public = [
+        c
+        for c in methods
+        if c.row["parent"] not in outside and not c.row["entity_name"].startswith(("_", "#"))
+    ]
+    constructed = constructed_classes(conn, [c.row["parent"] for c in public])
     for candidate in methods:
         bases = outside.get(candidate.row["parent"])
+        language = candidate.row["language"]
         if bases:
             candidate.classification = "ambiguous"
-            reason = f"{candidate.row['language']}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
+            reason = f"{language}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
             candidate.reasons = [*candidate.reasons, reason]
+    for candidate in public:
+        if candidate.row["parent"] in constructed:
+            candidate.classification = "ambiguous"
+            candidate.reasons = [
+                *candidate.reasons,
+                f"{candidate.row['language']}.{INSTANCE_REASON}",
+            ]
 
 
 def _private(name: str, language: str) -> bool:
