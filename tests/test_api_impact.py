@@ -64,6 +64,19 @@ class ImpactTests(SynchronousTestCase):
         self.assertIn(f"{data['affected_count']} affected definition", text)
         self.assertIn("within 4 hops", text)
 
+    def test_dependents_in_shipped_code_come_before_those_in_tests(self):
+        index = self.ids["index"]
+        tests = index.file(self.ids["repo"], "tests/test_a.py", "def test_a():\n    pass\n")
+        index.writer.execute("UPDATE files SET is_test = 1 WHERE file_id = ?", (tests,))
+        test_a = index.entity(tests, "Function", "test_a", 1, 2)
+        index.edge(self.ids["repo"], "CALLS", test_a, self.ids["charge"], line=2)
+        index.writer.commit()
+        data = self.client.post("/impact/pre-change", {"target": "charge"}).json()
+        self.assertEqual(
+            [(a["name"], a["in_tests"]) for a in data["affected"]],
+            [("create_charge", False), ("test_a", True)],
+        )
+
     def test_pre_change_walks_from_changed_paths(self):
         data = self.client.post(
             "/impact/pre-change",

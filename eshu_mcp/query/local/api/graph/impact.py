@@ -88,8 +88,8 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
             "relative_path": row["relative_path"],
         }
     row = conn.execute(
-        "SELECT entity_id, repo_id, entity_type, entity_name, relative_path, start_line"
-        " FROM entities WHERE entity_id = ?",
+        "SELECT entity_id, repo_id, entity_type, entity_name, relative_path, start_line,"
+        " is_test FROM entities WHERE entity_id = ?",
         (node,),
     ).fetchone()
     if row is None:
@@ -101,6 +101,7 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
         "repo_id": row["repo_id"],
         "relative_path": row["relative_path"],
         "start_line": row["start_line"],
+        "in_tests": bool(row["is_test"]),
     }
 
 
@@ -109,9 +110,9 @@ def affected(
 ) -> tuple[list[dict[str, Any]], list[str], bool]:
     """
     Definitions reaching the seeds through incoming code edges: those every edge of a path
-    links for certain first, then those only an ambiguous call links (``possible``);
-    nearest first within each. Files that reach them by an import are no definitions: their
-    paths come apart, in the same order.
+    links for certain first, then those only an ambiguous call links (``possible``); within
+    each, shipped code before tests, then nearest first. Files that reach them by an import
+    are no definitions: their paths come apart, in the same order.
     """
     if not seeds:
         return [], [], False
@@ -136,6 +137,7 @@ def affected(
         if not row["sure"]:
             item["possible"] = True  # reached only through an ambiguous call
         items.append(item)
+    items.sort(key=lambda item: (item.get("possible", False), item["in_tests"]))  # stable
     return items, files, capped
 
 
