@@ -22,8 +22,8 @@ repository's tests with pytest under ``sys.setprofile`` (the hook of
 Repositories measured for the README (2026-12-05): tomlkit (python-poetry/tomlkit, tests
 but ``test_toml_tests.py``, which needs a git submodule) and boltons (mahmoud/boltons).
 
-    python scripts/bench_heldout.py --repo tomlkit=/tmp/repos/tomlkit \\
-        --repo boltons=/tmp/repos/boltons [--workdir DIR] [--json]
+    python scripts/bench_heldout.py --repo tomlkit=PATH/TO/tomlkit \\
+        --repo boltons=PATH/TO/boltons [--workdir DIR] [--json]
 """
 
 from __future__ import annotations
