@@ -152,6 +152,14 @@ class SaxHandler(handler.ContentHandler):
     def _private_helper(self):
         return None
 
+    def __mangled_helper(self):
+        return None
+
+
+class QuietHandler(SaxHandler):
+    def endDocument(self):
+        return None
+
 
 class Failed(ValueError):
     def describe_failure(self):
@@ -169,6 +177,18 @@ class Pair:
 class Untyped:
     def reached_by_name_only(self):
         return None
+
+
+class Channel:
+    def writeHeaders(self, code):
+        return code
+
+    def _unsent(self):
+        return None
+
+
+def serve(request_factory):
+    return request_factory(Channel())
 
 
 def use(thing):
@@ -220,7 +240,7 @@ class DeadCodeScanTests(SynchronousTestCase):
         self.assertIn("forgotten_helper", names)
         self.assertIn("zap_two", names)  # two methods are no family; "zap" is written nowhere
         self.assertIn("upgradToVersion3", names)  # a misspelt stem is written nowhere
-        self.assertIn("_private_helper", names)  # private: no outside base calls it
+        self.assertIn("__mangled_helper", names)  # name-mangled: no outside base calls it
         self.assertIn("describe_failure", names)  # exception bases have no such methods
 
         self.assertIn("stale_greeting_cache", names)
@@ -240,14 +260,24 @@ class DeadCodeScanTests(SynchronousTestCase):
         ]:
             self.assertNotIn(used, names)
 
-    def test_a_public_method_of_a_class_with_an_outside_base_is_ambiguous(self) -> None:
+    def test_any_method_of_a_class_with_an_outside_base_is_ambiguous(self) -> None:
         rows = {row["name"]: row for row in self.dead()["results"]}
-        sax = rows["startDocument"]
-        self.assertEqual(sax["classification"], "ambiguous")
+        reasons = ["python.may_override_outside_base:handler.ContentHandler"]
+        # its own methods, protected ones too, and those of a class deriving from it here
+        for name in ("startDocument", "_private_helper", "endDocument"):
+            self.assertEqual(rows[name]["classification"], "ambiguous", name)
+            self.assertEqual(rows[name]["ambiguity_reasons"], reasons, name)
+        self.assertEqual(rows["__mangled_helper"]["classification"], "unused")
+
+    def test_a_public_method_of_a_class_constructed_here_may_be_called_outside(self) -> None:
+        rows = {row["name"]: row for row in self.dead()["results"]}
+        # Channel() is handed to outside code, which may call writeHeaders on it
+        self.assertEqual(rows["writeHeaders"]["classification"], "ambiguous")
         self.assertEqual(
-            sax["ambiguity_reasons"], ["python.may_override_outside_base:handler.ContentHandler"]
+            rows["writeHeaders"]["ambiguity_reasons"], ["python.instance_may_be_used_outside"]
         )
-        self.assertEqual(rows["_private_helper"]["classification"], "unused")
+        self.assertEqual(rows["_unsent"]["classification"], "unused")
+        self.assertEqual(rows["zap_two"]["classification"], "unused")  # Pair is never built
         self.assertEqual(rows["describe_failure"]["classification"], "unused")
 
     def test_stubs_and_roles_say_why_they_are_kept(self) -> None:

@@ -27,6 +27,12 @@ SOURCES = {
     ),
     "app/util.py": "from app.types import helper_type\n\n\ndef helper():\n    return 1\n",
     "app/relative.py": "from .util import helper\n",
+    "app/main.py": (
+        "from app.tool import tool\n\n"
+        'if __name__ == "__main__":\n    from app.entry import main\n\n    main()\n'
+    ),
+    "app/tool.py": "def tool():\n    return 1\n",
+    "app/entry.py": "from app.main import tool\n\n\ndef main():\n    return tool()\n",
 }
 
 
@@ -64,6 +70,7 @@ class ImportTimingTests(SynchronousTestCase):
             [
                 (True, [("app/models.py", 1, "module_load"), ("app/views.py", 1, "module_load")]),
                 (False, [("app/cli.py", 2, "function_call"), ("app/core.py", 2, "module_load")]),
+                (False, [("app/entry.py", 1, "module_load"), ("app/main.py", 4, "script_only")]),
                 (
                     False,
                     [("app/types.py", 4, "type_checking_only"), ("app/util.py", 1, "module_load")],
@@ -79,6 +86,16 @@ class ImportTimingTests(SynchronousTestCase):
         self.assertIn("1 closes while the modules load", lines[0])
         self.assertEqual(lines[1], "app/models.py:1 -> app/views.py:1 -> app/models.py")
         self.assertIn("app/cli.py:2 (in run()) -> app/core.py:2 -> app/cli.py", lines)
+        self.assertIn(
+            "app/entry.py:1 -> app/main.py:4 (only when run as a script) -> app/entry.py", lines
+        )
+
+    def test_the_headline_counts_every_cycle_and_those_at_load_on_any_page(self):
+        body = {"repo_id": self.repo_id, "query_type": "file_import_cycles", "limit": 1}
+        data = call(self.conn, "/code/imports/investigate", {**body, "offset": 1}).data
+        self.assertEqual((data["count"], data["total"], data["cycles_at_load"]), (1, 4, 1))
+        headline = summarize_envelope("investigate_import_dependencies", derived(data))
+        self.assertIn("1 of 4 import cycles; 1 closes while the modules load", headline)
 
     def test_a_module_imported_relatively_and_absolutely_has_all_its_importers(self):
         for target in ("app.util", "app/util.py"):

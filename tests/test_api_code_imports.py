@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
 from eshu_mcp.query.local.api.imports import investigate
 from eshu_mcp.query.local.api.imports.investigate import module_of
+from tests.answer_rows import derived
 from tests.test_api_code_common import call, error_of, shop_index
 
 ROUTE = "/code/imports/investigate"
@@ -43,6 +45,9 @@ class ImportsTests(SynchronousTestCase):
     def test_importers_of_a_module(self):
         data = call(self.conn, ROUTE, {"query_type": "importers", "target_module": "service"})
         self.assertEqual([d["source_file"] for d in data.data["dependencies"]], ["shop/api.py"])
+        self.assertEqual((data.data["total"], data.data["files_total"]), (1, 1))
+        text = summarize_envelope("investigate_import_dependencies", derived(data.data))
+        self.assertIn('1 import for "service"; in 1 file', text)
 
     def test_package_imports_are_distinct(self):
         data = call(self.conn, ROUTE, {"query_type": "package_imports", "repo_id": "shop"}).data

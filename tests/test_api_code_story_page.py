@@ -334,6 +334,31 @@ class TestCallersLastTests(SynchronousTestCase):
         text = summarize_envelope("analyze_code_relationships", {"data": data})
         self.assertIn("4 callers of compose (3 of 4 from tests, listed last)", text)
 
+    def test_sure_callers_come_before_ambiguous_ones_on_every_page(self):
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("lib")
+        core = index.file(repo, "lib/core.py", "def compose():\n    pass\n")
+        compose = index.entity(core, "Function", "compose", 1, 2)
+        examples = index.file(repo, "examples/demo.py", "def demo():\n    pass\n")
+        demo = index.entity(examples, "Function", "demo", 1, 2)
+        tests = index.file(repo, "tests/test_core.py", "def test_it():\n    pass\n", is_test=1)
+        test_it = index.entity(tests, "Function", "test_it", 1, 2)
+        for line in range(2, 9):  # the busiest caller, but each call may reach another compose
+            index.edge("CALLS", demo, compose, line=line, method="ambiguous", confidence=0.2)
+        index.edge("CALLS", test_it, compose, line=2)
+        index.writer.execute(
+            "UPDATE edge_rows SET evidence_file_id ="
+            " (SELECT file_id FROM entity_rows WHERE rid = edge_rows.src)"
+        )
+        index.writer.commit()
+        conn = index.reader()
+        first = call(conn, STORY, {"entity_id": compose, "direction": "incoming", "limit": 3})
+        rows = first.data["relationships"]
+        self.assertEqual(
+            [(r["source_name"], r["resolution_method"]) for r in rows],
+            [("test_it", "same_file"), ("demo", "ambiguous"), ("demo", "ambiguous")],
+        )
+
 
 class ValueUseTests(SynchronousTestCase):
     def test_a_function_never_called_but_passed_as_a_value_says_so(self):

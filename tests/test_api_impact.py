@@ -44,8 +44,38 @@ class ImpactTests(SynchronousTestCase):
         self.assertTrue(data["affected"][1]["possible"])
         self.assertEqual(data["possibly_affected_count"], 1)
         text = summarize_envelope("find_change_surface", body.json())
-        self.assertIn("2 affected definitions for 'charge': 1 through resolved links, 1 only", text)
+        self.assertIn(
+            "2 affected definitions for 'charge' within 1 hop (direct dependents):"
+            " 1 through resolved links, 1 only",
+            text,
+        )
         self.assertIn("old_refund (Function) (possible: only through an ambiguous call)", text)
+
+    def test_importing_files_are_listed_apart_and_not_counted_as_definitions(self):
+        data = self.client.post(
+            "/impact/pre-change", {"repo_id": "payments", "changed_paths": ["app/service.py"]}
+        ).json()
+        kinds = {a["kind"] for a in data["affected"]}
+        self.assertNotIn("file", kinds)
+        self.assertEqual(data["affected_count"], len(data["affected"]))
+        self.assertEqual(data["max_depth"], 4)
+        self.assertEqual(data["importing_files_count"], len(data["importing_files"]))
+        text = summarize_envelope("analyze_pre_change_impact", {"data": data})
+        self.assertIn(f"{data['affected_count']} affected definition", text)
+        self.assertIn("within 4 hops", text)
+
+    def test_dependents_in_shipped_code_come_before_those_in_tests(self):
+        index = self.ids["index"]
+        tests = index.file(self.ids["repo"], "tests/test_a.py", "def test_a():\n    pass\n")
+        index.writer.execute("UPDATE files SET is_test = 1 WHERE file_id = ?", (tests,))
+        test_a = index.entity(tests, "Function", "test_a", 1, 2)
+        index.edge(self.ids["repo"], "CALLS", test_a, self.ids["charge"], line=2)
+        index.writer.commit()
+        data = self.client.post("/impact/pre-change", {"target": "charge"}).json()
+        self.assertEqual(
+            [(a["name"], a["in_tests"]) for a in data["affected"]],
+            [("create_charge", False), ("test_a", True)],
+        )
 
     def test_pre_change_walks_from_changed_paths(self):
         data = self.client.post(

@@ -93,6 +93,24 @@ class IndexedSummaryTests(SynchronousTestCase):
         self.assertNames(text, f"config/settings.py:{top['line_number']}", "[REDACTED]")
         self.assertNotIn("ABCDEFGHIJKLMNOP", text)
 
+    def test_paged_headlines_state_the_total_the_structured_content_gives(self):
+        for tool, args, rows_key in (
+            ("find_symbol", {"symbol": "charge", "match_mode": "fuzzy"}, "results"),
+            (
+                "investigate_import_dependencies",
+                {"query_type": "imports_by_file"},
+                "dependencies",
+            ),
+        ):
+            text, data = self.ask(tool, {**args, "repo_id": self.repo, "limit": 1})
+            self.assertEqual(len(data[rows_key]), data["count"])
+            self.assertGreater(data["total"], data["count"], tool)
+            self.assertIn(f"1 of {data['total']} ", text.splitlines()[0], tool)
+            last, _ = self.ask(
+                tool, {**args, "repo_id": self.repo, "limit": 1, "offset": data["total"] - 1}
+            )
+            self.assertIn(f"1 of {data['total']} ", last.splitlines()[0], tool)
+
     def test_file_tools_carry_the_lines_themselves(self):
         args = {"repo_id": self.repo, "relative_path": "pkg/api.py", "start_line": 1, "end_line": 4}
         text, _ = self.ask("get_file_lines", args)

@@ -96,6 +96,21 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         self.assertEqual(len(lines), 1 + 5 + 1)
         self.assertEqual(lines[-1], "... 2 more rows in the structured content")
 
+    def test_property_reads_and_assignments_say_so_on_lines_of_their_own(self):
+        rows = [edge("show", "owner", "acct/use.py", 5), edge("show", "owner", "acct/use.py", 6)]
+        rows[0]["call_kind"] = "property_read"
+        rows[1]["call_kind"] = "property_write"
+        lines = summarize_envelope(
+            "analyze_code_relationships", derived(relationship_story(rows))
+        ).splitlines()
+        self.assertEqual(
+            lines[1:],
+            [
+                "acct/use.py:5 show -> owner (reads the property)",
+                "acct/use.py:6 show -> owner (sets the property)",
+            ],
+        )
+
     def test_an_outgoing_compact_answer_lists_each_callee_once_with_its_lines(self):
         rows = [
             edge(

@@ -139,6 +139,7 @@ class CallEdgesTests(SynchronousTestCase):
 
         class EmptyCatalog:
             by_id: dict = {}
+            accessors: set = set()
 
         self.patch(call_edges, "resolve_call", fake_resolve_call)
         calls = [
@@ -150,3 +151,97 @@ class CallEdgesTests(SynchronousTestCase):
         self.assertEqual(edges, [])
         self.assertEqual([reason for _, reason in unresolved], ["no_definition"] * 3)
         self.assertEqual(resolved, [1, 3])  # the second call in file 7 reused the first's answer
+
+
+class ConstructionTests(SynchronousTestCase):
+    """``new C()`` is a call of the class and of the constructor that runs."""
+
+    def test_new_links_the_class_and_its_own_or_inherited_constructor(self) -> None:
+        from .test_index_receivers import IndexedSourcesCase
+
+        class Case(IndexedSourcesCase):
+            SOURCES = {
+                "src/shapes.ts": (
+                    "export class Shape {\n  constructor(public name: string) {}\n}\n"
+                    "export class Square extends Shape {}\n"
+                    "export class Plain {}\n"
+                ),
+                "src/use.ts": (
+                    "import { Shape, Square, Plain } from './shapes';\n"
+                    "export function build() {\n"
+                    "  new Shape('a');\n  new Square('b');\n  new Plain();\n}\n"
+                ),
+            }
+
+            def runTest(self) -> None:
+                pass
+
+        Case.setUpClass()
+        self.addCleanup(Case.tearDownClass)
+        found = sorted(
+            tuple(row)
+            for row in Case.conn.execute(
+                "SELECT e.line_number, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.entity_name = 'build'"
+            )
+        )
+        self.assertEqual(
+            found,
+            [
+                (3, "Shape"),
+                (3, "Shape.constructor"),
+                (4, "Shape.constructor"),  # Square has none of its own
+                (4, "Square"),
+                (5, "Plain"),
+            ],
+        )
+
+
+class AccessorTests(SynchronousTestCase):
+    """A member read or assigned in JavaScript/TypeScript uses its get or set accessor."""
+
+    def test_reads_use_the_getter_and_assignments_the_setter(self) -> None:
+        from .test_index_receivers import IndexedSourcesCase
+
+        class Case(IndexedSourcesCase):
+            SOURCES = {
+                "src/box.ts": (
+                    "export class Box {\n"
+                    "  private n = 0;\n"
+                    "  get size(): number { return this.n; }\n"
+                    "  set size(v: number) { this.n = v; }\n"
+                    "  grow() { this.size = this.size + 1; }\n"
+                    "}\n"
+                ),
+                "src/use.ts": (
+                    "import { Box } from './box';\n"
+                    "export function show(box: Box) {\n"
+                    "  box.size = 2;\n  return box.size;\n}\n"
+                ),
+            }
+
+            def runTest(self) -> None:
+                pass
+
+        Case.setUpClass()
+        self.addCleanup(Case.tearDownClass)
+        found = sorted(
+            tuple(row)
+            for row in Case.conn.execute(
+                "SELECT s.entity_name, e.line_number, t.start_line, e.call_kind FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        )
+        getter, setter = 3, 4
+        self.assertEqual(
+            found,
+            [
+                ("grow", 5, getter, "property_read"),
+                ("grow", 5, setter, "property_write"),
+                ("show", 3, setter, "property_write"),
+                ("show", 4, getter, "property_read"),
+            ],
+        )

@@ -18,6 +18,8 @@ from eshu_mcp.query.local.index.parse.rows import parse_file, python_module_name
 from eshu_mcp.query.local.index.store.database import open_reader
 
 PACKAGE = Path(__file__).resolve().parent.parent / "eshu_mcp"
+CALLED = frozenset({"call", "method_call", "constructor_call"})
+"""Call kinds of calls (not attribute uses, which may be a property's)."""
 
 
 def names(parsed, entity_type: str) -> list[str]:
@@ -131,7 +133,7 @@ class LanguageExtractionTests(SynchronousTestCase):
             "    q.\\\n  r()\n    (1).real()\n    caf\u00e9.na\u00efve()\n    g()()\n".encode(),
         )
         self.assertEqual(
-            [(*c[1:4], c[6], c[7]) for c in parsed.calls],
+            [(*c[1:4], c[6], c[7]) for c in parsed.calls if c[5] in CALLED],
             [
                 ("c", "a.b.c", "a.b", 1, 2),
                 ("y", "x . y", "x", 0, 3),
@@ -166,7 +168,7 @@ class LanguageExtractionTests(SynchronousTestCase):
             b"        def later():\n            self.cache.get()\n"
             b"    def __init__(self):\n        self.d = defer.Deferred()\n",
         )
-        inferred = {c[2]: c[4] for c in parsed.calls if c[3]}
+        inferred = {c[2]: c[4] for c in parsed.calls if c[3] and c[5] in CALLED}
         self.assertEqual(
             inferred,
             {"self.d.fire": "defer.Deferred()", "self.cache.get": "Store", "defer.Deferred": None},
@@ -179,8 +181,21 @@ class LanguageExtractionTests(SynchronousTestCase):
             b"    def test(self, r: IR):\n        p = self.proto\n        p.feed()\n"
             b"        q = r\n        q.tick()\n        q = 3\n        q.bit_length()\n",
         )
-        inferred = {c[2]: c[4] for c in parsed.calls if c[3]}
+        inferred = {c[2]: c[4] for c in parsed.calls if c[3] and c[5] in CALLED}
         self.assertEqual(inferred, {"p.feed": "Echo()", "q.tick": "IR", "q.bit_length": None})
+
+    def test_python_attribute_reads_and_assignments_are_possible_property_uses(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"import os\nclass C:\n    def __init__(self):\n        self.plain = 1\n"
+            b"    def use(self, other):\n        other.size = self.plain + other.size\n"
+            b"        self.run(os.sep, C.LIMIT, C.kind, other.__dict__)\n",
+        )
+        uses = sorted((c[1], c[3], c[5]) for c in parsed.calls if c[5].startswith("property"))
+        # not the file's plain self.plain, a module's or class's attribute, a dunder, a call
+        self.assertEqual(
+            uses, [("size", "other", "property_read"), ("size", "other", "property_write")]
+        )
 
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(

@@ -39,9 +39,15 @@ Family = Callable[[dict], Lines]
 SUBJECT_KEYS = ("query", "symbol", "pattern", "topic", "method_name", "class_name", "target")
 
 
-def headline(count: int, noun: str, nouns: str, subject: str = "", notes: tuple = ()) -> str:
-    """``12 matches for "x"; note; note``, or ``No matches for "x"`` when there are none."""
-    text = plural(count, noun, nouns) if count else f"No {nouns or plural_of(noun)} found"
+def headline(
+    count: int, noun: str, nouns: str, subject: str = "", notes: tuple = (), total: int = 0
+) -> str:
+    """``12 matches for "x"; note; note`` (``10 of 31 matches`` when the answer's total is
+    more than its page), or ``No matches for "x"`` when there are none."""
+    if count and total > count:
+        text = f"{count} of {plural(total, noun, nouns)}"
+    else:
+        text = plural(count, noun, nouns) if count else f"No {nouns or plural_of(noun)} found"
     if subject:
         text += f' for "{clamp_field(subject)}"'
     kept = [note for note in notes if note]
@@ -70,7 +76,11 @@ def listing(
     if subject is None:
         subject = first_text(data, *SUBJECT_KEYS)
     hint = more_hint(data, len(rows)) if rows else _did_you_mean(data)
-    return [headline(count, noun, nouns, subject, (*notes, hint)), *row_lines(rows, render)]
+    total = first_int(data, "total", "total_count") or 0
+    return [
+        headline(count, noun, nouns, subject, (*notes, hint), total),
+        *row_lines(rows, render),
+    ]
 
 
 def _did_you_mean(data: dict) -> str:
@@ -112,7 +122,9 @@ def _symbols(data: dict) -> Lines:
     _, rows = rows_of(data, "results", "matches")
     ambiguity = field_map(data, "ambiguity")
     note = ""
-    if ambiguity is not None and ambiguity.get("ambiguous") is True:
+    paged = first_text(data, "total") and data.get("truncated") is True
+    if ambiguity is not None and ambiguity.get("ambiguous") is True and not paged:
+        # a page of a longer answer says "10 of 31 definitions" and how to read on instead
         note = "ambiguous: " + clamp_field(first_text(ambiguity, "reason") or "several matched")
     return listing(data, rows, "definition", notes=(note,))
 
@@ -131,7 +143,7 @@ INVENTORY_NOUNS = {
 
 IMPORT_NOUNS = {
     "imports_by_file": ("import", ""),
-    "importers": ("importer", ""),
+    "importers": ("import", ""),
     "module_dependencies": ("module dependency", "module dependencies"),
     "package_imports": ("package import", ""),
     "file_import_cycles": ("import cycle", ""),
@@ -370,21 +382,29 @@ def _imports(data: dict) -> Lines:
     )
     cycles = [row for row in rows if field_rows(row, "cycle_edges")]
     if cycles:
-        at_load = sum(1 for row in cycles if row.get("runs_at_load"))
+        at_load = first_int(data, "cycles_at_load")
+        if at_load is None:
+            at_load = sum(1 for row in cycles if row.get("runs_at_load"))
         note = (
             f"{at_load} {'closes' if at_load == 1 else 'close'} while the modules load;"
             " in the others one import runs"
-            " inside a function or for type checkers only"
+            " inside a function, for type checkers only or only when run as a script"
             if any("runs_at_load" in row for row in cycles)
             else ""
         )
         lines = listing(data, rows, noun, nouns, render=_cycle_row, subject=subject, notes=(note,))
         return lines
-    lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject)
+    files = first_int(data, "files_total")
+    note = f"in {plural(files, 'file')}" if files and noun == "import" else ""
+    lines = listing(data, rows, noun, nouns, render=_import_row, subject=subject, notes=(note,))
     return lines[:1] + _import_lines(rows) if lines else lines
 
 
-_RUNS = {"function_call": "in {function}()", "type_checking_only": "for type checkers only"}
+_RUNS = {
+    "function_call": "in {function}()",
+    "type_checking_only": "for type checkers only",
+    "script_only": "only when run as a script",
+}
 
 
 def _cycle_row(row: dict) -> str:

@@ -232,11 +232,17 @@ def _impact(data: dict) -> Lines:
     head = plural(total, "affected definition")
     if subject:
         head += f" for {subject!r}"
+    depth = first_int(data, "max_depth")
+    if depth:
+        head += " within 1 hop (direct dependents)" if depth == 1 else f" within {depth} hops"
     if possible:
         head += (
             f": {total - possible} through resolved links, {possible} only through"
             " ambiguous calls (possible)"
         )
+    files = first_int(data, "importing_files_count")
+    if files:
+        head += f"; {plural(files, 'file')} importing them (not counted)"
     offset = first_int(data, "offset")
     if data.get("truncated") is True:
         following = f" or call again with offset={offset + len(rows)}" if offset is not None else ""

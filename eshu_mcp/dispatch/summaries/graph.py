@@ -91,9 +91,16 @@ def edge_line(row: dict, anchor: str, lines: Sequence[int] = ()) -> str:
     depth = first_int(row, "depth")
     if depth is not None and depth > 1:
         text += f" [depth {depth}]"
+    use = PROPERTY_USES.get(first_text(row, "call_kind") or "")
+    if use:
+        text += f" ({use})"
     if first_text(row, "resolution_method") == AMBIGUOUS:
         text += " (ambiguous)"
     return clamp_line(text)
+
+
+PROPERTY_USES = {"property_read": "reads the property", "property_write": "sets the property"}
+"""How an edge line says that its "call" is an attribute read or assignment."""
 
 
 LINES_SHOWN = 6
@@ -121,6 +128,7 @@ def _edge_key(row: dict) -> tuple:
             ("source_file_path", "source_file", "file_path"),
             ("resolution_method",),
             ("depth",),
+            ("call_kind",),
         )
     )
 

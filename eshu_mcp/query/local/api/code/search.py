@@ -230,8 +230,9 @@ def find_symbols(
     labels: list[str],
     limit: int,
     offset: int,
-) -> tuple[list[dict[str, Any]], bool]:
-    """Symbol definitions by exact name or case-insensitive substring, paged."""
+) -> tuple[list[dict[str, Any]], bool, int]:
+    """Symbol definitions by exact name or case-insensitive substring, paged; and how many
+    match in all (counted up to :data:`TOTAL_CEILING` when there is more than this page)."""
     where, params = scope_predicate(repo_id, language)
     if labels:
         clause, values = in_clause("e.entity_type", labels)
@@ -254,16 +255,25 @@ def find_symbols(
         clause, values = in_clause(
             "e.entity_id", qualified_matches(conn, parts, scope, scope_params)
         )
-        where = f"{scope} AND {clause}"
-        rows = fetch_entities(
-            conn, where, [*scope_params, *values], _ENTITY_ORDER, limit + 1, offset
-        )
+        where, params = f"{scope} AND {clause}", [*scope_params, *values]
+        rows = fetch_entities(conn, where, params, _ENTITY_ORDER, limit + 1, offset)
     results = ranked_entities(
         conn, rows[:limit], offset, classification="definition", match_kind=match_mode
     )
     for result, row in zip(results, rows, strict=False):
         result["definition_kind"] = row["entity_type"]
-    return results, len(rows) > limit
+    truncated = len(rows) > limit
+    total = offset + len(results)
+    if truncated or offset:
+        total = conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {ENTITY_FROM} WHERE {where} LIMIT ?)",
+            [*params, TOTAL_CEILING],
+        ).fetchone()[0]
+    return results, truncated, total
+
+
+TOTAL_CEILING = 10_000
+"""Matches counted at most, for an answer's total."""
 
 
 @ROUTES.route("POST", "/code/symbols/search")
@@ -285,7 +295,7 @@ def symbols_search(ctx: ApiContext) -> Answer:
             labels.append(label)
     language = fields.string("language")
     repo_id = scope_repository(ctx, fields.string("repo_id"))
-    results, truncated = find_symbols(
+    results, truncated, total = find_symbols(
         ctx.conn,
         symbol=symbol,
         match_mode=match_mode,
@@ -297,7 +307,7 @@ def symbols_search(ctx: ApiContext) -> Answer:
     )
     if truncated:
         reason = "more results are available; use offset to page"
-    elif len(results) > 1:
+    elif total > 1:
         reason = "multiple definitions matched the symbol"
     else:
         reason = ""
@@ -313,9 +323,10 @@ def symbols_search(ctx: ApiContext) -> Answer:
         "results": results,
         "matches": results,
         "count": len(results),
+        "total": total,
         "truncated": truncated,
         "source_backend": CONTENT_BACKEND,
-        "ambiguity": {"ambiguous": truncated or len(results) > 1, "reason": reason},
+        "ambiguity": {"ambiguous": total > 1, "reason": reason},
     }
     bare = without_call_parens(symbol) or symbol
     if not results and not offset and not qualified_parts(bare):

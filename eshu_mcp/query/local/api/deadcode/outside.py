@@ -5,8 +5,13 @@ Classes with a base from outside the repository, whose methods dead code cannot 
 repository calls it, yet the SAX parser does, because it overrides the outside base's
 method; ``class AxiosTransformStream extends stream.Transform`` defines ``_read``, which
 Node's stream machinery calls. The index cannot see the outside class's methods, so an
-unreferenced method of such a class (a public one in Python, any but ``#private`` ones in
-JavaScript and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+unreferenced method of such a class, or of a class deriving from one in the repository
+(any but a name-mangled ``__private`` one in Python, any but ``#private`` ones in JavaScript
+and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+
+The same holds without a base: ``_CaptureChannel`` defines ``writeHeaders`` and is
+constructed here, then handed to twisted.web's ``Request``, which calls it. An unreferenced
+public method of a class the repository constructs is *ambiguous* too.
 """
 
 from __future__ import annotations
@@ -16,12 +21,17 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 
-from eshu_mcp.query.local.api.code.common import in_clause
+from eshu_mcp.query.local.api.code.common import in_clause, in_clauses
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 
 OUTSIDE_BASE_REASON = "may_override_outside_base"
+INSTANCE_REASON = "instance_may_be_used_outside"
+"""The ambiguity reason of a public method of a class the repository constructs: an
+instance handed to outside code (``Request(channel)``) has its methods called there."""
 """The ambiguity reason, after the language: ``python.may_override_outside_base:<bases>``."""
 OUTSIDE_BASE_LANGUAGES = ("python", "javascript", "typescript", "tsx")
+INHERITANCE_DEPTH = 8
+"""Classes below one with an outside base, followed at most this deep."""
 
 # Bases with no methods a subclass overrides by name: typing markers, object, exceptions.
 _INERT_BASES = frozenset(
@@ -54,11 +64,13 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
     if not declared:
         return {}
     resolved: dict[int, set[str]] = defaultdict(set)
-    for source, target in conn.execute(
-        "SELECT x.src, t.entity_name FROM edge_rows x JOIN entity_rows t ON t.rid = x.dst"
-        " WHERE x.type = ?",
+    below: dict[int, list[int]] = defaultdict(list)  # class -> classes deriving from it
+    for source, parent, target in conn.execute(
+        "SELECT x.src, x.dst, t.entity_name FROM edge_rows x JOIN entity_rows t"
+        " ON t.rid = x.dst WHERE x.type = ?",
         (EDGE_TYPES["INHERITS"],),
     ):
+        below[parent].append(source)
         if source in declared:
             resolved[source].add(target)
     outside: dict[int, list[str]] = {}
@@ -66,4 +78,30 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
         missing = [base for base in bases if _bare(base) not in resolved[rid]]
         if missing:
             outside[rid] = missing
+    # a class deriving (at any depth) from such a class inherits what it may override
+    frontier = list(outside)
+    for _ in range(INHERITANCE_DEPTH):
+        following = []
+        for parent in frontier:
+            for child in below.get(parent, ()):
+                if child not in outside:
+                    outside[child] = outside[parent]
+                    following.append(child)
+        if not following:
+            break
+        frontier = following
     return outside
+
+
+def constructed_classes(conn: sqlite3.Connection, class_rids: Sequence[int]) -> set[int]:
+    """Of these classes (row ids), those the repository constructs (a CALLS edge into them)."""
+    found: set[int] = set()
+    for clause, params in in_clauses("x.dst", sorted(set(class_rids))):
+        found.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT DISTINCT x.dst FROM edge_rows x WHERE x.type = ? AND {clause}",
+                [EDGE_TYPES["CALLS"], *params],
+            )
+        )
+    return found

@@ -40,8 +40,10 @@ from eshu_mcp.query.local.api.deadcode.names import (
 )
 from eshu_mcp.query.local.api.deadcode.names import REASON as NAME_REASON
 from eshu_mcp.query.local.api.deadcode.outside import (
+    INSTANCE_REASON,
     OUTSIDE_BASE_LANGUAGES,
     OUTSIDE_BASE_REASON,
+    constructed_classes,
     outside_bases,
 )
 from eshu_mcp.query.local.api.deadcode.public import (
@@ -324,7 +326,9 @@ def _mark_outside_overrides(
     conn: sqlite3.Connection, repo_ids: list[str], candidates: list[Candidate]
 ) -> None:
     """A method of a class with a base from outside the repository may override one of
-    that base's methods: ambiguous, never cleanup-ready (see :mod:`.outside`)."""
+    that base's methods, and a public method of a class the repository constructs may be
+    called by the outside code its instance is handed to: ambiguous, never cleanup-ready
+    (see :mod:`.outside`)."""
     methods = [
         c
         for c in candidates
@@ -332,17 +336,39 @@ def _mark_outside_overrides(
         and c.classification == "unused"
         and c.row["language"] in OUTSIDE_BASE_LANGUAGES
         and c.row["class_context"]
-        and not c.row["entity_name"].startswith("_" if c.row["language"] == "python" else "#")
+        and not _private(c.row["entity_name"], c.row["language"])
     ]
     if not methods:
         return
     outside = outside_bases(conn, repo_ids)
+    public = [
+        c
+        for c in methods
+        if c.row["parent"] not in outside and not c.row["entity_name"].startswith(("_", "#"))
+    ]
+    constructed = constructed_classes(conn, [c.row["parent"] for c in public])
     for candidate in methods:
         bases = outside.get(candidate.row["parent"])
+        language = candidate.row["language"]
         if bases:
             candidate.classification = "ambiguous"
-            reason = f"{candidate.row['language']}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
+            reason = f"{language}.{OUTSIDE_BASE_REASON}:{', '.join(bases)}"
             candidate.reasons = [*candidate.reasons, reason]
+    for candidate in public:
+        if candidate.row["parent"] in constructed:
+            candidate.classification = "ambiguous"
+            candidate.reasons = [
+                *candidate.reasons,
+                f"{candidate.row['language']}.{INSTANCE_REASON}",
+            ]
+
+
+def _private(name: str, language: str) -> bool:
+    """Whether no subclass method can override ``name``: a name-mangled ``__x`` (Python)
+    or a ``#x`` (JavaScript/TypeScript)."""
+    if language == "python":
+        return name.startswith("__") and not name.endswith("__")
+    return name.startswith("#")
 
 
 def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> None:

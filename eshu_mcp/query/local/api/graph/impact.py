@@ -36,6 +36,8 @@ from eshu_mcp.query.local.api.platform.grants import readable
 INCOMING_TYPES = ("CALLS", "IMPORTS", "INHERITS", "IMPLEMENTS", "REFERENCES", "OVERRIDES")
 PLATFORM_GAPS = ["platform_graph_unavailable", "service_and_workload_evidence_unavailable"]
 WALK_ROW_CAP = 5000
+SURFACE_DEPTH = 1
+"""The change surface is what depends on the target directly: one edge."""
 
 # ``sure`` is 1 while every edge of the path was resolved to its target, 0 once the path
 # crossed an ambiguous call (one of several same-named candidates): that node may depend.
@@ -86,8 +88,8 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
             "relative_path": row["relative_path"],
         }
     row = conn.execute(
-        "SELECT entity_id, repo_id, entity_type, entity_name, relative_path, start_line"
-        " FROM entities WHERE entity_id = ?",
+        "SELECT entity_id, repo_id, entity_type, entity_name, relative_path, start_line,"
+        " is_test FROM entities WHERE entity_id = ?",
         (node,),
     ).fetchone()
     if row is None:
@@ -99,37 +101,44 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
         "repo_id": row["repo_id"],
         "relative_path": row["relative_path"],
         "start_line": row["start_line"],
+        "in_tests": bool(row["is_test"]),
     }
 
 
 def affected(
     ctx: ApiContext, seeds: list[str], max_depth: int
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[dict[str, Any]], list[str], bool]:
     """
-    Nodes reaching the seeds through incoming code edges: those every edge of a path
-    links for certain first, then those only an ambiguous call links (``possible``);
-    nearest first within each.
+    Definitions reaching the seeds through incoming code edges: those every edge of a path
+    links for certain first, then those only an ambiguous call links (``possible``); within
+    each, shipped code before tests, then nearest first. Files that reach them by an import
+    are no definitions: their paths come apart, in the same order.
     """
     if not seeds:
-        return [], False
+        return [], [], False
     rows = ctx.conn.execute(
         WALK_SQL, {"seeds": json.dumps(seeds), "depth": max_depth, "cap": WALK_ROW_CAP + 1}
     ).fetchall()
     rows, capped = page(rows, WALK_ROW_CAP)
     seed_set = set(seeds)
     items = []
+    files = []
     for row in rows:
         if row["node"] in seed_set:
             continue
         item = _describe(ctx.conn, row["node"])
         if item is None or not readable(ctx.principal, item["repo_id"]):
             continue
+        if item["kind"] == "file":
+            files.append(item["relative_path"])
+            continue
         item["depth"] = row["depth"]
         item["relationship"] = row["via"]
         if not row["sure"]:
             item["possible"] = True  # reached only through an ambiguous call
         items.append(item)
-    return items, capped
+    items.sort(key=lambda item: (item.get("possible", False), item["in_tests"]))  # stable
+    return items, files, capped
 
 
 def _target_seeds(ctx: ApiContext, target: str, repo_id: str | None) -> list[str]:
@@ -159,16 +168,19 @@ def change_surface(ctx: ApiContext) -> Answer:
     limit, _ = limit_offset(body, default=50, maximum=200)
     repo = ctx.repository(str_param(body, "repo_id"), not_found_status=404)
     seeds = _target_seeds(ctx, target, repo["repo_id"] if repo else None)
-    items, capped = affected(ctx, seeds, 1)
+    items, files, capped = affected(ctx, seeds, SURFACE_DEPTH)
     chosen, truncated = page(items, limit)
     data = {
         "target": target,
         "target_type": "code",
         "environment": str_param(body, "environment"),
         "code_surface": {"seed_count": len(seeds), "seeds": seeds[:limit]},
+        "max_depth": SURFACE_DEPTH,
         "affected": chosen,
         "affected_count": len(items),
         "possibly_affected_count": sum(1 for item in items if item.get("possible")),
+        "importing_files": files[:limit],
+        "importing_files_count": len(files),
         "services": [],
         "resources": [],
         "limit": limit,
@@ -219,7 +231,7 @@ def pre_change(ctx: ApiContext) -> Answer:
             unknown.append(path)
     if target:
         seeds += _target_seeds(ctx, target, repo["repo_id"] if repo else None)
-    items, capped = affected(ctx, list(dict.fromkeys(seeds)), max_depth)
+    items, files, capped = affected(ctx, list(dict.fromkeys(seeds)), max_depth)
     window, truncated = page(items[offset : offset + limit + 1], limit)
     reasons = list(PLATFORM_GAPS)
     if str_param(body, "base_ref") or str_param(body, "head_ref"):
@@ -236,6 +248,8 @@ def pre_change(ctx: ApiContext) -> Answer:
         "affected": window,
         "affected_count": len(items),
         "possibly_affected_count": sum(1 for item in items if item.get("possible")),
+        "importing_files": files[:limit],
+        "importing_files_count": len(files),
         "services": [],
         "workloads": [],
         "resources": [],

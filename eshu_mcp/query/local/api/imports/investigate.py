@@ -356,8 +356,13 @@ def investigate_imports(ctx: ApiContext) -> Answer:
             "candidate_scan_limit": CANDIDATE_CEILING,
         },
         "count": len(page),
+        "total": len(items),
         key: page,
     }
+    if key == "cycles":
+        data["cycles_at_load"] = sum(1 for cycle in items if cycle["runs_at_load"])
+    elif key == "dependencies":  # one row per imported name: how many files they are in
+        data["files_total"] = len({row["source_file"] for row in items})
     truth = ctx.truth(
         "symbol_graph.import_dependencies", reason="resolved from the embedded import index"
     )

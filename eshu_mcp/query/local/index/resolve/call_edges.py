@@ -16,7 +16,14 @@ from contextlib import contextmanager
 
 from eshu_mcp.query.local.index.build.stopping import start_worker
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
-from eshu_mcp.query.local.index.resolve.calls import CALLABLE_TYPES, Catalog, resolve_call
+from eshu_mcp.query.local.index.resolve.calls import (
+    CALLABLE_TYPES,
+    CONSTRUCTIONS,
+    PROPERTY_KINDS,
+    Catalog,
+    Entity,
+    resolve_call,
+)
 from eshu_mcp.query.local.index.resolve.receivers import PythonCalls
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
 
@@ -52,6 +59,7 @@ def resolve_calls(
     unresolved: list[tuple[int, str]] = []
     by_id = catalog.by_id
     nested = python.nested if python is not None else {}
+    accessors = catalog.accessors
     scope_key = python.scope_key if python is not None else None
     current = None  # the file whose calls these are: memo and seen hold its calls only
     for call in calls:
@@ -61,7 +69,28 @@ def resolve_calls(
             current, seen, memo = file_id, set(), {}
             is_python = python is not None and language_of.get(file_id) == "python"
             has_nested = bool(nested.get(file_id))
-        if is_python:
+        if kind in PROPERTY_KINDS:  # an attribute: a use of a property, or of nothing
+            if name not in accessors:
+                continue
+            if is_python:
+                scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
+                key = (kind, scope, name, receiver, inferred)
+            else:
+                caller = by_id.get(caller_nid) if caller_nid else None
+                key = (kind, caller.class_context if caller else None, *call[3:9])
+            found = memo.get(key)
+            if found is None:
+                caller = by_id.get(caller_nid) if caller_nid else None
+                if is_python:
+                    found = python.property_use(call, caller)
+                else:
+                    found = accessor_use(
+                        resolve_call(call, catalog, bindings, language_of), kind, catalog
+                    )
+                found = memo[key] = _prepared(found)
+            if found[0] is None:
+                continue  # not a property: no call, nothing unlinked
+        elif is_python:
             # the caller's scopes and class decide: equal keys resolve equally (nothing
             # else of a call than its name, receiver and inferred type is read)
             scope = None
@@ -71,7 +100,7 @@ def resolve_calls(
             found = memo.get(key)
             if found is None:
                 caller = by_id.get(caller_nid) if caller_nid else None
-                found = memo[key] = _prepared(python.resolve(call, caller))
+                found = memo[key] = _prepared(python.resolve(call, caller), python.constructors)
         else:
             # Everything resolve_call reads of a call (its argument count picks overloads):
             # equal keys resolve equally.
@@ -79,7 +108,10 @@ def resolve_calls(
             key = (caller.class_context if caller else None, *call[3:9])
             found = memo.get(key)
             if found is None:
-                found = memo[key] = _prepared(resolve_call(call, catalog, bindings, language_of))
+                found = memo[key] = _prepared(
+                    resolve_call(call, catalog, bindings, language_of),
+                    catalog.constructor_of if kind in CONSTRUCTIONS else None,
+                )
         targets, how = found
         if targets is None:
             unresolved.append((call_id, how))
@@ -95,9 +127,35 @@ def resolve_calls(
     return edges, unresolved
 
 
-def _prepared(found: tuple) -> tuple:
+def accessor_use(found: tuple, kind: str, catalog: Catalog) -> tuple:
+    """A member read or assigned (JavaScript/TypeScript), resolved as a method call: the
+    ``get`` or ``set`` accessor of the method(s) found, beside them in their class; (None,
+    reason) when none is one."""
+    target = found[0]
+    if target is None:
+        return found
+    wanted = "set" if kind == "property_write" else "get"
+    kept = []
+    for method in target if isinstance(target, list) else [target]:
+        if method.accessor is None or method.parent is None:
+            continue
+        kept += [
+            sibling
+            for sibling in catalog.children.get(method.parent, ())
+            if sibling.name == method.name and sibling.accessor == wanted
+        ][:1]
+    if not kept:
+        return None, "no_definition"
+    if isinstance(target, list) or len(kept) > 1:
+        return kept, "ambiguous", max(found[2] if len(found) > 2 else 0, len(kept))
+    return kept[0], found[1]
+
+
+def _prepared(found: tuple, constructors: Callable[[Entity], list[Entity]] | None = None) -> tuple:
     """A resolution as (None, reason) or ((nid, is a class, method code, confidence) for
-    each target, how): what every call resolving alike writes."""
+    each target, how): what every call resolving alike writes. A class constructed is also
+    a call of what ``constructors`` says runs (``__new__``/``__init__``/``__post_init__``,
+    ``constructor``), as sure as the class is."""
     target, how = found[0], found[1]
     if target is None:
         return None, how
@@ -108,10 +166,12 @@ def _prepared(found: tuple) -> tuple:
     else:
         target = [target]
     method = METHODS[how]
-    return (
-        tuple((e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target),
-        how,
-    )
+    rows = [(e.nid, e.entity_type in CALLABLE_TYPES, method, confidence) for e in target]
+    if constructors is not None:
+        for e in target:
+            if e.entity_type in CALLABLE_TYPES:
+                rows.extend((c.nid, False, method, confidence) for c in constructors(e))
+    return tuple(rows), how
 
 
 def resolve_calls_split(

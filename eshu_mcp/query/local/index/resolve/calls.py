@@ -43,6 +43,8 @@ SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
 CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expression"]})
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
+CONSTRUCTOR_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+"""Languages whose ``new C()`` runs the class's method named ``constructor``."""
 IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
 DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
@@ -65,6 +67,34 @@ class Entity:
     receiver: str | None = None  # Go methods: the receiver's name (``mx`` in ``func (mx *Mux)``)
     arity: int | None = None  # Java, C#, C++ functions: parameters (overloads differ by them)
     variadic: bool = False  # ... and whether the last one takes any number of arguments
+    accessor: str | None = None  # Python properties: "get" or "set" (from the decorators)
+
+
+_ACCESSOR = re.compile(r"@(?:[\w.]*\.)?(?:(cached_property|property|getter)|(setter))\b")
+PROPERTY_KINDS = frozenset({"property_read", "property_write"})
+"""Call kinds of an attribute read or assigned: a use of a property's getter or setter."""
+
+
+_JS_ACCESSOR = re.compile(
+    r"(?:(?:public|private|protected|static|override|readonly)\s+)*(get|set)\s+[\w$]+\s*\("
+)
+
+
+def accessor_of(signature: str | None, language: str = "python") -> str | None:
+    """``get`` for a ``@property`` (or ``@x.getter``, ``@cached_property``), ``set`` for an
+    ``@x.setter``, from a Python definition's header, or for a JavaScript/TypeScript
+    ``get x()``/``set x(v)``; None for anything else."""
+    if not signature:
+        return None
+    if language != "python":
+        found = _JS_ACCESSOR.match(signature)
+        return found[1] if found else None
+    if signature[:1] != "@":
+        return None
+    decorators = signature[: signature.find(" def ")] if " def " in signature else signature
+    for found in _ACCESSOR.finditer(decorators):
+        return "set" if found[2] else "get"
+    return None
 
 
 NOTHING: list[Entity] = []
@@ -176,6 +206,7 @@ class Catalog:
         self.types: dict[str, list[Entity]] = defaultdict(list)
         self.children: dict[int, list[Entity]] = defaultdict(list)
         self.dirs = dirs
+        self.accessors: set[str] = set()  # names of Python property getters and setters
         for class_name, base_name in bases:
             self.add_base(class_name, base_name)
         for row in rows:
@@ -221,6 +252,10 @@ class Catalog:
         if len(row) > 10 and row[6] in OVERLOADING_LANGUAGES and row[10] is not None:
             entity.arity = row[10]
             entity.variadic = bool(row[8]) and ("..." in row[8] or "params " in row[8])
+        if len(row) > 8 and row[4] and (row[6] == "python" or row[6] in CONSTRUCTOR_LANGUAGES):
+            entity.accessor = accessor_of(row[8], row[6])
+            if entity.accessor is not None:
+                self.accessors.add(entity.name)
         if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
             # Python: a return annotation; Go, TypeScript: a function's result (v := F())
             python = row[6] == "python"
@@ -244,6 +279,19 @@ class Catalog:
             if entity.entity_type in CALLABLE_TYPES:
                 self.callables.add(entity)
                 self.constructible.add(entity)
+
+    def constructor_of(self, klass: Entity) -> list[Entity]:
+        """The ``constructor`` that ``new C()`` runs (JavaScript/TypeScript): the class's own
+        or its nearest ancestor's; nothing in other languages."""
+        if klass.language not in CONSTRUCTOR_LANGUAGES:
+            return []
+        own = [
+            m for m in self.by_class.get((klass.name, "constructor"), ()) if m.parent == klass.nid
+        ]
+        if own:
+            return own[:1]
+        inherited = self.inherited(klass.name, "constructor")
+        return [inherited] if inherited is not None and inherited.language == klass.language else []
 
     def types_in(self, name: str, file_ids: tuple[int, ...]) -> list[Entity]:
         """The types named ``name`` defined in any of the given files."""

@@ -33,7 +33,8 @@ from eshu_mcp.query.local.index.store.writer import (
 
 CATALOG_ROWS = (
     "SELECT r.rid, r.file_id, r.entity_type, r.entity_name, r.class_context, r.parent,"
-    " f.language, r.start_line, r.signature,"
+    " f.language, r.start_line, CASE WHEN json_extract(r.metadata, '$.returns') IS NULL"
+    " THEN r.signature ELSE r.signature || ' -> ' || json_extract(r.metadata, '$.returns') END,"
     " json_extract(r.metadata, '$.attribute_types'), r.arg_count FROM entity_rows r"
     " JOIN files f ON f.file_id = r.file_id"
 )
@@ -171,7 +172,7 @@ class FirstBuildInputs:
                     None if parent is None else nids[parent],
                     language,
                     row[2],
-                    row[SIGNATURE],
+                    signature_with_return(row[SIGNATURE], row[METADATA]),
                     attribute_types_json(row[METADATA]),
                     row[ARG_COUNT],
                 )
@@ -208,6 +209,15 @@ class FirstBuildInputs:
             self.declared,
             self.references,
         )
+
+
+def signature_with_return(signature: str | None, metadata: str) -> str | None:
+    """A signature, with ``-> T`` when the extractor read what an unannotated function
+    returns (``metadata.returns``: an ``__enter__`` returning ``self``), as the read-back
+    gives it."""
+    if '"returns"' not in metadata or signature is None:
+        return signature
+    return f"{signature} -> {json.loads(metadata)['returns']}"
 
 
 def attribute_types_json(metadata: str) -> str | None:

@@ -14,6 +14,9 @@ from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
 from eshu_mcp.query.local.index.resolve.typed_receivers import AMBIGUOUS_CAP
 
 EXTERNAL = "external"
+DISPATCH_CAP = 24
+"""The most overrides a call on a receiver of a known class lists (every one may run);
+past it the call is linked to the class's own method, with the count."""
 """What a name resolves to when it is bound to something outside the repository."""
 
 
@@ -138,7 +141,8 @@ class Hierarchy:
 
     def in_subclasses(self, class_nid: int, name: str) -> list[Entity]:
         """Definitions of ``name`` in the class's descendants (overrides, or a template
-        method's hooks), nearest first; at most one more than AMBIGUOUS_CAP."""
+        method's hooks), nearest first, a generation at a time until more than
+        :data:`DISPATCH_CAP` are found."""
         key = (class_nid, name)
         found = self._overrides.get(key)
         if found is None:
@@ -151,7 +155,7 @@ class Hierarchy:
             return []
         found: dict[int, Entity] = {}
         for level in self.descendants(class_nid):
-            if len(found) > AMBIGUOUS_CAP:
+            if len(found) > DISPATCH_CAP:
                 break
             for child in level:
                 if child in owners:

@@ -12,17 +12,28 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.typenames import call_chain, is_dotted, returned_type
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import PYTHON_TYPE_METHODS, is_builtin
 from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
-from eshu_mcp.query.local.index.resolve.pyclasses import AMBIGUOUS_CAP, EXTERNAL, Hierarchy
+from eshu_mcp.query.local.index.resolve.pyclasses import (
+    AMBIGUOUS_CAP,
+    DISPATCH_CAP,
+    EXTERNAL,
+    Hierarchy,
+)
 
 REEXPORT_HOPS = 4
 CALL_DEPTH = 3
 INTERFACE_ROOTS = frozenset({"Interface", "Protocol"})
 """Last segments of external bases that make a class a declaration (zope, typing.Protocol)."""
 SELF_NAMES = frozenset({"self", "cls"})
+
+SELF_TYPES = frozenset({"Self", "typing_extensions.Self"})
+"""Return annotations meaning "an instance of the method's class"."""
+CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
+"""What calling a class runs of it, in order (``__post_init__``: a dataclass's hook)."""
 
 
 class PythonCalls:
@@ -37,6 +48,7 @@ class PythonCalls:
         self._everywhere: dict[object, list[Entity]] = {}
         self._names: dict[tuple[str, int], object] = {}
         self._dotted: dict[tuple[str, int], object] = {}
+        self._constructors: dict[int, list[Entity]] = {}
         by_id = catalog.by_id
         self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -50,6 +62,8 @@ class PythonCalls:
         self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
         if caller is None:
             return None
+        if receiver is None and inferred is not None and inferred[:1] == ALIAS:
+            receiver, inferred = inferred[1:].rpartition(".")[0] or None, None
         nested = self.nested.get(file_id)
         if nested and (
             (call_name if receiver is None else _head(receiver)) in nested
@@ -133,15 +147,19 @@ class PythonCalls:
     def _named(self, name: str, file_id: int, caller: Entity | None):
         # every Python class is constructible, so callables hold all of them
         found = self._in_file(self.catalog.callables.in_file(name, file_id), caller)
-        if found is not None:
-            return found
         binding = self.bindings.lookup(file_id, name)
+        if found is not None and (found.parent is not None or binding is None):
+            return found
+        # a module-level definition of an imported name is its fallback (``try: from
+        # threading import RLock`` / ``except ImportError: class RLock``): the import wins
         if binding is not None:
             if not binding.file_ids:
                 return EXTERNAL
-            if binding.symbol is None:
-                return None  # a module
-            return self.module_level(binding.file_ids, binding.symbol)
+            if binding.symbol is not None:
+                imported = self.module_level(binding.file_ids, binding.symbol)
+                if imported is not None:
+                    return imported
+            return found  # a module (None), or an import the index cannot follow
         star = self.bindings.star.get(file_id)
         if star:
             found = self.module_level(star, name, 0)
@@ -236,7 +254,9 @@ class PythonCalls:
         if found is False:
             found = None
             annotation = returned_type(callee.signature)
-            if annotation is not None:
+            if annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
+                found = self.enclosing_class(callee)
+            elif annotation is not None:
                 found = self.type_of(annotation, callee.file_id, callee, depth + 1)
                 if isinstance(found, Entity) and found.entity_type == "Function":
                     found = None
@@ -245,11 +265,62 @@ class PythonCalls:
 
     # ------------------------------------------------------------------ calls
 
+    def property_use(self, call, caller: Entity | None):
+        """An attribute read (``property_read``) or assigned (``property_write``): the
+        getter or setter of the property of that name the receiver's class has, resolved as a
+        method call on it; (None, reason) when it names no property. On a receiver of unknown
+        type it is ambiguous, a plain attribute being one more candidate."""
+        wanted = "set" if call[7] == "property_write" else "get"
+        found = self.resolve(call, caller)
+        target, how = found[0], found[1]
+        if target is None:
+            return found
+        targets = target if isinstance(target, list) else [target]
+        kept = [a for a in (self._accessor(e, wanted) for e in targets) if a is not None]
+        if not kept:
+            return None, "no_definition"
+        if how == "repo_unique_name":  # the one property of that name, or a plain attribute
+            return kept, "ambiguous", 2
+        if how == "ambiguous" or len(kept) > 1:
+            return kept, "ambiguous", max(found[2] if len(found) > 2 else 0, len(kept))
+        return kept[0], how
+
+    def _accessor(self, method: Entity, wanted: str) -> Entity | None:
+        """The getter or setter defined beside ``method`` (the same class and name)."""
+        if method.accessor == wanted:
+            return method
+        if method.accessor is None or method.parent is None:
+            return None
+        for sibling in self.catalog.children.get(method.parent, ()):
+            if sibling.name == method.name and sibling.accessor == wanted:
+                return sibling
+        return None
+
+    def constructors(self, klass: Entity) -> list[Entity]:
+        """The repository's ``__new__``, ``__init__`` and ``__post_init__`` that calling
+        ``klass`` runs, each as its MRO finds it (a library base's are not listed)."""
+        found = self._constructors.get(klass.nid)
+        if found is None:
+            found = []
+            if klass.entity_type == "Class" and klass.language == "python":
+                for name in CONSTRUCTORS:
+                    method = self.classes.lookup(klass.nid, name)
+                    if isinstance(method, Entity):
+                        found.append(method)
+            self._constructors[klass.nid] = found
+        return found
+
     def resolve(self, call, caller: Entity | None):
         """(target, method), (candidates, "ambiguous"[, how many could run]) or (None,
         reason). A call through a declared class or interface whose method more classes
         override than are listed is linked to the declared method alone, with the count."""
         _cid, file_id, _caller, name, _full, receiver, inferred, _kind, _args, _at = call
+        if receiver is None and inferred is not None and inferred[:1] == ALIAS:
+            receiver, _, name = inferred[1:].rpartition(".")  # a local bound to self.name
+            if not receiver:
+                return None, "no_definition"
+            call = (_cid, file_id, _caller, name, inferred[1:], receiver, None, *call[7:])
+            inferred = None
         if receiver is None:
             found = self.named(name, file_id, caller)
             if isinstance(found, Entity):
@@ -353,7 +424,7 @@ class PythonCalls:
         if isinstance(found, Entity):
             if dispatch:
                 overrides = self.classes.in_subclasses(klass.nid, name)
-                if len(overrides) >= AMBIGUOUS_CAP:  # too many to list: the declared one
+                if len(overrides) >= DISPATCH_CAP:  # too many to list: the declared one
                     return [found], "ambiguous", len(overrides) + 1
                 if overrides:
                     return [found, *overrides], "ambiguous"
@@ -395,7 +466,9 @@ class PythonCalls:
         if len(found) == 1:
             if name in PYTHON_TYPE_METHODS:  # the builtin type's method is the other candidate
                 return None, "ambiguous:2"
-            return found[0], "repo_unique_name"
+            # the one method of that name here, or a library's (``self.buffer.getvalue()`` on
+            # an io.BytesIO): a candidate, not a certainty
+            return found, "ambiguous"
         if len(found) > AMBIGUOUS_CAP:
             declared = self._declared(name)
             if declared is not None:  # too many to list: the one interface method, counted

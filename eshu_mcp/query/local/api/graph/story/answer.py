@@ -81,7 +81,8 @@ from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiConte
 
 
 def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Order transitive rows by bounded centrality: how often a neighbour recurs in the set."""
+    """Order transitive rows sure before ambiguous, then by bounded centrality: how often a
+    neighbour recurs in the set."""
 
     def neighbour(row: dict[str, Any]) -> str:
         return row["source_id"] if row["direction"] == "incoming" else row["target_id"]
@@ -92,7 +93,15 @@ def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     degree = Counter(neighbour(row) for row in rows)
     for row in rows:
         row["centrality"] = degree[neighbour(row)]
-    return sorted(rows, key=lambda r: (-r["centrality"], neighbour_name(r), neighbour(r)))
+    return sorted(
+        rows,
+        key=lambda r: (
+            r.get("resolution_method") == "ambiguous",
+            -r["centrality"],
+            neighbour_name(r),
+            neighbour(r),
+        ),
+    )
 
 
 def _edge_filter(req: dict[str, Any], anchors: list[str], repo_id: str) -> EdgeFilter:

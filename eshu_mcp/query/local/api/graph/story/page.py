@@ -2,14 +2,15 @@
 Exact pages of a relationship story's one-hop rows, within the response budget.
 
 A story's rows form one ordered sequence: incoming edges, then cross-repository incoming
-rows, then outgoing edges. Edges of one direction are ranked with the edges whose evidence
-is in test code last (an assistant asking who calls a function wants the code that ships
-first), then by centrality (how many edges the neighbour has with the target, highest
-first), then the neighbour's name and id, then the edge's own type, line and id, so the
-order is total and the same on every read. A
-page is a slice of that sequence: the confidence floor and the repository scope are part
-of the SQL rather than filters applied after the cut, so consecutive offsets never lose
-or repeat a row, and ``next_offset`` is exactly where the following page starts.
+rows, then outgoing edges. Edges of one direction are ranked sure before ambiguous (one of
+several candidates a call on a receiver of unknown type may reach), then with the edges
+whose evidence is in test code last (an assistant asking who calls a function wants the
+code that ships first), then by centrality (how many edges the neighbour has with the
+target, highest first), then the neighbour's name and id, then the edge's own type, line
+and id, so the order is total and the same on every read. A page is a slice of that
+sequence: the confidence floor and the repository scope are part of the SQL rather than
+filters applied after the cut, so consecutive offsets never lose or repeat a row, and
+``next_offset`` is exactly where the following page starts.
 
 A page is also kept within the MCP response budget (256 KiB, counted as both wire copies
 of the payload, as ``eshu_mcp.dispatch.budget`` counts it): rows that would overflow it
@@ -90,7 +91,8 @@ def count_story_edges(
 def ranked_story_edges(
     conn: sqlite3.Connection, edge_filter: EdgeFilter, direction: str, limit: int, offset: int
 ) -> list[sqlite3.Row]:
-    """One slice of a direction's edges in the story's total order, with ``centrality``."""
+    """One slice of a direction's edges in the story's total order, with ``centrality``:
+    sure edges before ambiguous ones, then shipped code before tests, on every page."""
     other = "e.source_id" if direction == "incoming" else "e.target_id"
     where, params = edge_filter.where(direction)
     return conn.execute(
@@ -100,7 +102,8 @@ def ranked_story_edges(
         " COALESCE((SELECT f.is_test FROM files f WHERE f.file_id = e.evidence_file_id), 0)"
         " AS in_tests"
         f" FROM edges e WHERE {where}"
-        f" ORDER BY in_tests, centrality DESC, neighbour_name, {other}, e.type, e.line_number,"
+        " ORDER BY COALESCE(e.resolution_method = 'ambiguous', 0), in_tests, centrality DESC,"
+        f" neighbour_name, {other}, e.type, e.line_number,"
         " e.edge_id LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()

@@ -64,6 +64,7 @@ def type_instance_attributes(
                 continue
             if found is not None:
                 calls[position] = (*call[:4], found, *call[5:])
-        elif inferred[:1] == ALIAS:  # p = self.proto; p.m(): self.proto's type, or none
+        elif inferred[:1] == ALIAS and call[3] is not None:  # p = self.proto; p.m()
+            # self.proto's type, or none (a bare ``emit()`` keeps ``@self.emit``: the method)
             found = declared.get((class_of(call[0]), inferred[1:]))
             calls[position] = (*call[:4], found, *call[5:])

@@ -250,7 +250,11 @@ def define(node: Node) -> Definition | None:
 
 
 def call(node: Node) -> Call | None:
-    """Read a call node's callee as written; None when it is not a named call."""
+    """Read a call node's callee as written; None when it is not a named call. A member
+    read or assigned (not called) is a ``property_read``/``property_write`` of that name:
+    resolution keeps those whose target is a ``get``/``set`` accessor."""
+    if node.type == "member_expression":
+        return _member_use(node)
     if node.type == "new_expression":
         constructor = node.child_by_field_name("constructor")
         count = core.argument_count(node)
@@ -281,6 +285,33 @@ def call(node: Node) -> Call | None:
 
 
 _INVOKERS = frozenset({"call", "apply"})
+_RECEIVERS = frozenset({"identifier", "this", "member_expression"})
+_NOT_READ = frozenset({"call_expression", "update_expression", "unary_expression"})
+"""Parents of a member that is called (its function), incremented or deleted."""
+
+
+def _member_use(node: Node) -> Call | None:
+    """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a receiver that is a
+    name, ``this`` or a member chain; None for a called member or an optional chain."""
+    prop = node.child_by_field_name("property")
+    obj = node.child_by_field_name("object")
+    if prop is None or obj is None or prop.type != "property_identifier":
+        return None
+    if obj.type not in _RECEIVERS:
+        return None
+    parent = node.parent
+    kind = "property_read"
+    if parent is not None:
+        parent_kind = parent.type
+        if parent.start_byte == node.start_byte:
+            if parent_kind in _NOT_READ:
+                return None
+            if parent_kind in ("assignment_expression", "augmented_assignment_expression"):
+                kind = "property_write"
+    name = text(prop)
+    if name.isupper():
+        return None  # a constant
+    return Call(name, text(node), text(obj), kind, None)
 
 
 def _invoked(function: Node, count: int | None) -> Call | None:
@@ -470,7 +501,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
         )
         | extra,
         define=define,
-        calls=frozenset({"call_expression", "new_expression"}),
+        calls=frozenset({"call_expression", "new_expression", "member_expression"}),
         call=call,
         imports=frozenset({"import_statement", "call_expression", "export_statement"}),
         import_rows=import_rows,

@@ -252,7 +252,7 @@ class LanguageEngine:
                                     )
                                 )
                                 if receiver
-                                else None,
+                                else (_bound_alias(function[1], name) if members == "|" else None),
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -328,7 +328,7 @@ class LanguageEngine:
                                     )
                                 )
                                 if receiver
-                                else None,
+                                else (_bound_alias(function[1], name) if members == "|" else None),
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -432,6 +432,13 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+
+
+def _bound_alias(scope: dict[str, str], name: str) -> str | None:
+    """``@self.emit`` for a bare call ``emit()`` of a local bound by ``emit = self.emit``
+    (Python: the resolver follows the alias); None for any other bare call."""
+    value = scope.get(name)
+    return value if value is not None and value[:1] == ALIAS else None
 
 
 def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | None:

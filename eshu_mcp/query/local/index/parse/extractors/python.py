@@ -217,17 +217,48 @@ def define(node: Node) -> Definition | None:
         )
     if core.starts_with(node, b"async"):
         metadata["async"] = True
+    if name in _ENTERS and body is not None and _returns_only_self(node, body):
+        metadata["returns"] = "Self"  # with X() as x: x is the X
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
     )
 
 
+_ENTERS = frozenset({"__enter__", "__aenter__"})
+_NESTED_SCOPES = frozenset({"function_definition", "class_definition", "lambda"})
+
+
+def _returns_only_self(node: Node, body: Node) -> bool:
+    """Whether a function without a return annotation returns ``self`` at every ``return``
+    (and has one): what a context manager's ``__enter__`` usually does."""
+    if node.child_by_field_name("return_type") is not None:
+        return False
+    found = False
+    stack = list(body.named_children)
+    while stack:
+        item = stack.pop()
+        if item.type in _NESTED_SCOPES:
+            continue
+        if item.type == "return_statement":
+            value = item.named_child(0) if item.named_child_count == 1 else None
+            if value is None or value.type != "identifier" or text(value) != "self":
+                return False
+            found = True
+            continue
+        stack.extend(item.named_children)
+    return found
+
+
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     """Read a call node's callee as written; None when it is not a named call.
 
     Returns a bare tuple of :class:`Call`'s fields: one is built for every call in the file.
+    An attribute read or assigned (not called) is a ``property_read``/``property_write`` of
+    that name: resolution keeps those whose target is a property's getter or setter.
     """
+    if node.type == "attribute":
+        return _attribute_use(node)
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
@@ -249,6 +280,71 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
         receiver = text(function.child_by_field_id(_OBJECT))
     kind = "constructor_call" if name[:1].isupper() else "method_call"
     return (name, full, receiver, kind, count)
+
+
+def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
+    """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
+    None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
+    instance attribute of the file, or an attribute of a module or class. Runs for every
+    attribute of the file: the cheap tests come first."""
+    source = CURRENT_SOURCE.ascii  # text() inlined
+    start = node.start_byte
+    full = text(node) if source is None else source[start : node.end_byte]
+    if _HAS_GAP(full) is None:
+        receiver, name = full.rsplit(".", 1)
+    else:
+        name = text(node.child_by_field_id(_ATTRIBUTE))
+        receiver = text(node.child_by_field_id(_OBJECT))
+    if name[:2] == "__" or name.isupper():
+        return None
+    names = _FILE_NAMES[1] if _FILE_NAMES[0] is CURRENT_SOURCE.data else _file_names()
+    if name in names[0]:
+        return None
+    head = receiver.split(".", 1)[0]
+    if head in names[1] or (head == receiver and (head == "cls" or head[:1].isupper())):
+        return None  # a module's or a class's attribute: no instance's property
+    if _DOTTED(receiver) is None:
+        return None
+    parent = node.parent
+    kind = "property_read"
+    if parent is not None:
+        parent_kind = parent.type
+        if parent_kind == "decorator" or parent_kind == "delete_statement":
+            return None
+        if parent.start_byte == start:
+            if parent_kind == "call":
+                return None
+            if parent_kind == "assignment" or parent_kind == "augmented_assignment":
+                kind = "property_write"
+    return (name, full, receiver, kind, None)
+
+
+_SELF_ASSIGNED = re.compile(rb"self\.(\w+)[ \t]*=[^=]")
+_DEFINED = re.compile(rb"def[ \t]+(\w+)")
+_IMPORTED = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n#;]*)")
+_IMPORTED_NAME = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+_FILE_NAMES: list = [None, (frozenset(), frozenset())]
+"""The file :func:`_file_names` last read, and what it found."""
+
+
+def _file_names() -> tuple[frozenset[str], frozenset[str]]:
+    """Of the file being extracted: the attributes ``self.x = ...`` assigns that it defines
+    no function ``x`` for (plain instance attributes, no property), and the names its
+    imports bind (modules, classes, functions: no instance). Read once per file."""
+    data = CURRENT_SOURCE.data
+    if _FILE_NAMES[0] is data:
+        return _FILE_NAMES[1]
+    found: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    if data is not None:
+        assigned = {m.decode() for m in _SELF_ASSIGNED.findall(data)}
+        plain = assigned - {m.decode() for m in _DEFINED.findall(data)} if assigned else ()
+        imported = set()
+        for clause in _IMPORTED.findall(data):
+            for written, alias in _IMPORTED_NAME.findall(clause):
+                imported.add((alias or written.split(b".", 1)[0]).decode())
+        found = (frozenset(plain), frozenset(imported))
+    _FILE_NAMES[0], _FILE_NAMES[1] = data, found
+    return found
 
 
 def import_rows(node: Node) -> list[ImportRow]:
@@ -454,7 +550,7 @@ SPEC = LanguageSpec(
     load=tree_sitter_python.language,
     definitions=frozenset({"function_definition", "class_definition"}),
     define=define,
-    calls=frozenset({"call"}),
+    calls=frozenset({"call", "attribute"}),
     call=call,
     imports=frozenset({"import_statement", "import_from_statement"}),
     import_rows=import_rows,
