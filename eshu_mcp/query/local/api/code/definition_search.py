@@ -14,6 +14,7 @@ more of the question's words first.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import sqlite3
 import unicodedata
@@ -60,15 +61,29 @@ SIDE_WORDS = frozenset(
         "benchmark",
     )
 )
+CONCEPT_FIELDS = {
+    "name": 3.0,
+    "qualified": 1.2,
+    "doc": 2.0,
+    "path": 1.0,
+    "signature": 0.6,
+    "text": 0.8,
+}
+"""What a question concept found in each field of a document is worth."""
+EXPANSION_SHARE = 0.6
+"""What a concept found only through a synonym or joined pair is worth, as a share."""
+BM25_SHARE = 0.03
+"""bm25's part in the final score beside the concept score (it mostly breaks ties)."""
 CANDIDATES = 400
 """Documents bm25 hands to the re-ranking."""
 MAX_WORDS = 24
 STOP_WORDS = frozenset(
     " ".join(
         (
-            "a an and any are as at be been by can code could do does done file files find",
-            "for from function functions get gets give how i if in into is it its let lets me",
-            "method methods my of on one or our part piece place show so some that the their",
+            "a all an and another any are as at be been by can code could do does done each",
+            "every everything find for from function functions get gets give has have how i",
+            "if in into is it its let lets many may me method methods might must my of on one",
+            "or other our over part piece place same show so some something that the their",
             "them then there these this those thing things to up use used uses using via want",
             "was we what when where which while who why will with would you your",
         )
@@ -110,7 +125,19 @@ THESAURUS: dict[str, tuple[str, ...]] = {
     "remove": ("delete", "drop"),
     "delete": ("remove", "drop"),
     "create": ("make", "new", "build"),
-    "start": ("begin", "run", "launch"),
+    "start": ("begin", "run", "launch", "spawn"),
+    "print": ("output", "write", "display"),
+    "prints": ("output", "write", "display"),
+    "output": ("print", "write", "stdout"),
+    "asynchronous": ("async", "deferred", "future", "promise"),
+    "async": ("asynchronous", "deferred", "future", "promise"),
+    "several": ("multiple", "list", "many"),
+    "spawn": ("start", "process"),
+    "mandatory": ("required", "require"),
+    "required": ("mandatory", "require"),
+    "idle": ("timeout", "inactive"),
+    "big": ("size", "max", "limit"),
+    "large": ("size", "max", "limit"),
     "message": ("msg",),
     "directory": ("dir", "folder"),
     "folder": ("dir", "directory"),
@@ -166,8 +193,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
     "file name": ("filename",),
     "user name": ("username",),
     "word wrap": ("wrap",),
+    "cannot be used together": ("exclusive", "mutually", "conflict"),
+    "mutually exclusive": ("exclusive", "mutually", "conflict"),
+    "too big": ("size", "max", "limit"),
 }
 """Phrases and the words code uses for them."""
+_WORDS = re.compile(r"[^\W_]+")
 _TOKENS = re.compile(r"[^\W\d]\w*|[0-9]+")
 
 
@@ -183,6 +214,7 @@ class QueryWords:
     extra: list[str]
     wants_side: bool
     concepts: list[frozenset[str]] = field(factory=list)
+    weights: list[float] = field(factory=list)  # per concept: its rarity (inverse frequency)
 
     @property
     def all(self) -> list[str]:
@@ -190,11 +222,16 @@ class QueryWords:
         return [*self.asked, *self.extra]
 
     def coverage(self, matched: list[str]) -> float:
-        """The share of the question's concepts that some of the ``matched`` words carry."""
+        """
+        The share of the question's concepts that some of the ``matched`` words carry, each
+        concept weighted by how rare it is in the index (``weights``; equal when unknown).
+        """
         if not self.concepts:
             return 0.0
         found = set(matched)
-        return sum(1 for concept in self.concepts if concept & found) / len(self.concepts)
+        weights = self.weights or [1.0] * len(self.concepts)
+        held = sum(w for concept, w in zip(self.concepts, weights, strict=True) if concept & found)
+        return held / (sum(weights) or 1.0)
 
 
 def query_words(question: str, explicit: list[str] | None = None) -> QueryWords:
@@ -227,7 +264,7 @@ def query_words(question: str, explicit: list[str] | None = None) -> QueryWords:
         concepts[first].add(joined)
         concepts[second].add(joined)
     for word in kept:
-        for synonym in THESAURUS.get(word, ()):
+        for synonym in (*THESAURUS.get(word, ()), *_decompounded(word)):
             extra.setdefault(synonym, None)
             concepts[word].add(synonym)
     wants_side = any(word in SIDE_WORDS for word in raw)
@@ -238,9 +275,33 @@ def query_words(question: str, explicit: list[str] | None = None) -> QueryWords:
     )
 
 
-def fts_query(words: list[str]) -> str:
-    """An FTS5 expression matching any of the words (each quoted: never FTS syntax)."""
-    return " OR ".join(f'"{word}"' for word in words)
+PREFIX_FROM = 4
+"""A question's own words this long also match longer words (date: datetime, updated)."""
+
+
+COMPOUND_PREFIXES = ("sub", "multi", "super")
+
+
+def _decompounded(word: str) -> tuple[str, ...]:
+    """``subcommand``: command; code often spells the parts apart (``SubCommand``)."""
+    for prefix in COMPOUND_PREFIXES:
+        rest = word[len(prefix) :]
+        if word.startswith(prefix) and len(rest) >= 4:
+            return (rest,)
+    return ()
+
+
+def fts_query(words: QueryWords) -> str:
+    """
+    An FTS5 expression matching any of the words (each quoted: never FTS syntax); the
+    question's own words of PREFIX_FROM letters or more as prefixes too.
+    """
+    terms = [
+        f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
+        for word in words.asked
+    ]
+    terms += [f'"{word}"' for word in words.extra]
+    return " OR ".join(terms)
 
 
 def stem(word: str) -> str:
@@ -269,6 +330,7 @@ class Hit:
     bm25: float
     score: float = 0.0
     similarity: float | None = None
+    key: str = ""  # the definition's name words (repeats of a name are demoted)
     matched: dict[str, list[str]] = field(factory=dict)  # field -> question words found there
     row: dict[str, Any] = field(factory=dict)
 
@@ -316,34 +378,98 @@ def search(
         " JOIN files f ON f.file_id = d.file_id"
         f" WHERE search_fts MATCH ? AND {repo_where}{language_where}{kind_where}"
         " ORDER BY score LIMIT ?",
-        [fts_query(words.all), *repo_params, *languages, CANDIDATES],
+        [fts_query(words), *repo_params, *languages, CANDIDATES],
     ).fetchall()
     hits = [Hit(r[0], r[1], r[2], r[3], r[4], -float(r[5])) for r in rows]
+    _weigh_concepts(conn, words)
     _explain(conn, hits, words)
     if CODE_FILE in kinds or DOCUMENT in kinds:
         _add_body_matches(conn, hits, words, repo_where, repo_params, language_where, languages)
     for hit in hits:
-        coverage = words.coverage(hit.matched_words)
-        hit.score = hit.bm25 * KIND_FACTOR.get(hit.kind, 0.3) * (0.35 + coverage)
+        hit.score = (concept_score(hit, words) + BM25_SHARE * hit.bm25) * KIND_FACTOR.get(
+            hit.kind, 0.3
+        )
         if hit.tier == SIDE and not words.wants_side:
             hit.score *= SIDE_FACTOR
     hits.sort(key=lambda h: (-h.score, h.doc_id))
+    _diversify(hits)
     return hits[:limit]
+
+
+REPEATS_KEPT = 2
+REPEAT_FACTOR = 0.6
+"""Past the first REPEATS_KEPT definitions of one name (overrides of one callback), each
+further one keeps this share of its score: the answer is rarely the 30th lineReceived."""
+
+
+def _diversify(hits: list[Hit]) -> None:
+    """Demote the repeats of a name in the ranking, then sort again."""
+    seen: dict[str, int] = {}
+    for hit in hits:
+        if hit.kind != DEFINITION or not hit.key:
+            continue
+        count = seen[hit.key] = seen.get(hit.key, 0) + 1
+        if count > REPEATS_KEPT:
+            hit.score *= REPEAT_FACTOR
+    hits.sort(key=lambda h: (-h.score, h.doc_id))
+
+
+def concept_score(hit: Hit, words: QueryWords) -> float:
+    """
+    How much of the question a document says and where: each concept (weighted by its
+    rarity) counts the best field it was found in (a name most), less when only a synonym
+    was found; normalised by the weight of all the question's concepts.
+    """
+    asked = set(words.asked)
+    weights = words.weights or [1.0] * len(words.concepts)
+    total = sum(weights) or 1.0
+    score = 0.0
+    for concept, weight in zip(words.concepts, weights, strict=True):
+        best = 0.0
+        for name, found in hit.matched.items():
+            held = concept.intersection(found)
+            if held:
+                value = CONCEPT_FIELDS.get(name, 0.5)
+                if not held & asked:
+                    value *= EXPANSION_SHARE
+                best = max(best, value)
+        score += weight * best
+    return score / total
 
 
 def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> None:
     """Fill each hit's ``matched`` fields from its document's words."""
-    wanted = [(word, stem(word)) for word in words.all]
+    asked = set(words.asked)
+    wanted = [(word, stem(word), word in asked and len(word) >= PREFIX_FROM) for word in words.all]
     documents = candidate_documents(conn, [hit.doc_id for hit in hits])
     for hit in hits:
         document = documents.get(hit.doc_id)
         if document is None:
             continue
+        hit.key = document[0]
         for name, text in zip(FIELDS, document, strict=True):
-            stems = {stem(word) for word in text.split()}
-            found = [word for word, root in wanted if root in stems]
+            stems = {stem(word) for word in _WORDS.findall(text.lower())}
+            found = [
+                word
+                for word, root, prefix in wanted
+                if root in stems or (prefix and any(s.startswith(root) for s in stems))
+            ]
             if found:
                 hit.matched[name] = found
+
+
+def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords) -> None:
+    """Each concept's rarity: log(documents / documents holding its first word)."""
+    total = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0] or 1
+    weights = []
+    for concept in words.concepts:
+        word = next((w for w in words.asked if w in concept), None) or min(concept)
+        pattern = f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
+        held = conn.execute(
+            "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (pattern,)
+        ).fetchone()[0]
+        weights.append(math.log(1 + total / (1 + held)))
+    words.weights = weights
 
 
 BODY_SHARE = 0.8

@@ -146,10 +146,27 @@ def definition_document(
     return (
         name_words(name),
         qualified,
-        text_words((signature or "")[:SIGNATURE_CHARS]),
+        signature_words(signature, name),
         summary(docstring),
         path,
     )
+
+
+SIGNATURE_NOISE = frozenset(
+    ["def", "func", "fn", "function", "async", "class", "struct", "interface", "type", "public", "private", "protected", "static", "final", "void", "self", "cls", "this", "const", "let", "var", "return", "returns", "none", "null", "nil"]
+)
+
+
+def signature_words(signature: str | None, name: str) -> str:
+    """A signature's words without its keywords and the definition's own name."""
+    own = split_words(name)
+    kept = []
+    for word in text_words((signature or "")[:SIGNATURE_CHARS]).split():
+        if word in own:
+            own.remove(word)
+        elif word not in SIGNATURE_NOISE:
+            kept.append(word)
+    return " ".join(kept)
 
 
 Described = tuple[int, str, str, "str | None", "str | None", "str | None"]
