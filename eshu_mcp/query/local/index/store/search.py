@@ -153,7 +153,34 @@ def definition_document(
 
 
 SIGNATURE_NOISE = frozenset(
-    ["def", "func", "fn", "function", "async", "class", "struct", "interface", "type", "public", "private", "protected", "static", "final", "void", "self", "cls", "this", "const", "let", "var", "return", "returns", "none", "null", "nil"]
+    (
+        "def",
+        "func",
+        "fn",
+        "function",
+        "async",
+        "class",
+        "struct",
+        "interface",
+        "type",
+        "public",
+        "private",
+        "protected",
+        "static",
+        "final",
+        "void",
+        "self",
+        "cls",
+        "this",
+        "const",
+        "let",
+        "var",
+        "return",
+        "returns",
+        "none",
+        "null",
+        "nil",
+    )
 )
 
 
