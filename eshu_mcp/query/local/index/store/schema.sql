@@ -582,8 +582,8 @@ CREATE INDEX IF NOT EXISTS artifact_facts_file ON artifact_facts (file_id);
 --         3 documentation file (.md/.rst/.txt/.adoc: file name and headings).
 --   tier: 0 code, 1 tests, examples, changelogs and generated files (ranked after code
 --         unless a question asks for them).
---   vector: the definition's embedding (unit vector x 127 as int8) when the semantic extra
---         is installed (store/embedding.py), else NULL.
+--   vector: a code definition's embedding (unit vector x 127 as int8) when the semantic
+--         extra is installed (store/embedding.py), else NULL (and for tier 1 documents).
 CREATE TABLE IF NOT EXISTS search_docs (
     doc_id     INTEGER PRIMARY KEY,
     file_id    INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,

@@ -235,15 +235,18 @@ def document_rows(
 
 def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     """
-    Insert ``(file_id, entity rid or None, kind, tier, *words)`` documents, definitions with
-    their vectors when the embedding model is installed.
+    Insert ``(file_id, entity rid or None, kind, tier, *words)`` documents; definitions in
+    code (not tests, examples or generated files) with their vectors when the embedding
+    model is installed.
     """
     if not rows:
         return
     first = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM search_docs").fetchone()[0]
     vectors: list[bytes | None] = [None] * len(rows)
     if embedding.available():
-        wanted = [index for index, row in enumerate(rows) if row[2] == DEFINITION]
+        wanted = [
+            index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE
+        ]
         for index, vector in zip(
             wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
         ):
