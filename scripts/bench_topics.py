@@ -380,7 +380,7 @@ def score(answers: dict, mode: str, repo: str, questions: list) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, help="an older checkout to compare with")
-    parser.add_argument("--cobra", type=Path, default=Path("/tmp/repos/cobra"))
+    parser.add_argument("--cobra", type=Path, default=Path("/tmp/topics/repos/cobra"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()

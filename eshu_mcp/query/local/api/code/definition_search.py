@@ -13,11 +13,13 @@ more of the question's words first.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 import sqlite3
 import unicodedata
+from operator import methodcaller
 from typing import Any
 
 from attrs import define, field
@@ -304,6 +306,7 @@ def fts_query(words: QueryWords) -> str:
     return " OR ".join(terms)
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A rough stem for telling which words matched (the index itself uses Porter)."""
     if not word.isascii():  # the index folds accents: café matches cafe
@@ -374,8 +377,10 @@ def search(
     rows = conn.execute(
         f"SELECT d.doc_id, d.kind, d.tier, d.file_id, d.rid,"
         f" bm25(search_fts, {', '.join(map(str, WEIGHTS))}) AS score"
-        " FROM search_fts JOIN search_docs d ON d.doc_id = search_fts.rowid"
-        " JOIN files f ON f.file_id = d.file_id"
+        # CROSS JOIN: the word index drives (a repository filter first would test MATCH
+        # once per document of the repository)
+        " FROM search_fts CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid"
+        " CROSS JOIN files f ON f.file_id = d.file_id"
         f" WHERE search_fts MATCH ? AND {repo_where}{language_where}{kind_where}"
         " ORDER BY score LIMIT ?",
         [fts_query(words), *repo_params, *languages, CANDIDATES],
@@ -452,7 +457,7 @@ def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> No
             found = [
                 word
                 for word, root, prefix in wanted
-                if root in stems or (prefix and any(s.startswith(root) for s in stems))
+                if root in stems or (prefix and any(map(methodcaller("startswith", root), stems)))
             ]
             if found:
                 hit.matched[name] = found
@@ -497,7 +502,7 @@ def _add_body_matches(
         root = stem(word)
         pattern = f'"{root}"*' if len(root) >= 4 else f'"{word}"'
         for (file_id,) in conn.execute(
-            "SELECT f.file_id FROM files_fts JOIN files f ON f.file_id = files_fts.rowid"
+            "SELECT f.file_id FROM files_fts CROSS JOIN files f ON f.file_id = files_fts.rowid"
             f" WHERE files_fts MATCH ? AND {repo_where}{language_where}",
             [pattern, *repo_params, *languages],
         ):
