@@ -114,3 +114,10 @@ class FusionTests(SynchronousTestCase):
         self.assertEqual([hit.doc_id for hit in fused][:2], [1, 3])
         self.assertEqual(len(fused), 4)
         self.assertEqual(semantic.RRF_K, 60)
+
+    def test_a_lighter_ranking_only_nudges_the_order(self):
+        def hits(*ids):
+            return [Hit(doc_id, 1, 0, 1, doc_id, 1.0) for doc_id in ids]
+
+        fused = fuse([hits(1, 2, 3), hits(3, 2, 1)], limit=2, weights=[1.0, 0.3])
+        self.assertEqual([hit.doc_id for hit in fused], [1, 2])

@@ -552,8 +552,7 @@ def nearest(
         return []
     numpy = found.numpy
     words = query_words(question)
-    asked = " ".join(words.asked)
-    query = found.embed([asked, " ".join(words.extra)], (1.0, 0.5))
+    query = found.embed([" ".join(words.asked)], (1.0,))
     if not query.any():
         return []
     rows, matrix = _vectors(conn, repo_scope, tuple(languages))
