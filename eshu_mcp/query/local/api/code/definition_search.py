@@ -75,6 +75,8 @@ CONCEPT_FIELDS = {
 EXPANSION_SHARE = 0.6
 """What a concept found only through a synonym or joined pair is worth, as a share."""
 BM25_SHARE = 0.03
+DOCUMENTED_FACTOR = 1.1
+"""A documented definition's score factor: someone explained what it does."""
 """bm25's part in the final score beside the concept score (it mostly breaks ties)."""
 CANDIDATES = 400
 """Documents bm25 hands to the re-ranking."""
@@ -334,6 +336,7 @@ class Hit:
     score: float = 0.0
     similarity: float | None = None
     key: str = ""  # the definition's name words (repeats of a name are demoted)
+    documented: bool = False  # the definition has a docstring or leading comment
     matched: dict[str, list[str]] = field(factory=dict)  # field -> question words found there
     row: dict[str, Any] = field(factory=dict)
 
@@ -396,6 +399,8 @@ def search(
         )
         if hit.tier == SIDE and not words.wants_side:
             hit.score *= SIDE_FACTOR
+        if hit.documented:
+            hit.score *= DOCUMENTED_FACTOR
     hits.sort(key=lambda h: (-h.score, h.doc_id))
     _diversify(hits)
     return hits[:limit]
@@ -442,6 +447,13 @@ def concept_score(hit: Hit, words: QueryWords) -> float:
     return score / total
 
 
+def explain(conn: sqlite3.Connection, hits: list[Hit], question: str) -> None:
+    """Fill the ``matched`` fields of hits that have none yet (ranked without words)."""
+    missing = [hit for hit in hits if not hit.matched]
+    if missing:
+        _explain(conn, missing, query_words(question))
+
+
 def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> None:
     """Fill each hit's ``matched`` fields from its document's words."""
     asked = set(words.asked)
@@ -452,6 +464,7 @@ def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> No
         if document is None:
             continue
         hit.key = document[0]
+        hit.documented = bool(document[3])
         for name, text in zip(FIELDS, document, strict=True):
             stems = {stem(word) for word in _WORDS.findall(text.lower())}
             found = [
@@ -541,11 +554,13 @@ def nearest(
     languages: list[str] | tuple[str, ...] = (),
     kinds: tuple[int, ...] = (DEFINITION,),
     limit: int = 25,
+    explained: int | None = None,
 ) -> list[Hit]:
     """
     Definitions by cosine similarity of their stored vectors to the question's (the
     ``semantic`` extra must be installed); tests and other side files after code unless
-    the question names them. Only definitions carry vectors.
+    the question names them. Only definitions carry vectors. The first ``explained`` hits
+    (all when None) say which words matched (:func:`explain`).
     """
     found = embedding.model()
     if found is None or DEFINITION not in kinds:
@@ -569,7 +584,7 @@ def nearest(
         hit = Hit(row[0], row[1], row[2], row[3], row[4], 0.0)
         hit.similarity = hit.score = float(similarity[index])
         hits.append(hit)
-    _explain(conn, hits, words)
+    explain(conn, hits[:explained], question)
     return hits
 
 

@@ -18,6 +18,7 @@ from eshu_mcp.query.local.api.code.common import in_clauses, language_values
 from eshu_mcp.query.local.api.code.definition_search import (
     Hit,
     attach_rows,
+    explain,
     nearest,
     query_words,
     search,
@@ -156,9 +157,11 @@ def _rank(ctx: ApiContext, fields: dict[str, Any], repo_id: str) -> tuple[list[H
     if not embedding.available():
         state = "semantic_unavailable" if mode == "semantic" else "hybrid_degraded"
         return keyword, "keyword", state
-    similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, CORPUS_LIMIT)
     if mode == "semantic":
+        limit = fields["limit"] + 1  # one more: whether the answer is truncated
+        similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, limit)
         return similar, "semantic", "semantic_active"
+    similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, CORPUS_LIMIT, 0)
     fused = fuse([keyword, similar], CORPUS_LIMIT, [1.0, SEMANTIC_WEIGHT])
     return fused, "hybrid", "hybrid_active"
 
@@ -216,6 +219,7 @@ def search_semantic(ctx: ApiContext) -> Answer:
     ranked, method, state = _rank(ctx, fields, repo_id)
     limit = fields["limit"]
     shown = ranked[:limit]
+    explain(ctx.conn, shown, fields["query"])
     attach_rows(ctx.conn, shown)
     shown = [hit for hit in shown if hit.row.get("relative_path")]
     texts = _context_texts(ctx.conn, shown)
