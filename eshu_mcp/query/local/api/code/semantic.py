@@ -149,14 +149,17 @@ def _rank(ctx: ApiContext, fields: dict[str, Any], repo_id: str) -> tuple[list[H
     languages = _languages(fields["languages"])
     mode = fields["mode"]
     keyword: list[Hit] = []
-    if mode != "semantic" or not embedding.available():
+    if mode != "semantic":
         words = query_words(fields["query"])
         keyword = search(ctx.conn, words, repo_id, languages, kinds, limit=CORPUS_LIMIT)
     if mode == "keyword":
         return keyword, "keyword", "keyword_only"
-    if not embedding.available():
-        state = "semantic_unavailable" if mode == "semantic" else "hybrid_degraded"
-        return keyword, "keyword", state
+    if not embedding.available() or not _has_vectors(ctx.conn, repo_id):
+        if mode == "semantic":  # the keyword ranking, and how to get the semantic one
+            words = query_words(fields["query"])
+            keyword = search(ctx.conn, words, repo_id, languages, kinds, limit=CORPUS_LIMIT)
+            return keyword, "keyword", "semantic_unavailable"
+        return keyword, "keyword", "hybrid_degraded"
     if mode == "semantic":
         limit = fields["limit"] + 1  # one more: whether the answer is truncated
         similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, limit)
@@ -164,6 +167,18 @@ def _rank(ctx: ApiContext, fields: dict[str, Any], repo_id: str) -> tuple[list[H
     similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, CORPUS_LIMIT, 0)
     fused = fuse([keyword, similar], CORPUS_LIMIT, [1.0, SEMANTIC_WEIGHT])
     return fused, "hybrid", "hybrid_active"
+
+
+def _has_vectors(conn: sqlite3.Connection, repo_id: str) -> bool:
+    """Whether the repository's definitions were indexed with the embedding model."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM files f CROSS JOIN search_docs d ON d.file_id = f.file_id"
+            " WHERE f.repo_id = ? AND d.vector IS NOT NULL LIMIT 1",
+            (repo_id,),
+        ).fetchone()
+        is not None
+    )
 
 
 def _context_texts(conn: sqlite3.Connection, hits: list[Hit]) -> dict[int, str]:
