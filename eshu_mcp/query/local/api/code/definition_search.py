@@ -1,68 +1,50 @@
 """
 Ranked search over the definition index (``search_docs``/``search_fts``): plain words in,
-definitions out, each with the words that made it match.
+definitions out, each with the words that made it match and where.
 
-A question becomes words (identifiers split like the index's names, stop words dropped,
-adjacent pairs joined so "time out" also finds ``timeout``, a small programming thesaurus
-added); FTS5 ranks every document holding any of them with ``bm25()`` and field weights
-(a name counts most, then the docstring, class, path and signature). The best few hundred
-are re-ranked: definitions before files and documentation, code before tests, examples,
-changelogs and generated files (unless the question names them), and documents that hold
-more of the question's words first.
+FTS5 ranks every document holding any of the question's words (``question_words``) with
+``bm25()`` and field weights. The best few hundred are re-ranked by their concept score:
+each concept of the question counts its rarity times the best field it was found in (a
+name most, then the docstring, class, path, signature; a synonym less). Definitions come
+before files and documentation pages, code before tests, examples, changelogs and
+generated files (unless the question names them), documented definitions a little
+higher, and the third and later definitions of one name lower.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 import re
 import sqlite3
-import unicodedata
 from operator import methodcaller
 from typing import Any
 
 from attrs import define, field
 
 from eshu_mcp.query.local.api.code.common import in_clauses
+from eshu_mcp.query.local.api.code.question_words import (
+    PREFIX_FROM,
+    QueryWords,
+    fts_query,
+    query_words,
+    stem,
+)
 from eshu_mcp.query.local.api.code.scope import repo_clause
-from eshu_mcp.query.local.index.store import embedding
 from eshu_mcp.query.local.index.store.search import (
     CODE_FILE,
     DEFINITION,
     DOCUMENT,
     SIDE,
     candidate_documents,
-    split_words,
 )
 
 FIELDS = ("name", "qualified", "signature", "doc", "path")
+_WORDS = re.compile(r"[^\W_]+")
 WEIGHTS = (10.0, 3.0, 1.5, 4.0, 3.0)
 """bm25 weights of FIELDS."""
 KIND_FACTOR = {DEFINITION: 1.0, CODE_FILE: 0.4, DOCUMENT: 0.3}
 SIDE_FACTOR = 0.25
-SIDE_PENALTY = 0.15
-"""Cosine similarity a side file's definition loses in semantic ranking."""
 """How much a test, example, changelog or generated file's document keeps of its score."""
-SIDE_WORDS = frozenset(
-    (
-        "test",
-        "tests",
-        "testing",
-        "unittest",
-        "example",
-        "examples",
-        "demo",
-        "sample",
-        "changelog",
-        "news",
-        "release",
-        "generated",
-        "fixture",
-        "fixtures",
-        "benchmark",
-    )
-)
 CONCEPT_FIELDS = {
     "name": 3.0,
     "qualified": 1.2,
@@ -80,247 +62,6 @@ DOCUMENTED_FACTOR = 1.1
 """bm25's part in the final score beside the concept score (it mostly breaks ties)."""
 CANDIDATES = 400
 """Documents bm25 hands to the re-ranking."""
-MAX_WORDS = 24
-STOP_WORDS = frozenset(
-    " ".join(
-        (
-            "a all an and another any are as at be been by can code could do does done each",
-            "every everything find for from function functions get gets give has have how i",
-            "if in into is it its let lets many may me method methods might must my of on one",
-            "or other our over part piece place same show so some something that the their",
-            "them then there these this those thing things to up use used uses using via want",
-            "was we what when where which while who why will with would you your",
-        )
-    ).split()
-)
-"""Question words that say nothing about what the code does."""
-THESAURUS: dict[str, tuple[str, ...]] = {
-    "authentication": ("auth", "login", "credential"),
-    "authenticate": ("auth", "login", "credential"),
-    "credentials": ("auth", "password", "credential"),
-    "password": ("passwd", "credential"),
-    "login": ("auth", "logon"),
-    "cancel": ("abort", "stop"),
-    "abort": ("cancel",),
-    "stop": ("cancel", "halt", "shutdown"),
-    "timeout": ("deadline", "expire"),
-    "deadline": ("timeout",),
-    "delay": ("later", "wait", "sleep"),
-    "later": ("delay", "schedule"),
-    "schedule": ("later", "delay"),
-    "retry": ("again", "backoff", "reconnect"),
-    "reconnect": ("retry",),
-    "wait": ("delay", "sleep"),
-    "encrypt": ("cipher", "crypto", "tls", "ssl"),
-    "certificate": ("cert", "tls", "ssl", "x509"),
-    "compress": ("zip", "gzip", "deflate"),
-    "decompress": ("unzip", "gzip", "inflate"),
-    "parse": ("parser", "decode", "read"),
-    "serialize": ("encode", "dump", "marshal"),
-    "deserialize": ("decode", "load", "unmarshal"),
-    "config": ("configuration", "settings", "options"),
-    "configuration": ("config", "settings", "options"),
-    "settings": ("config", "options"),
-    "error": ("exception", "failure", "err"),
-    "errors": ("exception", "failure", "err"),
-    "failure": ("error", "exception", "fail"),
-    "log": ("logger", "logging"),
-    "logging": ("log", "logger"),
-    "remove": ("delete", "drop"),
-    "delete": ("remove", "drop"),
-    "create": ("make", "new", "build"),
-    "start": ("begin", "run", "launch", "spawn"),
-    "print": ("output", "write", "display"),
-    "prints": ("output", "write", "display"),
-    "output": ("print", "write", "stdout"),
-    "asynchronous": ("async", "deferred", "future", "promise"),
-    "async": ("asynchronous", "deferred", "future", "promise"),
-    "several": ("multiple", "list", "many"),
-    "spawn": ("start", "process"),
-    "mandatory": ("required", "require"),
-    "required": ("mandatory", "require"),
-    "idle": ("timeout", "inactive"),
-    "big": ("size", "max", "limit"),
-    "large": ("size", "max", "limit"),
-    "message": ("msg",),
-    "directory": ("dir", "folder"),
-    "folder": ("dir", "directory"),
-    "connection": ("conn", "connect"),
-    "connect": ("connection", "dial"),
-    "request": ("req",),
-    "response": ("resp", "reply"),
-    "reply": ("response", "answer"),
-    "send": ("write", "transmit"),
-    "receive": ("read", "recv"),
-    "random": ("rand",),
-    "number": ("num", "count"),
-    "string": ("str", "text"),
-    "text": ("string", "str"),
-    "temporary": ("temp", "tmp"),
-    "environment": ("env",),
-    "argument": ("arg", "args"),
-    "arguments": ("arg", "args"),
-    "command": ("cmd",),
-    "initialize": ("init", "setup"),
-    "address": ("addr",),
-    "buffer": ("buf",),
-    "length": ("len", "size"),
-    "size": ("length", "len"),
-    "database": ("db", "sql"),
-    "quote": ("escape",),
-    "escape": ("quote",),
-    "hash": ("digest", "checksum"),
-    "checksum": ("hash", "digest"),
-    "wrap": ("wrapping", "fold"),
-    "terminal": ("tty", "console"),
-    "thread": ("threads", "threadpool"),
-}
-"""Plain words and the words code often uses for them instead (both ways where it helps)."""
-PHRASES: dict[str, tuple[str, ...]] = {
-    "give up": ("cancel", "timeout", "abort"),
-    "too long": ("timeout",),
-    "time out": ("timeout",),
-    "takes too long": ("timeout",),
-    "try again": ("retry",),
-    "shut down": ("shutdown", "stop"),
-    "clean up": ("cleanup", "close"),
-    "look up": ("lookup", "resolve"),
-    "set up": ("setup",),
-    "log in": ("login", "auth"),
-    "sign in": ("login", "auth"),
-    "in the background": ("thread", "async"),
-    "at the same time": ("concurrent", "parallel"),
-    "one after another": ("sequential", "serial"),
-    "from the network": ("receive", "read"),
-    "over the network": ("send", "transport"),
-    "host name": ("hostname",),
-    "file name": ("filename",),
-    "user name": ("username",),
-    "word wrap": ("wrap",),
-    "cannot be used together": ("exclusive", "mutually", "conflict"),
-    "mutually exclusive": ("exclusive", "mutually", "conflict"),
-    "too big": ("size", "max", "limit"),
-}
-"""Phrases and the words code uses for them."""
-_WORDS = re.compile(r"[^\W_]+")
-_TOKENS = re.compile(r"[^\W\d]\w*|[0-9]+")
-
-
-@define
-class QueryWords:
-    """
-    The words of a question: its own (``asked``; a known phrase stands for the words code
-    uses for it), what they were expanded to (``extra``: joined pairs, synonyms), and its
-    concepts (each asked word or phrase with its expansions) for measuring coverage.
-    """
-
-    asked: list[str]
-    extra: list[str]
-    wants_side: bool
-    concepts: list[frozenset[str]] = field(factory=list)
-    weights: list[float] = field(factory=list)  # per concept: its rarity (inverse frequency)
-
-    @property
-    def all(self) -> list[str]:
-        """Every word searched, the question's own first."""
-        return [*self.asked, *self.extra]
-
-    def coverage(self, matched: list[str]) -> float:
-        """
-        The share of the question's concepts that some of the ``matched`` words carry, each
-        concept weighted by how rare it is in the index (``weights``; equal when unknown).
-        """
-        if not self.concepts:
-            return 0.0
-        found = set(matched)
-        weights = self.weights or [1.0] * len(self.concepts)
-        held = sum(w for concept, w in zip(self.concepts, weights, strict=True) if concept & found)
-        return held / (sum(weights) or 1.0)
-
-
-def query_words(question: str, explicit: list[str] | None = None) -> QueryWords:
-    """Words of a question: identifiers split, stop words dropped, pairs joined, synonyms."""
-    raw = [word.lower() for word in _TOKENS.findall(question)]
-    spaced = " " + " ".join(raw) + " "
-    phrases = [phrase for phrase in PHRASES if f" {phrase} " in spaced]
-    in_phrases = {word for phrase in phrases for word in phrase.split()}
-    concepts: dict[str, set[str]] = {}  # a concept's first word -> its words
-    for term in explicit or []:
-        for word in split_words(term):
-            concepts.setdefault(word, {word})
-    kept: list[str] = []
-    for token in _TOKENS.findall(question):
-        for word in split_words(token) or [token.lower()]:
-            if word in STOP_WORDS or word in in_phrases or (len(word) < 2 and not word.isdigit()):
-                continue
-            kept.append(word)
-            concepts.setdefault(word, {word})
-    for phrase in phrases:
-        meaning = PHRASES[phrase]
-        if not any(word in concepts for word in meaning):
-            concepts[meaning[0]] = set(meaning)
-    asked = [word for words in concepts.values() for word in sorted(words, key=list(words).index)]
-    asked = list(dict.fromkeys([*concepts, *asked]))
-    extra: dict[str, None] = {}
-    for first, second in itertools.pairwise(kept):
-        joined = first + second
-        extra.setdefault(joined, None)
-        concepts[first].add(joined)
-        concepts[second].add(joined)
-    for word in kept:
-        for synonym in (*THESAURUS.get(word, ()), *_decompounded(word)):
-            extra.setdefault(synonym, None)
-            concepts[word].add(synonym)
-    wants_side = any(word in SIDE_WORDS for word in raw)
-    asked_words = asked[:MAX_WORDS]
-    extra_words = [word for word in extra if word not in asked][: MAX_WORDS - len(asked_words)]
-    return QueryWords(
-        asked_words, extra_words, wants_side, [frozenset(c) for c in concepts.values()]
-    )
-
-
-PREFIX_FROM = 4
-"""A question's own words this long also match longer words (date: datetime, updated)."""
-
-
-COMPOUND_PREFIXES = ("sub", "multi", "super")
-
-
-def _decompounded(word: str) -> tuple[str, ...]:
-    """``subcommand``: command; code often spells the parts apart (``SubCommand``)."""
-    for prefix in COMPOUND_PREFIXES:
-        rest = word[len(prefix) :]
-        if word.startswith(prefix) and len(rest) >= 4:
-            return (rest,)
-    return ()
-
-
-def fts_query(words: QueryWords) -> str:
-    """
-    An FTS5 expression matching any of the words (each quoted: never FTS syntax); the
-    question's own words of PREFIX_FROM letters or more as prefixes too.
-    """
-    terms = [
-        f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
-        for word in words.asked
-    ]
-    terms += [f'"{word}"' for word in words.extra]
-    return " OR ".join(terms)
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A rough stem for telling which words matched (the index itself uses Porter)."""
-    if not word.isascii():  # the index folds accents: café matches cafe
-        decomposed = unicodedata.normalize("NFKD", word)
-        word = "".join(c for c in decomposed if not unicodedata.combining(c))
-    for suffix in ("ations", "ation", "ings", "ing", "ers", "er", "ies", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-                word = word[:-1]  # wrapp(ing) -> wrap
-            break
-    return word[:-1] if len(word) > 4 and word[-1] == "e" else word
 
 
 @define
@@ -392,7 +133,8 @@ def search(
     _weigh_concepts(conn, words)
     _explain(conn, hits, words)
     if CODE_FILE in kinds or DOCUMENT in kinds:
-        _add_body_matches(conn, hits, words, repo_where, repo_params, language_where, languages)
+        scope = (repo_where, repo_params, language_where, languages)
+        _add_body_matches(conn, hits, words, scope, kinds)
     for hit in hits:
         hit.score = (concept_score(hit, words) + BM25_SHARE * hit.bm25) * KIND_FACTOR.get(
             hit.kind, 0.3
@@ -500,16 +242,15 @@ def _add_body_matches(
     conn: sqlite3.Connection,
     hits: list[Hit],
     words: QueryWords,
-    repo_where: str,
-    repo_params: list[Any],
-    language_where: str,
-    languages: list[str],
+    scope: tuple[str, list[Any], str, list[str]],
+    kinds: tuple[int, ...],
 ) -> None:
     """
     Files whose text (comments, strings, code) holds the question's words, from the file
     word index: their file document gains the best score times ``BODY_SHARE`` times the
     square of the share of words held.
     """
+    repo_where, repo_params, language_where, languages = scope
     held: dict[int, list[str]] = {}
     for word in words.asked:
         root = stem(word)
@@ -535,7 +276,8 @@ def _add_body_matches(
     missing = [file_id for file_id, _ in ranked if file_id not in by_file]
     for clause, params in in_clauses("file_id", missing):
         for doc_id, file_id, kind, tier in conn.execute(
-            f"SELECT doc_id, file_id, kind, tier FROM search_docs WHERE rid IS NULL AND {clause}",
+            "SELECT doc_id, file_id, kind, tier FROM search_docs WHERE rid IS NULL"
+            f" AND kind IN ({','.join(str(int(k)) for k in kinds)}) AND {clause}",
             params,
         ):
             hit = by_file[file_id] = Hit(doc_id, kind, tier, file_id, None, 0.0)
@@ -545,86 +287,6 @@ def _add_body_matches(
         if hit is not None:
             hit.matched["text"] = found
             hit.bm25 += BODY_SHARE * best * shares[file_id] ** 2
-
-
-def nearest(
-    conn: sqlite3.Connection,
-    question: str,
-    repo_scope: Any,
-    languages: list[str] | tuple[str, ...] = (),
-    kinds: tuple[int, ...] = (DEFINITION,),
-    limit: int = 25,
-    explained: int | None = None,
-) -> list[Hit]:
-    """
-    Definitions by cosine similarity of their stored vectors to the question's (the
-    ``semantic`` extra must be installed); tests and other side files after code unless
-    the question names them. Only definitions carry vectors. The first ``explained`` hits
-    (all when None) say which words matched (:func:`explain`).
-    """
-    found = embedding.model()
-    if found is None or DEFINITION not in kinds:
-        return []
-    numpy = found.numpy
-    words = query_words(question)
-    query = found.embed([" ".join(words.asked)], (1.0,))
-    if not query.any():
-        return []
-    rows, matrix = _vectors(conn, repo_scope, tuple(languages))
-    if not rows:
-        return []
-    similarity = matrix @ query
-    if not words.wants_side:
-        side = numpy.fromiter((row[2] == SIDE for row in rows), dtype=bool, count=len(rows))
-        similarity = numpy.where(side, similarity - SIDE_PENALTY, similarity)
-    best = numpy.argsort(-similarity, kind="stable")[:limit]
-    hits = []
-    for index in best.tolist():
-        row = rows[index]
-        hit = Hit(row[0], row[1], row[2], row[3], row[4], 0.0)
-        hit.similarity = hit.score = float(similarity[index])
-        hits.append(hit)
-    explain(conn, hits[:explained], question)
-    return hits
-
-
-_VECTOR_CACHE: dict[tuple, tuple[list[tuple], Any]] = {}
-VECTOR_CACHE_ENTRIES = 4
-
-
-def _vectors(
-    conn: sqlite3.Connection, repo_scope: Any, languages: tuple[str, ...]
-) -> tuple[list[tuple], Any]:
-    """
-    The scope's definition rows and their vectors as one matrix, read once per index
-    generation (a new generation of any repository in scope reads them again).
-    """
-    repo_where, repo_params = repo_clause("f.repo_id", repo_scope)
-    generations = conn.execute(
-        "SELECT group_concat(active_generation_id) FROM (SELECT f.active_generation_id"
-        f" FROM repositories f WHERE {repo_where} ORDER BY f.repo_id)",
-        repo_params,
-    ).fetchone()[0]
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    key = (path, repr(repo_scope), languages, generations)
-    cached = _VECTOR_CACHE.get(key)
-    if cached is not None:
-        return cached
-    language_where = ""
-    if languages:
-        language_where = f" AND f.language IN ({','.join('?' * len(languages))})"
-    found = conn.execute(
-        "SELECT d.doc_id, d.kind, d.tier, d.file_id, d.rid, d.vector FROM search_docs d"
-        " JOIN files f ON f.file_id = d.file_id"
-        f" WHERE d.vector IS NOT NULL AND {repo_where}{language_where}",
-        [*repo_params, *languages],
-    ).fetchall()
-    rows = [tuple(row[:5]) for row in found]
-    matrix = embedding.matrix_of([row[5] for row in found]) if found else None
-    while len(_VECTOR_CACHE) >= VECTOR_CACHE_ENTRIES:
-        _VECTOR_CACHE.pop(next(iter(_VECTOR_CACHE)))
-    _VECTOR_CACHE[key] = (rows, matrix)
-    return rows, matrix
 
 
 def attach_rows(conn: sqlite3.Connection, hits: list[Hit]) -> None:

@@ -15,14 +15,9 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code.common import in_clauses, language_values
-from eshu_mcp.query.local.api.code.definition_search import (
-    Hit,
-    attach_rows,
-    explain,
-    nearest,
-    query_words,
-    search,
-)
+from eshu_mcp.query.local.api.code.definition_search import Hit, attach_rows, explain, search
+from eshu_mcp.query.local.api.code.question_words import query_words
+from eshu_mcp.query.local.api.code.similarity import nearest
 from eshu_mcp.query.local.api.platform.framework import (
     ROUTES,
     Answer,

@@ -20,12 +20,8 @@ from eshu_mcp.query.local.api.code.common import (
     language_values,
     next_offset,
 )
-from eshu_mcp.query.local.api.code.definition_search import (
-    Hit,
-    attach_rows,
-    query_words,
-    search,
-)
+from eshu_mcp.query.local.api.code.definition_search import Hit, attach_rows, search
+from eshu_mcp.query.local.api.code.question_words import query_words
 from eshu_mcp.query.local.api.code.scope import scope_repository
 from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiContext, ApiError
 from eshu_mcp.query.local.index.store.search import DEFINITION, DOCUMENT, SIDE
