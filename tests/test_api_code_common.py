@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from eshu_mcp.query.local.api.code.common import (
 from eshu_mcp.query.local.api.platform import framework
 from eshu_mcp.query.local.api.platform.framework import ApiContext, ApiError
 from eshu_mcp.query.local.index.store.database import open_reader, open_writer
+from eshu_mcp.query.local.index.store.search import index_stored_files
 
 
 def scratch_dir(case: SynchronousTestCase) -> str:
@@ -249,7 +251,9 @@ class CodeIndex:
         )
 
     def reader(self) -> sqlite3.Connection:
-        """A read-only connection, as the API layer gets one."""
+        """A read-only connection, as the API layer gets one (search documents written)."""
+        with closing(sqlite3.connect(self.path, isolation_level=None)) as conn:
+            index_stored_files(conn)
         return open_reader(self.path)
 
 

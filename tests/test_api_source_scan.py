@@ -65,13 +65,19 @@ class SourceScanRouteTests(SynchronousTestCase):
         data = call(self.conn, "/code/topics/investigate", body, envelope=False).data
         self.assertEqual([g["relative_path"] for g in data["matched_files"]], ["cafe/menu.py"])
         self.assertEqual(data["matched_files"][0]["matched_terms"], ["menu", "notes"])
-        self.assertEqual(data["matched_symbols"], [])
+        self.assertEqual(data["evidence_groups"][0]["relative_path"], "cafe/menu.py")
+        self.assertEqual(data["evidence_groups"][0]["source_kind"], "file")
+        # its definitions hold neither word: only their file's path names the menu
+        self.assertEqual({tuple(g["matched_fields"]) for g in data["matched_symbols"]}, {("path",)})
 
-    def test_semantic_keyword_corpus_keeps_entity_spans(self):
+    def test_semantic_keyword_finds_a_word_only_the_file_text_holds(self):
         body = {"repo_id": "cafe", "query": "café", "mode": "keyword", "limit": 5}
         data = call(self.conn, "/search/semantic", {**body, "timeout_ms": 100}).data
-        titles = {r["document"]["title"] for r in data["results"]}
-        self.assertEqual(titles, {"Function greet", "cafe/menu.py"})
+        found = {r["document"]["title"]: r["matched_fields"] for r in data["results"]}
+        self.assertEqual(found["cafe/menu.py"]["text"], ["café"])
+        # the definitions hold "café" only in a string: their folder's name is all they match
+        self.assertEqual(found["Function greet"], {"path": ["café"]})
+        self.assertEqual(found["Function shout"], {"path": ["café"]})
 
 
 class ScannedFileTests(SynchronousTestCase):

@@ -225,8 +225,64 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         data = {"topic": "TLS", "evidence_groups": [group], "matched_files": [], "count": 1}
         data["matched_symbols"] = [group]
         text = summarize_envelope("investigate_code_topic", derived(data))
-        self.assertIn('1 evidence group for "TLS"; 0 files, 1 symbol', text)
+        self.assertIn('1 match for "TLS"; 1 definition, 0 files', text)
         self.assertIn("twisted/internet/_newtls.py startTLS", text)
+
+    def test_topic_rows_lead_with_place_name_and_why(self):
+        method = {
+            "source_kind": "entity",
+            "relative_path": "twisted/internet/defer.py",
+            "start_line": 759,
+            "entity_name": "addTimeout",
+            "qualified_name": "Deferred.addTimeout",
+            "entity_type": "Function",
+            "why": "name: timeout; doc: cancel",
+        }
+        changelog = {
+            "source_kind": "file",
+            "document_kind": "documentation",
+            "relative_path": "NEWS.rst",
+            "start_line": 1,
+            "why": "text: timeout",
+        }
+        data = {"topic": "give up", "evidence_groups": [method, changelog], "count": 2}
+        lines = summarize_envelope("investigate_code_topic", derived(data)).splitlines()
+        self.assertEqual(
+            lines[1],
+            "twisted/internet/defer.py:759 Deferred.addTimeout (Function)"
+            " matched name: timeout; doc: cancel",
+        )
+        self.assertEqual(lines[2], "NEWS.rst:1 (documentation) matched text: timeout")
+
+    def test_semantic_results_name_the_definition_and_the_similarity(self):
+        result = {
+            "rank": 1,
+            "score": 0.91,
+            "search_method": "semantic",
+            "why": "name: timeout; similarity 0.91",
+            "document": {
+                "title": "Function addTimeout",
+                "qualified_name": "Deferred.addTimeout",
+                "path": "twisted/internet/defer.py",
+                "start_line": 759,
+                "source_kind": "code_entity",
+                "labels": ["language:python", "kind:Function"],
+            },
+        }
+        data = {"query": "give up", "results": [result], "search_mode": "semantic"}
+        data["retrieval_state"] = "semantic_active"
+        lines = summarize_envelope("search_semantic_context", derived(data)).splitlines()
+        self.assertIn('1 result for "give up"; semantic ranking', lines[0])
+        self.assertEqual(
+            lines[1],
+            "twisted/internet/defer.py:759 Deferred.addTimeout (Function)"
+            " matched name: timeout; similarity 0.91",
+        )
+        data["retrieval_state"] = "semantic_unavailable"
+        data["semantic_unavailable_reason"] = "install it with pip install 'eshu-mcp[semantic]'"
+        text = summarize_envelope("search_semantic_context", derived(data))
+        self.assertIn("semantic ranking unavailable, keyword shown", text.splitlines()[0])
+        self.assertIn("eshu-mcp[semantic]", text.splitlines()[-1])
 
     def test_rows_cut_to_the_budget_leave_the_hint_to_the_dispatch_note(self):
         rows = [full_entity(f"f{i}", "a.py", i) for i in range(3)]

@@ -54,7 +54,8 @@ def table_counts(db: Path) -> dict[str, int]:
             row[0]
             for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'"
-                " AND name NOT LIKE 'files_fts%' AND name NOT LIKE 'sqlite_%' AND name != 'meta'"
+                " AND name NOT LIKE 'files_fts%' AND name NOT LIKE 'search_fts%'"
+                " AND name NOT LIKE 'sqlite_%' AND name != 'meta'"
             )
         ]
         counts = {
@@ -62,6 +63,12 @@ def table_counts(db: Path) -> dict[str, int]:
         }
         counts["files_fts matches"] = conn.execute(
             "SELECT COUNT(*) FROM files_fts WHERE files_fts MATCH 'validate'"
+        ).fetchone()[0]
+        counts["search_fts matches"] = conn.execute(
+            "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH 'validate'"
+        ).fetchone()[0]
+        counts["search_fts documents"] = conn.execute(
+            "SELECT COUNT(*) FROM search_fts_docsize"
         ).fetchone()[0]
         return counts
     finally:

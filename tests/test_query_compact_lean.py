@@ -137,7 +137,7 @@ class LeanRowsTests(SynchronousTestCase):
         self.assertNotIn("evidence_handles", compact["answer_metadata"])
         self.assertNotIn("coverage", compact["answer_metadata"])
         self.assertEqual(compact["coverage"]["returned_count"], full["coverage"]["returned_count"])
-        self.assertIn(f"{len(files)} file, {len(symbols)} symbol", text)
+        self.assertIn(f"{len(symbols)} definition, {len(files)} file", text)
         self.assertIn("app/reports/summary.py", text)
 
     def test_a_self_call_is_said_once(self):

@@ -452,6 +452,26 @@ def _secrets(data: dict) -> Lines:
     )
 
 
+def _matched_row(row: dict, name: str, kind: str, why: str, extra: str = "") -> str:
+    """``path:line Name (Kind) matched name: add, timeout; doc: cancel``."""
+    text = " ".join(part for part in (location(row), name) if part)
+    if kind and kind != name:
+        text += f" ({kind})"
+    if extra:
+        text += f" {extra}"
+    if why:
+        text += f" matched {why}"
+    return clamp_line(text or row_line(row))
+
+
+def _topic_row(row: dict) -> str:
+    name = first_text(row, "qualified_name") or entity_name(row)
+    kind = first_text(row, "entity_type")
+    if first_text(row, "source_kind") == "file":
+        kind = first_text(row, "document_kind") or "file"
+    return _matched_row(row, name, kind, first_text(row, "why"))
+
+
 def _topic(data: dict) -> Lines:
     _, rows = rows_of(data, "evidence_groups", "matched_symbols", "matched_files", "results")
     # A compact answer counts the kinds its ranked evidence_groups already list.
@@ -459,8 +479,46 @@ def _topic(data: dict) -> Lines:
         len(field_rows(data, kind)) or first_int(data, f"{kind[:-1]}_count") or 0
         for kind in ("matched_files", "matched_symbols")
     )
-    note = f"{plural(files, 'file')}, {plural(symbols, 'symbol')}" if files or symbols else ""
-    return listing(data, rows, "evidence group", notes=(note,))
+    note = f"{plural(symbols, 'definition')}, {plural(files, 'file')}" if files or symbols else ""
+    return listing(data, rows, "match", "matches", render=_topic_row, notes=(note,))
+
+
+def _semantic_row(row: dict) -> str:
+    document = field_map(row, "document")
+    line = first_int(document, "start_line")
+    path = first_text(document, "path")
+    where = {"path": path, "start_line": line} if path else {}
+    name = first_text(document, "qualified_name") or first_text(document, "title")
+    if first_text(document, "source_kind") == "repository_file":
+        name = ""
+    kind = ""
+    for label in field_strings(document, "labels"):
+        if label.startswith("kind:"):
+            kind = label[5:]
+    return _matched_row(where, name, kind, first_text(row, "why"))
+
+
+SEMANTIC_STATES = {
+    "semantic_unavailable": "semantic ranking unavailable, keyword shown",
+    "hybrid_degraded": "keyword ranking only",
+}
+
+
+def _semantic(data: dict) -> Lines:
+    _, rows = rows_of(data, "results")
+    method = first_text(data, "search_mode")
+    note = SEMANTIC_STATES.get(first_text(data, "retrieval_state"), "")
+    reason = first_text(data, "semantic_unavailable_reason")
+    lines = listing(
+        data,
+        rows,
+        "result",
+        notes=(f"{method} ranking" if method and not note else "", note),
+        render=_semantic_row,
+    )
+    if lines and reason:
+        lines.append(clamp_line(reason))
+    return lines
 
 
 CODE_FAMILIES: dict[str, Family] = {
@@ -480,4 +538,5 @@ CODE_FAMILIES: dict[str, Family] = {
     "investigate_import_dependencies": _imports,
     "investigate_hardcoded_secrets": _secrets,
     "investigate_code_topic": _topic,
+    "search_semantic_context": _semantic,
 }

@@ -1,22 +1,23 @@
 """
-``POST /search/semantic`` in keyword mode (§2.7): ranked retrieval over entity and file
-documents with no embedding model.
+``POST /search/semantic`` (§2.7): ranked retrieval over the definition index.
 
-Candidates are the entities and files holding a term as a substring (one LIKE scan of the
-file bodies, see ``source_scan``), capped per kind; they are ranked in Python with BM25
-over term occurrences. ``semantic`` mode needs an embedder the embedded backend does
-not have, so it answers 503 ``backend_unavailable``; ``hybrid`` degrades to keyword.
+``keyword`` ranks definitions (and, when asked, files and documentation pages) with the
+index's bm25 search (``definition_search``). ``semantic`` ranks them by cosine similarity
+of embeddings computed offline by the model of the ``semantic`` extra
+(``index/store/embedding.py``); ``hybrid`` fuses both rankings (reciprocal rank fusion).
+Without the extra, ``semantic`` and ``hybrid`` answer with the keyword ranking and say
+how to install it (``retrieval_state`` ``semantic_unavailable`` / ``hybrid_degraded``).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import sqlite3
 from typing import Any
 
-from eshu_mcp.query.local.api.code.common import in_clauses
-from eshu_mcp.query.local.api.code.text_scan import FileBodies, file_ids_containing, fold
+from eshu_mcp.query.local.api.code.common import in_clauses, language_values
+from eshu_mcp.query.local.api.code.definition_search import Hit, attach_rows, explain, search
+from eshu_mcp.query.local.api.code.question_words import query_words
+from eshu_mcp.query.local.api.code.similarity import nearest
 from eshu_mcp.query.local.api.platform.framework import (
     ROUTES,
     Answer,
@@ -28,15 +29,21 @@ from eshu_mcp.query.local.api.platform.framework import (
     str_list_param,
     str_param,
 )
+from eshu_mcp.query.local.index.store import embedding
+from eshu_mcp.query.local.index.store.search import CODE_FILE, DEFINITION, DOCUMENT
 
 CAPABILITY = "semantic_search.curated_retrieval"
 MODES = ("keyword", "semantic", "hybrid")
 SOURCE_KINDS = ("code_entity", "repository_file", "runtime_summary", "semantic_context")
-CORPUS_LIMIT = 2000
+CORPUS_LIMIT = 400
+"""Documents each ranking hands to the result (and to fusion)."""
 CONTEXT_CHARS = 400
-# Only this much of each document is scored (keeps ranking linear in a bounded size).
-SCORED_CHARS = 16 * 1024
-BM25_K1, BM25_B = 1.2, 0.75
+RRF_K = 60
+"""Reciprocal rank fusion's constant: weight / (RRF_K + rank) from each ranking."""
+SEMANTIC_WEIGHT = 0.3
+"""The embedding ranking's weight in hybrid fusion (bm25's is 1): on the bench's question
+sets the static word vectors alone find the definition far less often than the keyword
+ranking (scripts/bench_topics.py), so they nudge it rather than halve it."""
 
 
 def semantic_error(status: int, code: str, message: str) -> ApiError:
@@ -85,153 +92,36 @@ def _validate(fields: dict[str, Any]) -> None:
             raise _invalid(f'source_kinds contains unsupported value "{kind}"')
 
 
-def query_terms(query: str) -> list[str]:
-    """Distinct lower-cased terms of three or more characters (shorter ones match too much)."""
-    seen: dict[str, None] = {}
-    for raw in query.lower().replace(",", " ").split():
-        term = raw.strip("\"'()[]{}.;:!?")
-        if len(term) >= 3:
-            seen.setdefault(term, None)
-    return list(seen)
+def _kinds(source_kinds: list[str]) -> tuple[int, ...]:
+    kinds: list[int] = []
+    if "code_entity" in source_kinds:
+        kinds.append(DEFINITION)
+    if "repository_file" in source_kinds:
+        kinds += [CODE_FILE, DOCUMENT]
+    return tuple(kinds)
 
 
-def _corpus_documents(
-    conn: sqlite3.Connection, repo_id: str, terms: list[str], kinds: list[str], cap: int
-) -> list[dict[str, Any]]:
-    """
-    Entity then file documents holding any term: at most ``cap`` of each.
-
-    A LIKE scan of the repository's file bodies finds the files holding a term. Entities
-    are taken in (type, rid) order and files in (language, file id) order, the order of
-    the repository/type and repository/language indexes this corpus has always been read
-    in, so the capped corpus (and ranking ties) stay the same.
-    """
-    if not terms or ("code_entity" not in kinds and "repository_file" not in kinds):
-        return []
-    file_ids = file_ids_containing(conn, terms, "f.repo_id = ?", [repo_id])
-    documents: list[dict[str, Any]] = []
-    if "code_entity" in kinds and file_ids:
-        bodies = FileBodies(conn)
-        rids = _entities_holding(conn, bodies, file_ids, [fold(term) for term in terms], cap)
-        documents += _entity_documents(conn, bodies, rids)
-    if "repository_file" in kinds and file_ids:
-        documents += [
-            _file_document(repo_id, row)
-            # Ranking and context read only the first SCORED_CHARS characters of a body.
-            for row in conn.execute(
-                "SELECT f.relative_path, f.language, substr(f.content, 1, ?) AS content"
-                " FROM files f WHERE f.file_id IN (SELECT value FROM json_each(?))"
-                " ORDER BY f.language, f.file_id LIMIT ?",
-                [SCORED_CHARS, json.dumps(file_ids), cap],
-            )
-        ]
-    return documents
+def _languages(wanted: list[str]) -> list[str]:
+    """Stored language keys for the requested languages (``typescript`` covers ``tsx``)."""
+    return [key for language in wanted for key in language_values(language)]
 
 
-def _entities_holding(
-    conn: sqlite3.Connection,
-    bodies: FileBodies,
-    file_ids: list[int],
-    needles: list[bytes],
-    cap: int,
-) -> list[int]:
-    """The first ``cap`` entities of those files, in (type, rid) order, holding a needle."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    cursor.execute(
-        "SELECT e.rid, e.file_id, e.start_byte, e.end_byte FROM entities e"
-        " WHERE e.file_id IN (SELECT value FROM json_each(?)) ORDER BY e.entity_type, e.rid",
-        [json.dumps(file_ids)],
-    )
-    rids: list[int] = []
-    current, find = None, b"".find
-    try:
-        # The hot loop of a common term: no per-entity calls beyond bytes.find.
-        for rid, file_id, start, end in cursor:
-            if start is None or end is None or start < 0:
-                continue
-            if file_id != current:
-                current, find = file_id, bodies.get(file_id).folded.find
-            for needle in needles:
-                if find(needle, start, end) >= 0:
-                    rids.append(rid)
-                    break
-            if len(rids) >= cap:
-                break
-    finally:
-        cursor.close()
-    return rids
-
-
-def _entity_documents(
-    conn: sqlite3.Connection, bodies: FileBodies, rids: list[int]
-) -> list[dict[str, Any]]:
-    """Entity documents in the order of ``rids``, sources sliced from the read bodies."""
-    rows: dict[int, sqlite3.Row] = {}
-    for clause, params in in_clauses("e.rid", rids):
-        for row in conn.execute(
-            "SELECT e.rid, e.entity_id, e.entity_type, e.entity_name, e.relative_path,"
-            f" e.language, e.file_id, e.start_byte, e.end_byte FROM entities e WHERE {clause}",
-            params,
-        ):
-            rows[row["rid"]] = row
-    documents = []
-    for rid in rids:
-        row = rows[rid]
-        text = bodies.get(row["file_id"]).source(row["start_byte"], row["end_byte"])
-        documents.append(
-            {
-                "id": row["entity_id"],
-                "source_kind": "code_entity",
-                "title": f"{row['entity_type']} {row['entity_name']}",
-                "path": row["relative_path"],
-                "text": text,
-                "language": row["language"] or "",
-                "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
-                "entity_refs": [{"entity_id": row["entity_id"], "kind": "code_entity"}],
-                "graph_handles": [{"handle": "entity:" + row["entity_id"], "kind": "entity"}],
-            }
-        )
-    return documents
-
-
-def _file_document(repo_id: str, row: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "id": f"file:{repo_id}:{row['relative_path']}",
-        "source_kind": "repository_file",
-        "title": row["relative_path"],
-        "path": row["relative_path"],
-        "text": row["content"],
-        "language": row["language"] or "",
-        "labels": [f"language:{row['language'] or ''}", "kind:file"],
-        "entity_refs": [],
-        "graph_handles": [],
-    }
-
-
-def rank(documents: list[dict[str, Any]], terms: list[str]) -> list[tuple[float, dict]]:
-    """BM25 over case-insensitive term occurrences; ties keep corpus order."""
-    if not documents:
-        return []
-    lowered = [(doc["title"] + "\n" + doc["text"][:SCORED_CHARS]).lower() for doc in documents]
-    lengths = [max(len(text), 1) for text in lowered]
-    average = sum(lengths) / len(lengths)
-    frequencies = {t: sum(1 for text in lowered if t in text) for t in terms}
-    scored = []
-    for doc, text, length in zip(documents, lowered, lengths, strict=True):
-        score = 0.0
-        for term in terms:
-            tf = text.count(term)
-            if not tf:
-                continue
-            df = frequencies[term]
-            idf = math.log(1 + (len(documents) - df + 0.5) / (df + 0.5))
-            norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average)
-            score += idf * tf * (BM25_K1 + 1) / norm
-        if score > 0:
-            scored.append((round(score, 6), doc))
-    scored.sort(key=lambda item: -item[0])
-    return scored
+def fuse(rankings: list[list[Hit]], limit: int, weights: list[float] | None = None) -> list[Hit]:
+    """Reciprocal rank fusion: a document scores the sum of weight / (RRF_K + its rank)."""
+    fused: dict[int, Hit] = {}
+    scores: dict[int, float] = {}
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
+        for rank, hit in enumerate(ranking, start=1):
+            kept = fused.setdefault(hit.doc_id, hit)
+            if kept is not hit:
+                for name, words in hit.matched.items():
+                    kept.matched.setdefault(name, words)
+                kept.similarity = kept.similarity or hit.similarity
+            scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
+    ordered = sorted(fused.values(), key=lambda h: (-scores[h.doc_id], h.doc_id))[:limit]
+    for hit in ordered:
+        hit.score = scores[hit.doc_id]
+    return ordered
 
 
 def _resolve_repo(ctx: ApiContext, selector: str) -> sqlite3.Row:
@@ -246,49 +136,119 @@ def _resolve_repo(ctx: ApiContext, selector: str) -> sqlite3.Row:
     return repo
 
 
+def _rank(ctx: ApiContext, fields: dict[str, Any], repo_id: str) -> tuple[list[Hit], str, str]:
+    """The ranked hits, how they were ranked, and the retrieval state."""
+    kinds = _kinds(fields["source_kinds"] or ["code_entity", "repository_file"])
+    if not kinds:
+        return [], "keyword", "keyword_only"
+    languages = _languages(fields["languages"])
+    mode = fields["mode"]
+    keyword: list[Hit] = []
+    if mode != "semantic":
+        words = query_words(fields["query"])
+        keyword = search(ctx.conn, words, repo_id, languages, kinds, limit=CORPUS_LIMIT)
+    if mode == "keyword":
+        return keyword, "keyword", "keyword_only"
+    if not embedding.available() or not _has_vectors(ctx.conn, repo_id):
+        if mode == "semantic":  # the keyword ranking, and how to get the semantic one
+            words = query_words(fields["query"])
+            keyword = search(ctx.conn, words, repo_id, languages, kinds, limit=CORPUS_LIMIT)
+            return keyword, "keyword", "semantic_unavailable"
+        return keyword, "keyword", "hybrid_degraded"
+    if mode == "semantic":
+        limit = fields["limit"] + 1  # one more: whether the answer is truncated
+        similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, limit)
+        return similar, "semantic", "semantic_active"
+    similar = nearest(ctx.conn, fields["query"], repo_id, languages, kinds, CORPUS_LIMIT, 0)
+    fused = fuse([keyword, similar], CORPUS_LIMIT, [1.0, SEMANTIC_WEIGHT])
+    return fused, "hybrid", "hybrid_active"
+
+
+def _has_vectors(conn: sqlite3.Connection, repo_id: str) -> bool:
+    """Whether the repository's definitions were indexed with the embedding model."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM files f CROSS JOIN search_docs d ON d.file_id = f.file_id"
+            " WHERE f.repo_id = ? AND d.vector IS NOT NULL LIMIT 1",
+            (repo_id,),
+        ).fetchone()
+        is not None
+    )
+
+
+def _context_texts(conn: sqlite3.Connection, hits: list[Hit]) -> dict[int, str]:
+    """The first CONTEXT_CHARS characters of each definition's source, by rid."""
+    texts: dict[int, str] = {}
+    rids = [hit.rid for hit in hits if hit.rid is not None]
+    for clause, params in in_clauses("rid", rids):
+        for rid, text in conn.execute(
+            f"SELECT rid, substr(source_cache, 1, {CONTEXT_CHARS}) FROM entity_source"
+            f" WHERE {clause}",
+            params,
+        ):
+            texts[rid] = text or ""
+    return texts
+
+
+def _document(hit: Hit, text: str) -> dict[str, Any]:
+    row = hit.row
+    if hit.rid is not None and "entity_id" in row:
+        context = row.get("class_context")
+        return {
+            "id": row["entity_id"],
+            "source_kind": "code_entity",
+            "title": f"{row['entity_type']} {row['entity_name']}",
+            "path": row["relative_path"],
+            "context_text": text,
+            "labels": [f"language:{row['language'] or ''}", f"kind:{row['entity_type']}"],
+            "entity_refs": [{"entity_id": row["entity_id"], "kind": "code_entity"}],
+            "graph_handles": [{"handle": "entity:" + row["entity_id"], "kind": "entity"}],
+            "start_line": row["start_line"],
+            "end_line": row["end_line"],
+            "qualified_name": f"{context}.{row['entity_name']}" if context else row["entity_name"],
+        }
+    return {
+        "id": f"file:{row['repo_id']}:{row['relative_path']}",
+        "source_kind": "repository_file",
+        "title": row["relative_path"],
+        "path": row["relative_path"],
+        "context_text": "",
+        "labels": [f"language:{row['language'] or ''}", "kind:file"],
+        "entity_refs": [],
+        "graph_handles": [],
+    }
+
+
 @ROUTES.route("POST", "/search/semantic")
 def search_semantic(ctx: ApiContext) -> Answer:
-    """Keyword retrieval over the repository's entities and files."""
+    """Keyword, semantic or hybrid retrieval over the repository's definitions and files."""
     fields = _fields(body_object(ctx))
     _validate(fields)
     repo = _resolve_repo(ctx, fields["repo_id"])
-    if fields["mode"] == "semantic":
-        raise semantic_error(
-            503,
-            "backend_unavailable",
-            "semantic retrieval needs an embedding provider; the embedded backend"
-            " answers keyword and hybrid (degraded to keyword) modes only",
-        )
     repo_id = repo["repo_id"]
-    kinds = fields["source_kinds"] or ["code_entity", "repository_file"]
-    terms = query_terms(fields["query"])
-    documents = _corpus_documents(ctx.conn, repo_id, terms, kinds, CORPUS_LIMIT)
-    may_truncate = len(documents) >= CORPUS_LIMIT
-    if fields["languages"]:
-        documents = [d for d in documents if d["language"] in fields["languages"]]
-    ranked = rank(documents, terms)
+    ranked, method, state = _rank(ctx, fields, repo_id)
     limit = fields["limit"]
+    shown = ranked[:limit]
+    explain(ctx.conn, shown, fields["query"])
+    attach_rows(ctx.conn, shown)
+    shown = [hit for hit in shown if hit.row.get("relative_path")]
+    texts = _context_texts(ctx.conn, shown)
     indexed = ctx.conn.execute(
-        "SELECT (SELECT COUNT(*) FROM entities WHERE repo_id = ?1)"
-        " + (SELECT COUNT(*) FROM files WHERE repo_id = ?1)",
+        "SELECT COUNT(*) FROM search_docs d JOIN files f ON f.file_id = d.file_id"
+        " WHERE f.repo_id = ?",
         (repo_id,),
     ).fetchone()[0]
     freshness = ctx.freshness()
     truth_scope = {"level": "derived", "basis": "content_index"}
     updated_at = repo["last_indexed_at"] or ""
     results, facets = [], {}
-    for position, (score, doc) in enumerate(ranked[:limit], start=1):
-        facets[doc["language"]] = facets.get(doc["language"], 0) + 1
+    for position, hit in enumerate(shown, start=1):
+        doc = _document(hit, texts.get(hit.rid or -1, ""))
+        language = hit.row.get("language") or ""
+        facets[language] = facets.get(language, 0) + 1
         document = {
-            "id": doc["id"],
+            **doc,
             "repo_id": repo_id,
-            "source_kind": doc["source_kind"],
-            "title": doc["title"],
-            "path": doc["path"],
-            "context_text": doc["text"][:CONTEXT_CHARS],
-            "entity_refs": doc["entity_refs"],
-            "graph_handles": doc["graph_handles"],
-            "labels": doc["labels"],
             "updated_at": updated_at,
             "truth_scope": truth_scope,
             "freshness": {"state": freshness["state"]},
@@ -298,15 +258,24 @@ def search_semantic(ctx: ApiContext) -> Answer:
                 "generation_id": repo["active_generation_id"] or "",
             },
         }
+        score = round(hit.score, 6)
+        why = hit.why()
+        if hit.similarity is not None:
+            similarity = f"similarity {hit.similarity:.2f}"
+            why = f"{why}; {similarity}" if why else similarity
         results.append(
             {
                 "rank": position,
                 "score": score,
-                "search_method": "keyword",
+                "search_method": method,
                 "document": document,
                 "graph_handles": doc["graph_handles"],
                 "truth_scope": truth_scope,
                 "freshness": {"state": freshness["state"]},
+                "matched_terms": hit.matched_words,
+                "matched_fields": hit.matched,
+                "similarity": None if hit.similarity is None else round(hit.similarity, 4),
+                "why": why,
                 "ranking_basis": {
                     "baseline_rank": position,
                     "baseline_score": score,
@@ -321,7 +290,7 @@ def search_semantic(ctx: ApiContext) -> Answer:
         "repo_id": repo_id,
         "anchor": {"kind": "repository", "repo_id": repo_id},
         "mode": fields["mode"],
-        "search_mode": "keyword",
+        "search_mode": method,
         "limit": limit,
         "timeout_ms": fields["timeout_ms"],
         "results": results,
@@ -329,11 +298,13 @@ def search_semantic(ctx: ApiContext) -> Answer:
         "false_canonical_claim_count": 0,
         "indexed_document_count": indexed,
         "corpus_limit": CORPUS_LIMIT,
-        "corpus_may_be_truncated": may_truncate,
-        "retrieval_state": "keyword_only" if fields["mode"] == "keyword" else "hybrid_degraded",
+        "corpus_may_be_truncated": len(ranked) >= CORPUS_LIMIT,
+        "retrieval_state": state,
         "facets": {"languages": facets},
         "rerank": {"applied": False, "state": "inactive"},
     }
+    if state in ("semantic_unavailable", "hybrid_degraded"):
+        data["semantic_unavailable_reason"] = embedding.unavailable_reason()
     if results and results[0]["document"]["entity_refs"]:
         data["recommended_next_calls"] = [
             {
@@ -341,9 +312,10 @@ def search_semantic(ctx: ApiContext) -> Answer:
                 "params": {"entity_id": results[0]["document"]["entity_refs"][0]["entity_id"]},
             }
         ]
-    truth = ctx.truth(
-        CAPABILITY,
-        reason="keyword retrieval over the embedded content index; no embedding model",
-        freshness=freshness,
-    )
+    reason = {
+        "keyword": "bm25 over the definition search index",
+        "semantic": "cosine similarity of offline embeddings in the definition search index",
+        "hybrid": "reciprocal rank fusion of bm25 and embedding similarity",
+    }[method]
+    truth = ctx.truth(CAPABILITY, reason=reason, freshness=freshness)
     return Answer(data, truth)

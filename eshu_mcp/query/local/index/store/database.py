@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped when the storage changes; readers refuse another version, the writer rebuilds an
 older one (the index is derived from the repositories, so nothing is lost but history)."""
 

@@ -1,10 +1,11 @@
--- eshu-mcp embedded index: SQLite schema (schema_version 3).
+-- eshu-mcp embedded index: SQLite schema (schema_version 4).
 --
 -- Written by the indexer (eshu_mcp.query.local.index), read by the local /api/v0 Resource
 -- through eshu_mcp.query.local.index.store.open_reader(). Requires SQLite >= 3.34 with FTS5
 -- and JSON1.
 --
 -- Stability: within a schema version tables, views and columns are only ever ADDED.
+-- Version 4 added the definition search index (search_docs, search_fts).
 -- Version 3 added the resolution method 'ambiguous' (code 7) and stores Python base names
 -- and receiver types as written (dotted); version 2 changed the storage of entities, edges
 -- and call sites (see "Compact storage");
@@ -568,6 +569,44 @@ CREATE TABLE IF NOT EXISTS artifact_facts (
 );
 CREATE INDEX IF NOT EXISTS artifact_facts_kind ON artifact_facts (fact_kind, repo_id, name);
 CREATE INDEX IF NOT EXISTS artifact_facts_file ON artifact_facts (file_id);
+
+-- ---------------------------------------------------------------- definition search
+
+-- One short document per definition and per file, for "where is the code that does X?"
+-- (investigate_code_topic, search_semantic_context). Written with the file's other rows
+-- (store/search.py builds them in the parser workers) and removed with them.
+--   doc_id: also the search_fts rowid.
+--   rid:  entity_rows.rid of the definition; NULL for a file's own document.
+--   kind: 1 definition (Function, Class, Struct, Interface, ...: every entity but Module,
+--         ImplBlock and Variable), 2 source file (file name, module docstring),
+--         3 documentation file (.md/.rst/.txt/.adoc: file name and headings).
+--   tier: 0 code, 1 tests, examples, changelogs and generated files (ranked after code
+--         unless a question asks for them).
+--   vector: a code definition's embedding (unit vector x 127 as int8) when the semantic
+--         extra is installed (store/embedding.py), else NULL (and for tier 1 documents).
+CREATE TABLE IF NOT EXISTS search_docs (
+    doc_id     INTEGER PRIMARY KEY,
+    file_id    INTEGER NOT NULL REFERENCES files(file_id) ON DELETE CASCADE,
+    rid        INTEGER,
+    kind       INTEGER NOT NULL,
+    tier       INTEGER NOT NULL DEFAULT 0,
+    vector     BLOB
+);
+CREATE INDEX IF NOT EXISTS search_docs_file ON search_docs (file_id);
+
+-- Word index of the documents (contentless: the words are rebuilt from the stored rows by
+-- store/search.py, never stored twice). Columns:
+--   name: the name split into words (camelCase, snake_case, acronyms) and whole
+--         ('add timeout addtimeout'); qualified: the enclosing class's words;
+--   signature: the signature's words; doc: the docstring or leading comment's first
+--   paragraph (at most 320 characters); path: the file path's words (no extension).
+-- Porter stems, so 'wrapping' finds 'wrap'. Rank with bm25(search_fts, <name>,
+-- <qualified>, <signature>, <doc>, <path> weights). Tests, examples, changelogs and
+-- generated files keep only name, qualified and path words.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+    name, qualified, signature, doc, path,
+    content='', tokenize='porter unicode61', detail='full'
+);
 
 -- ---------------------------------------------------------------- freshness facts (changed-since)
 

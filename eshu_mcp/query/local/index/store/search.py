@@ -1,0 +1,386 @@
+"""
+The definition search index: one short document per definition (its name split into words,
+its class, signature, docstring or leading comment, and its file's path words), and one per
+file, written with the file's other rows and ranked with FTS5's ``bm25()``
+(``search_docs`` and ``search_fts`` in ``schema.sql``).
+
+Documents are built from a parsed file in the parser workers (:func:`document_rows`), or from
+the rows already stored (:func:`index_stored_files`, for indexes written row by row).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable
+
+from eshu_mcp.query.local.index.store import embedding
+
+DEFINITION, CODE_FILE, DOCUMENT = 1, 2, 3
+"""``search_docs.kind``: a definition, a source file, a documentation file."""
+CODE, SIDE = 0, 1
+"""``search_docs.tier``: code, or tests/examples/changelogs/generated files (ranked after)."""
+
+SKIPPED_TYPES = frozenset(("Module", "ImplBlock", "Variable"))
+"""Entity types with no document of their own (a module's docstring goes to its file's)."""
+DOC_CHARS = 320
+"""How much of a docstring a document keeps: its summary, not the whole manual."""
+SIGNATURE_CHARS = 200
+HEADING_CHARS = 400
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+SIDE_DIRECTORIES = frozenset(
+    (
+        "example",
+        "examples",
+        "demo",
+        "demos",
+        "sample",
+        "samples",
+        "newsfragments",
+        "changelog.d",
+        "testdata",
+        "fixtures",
+        "benchmarks",
+    )
+)
+SIDE_NAMES = re.compile(r"^(changelog|changes|history|news|release[-_]?notes)\b", re.I)
+PATH_NOISE = frozenset(("src", "lib", "pkg", "internal", "init", "main", "index", "mod"))
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_IDENTIFIERS = re.compile(r"[^\W\d]\w*")
+
+
+def split_words(identifier: str) -> list[str]:
+    """``addTimeout``: add, timeout; ``HTTPServer``: http, server; ``soft_wrap``: soft, wrap."""
+    if not identifier.isascii():  # café, naïve_path: whole words (the index folds accents)
+        return [part.lower() for part in re.findall(r"[^\W_]+", identifier)]
+    return [part.lower() for part in _PARTS.findall(identifier)]
+
+
+def name_words(identifier: str) -> str:
+    """An identifier's words, then the identifier itself when it has several (``add timeout
+    addtimeout``), so a query may name it either way."""
+    words = split_words(identifier)
+    whole = "".join(words)
+    if len(words) > 1:
+        words.append(whole)
+    return " ".join(words)
+
+
+def text_words(text: str) -> str:
+    """Prose and code alike: every identifier in ``text`` as words, in order."""
+    return " ".join(
+        word for token in _IDENTIFIERS.findall(text) for word in split_words(token) if word
+    )
+
+
+def path_words(relative_path: str) -> str:
+    """A path's folder and file names as words, without the extension and noise folders."""
+    stem = relative_path.rsplit(".", 1)[0] if "." in relative_path.rsplit("/", 1)[-1] else ""
+    words = split_words(stem or relative_path)
+    return " ".join(word for word in words if word not in PATH_NOISE)
+
+
+def tier_of(relative_path: str, is_test: bool, is_generated: bool) -> int:
+    """SIDE for tests, examples, changelogs and generated files; CODE for the rest."""
+    if is_test or is_generated:
+        return SIDE
+    parts = relative_path.lower().split("/")
+    if any(part in SIDE_DIRECTORIES for part in parts[:-1]):
+        return SIDE
+    return SIDE if SIDE_NAMES.match(parts[-1]) else CODE
+
+
+def summary(docstring: str | None, limit: int = DOC_CHARS) -> str:
+    """A docstring's first paragraph (or more, up to ``limit`` characters)."""
+    if not docstring:
+        return ""
+    text = docstring.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n\n", 0, limit)
+    if cut < limit // 3:
+        cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > 0 else limit]
+
+
+def headings(content: str, limit: int = HEADING_CHARS) -> str:
+    """A documentation file's headings (Markdown ``#`` lines, reStructuredText underlines)."""
+    found: list[str] = []
+    lines = content.splitlines()
+    for index, line in enumerate(lines[:2000]):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            found.append(stripped.lstrip("#").strip())
+        elif (
+            index
+            and len(stripped) >= 3
+            and len(set(stripped)) == 1
+            and stripped[0] in "=-~^*"
+            and lines[index - 1].strip()
+        ):
+            found.append(lines[index - 1].strip())
+        if sum(len(h) + 2 for h in found) >= limit:
+            break
+    return "; ".join(found)[:limit]
+
+
+def definition_document(
+    entity_type: str,
+    name: str,
+    class_context: str | None,
+    signature: str | None,
+    docstring: str | None,
+    path: str,
+    tier: int = CODE,
+) -> tuple[str, str, str, str, str] | None:
+    """
+    The (name, qualified, signature, doc, path) words of a definition, or None when the
+    entity gets no document. Tests and other side files keep their names and paths only.
+    """
+    if entity_type in SKIPPED_TYPES or not name:
+        return None
+    qualified = name_words(class_context) if class_context else ""
+    if tier == SIDE:
+        return (name_words(name), qualified, "", "", path)
+    return (
+        name_words(name),
+        qualified,
+        signature_words(signature, name),
+        summary(docstring),
+        path,
+    )
+
+
+SIGNATURE_NOISE = frozenset(
+    (
+        "def",
+        "func",
+        "fn",
+        "function",
+        "async",
+        "class",
+        "struct",
+        "interface",
+        "type",
+        "public",
+        "private",
+        "protected",
+        "static",
+        "final",
+        "void",
+        "self",
+        "cls",
+        "this",
+        "const",
+        "let",
+        "var",
+        "return",
+        "returns",
+        "none",
+        "null",
+        "nil",
+    )
+)
+
+
+def signature_words(signature: str | None, name: str) -> str:
+    """A signature's words without its keywords and the definition's own name."""
+    own = split_words(name)
+    kept = []
+    for word in text_words((signature or "")[:SIGNATURE_CHARS]).split():
+        if word in own:
+            own.remove(word)
+        elif word not in SIGNATURE_NOISE:
+            kept.append(word)
+    return " ".join(kept)
+
+
+Described = tuple[int, str, str, "str | None", "str | None", "str | None"]
+"""An entity as documents need it: (row, type, name, class, signature, docstring)."""
+
+
+def document_rows(
+    relative_path: str,
+    language: str | None,
+    content: str,
+    is_test: bool,
+    is_generated: bool,
+    entities: Iterable[Described],
+) -> list[tuple]:
+    """
+    A file's search documents: ``(entity row or None, kind, tier, name, qualified,
+    signature, doc, path)``, its definitions first and its own document last.
+    """
+    tier = tier_of(relative_path, is_test, is_generated)
+    where = path_words(relative_path)
+    rows: list[tuple] = []
+    module_doc = ""
+    for row, entity_type, name, class_context, signature, docstring in entities:
+        if entity_type == "Module" and docstring and not module_doc:
+            module_doc = summary(docstring)
+        columns = definition_document(
+            entity_type, name, class_context, signature, docstring, where, tier
+        )
+        if columns is not None:
+            rows.append((row, DEFINITION, tier, *columns))
+    base = relative_path.rsplit("/", 1)[-1]
+    title = name_words(base.rsplit(".", 1)[0] if "." in base else base)
+    if base.lower().endswith(DOCUMENT_SUFFIXES):
+        rows.append((None, DOCUMENT, tier, title, "", "", headings(content), where))
+    else:
+        rows.append((None, CODE_FILE, tier, title, "", "", module_doc, where))
+    return rows
+
+
+def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """
+    Insert ``(file_id, entity rid or None, kind, tier, *words)`` documents; definitions in
+    code (not tests, examples or generated files) with their vectors when the embedding
+    model is installed.
+    """
+    if not rows:
+        return
+    first = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM search_docs").fetchone()[0]
+    vectors: list[bytes | None] = [None] * len(rows)
+    if embedding.available():
+        wanted = [
+            index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE
+        ]
+        for index, vector in zip(
+            wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
+        ):
+            vectors[index] = vector
+    conn.executemany(
+        "INSERT INTO search_docs (doc_id, file_id, rid, kind, tier, vector)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (doc_id, *row[:4], vector)
+            for doc_id, row, vector in zip(
+                range(first, first + len(rows)), rows, vectors, strict=True
+            )
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO search_fts (rowid, name, qualified, signature, doc, path)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(doc_id, *row[4:]) for doc_id, row in enumerate(rows, first)],
+    )
+
+
+def stored_documents(conn: sqlite3.Connection, file_id: int) -> dict[int | None, tuple]:
+    """
+    A stored file's documents rebuilt from its stored rows, by entity rid (None for the
+    file's own): exactly the words its documents were indexed with.
+    """
+    found = conn.execute(
+        "SELECT relative_path, language, content, is_test, is_generated FROM files"
+        " WHERE file_id = ?",
+        (file_id,),
+    ).fetchone()
+    if found is None:
+        return {}
+    path, language, content, is_test, is_generated = found
+    entities = [
+        (rid, entity_type, name, context, signature, _docstring(metadata))
+        for rid, entity_type, name, context, signature, metadata in conn.execute(
+            "SELECT rid, entity_type, entity_name, class_context, signature, metadata"
+            " FROM entity_rows WHERE file_id = ? ORDER BY rid",
+            (file_id,),
+        )
+    ]
+    rows = document_rows(path, language, content, bool(is_test), bool(is_generated), entities)
+    return {row[0]: row for row in rows}
+
+
+def candidate_documents(
+    conn: sqlite3.Connection, doc_ids: list[int]
+) -> dict[int, tuple[str, str, str, str, str]]:
+    """
+    The words of some documents by doc_id, rebuilt from their stored rows (a file's own
+    document without its headings or module docstring: enough to say why it matched).
+    """
+    found: dict[int, tuple[str, str, str, str, str]] = {}
+    for start in range(0, len(doc_ids), 500):
+        chunk = doc_ids[start : start + 500]
+        for (
+            doc_id,
+            rid,
+            path,
+            is_test,
+            is_generated,
+            entity_type,
+            name,
+            context,
+            signature,
+            doc,
+        ) in conn.execute(
+            "SELECT d.doc_id, d.rid, f.relative_path, f.is_test, f.is_generated, r.entity_type,"
+            " r.entity_name, r.class_context, r.signature,"
+            " json_extract(r.metadata, '$.docstring')"
+            " FROM search_docs d JOIN files f ON f.file_id = d.file_id"
+            " LEFT JOIN entity_rows r ON r.rid = d.rid"
+            f" WHERE d.doc_id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            tier = tier_of(path, bool(is_test), bool(is_generated))
+            where = path_words(path)
+            if rid is None:
+                base = path.rsplit("/", 1)[-1]
+                title = name_words(base.rsplit(".", 1)[0] if "." in base else base)
+                found[doc_id] = (title, "", "", "", where)
+                continue
+            columns = definition_document(
+                entity_type,
+                name,
+                context,
+                signature,
+                doc if isinstance(doc, str) else None,
+                where,
+                tier,
+            )
+            if columns is not None:
+                found[doc_id] = columns
+    return found
+
+
+def forget_file(conn: sqlite3.Connection, file_id: int) -> None:
+    """Remove a file's documents (before its entity rows go: their words are rebuilt)."""
+    stored = conn.execute(
+        "SELECT doc_id, rid FROM search_docs WHERE file_id = ?", (file_id,)
+    ).fetchall()
+    if not stored:
+        return
+    words = stored_documents(conn, file_id)
+    deletions = [(doc_id, *words[rid][3:]) for doc_id, rid in stored if rid in words]
+    conn.executemany(
+        "INSERT INTO search_fts (search_fts, rowid, name, qualified, signature, doc, path)"
+        " VALUES ('delete', ?, ?, ?, ?, ?, ?)",
+        deletions,
+    )
+    conn.execute("DELETE FROM search_docs WHERE file_id = ?", (file_id,))
+
+
+def index_stored_files(conn: sqlite3.Connection) -> int:
+    """
+    Write search documents for every stored file that has none, from its stored rows (an
+    index written row by row rather than by the indexer). Returns how many files.
+    """
+    file_ids = [
+        row[0]
+        for row in conn.execute(
+            "SELECT file_id FROM files WHERE file_id NOT IN (SELECT file_id FROM search_docs)"
+        )
+    ]
+    for file_id in file_ids:
+        rows = stored_documents(conn, file_id).values()
+        write_documents(conn, [(file_id, *row) for row in rows])
+    return len(file_ids)
+
+
+def _docstring(metadata: str | None) -> str | None:
+    try:
+        found = json.loads(metadata or "{}").get("docstring")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None

@@ -1,0 +1,93 @@
+"""Tests for definition_search: how documents are re-ranked and explained."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.api.code.definition_search import attach_rows, search
+from eshu_mcp.query.local.api.code.question_words import query_words
+from eshu_mcp.query.local.index.store.search import CODE_FILE, DEFINITION, DOCUMENT
+from tests.test_api_code_common import CodeIndex, scratch_dir
+
+HANDLERS = "".join(
+    f"class Handler{i}:\n    def lineReceived(self, line):\n        return line\n\n\n"
+    for i in range(4)
+)
+LINES = """\
+class LineReceiver:
+    def lineReceived(self, line):
+        return line
+
+
+def undocumented_line_splitter(data):
+    return data
+
+
+def documented_line_splitter(data):
+    return data
+"""
+
+
+def ranking_index(case: SynchronousTestCase):
+    index = CodeIndex(scratch_dir(case))
+    repo = index.repository("proto")
+    handlers = index.file(repo, "proto/handlers.py", HANDLERS)
+    for i in range(4):
+        index.entity(handlers, "Class", f"Handler{i}", 1 + 5 * i, 3 + 5 * i)
+        index.entity(
+            handlers, "Function", "lineReceived", 2 + 5 * i, 3 + 5 * i, class_context=f"Handler{i}"
+        )
+    lines = index.file(repo, "proto/basic.py", LINES)
+    index.entity(lines, "Class", "LineReceiver", 1, 3, metadata={"docstring": "Receive lines."})
+    index.entity(lines, "Function", "undocumented_line_splitter", 6, 7)
+    index.entity(
+        lines,
+        "Function",
+        "documented_line_splitter",
+        10,
+        11,
+        metadata={"docstring": "Split data."},
+    )
+    index.file(repo, "proto/notes.txt", "Notes about line splitting.\n", language=None)
+    index.writer.commit()
+    return index.reader()
+
+
+class RankingTests(SynchronousTestCase):
+    def setUp(self):
+        self.conn = ranking_index(self)
+
+    def ranked(self, question, **kwargs):
+        hits = search(self.conn, query_words(question), "", **kwargs)
+        attach_rows(self.conn, hits)
+        return hits
+
+    def test_repeats_of_one_name_past_the_second_are_demoted(self):
+        hits = self.ranked("line received")
+        names = [(hit.row.get("class_context"), hit.row.get("entity_name")) for hit in hits]
+        self.assertLess(names.index((None, "LineReceiver")), 3)
+        repeats = [i for i, (_, name) in enumerate(names) if name == "lineReceived"]
+        self.assertEqual(len(repeats), 4)
+        self.assertGreater(repeats[2], names.index((None, "LineReceiver")))
+
+    def test_a_documented_definition_ranks_above_an_undocumented_twin(self):
+        names = [hit.row.get("entity_name") for hit in self.ranked("line splitter")]
+        self.assertLess(
+            names.index("documented_line_splitter"), names.index("undocumented_line_splitter")
+        )
+
+    def test_definitions_come_before_files_and_say_where_they_matched(self):
+        hits = self.ranked("line splitting")
+        kinds = [hit.kind for hit in hits]
+        self.assertEqual(kinds[0], DEFINITION)
+        self.assertEqual(sorted(kinds), kinds)
+        first = hits[0]
+        self.assertIn("line", first.matched["name"])
+        self.assertTrue(first.why().startswith("name: line"))
+        self.assertEqual(self.ranked("notes about splitting", kinds=(CODE_FILE,)), [])
+        pages = self.ranked("notes about splitting", kinds=(DOCUMENT,))
+        self.assertEqual([hit.row["relative_path"] for hit in pages], ["proto/notes.txt"])
+
+    def test_a_language_filter_and_a_limit_apply(self):
+        self.assertEqual(self.ranked("line", languages=["go"]), [])
+        self.assertEqual(len(self.ranked("line", limit=2)), 2)

