@@ -32,7 +32,7 @@ from eshu_mcp.dispatch.summaries.text import (
     go_trim,
     go_value_text,
 )
-from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE, PAST_THE_END
+from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE, NO_TEXT_KEPT, NOT_SEARCHED, PAST_THE_END
 
 __all__ = ["go_value_text", "summarize_envelope", "summarize_plain"]
 
@@ -267,8 +267,12 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
             headline += f": {reason.split(';', 1)[0]}"
     elif headline.endswith("(empty)"):
         reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
-        if PAST_THE_END in reason:  # a line range after the last line says so
+        # a line range after the last line, or a binary or too-large file, says so
+        if PAST_THE_END in reason or NO_TEXT_KEPT in reason:
             headline = f"{headline.removesuffix(' (empty)')}: {reason}"
+    reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
+    if NOT_SEARCHED in reason:  # a search that could not read every file in scope says so
+        headline += "; " + reason.split("; ", 1)[-1]
     return _bounded(_join(_truth_prefix(truth), headline), lines[1:])
 
 
