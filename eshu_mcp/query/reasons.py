@@ -14,3 +14,6 @@ NO_TEXT_KEPT = "the index keeps no text for it"
 
 NOT_SEARCHED = "not searched"
 """A text search's reason when files in scope had no text to search (too large)."""
+
+NOT_MEASURED = "complexity is not measured for"
+"""A complexity answer's reason when functions in scope have no measured complexity."""
