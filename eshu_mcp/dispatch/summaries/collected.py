@@ -232,6 +232,9 @@ def _impact(data: dict) -> Lines:
     head = plural(total, "affected definition")
     if subject:
         head += f" for {subject!r}"
+        seeds = first_int(data, "seed_count") or 0
+        if seeds > 1:  # a shared name: the rows are the union of what each definition affects
+            head += f" ({seeds} definitions of that name, together)"
     if possible:
         head += (
             f": {total - possible} through resolved links, {possible} only through"
