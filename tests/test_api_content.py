@@ -372,6 +372,34 @@ class FilesWithoutTextTests(SynchronousTestCase):
         self.assertIn("dump.json: 0 lines", summary)
         self.assertIn("too large to keep as text", summary)
 
+    def test_a_backwards_line_range_says_it_holds_no_line(self):
+        body = self.read("lines", "app.py", start_line=2, end_line=1)
+        self.assertEqual((body["data"]["content"], body["data"]["line_count"]), ("", 0))
+        reason = "start_line 2 comes after end_line 1: the range holds no line"
+        self.assertEqual(body["truth"]["reason"], reason)
+        summary = summarize_envelope("get_file_lines", body)
+        self.assertTrue(summary.endswith("app.py: 0 lines: " + reason), summary)
+
+    def test_reading_a_folder_says_it_is_a_folder_and_how_to_list_it(self):
+        (self.repo / "pkg").mkdir()
+        (self.repo / "pkg" / "a.py").write_text("A = 1\n")
+        (self.repo / "pkg" / "b.py").write_text("B = 2\n")
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        for path in ("pkg", "pkg/"):
+            response = self.client.post(
+                "/content/files/read", {"repo_id": self.repo.name, "relative_path": path}
+            )
+            self.assertEqual(response.status, 404)
+            self.assertEqual(
+                response.json()["detail"],
+                "file not found: pkg is a folder of 2 indexed files"
+                " (list them with list_repository_files)",
+            )
+        response = self.client.post(
+            "/content/files/read", {"repo_id": self.repo.name, "relative_path": "pk"}
+        )
+        self.assertNotIn("folder", response.json()["detail"])
+
     def test_a_text_file_read_keeps_the_plain_reason(self):
         body = self.read("lines", "app.py", start_line=1, end_line=1)
         self.assertEqual(body["data"]["content"], "def needle():")

@@ -33,6 +33,7 @@ from eshu_mcp.dispatch.summaries.text import (
     go_value_text,
 )
 from eshu_mcp.query.reasons import (
+    EMPTY_RANGE,
     NO_LOCAL_EVIDENCE,
     NO_TEXT_KEPT,
     NOT_MEASURED,
@@ -273,8 +274,8 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
             headline += f": {reason.split(';', 1)[0]}"
     elif headline.endswith("(empty)"):
         reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
-        # a line range after the last line, or a binary or too-large file, says so
-        if PAST_THE_END in reason or NO_TEXT_KEPT in reason:
+        # a line range after the last line or backwards, or a file without text, says so
+        if any(marker in reason for marker in (PAST_THE_END, EMPTY_RANGE, NO_TEXT_KEPT)):
             headline = f"{headline.removesuffix(' (empty)')}: {reason}"
     reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
     if NOT_SEARCHED in reason:  # a search that could not read every file in scope says so

@@ -31,7 +31,7 @@ from eshu_mcp.query.local.api.platform.framework import (
 )
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
 from eshu_mcp.query.local.index.parse.credentials import credential_reason
-from eshu_mcp.query.reasons import NO_TEXT_KEPT, NOT_SEARCHED, PAST_THE_END
+from eshu_mcp.query.reasons import EMPTY_RANGE, NO_TEXT_KEPT, NOT_SEARCHED, PAST_THE_END
 
 CAPABILITY = "code_search.content_search"
 SEARCH_BACKEND = "sqlite_content_store"
@@ -128,6 +128,16 @@ def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
         "SELECT * FROM files WHERE repo_id = ? AND relative_path = ?", (repo["repo_id"], path)
     ).fetchone()
     if row is None:
+        folder = ctx.conn.execute(
+            "SELECT COUNT(*) FROM files WHERE repo_id = ? AND substr(relative_path, 1, ?) = ?",
+            (repo["repo_id"], len(path) + 1, path + "/"),
+        ).fetchone()[0]
+        if folder:
+            raise ApiError(
+                404,
+                f"file not found: {path} is a folder of {folder} indexed"
+                f" file{'s' if folder != 1 else ''} (list them with list_repository_files)",
+            )
         near = nearest_paths(ctx.conn, repo["repo_id"], path)
         raise ApiError(404, "file not found" + not_found_hint(near))
     refuse_withheld(row["parse_status"], path)
@@ -203,8 +213,8 @@ def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
 def read_file_lines(ctx: ApiContext) -> Answer:
     """A line range of one indexed file."""
     body, repo_id, row = _file_target(ctx)
-    start = int_param(body, "start_line", 1)
-    content, count = select_lines(row["content"], start, int_param(body, "end_line", 0))
+    start, end = int_param(body, "start_line", 1), int_param(body, "end_line", 0)
+    content, count = select_lines(row["content"], start, end)
     if not row["content"]:  # an empty, binary or too-large file has no line to give
         content, count = "", 0
     data = file_row(repo_id, row, content)
@@ -215,6 +225,8 @@ def read_file_lines(ctx: ApiContext) -> Answer:
         total = row["content"].count("\n") + (not row["content"].endswith("\n"))
         if start > total:  # Eshu answers an empty slice; the reason says why it is empty
             reason = f"start_line {start} is {PAST_THE_END} ({total} lines)"
+        elif 1 <= end < start:
+            reason = f"start_line {start} comes after end_line {end}: {EMPTY_RANGE}"
     return Answer(data, ctx.truth(CAPABILITY, reason=reason))
 
 
