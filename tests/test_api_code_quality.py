@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import glob
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.dispatch.summaries.result import summarize_envelope
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from tests.test_api_code_common import call, error_of, shop_index
+from tests.test_api_resource import ApiClient
 
 TANGLED = "def tangled(a, b, c, d, e, f):\n" + "".join(
     f"    if a == {i}:\n        return {i}\n" for i in range(12)
@@ -107,3 +116,56 @@ class QualityInspectTests(SynchronousTestCase):
             error_of(self.conn, "/code/quality/inspect", {"offset": 10001}).detail,
             "offset exceeds maximum of 10000",
         )
+
+
+class UnmeasuredComplexityTests(SynchronousTestCase):
+    """Functions of a language the indexer measures no complexity for are said to be
+    unmeasured, never scored 0 or silently left out of the ranking."""
+
+    def setUp(self):
+        self.repo = Path(tempfile.mkdtemp(prefix="eshu-unmeasured-"))
+        self.addCleanup(shutil.rmtree, self.repo, True)
+        (self.repo / "app.py").write_text("def branchy(a):\n    if a:\n        return 1\n")
+        (self.repo / "web.ts").write_text(
+            "export function pick(a: number): number {\n  if (a) { return 1; }\n  return 2;\n}\n"
+            "export function other(): number {\n  return pick(1);\n}\n"
+        )
+        self.db = str(self.repo.parent / (self.repo.name + ".sqlite"))
+        self.addCleanup(lambda: [os.remove(p) for p in glob.glob(self.db + "*")])
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        self.client = ApiClient(self, self.db)
+
+    def complexity(self, **body):
+        body = {"repo_id": self.repo.name, **body}
+        return self.client.post("/code/complexity", body, envelope=True).json()
+
+    def test_one_unmeasured_function_says_so_instead_of_complexity_0(self):
+        answer = self.complexity(function_name="pick")
+        self.assertEqual(answer["data"]["complexity"], 0)  # Eshu's shape is kept
+        self.assertEqual(
+            answer["truth"]["reason"], "complexity is not measured for typescript functions"
+        )
+        text = summarize_envelope("calculate_cyclomatic_complexity", answer)
+        self.assertIn("pick (web.ts:1-4): complexity is not measured for typescript", text)
+        self.assertNotIn("complexity 0", text)
+
+    def test_a_measured_function_keeps_its_score_and_plain_reason(self):
+        answer = self.complexity(function_name="branchy")
+        self.assertEqual(answer["data"]["complexity"], 2)
+        self.assertEqual(answer["truth"]["reason"], "resolved from indexed complexity")
+        text = summarize_envelope("calculate_cyclomatic_complexity", answer)
+        self.assertIn("cyclomatic complexity 2", text)
+
+    def test_the_ranking_names_the_languages_it_leaves_out(self):
+        answer = self.complexity(limit=5)
+        self.assertEqual([row["name"] for row in answer["data"]["results"]], ["branchy"])
+        reason = "complexity is not measured for typescript (2 functions): they are not ranked"
+        self.assertIn(reason, answer["truth"]["reason"])
+        text = summarize_envelope("find_most_complex_functions", answer)
+        self.assertTrue(text.splitlines()[0].endswith("; " + reason), text)
+
+    def test_a_ranking_of_only_unmeasured_functions_is_not_just_no_results(self):
+        answer = self.complexity(limit=5, path="web.ts")
+        self.assertEqual(answer["data"]["results"], [])
+        text = summarize_envelope("find_most_complex_functions", answer)
+        self.assertIn("complexity is not measured for typescript (2 functions)", text)

@@ -17,6 +17,7 @@ from eshu_mcp.query.local.api.content.reads import (
     like_pattern,
     matching_lines,
     select_lines,
+    unsearched_clause,
 )
 from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
@@ -329,3 +330,110 @@ class CredentialFilesTests(SynchronousTestCase):
         response = self.read("read", ".env")
         self.assertEqual(response.status, 200)
         self.assertIn("LEAKED_FROM_ENV_FILE", response.json()["content"])
+
+
+class FilesWithoutTextTests(SynchronousTestCase):
+    """A binary or too-large file reads as no text, and the answer says why; a search says
+    which files it could not read."""
+
+    def setUp(self):
+        self.repo = Path(tempfile.mkdtemp(prefix="eshu-no-text-"))
+        self.addCleanup(shutil.rmtree, self.repo, True)
+        (self.repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40)
+        (self.repo / "dump.json").write_text('["needle"]\n' * 100_000)  # over 1 MiB
+        (self.repo / "app.py").write_text("def needle():\n    pass\n")
+        self.db = str(self.repo.parent / (self.repo.name + ".sqlite"))
+        self.addCleanup(lambda: [os.remove(p) for p in glob.glob(self.db + "*")])
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        self.client = ApiClient(self, self.db)
+
+    def read(self, route, path, **extra):
+        body = {"repo_id": self.repo.name, "relative_path": path, **extra}
+        return self.client.post("/content/files/" + route, body, envelope=True).json()
+
+    def test_a_binary_file_read_says_it_is_binary_and_its_size_not_empty(self):
+        body = self.read("read", "logo.png")
+        self.assertEqual((body["data"]["content"], body["data"]["line_count"]), ("", 0))
+        reason = body["truth"]["reason"]
+        self.assertEqual(reason, "a binary file (640 bytes): the index keeps no text for it")
+        summary = summarize_envelope("get_file_content", body)
+        self.assertIn("logo.png: 0 lines", summary)
+        self.assertTrue(summary.endswith(": " + reason), summary)
+        self.assertNotIn("(empty)", summary)
+
+    def test_a_line_range_of_a_too_large_file_has_no_lines_and_says_why(self):
+        body = self.read("lines", "dump.json", start_line=1, end_line=3)
+        self.assertEqual((body["data"]["content"], body["data"]["line_count"]), ("", 0))
+        self.assertEqual(
+            body["truth"]["reason"],
+            "too large to keep as text (1100000 bytes): the index keeps no text for it",
+        )
+        summary = summarize_envelope("get_file_lines", body)
+        self.assertIn("dump.json: 0 lines", summary)
+        self.assertIn("too large to keep as text", summary)
+
+    def test_a_backwards_line_range_says_it_holds_no_line(self):
+        body = self.read("lines", "app.py", start_line=2, end_line=1)
+        self.assertEqual((body["data"]["content"], body["data"]["line_count"]), ("", 0))
+        reason = "start_line 2 comes after end_line 1: the range holds no line"
+        self.assertEqual(body["truth"]["reason"], reason)
+        summary = summarize_envelope("get_file_lines", body)
+        self.assertTrue(summary.endswith("app.py: 0 lines: " + reason), summary)
+
+    def test_reading_a_folder_says_it_is_a_folder_and_how_to_list_it(self):
+        (self.repo / "pkg").mkdir()
+        (self.repo / "pkg" / "a.py").write_text("A = 1\n")
+        (self.repo / "pkg" / "b.py").write_text("B = 2\n")
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        for path in ("pkg", "pkg/"):
+            response = self.client.post(
+                "/content/files/read", {"repo_id": self.repo.name, "relative_path": path}
+            )
+            self.assertEqual(response.status, 404)
+            self.assertEqual(
+                response.json()["detail"],
+                "file not found: pkg is a folder of 2 indexed files"
+                " (list them with list_repository_files)",
+            )
+        response = self.client.post(
+            "/content/files/read", {"repo_id": self.repo.name, "relative_path": "pk"}
+        )
+        self.assertNotIn("folder", response.json()["detail"])
+
+    def test_a_text_file_read_keeps_the_plain_reason(self):
+        body = self.read("lines", "app.py", start_line=1, end_line=1)
+        self.assertEqual(body["data"]["content"], "def needle():")
+        self.assertEqual(body["truth"]["reason"], "resolved from exact file line lookup")
+
+    def test_a_search_names_the_files_too_large_to_search(self):
+        body = self.client.post(
+            "/content/files/search",
+            {"query": "needle", "repo_ids": [self.repo.name]},
+            envelope=True,
+        ).json()
+        self.assertEqual([r["relative_path"] for r in body["data"]["results"]], ["app.py"])
+        self.assertIn(
+            "1 file too large to keep as text was not searched: dump.json",
+            body["truth"]["reason"],
+        )
+        summary = summarize_envelope("search_file_content", body)
+        self.assertTrue(
+            summary.splitlines()[0].endswith(
+                "1 matching file; 1 file too large to keep as text was not searched: dump.json"
+            ),
+            summary,
+        )
+
+    def test_the_clause_counts_every_file_and_names_the_first_three(self):
+        paths = ["a.json", "b.json", "c.json", "d.json", "e.json"]
+        self.assertEqual(
+            unsearched_clause(paths),
+            "5 files too large to keep as text were not searched: a.json, b.json, c.json (+2 more)",
+        )
+
+    def test_a_search_without_such_files_says_nothing_more(self):
+        (self.repo / "dump.json").unlink()
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        body = self.client.post("/content/files/search", {"query": "needle"}, envelope=True).json()
+        self.assertNotIn("not searched", body["truth"]["reason"])
+        self.assertNotIn("not searched", summarize_envelope("search_file_content", body))

@@ -117,6 +117,22 @@ class DefaultSurfaceTests(SynchronousTestCase):
         text = self.ask("get_file_lines", QUESTIONS["get_file_lines"][0])["content"][0]["text"]
         self.assertIn("def create_charge(req):", text)
 
+    def test_the_importers_of_a_file_are_asked_the_way_the_description_says(self):
+        description = self.served.get("investigate_import_dependencies").description
+        self.assertNotIn("target_file or target_module", description)
+        self.assertIn("find_importers", description)
+        refused = self.ask(
+            "investigate_import_dependencies",
+            {"query_type": "importers", "target_file": "pkg/service.py"},
+        )
+        self.assertTrue(refused.get("isError"))
+        answer = self.ask(
+            "analyze_code_relationships",
+            {"query_type": "find_importers", "target": "pkg/service.py"},
+        )
+        self.assertFalse(answer.get("isError"))
+        self.assertIn("pkg/helpers.py", answer["content"][0]["text"])
+
 
 def _pairs(tool: str, args: dict) -> list[tuple[str, str]]:
     return [(tool, value) for value in args.values() if isinstance(value, str)]

@@ -65,3 +65,18 @@ class CollectedSummaryTests(SynchronousTestCase):
     def test_language_inventories_count_files(self):
         data = {"languages": [{"language": "yaml", "file_count": 8}], "count": 1}
         self.assertEqual(self.lines("get_repository_language_inventory", data)[1], "yaml: 8 files")
+
+    def test_impact_of_a_shared_name_says_how_many_definitions_it_joins(self):
+        row = {"depth": 1, "kind": "Function", "name": "render", "relative_path": "a.py"}
+        row["start_line"] = 3
+        data = {"affected": [row], "affected_count": 1, "target": "width", "seed_count": 2}
+        self.assertEqual(
+            self.lines("analyze_pre_change_impact", data)[0],
+            "derived/fresh — 1 affected definition for 'width' (2 definitions of that name,"
+            " together)",
+        )
+        data["seed_count"] = 1
+        self.assertEqual(
+            self.lines("analyze_pre_change_impact", data)[0],
+            "derived/fresh — 1 affected definition for 'width'",
+        )

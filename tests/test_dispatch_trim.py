@@ -122,3 +122,32 @@ class SeveralListsTests(SynchronousTestCase):
         self.assertIn(f"{kept[0]} of 40 ready", trimmed.note)
         self.assertNotIn("next_offset", data)
         self.assertTrue(data["buckets"]["ready_truncated"])
+
+    def test_a_cut_page_no_longer_claims_every_relationship_was_returned(self):
+        coverage = {
+            "missing_edge_reason": "complete",
+            "truncation_state": "none",
+            "truncated": False,
+            "evidence_explanation": "every matching relationship in scope was returned",
+        }
+        summary = {"next_offset": None, "relationship_count": 40, "truncated": False}
+        value = {"relationships": rows(40), "summary": summary, "coverage": coverage}
+        trimmed = trim(value, 8_000, in_envelope=False, paging_offset=0)
+        data = trimmed.payload
+        kept = len(data["relationships"])
+        self.assertLess(kept, 40)
+        self.assertEqual(data["coverage"]["missing_edge_reason"], "truncated_by_limit")
+        self.assertEqual(data["coverage"]["truncation_state"], "count")
+        self.assertIs(data["coverage"]["truncated"], True)
+        self.assertEqual(
+            data["coverage"]["evidence_explanation"],
+            f"the first {kept} rows fit the answer page; read the rest from next_offset {kept}",
+        )
+        self.assertEqual(coverage["missing_edge_reason"], "complete")  # the input is kept
+
+    def test_a_page_cut_before_keeps_its_own_reason(self):
+        coverage = {"missing_edge_reason": "truncated_by_limit", "truncation_state": "count"}
+        summary = {"next_offset": 40, "relationship_count": 40, "truncated": True}
+        value = {"relationships": rows(40), "summary": summary, "coverage": coverage}
+        data = trim(value, 8_000, in_envelope=False, paging_offset=0).payload
+        self.assertEqual(data["coverage"], coverage)

@@ -85,6 +85,18 @@ def _mark_cut(cut: dict, path: tuple[str, ...], next_offset: int | None, kept: i
             cut[block] = {**cut[block], "next_offset": next_offset, "truncated": True}
             if "relationship_count" in cut[block]:
                 cut[block]["relationship_count"] = kept
+    coverage = cut.get("coverage")
+    if isinstance(coverage, dict) and coverage.get("missing_edge_reason") == "complete":
+        # "every matching relationship in scope was returned" no longer holds: the page was
+        # cut to its rows, like a limit (the answer's truncation_note says where the rest is)
+        cut["coverage"] = {
+            **coverage,
+            "truncated": True,
+            "missing_edge_reason": "truncated_by_limit",
+            "truncation_state": "count",
+            "evidence_explanation": f"the first {kept} rows fit the answer page;"
+            f" read the rest from next_offset {next_offset}",
+        }
 
 
 def _note(

@@ -30,6 +30,7 @@ from eshu_mcp.dispatch.summaries.text import (
     plural,
     plural_of,
 )
+from eshu_mcp.query.reasons import NOT_MEASURED
 
 __all__ = ["CODE_FAMILIES", "headline", "listing"]
 
@@ -297,7 +298,10 @@ def _complexity(data: dict) -> Lines:
     if where and end:
         where += f"-{end}"
     text = f"{name} ({where})" if where else name
-    text += f": cyclomatic complexity {complexity}"
+    if complexity:
+        text += f": cyclomatic complexity {complexity}"
+    else:  # every measured function scores at least 1: 0 is the score of one not measured
+        text += f": {NOT_MEASURED} {first_text(data, 'language') or 'its language'} functions"
     incoming, outgoing = first_int(data, "incoming_count"), first_int(data, "outgoing_count")
     if incoming is not None and outgoing is not None:
         text += f"; {incoming} incoming, {outgoing} outgoing relationships"

@@ -232,6 +232,9 @@ def _impact(data: dict) -> Lines:
     head = plural(total, "affected definition")
     if subject:
         head += f" for {subject!r}"
+        seeds = first_int(data, "seed_count") or 0
+        if seeds > 1:  # a shared name: the rows are the union of what each definition affects
+            head += f" ({seeds} definitions of that name, together)"
     depth = first_int(data, "max_depth")
     if depth:
         head += " within 1 hop (direct dependents)" if depth == 1 else f" within {depth} hops"

@@ -32,7 +32,14 @@ from eshu_mcp.dispatch.summaries.text import (
     go_trim,
     go_value_text,
 )
-from eshu_mcp.query.reasons import NO_LOCAL_EVIDENCE, PAST_THE_END
+from eshu_mcp.query.reasons import (
+    EMPTY_RANGE,
+    NO_LOCAL_EVIDENCE,
+    NO_TEXT_KEPT,
+    NOT_MEASURED,
+    NOT_SEARCHED,
+    PAST_THE_END,
+)
 
 __all__ = ["go_value_text", "summarize_envelope", "summarize_plain"]
 
@@ -267,8 +274,15 @@ def summarize_envelope(tool: str, envelope: dict | None) -> str:
             headline += f": {reason.split(';', 1)[0]}"
     elif headline.endswith("(empty)"):
         reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
-        if PAST_THE_END in reason:  # a line range after the last line says so
+        # a line range after the last line or backwards, or a file without text, says so
+        if any(marker in reason for marker in (PAST_THE_END, EMPTY_RANGE, NO_TEXT_KEPT)):
             headline = f"{headline.removesuffix(' (empty)')}: {reason}"
+    reason = field_text(truth, "reason") if isinstance(truth, dict) else ""
+    if NOT_SEARCHED in reason:  # a search that could not read every file in scope says so
+        headline += "; " + reason.split("; ", 1)[-1]
+    unmeasured = [part for part in reason.split("; ") if NOT_MEASURED in part]
+    if unmeasured and NOT_MEASURED not in headline:  # functions left out of a complexity answer
+        headline += "; " + unmeasured[0]
     return _bounded(_join(_truth_prefix(truth), headline), lines[1:])
 
 

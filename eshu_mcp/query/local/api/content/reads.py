@@ -31,7 +31,7 @@ from eshu_mcp.query.local.api.platform.framework import (
 )
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
 from eshu_mcp.query.local.index.parse.credentials import credential_reason
-from eshu_mcp.query.reasons import PAST_THE_END
+from eshu_mcp.query.reasons import EMPTY_RANGE, NO_TEXT_KEPT, NOT_SEARCHED, PAST_THE_END
 
 CAPABILITY = "code_search.content_search"
 SEARCH_BACKEND = "sqlite_content_store"
@@ -128,6 +128,16 @@ def _file_target(ctx: ApiContext) -> tuple[dict[str, Any], str, sqlite3.Row]:
         "SELECT * FROM files WHERE repo_id = ? AND relative_path = ?", (repo["repo_id"], path)
     ).fetchone()
     if row is None:
+        folder = ctx.conn.execute(
+            "SELECT COUNT(*) FROM files WHERE repo_id = ? AND substr(relative_path, 1, ?) = ?",
+            (repo["repo_id"], len(path) + 1, path + "/"),
+        ).fetchone()[0]
+        if folder:
+            raise ApiError(
+                404,
+                f"file not found: {path} is a folder of {folder} indexed"
+                f" file{'s' if folder != 1 else ''} (list them with list_repository_files)",
+            )
         near = nearest_paths(ctx.conn, repo["repo_id"], path)
         raise ApiError(404, "file not found" + not_found_hint(near))
     refuse_withheld(row["parse_status"], path)
@@ -161,13 +171,27 @@ def refuse_withheld(parse_status: str, path: str) -> None:
     )
 
 
+def no_text_reason(row: sqlite3.Row) -> str:
+    """
+    Why a listed file has no text to serve ('' when its text is kept): a binary or too-large
+    file reads as empty, and the reason says it is not.
+    """
+    size = row["byte_size"]
+    if row["parse_status"] == "binary":
+        return f"a binary file ({size} bytes): {NO_TEXT_KEPT}"
+    if row["parse_status"] == "too_large":
+        return f"too large to keep as text ({size} bytes): {NO_TEXT_KEPT}"
+    return ""
+
+
 @ROUTES.route("POST", "/content/files/read")
 def read_file(ctx: ApiContext) -> Answer:
     """One indexed file's full text."""
     _, repo_id, row = _file_target(ctx)
     data = file_row(repo_id, row, row["content"])
     data["search_backend"] = READ_BACKEND
-    return Answer(data, ctx.truth(CAPABILITY, reason="resolved from exact file content lookup"))
+    reason = no_text_reason(row) or "resolved from exact file content lookup"
+    return Answer(data, ctx.truth(CAPABILITY, reason=reason))
 
 
 def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
@@ -189,16 +213,20 @@ def select_lines(content: str, start: int, end: int) -> tuple[str, int]:
 def read_file_lines(ctx: ApiContext) -> Answer:
     """A line range of one indexed file."""
     body, repo_id, row = _file_target(ctx)
-    start = int_param(body, "start_line", 1)
-    content, count = select_lines(row["content"], start, int_param(body, "end_line", 0))
+    start, end = int_param(body, "start_line", 1), int_param(body, "end_line", 0)
+    content, count = select_lines(row["content"], start, end)
+    if not row["content"]:  # an empty, binary or too-large file has no line to give
+        content, count = "", 0
     data = file_row(repo_id, row, content)
     data["line_count"] = count
     data["search_backend"] = READ_BACKEND
-    reason = "resolved from exact file line lookup"
+    reason = no_text_reason(row) or "resolved from exact file line lookup"
     if not count and row["content"]:
         total = row["content"].count("\n") + (not row["content"].endswith("\n"))
         if start > total:  # Eshu answers an empty slice; the reason says why it is empty
             reason = f"start_line {start} is {PAST_THE_END} ({total} lines)"
+        elif 1 <= end < start:
+            reason = f"start_line {start} comes after end_line {end}: {EMPTY_RANGE}"
     return Answer(data, ctx.truth(CAPABILITY, reason=reason))
 
 
@@ -284,6 +312,7 @@ def _search_answer(
     truncated: bool,
     exact_case: bool,
     pattern: RegexSearch | None = None,
+    unsearched: list[str] | None = None,
 ):
     data = {
         "results": results,
@@ -300,7 +329,37 @@ def _search_answer(
         data["regex"] = True
     how = "case-sensitive" if exact_case else "case-insensitive"
     what = "regular-expression" if pattern is not None else "substring"
-    return Answer(data, ctx.truth(CAPABILITY, reason=f"resolved from {how} {what} search"))
+    reason = f"resolved from {how} {what} search"
+    if unsearched:
+        reason += f"; {unsearched_clause(unsearched)}"
+    return Answer(data, ctx.truth(CAPABILITY, reason=reason))
+
+
+UNSEARCHED_NAMED = 3
+"""Paths of files too large to search that a search's reason names."""
+
+
+def unsearched_files(ctx: ApiContext, scope: list[str] | None) -> list[str]:
+    """Files in scope the index keeps no text for although they are text (too large)."""
+    where, args = _scope_sql("repo_id", scope)
+    rows = ctx.conn.execute(
+        "SELECT relative_path FROM files WHERE parse_status = 'too_large'"
+        + where
+        + " ORDER BY repo_id, relative_path",
+        args,
+    )
+    return [row["relative_path"] for row in rows]
+
+
+def unsearched_clause(paths: list[str]) -> str:
+    """``2 files too large to keep as text were not searched: a, b``."""
+    count = len(paths)
+    noun = "file" if count == 1 else "files"
+    verb = "was" if count == 1 else "were"
+    named = ", ".join(paths[:UNSEARCHED_NAMED])
+    if count > UNSEARCHED_NAMED:
+        named += f" (+{count - UNSEARCHED_NAMED} more)"
+    return f"{count} {noun} too large to keep as text {verb} {NOT_SEARCHED}: {named}"
 
 
 @ROUTES.route("POST", "/content/files/search")
@@ -333,7 +392,8 @@ def search_files(ctx: ApiContext) -> Answer:
         item = file_row(row["repo_id"], row, "")
         item["matching_lines"] = matching_lines(row["content"] or "", query, exact_case, pattern)
         results.append(item)
-    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern)
+    unsearched = unsearched_files(ctx, scope)
+    return _search_answer(ctx, results, limit, offset, truncated, exact_case, pattern, unsearched)
 
 
 MATCHING_LINES = 3

@@ -25,6 +25,7 @@ from eshu_mcp.query.local.api.code.scope import (
 )
 from eshu_mcp.query.local.api.graph.edges import name_candidates
 from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.reasons import NOT_MEASURED
 
 QUALITY_CHECKS = ("complexity", "function_length", "argument_count", "refactoring_candidates")
 DEFAULT_THRESHOLDS = {"min_complexity": 10, "min_lines": 20, "min_arguments": 5}
@@ -62,6 +63,33 @@ def most_complex(
     return [_complexity_row(r) for r in rows[:limit]], len(rows) > limit
 
 
+def unmeasured_functions(
+    conn: sqlite3.Connection, repo_id: str, path: str = ""
+) -> list[tuple[str, int]]:
+    """(language, function count) of the functions in scope the indexer measured no
+    complexity for (languages without a complexity table), most first."""
+    where, params = scope_predicate(repo_id, "")
+    where += " AND e.entity_type = 'Function' AND e.cyclomatic_complexity IS NULL"
+    if path:
+        where += " AND (e.relative_path = ? OR substr(e.relative_path, 1, ?) = ?)"
+        params = [*params, path, len(path) + 1, path + "/"]
+    rows = conn.execute(
+        "SELECT COALESCE(e.language, '') AS language, COUNT(*) AS n FROM entities e"
+        f" WHERE {where} GROUP BY 1 ORDER BY 2 DESC, 1",
+        params,
+    )
+    return [(row["language"] or "unknown", int(row["n"])) for row in rows]
+
+
+def unmeasured_reason(unmeasured: list[tuple[str, int]]) -> str:
+    """``complexity is not measured for typescript (533 functions), ...: not ranked``."""
+    counts = ", ".join(
+        f"{language} ({count} function{'s' if count != 1 else ''})"
+        for language, count in unmeasured
+    )
+    return f"{NOT_MEASURED} {counts}: they are not ranked"
+
+
 def edge_counts(conn: sqlite3.Connection, entity_id: str) -> tuple[int, int]:
     """(outgoing, incoming) relationship counts of a node."""
     outgoing = conn.execute("SELECT COUNT(*) FROM edges WHERE source_id = ?", (entity_id,))
@@ -95,7 +123,7 @@ def code_complexity(ctx: ApiContext) -> Answer:
         row = entity_by_id(ctx.conn, entity_id)
         if row is None or not may_read(ctx, row["repo_id"]):
             raise ApiError(404, "entity not found")
-        return Answer(_single(ctx.conn, row), truth)
+        return Answer(_single(ctx.conn, row), _measured_truth(ctx, row, truth))
     path = fields.string("path").strip().strip("/")
     if function_name:
         # A bare or qualified name (Clock.callLater), an overload folded into its body.
@@ -116,9 +144,16 @@ def code_complexity(ctx: ApiContext) -> Answer:
             raise ApiError(404, "entity not found")
         if len(rows) > 1:
             raise _ambiguous(function_name, repo_id, rows, truth)
-        return Answer(_single(ctx.conn, rows[0]), truth)
+        return Answer(_single(ctx.conn, rows[0]), _measured_truth(ctx, rows[0], truth))
     limit = clamp_limit(fields.integer("limit", 10), default=10, maximum=100)
     results, truncated = most_complex(ctx.conn, repo_id, limit, path)
+    unmeasured = unmeasured_functions(ctx.conn, repo_id, path)
+    if unmeasured:
+        truth = ctx.truth(
+            "code_quality.complexity",
+            basis="hybrid",
+            reason=f"resolved from indexed complexity; {unmeasured_reason(unmeasured)}",
+        )
     data = {
         "repo_id": repo_id,
         **({"path": path} if path else {}),
@@ -128,6 +163,19 @@ def code_complexity(ctx: ApiContext) -> Answer:
         "result_key": "entity_id",
     }
     return Answer(data, truth)
+
+
+def _measured_truth(ctx: ApiContext, row: dict[str, Any], truth: dict[str, Any]):
+    """The truth of one function's answer: its reason says when complexity was not
+    measured (the answer's complexity is then 0, which no measured function has)."""
+    if row["cyclomatic_complexity"] is not None:
+        return truth
+    language = row["language"] or "its language"
+    return ctx.truth(
+        "code_quality.complexity",
+        basis="hybrid",
+        reason=f"{NOT_MEASURED} {language} functions",
+    )
 
 
 def _ambiguous(
