@@ -141,6 +141,12 @@ EXPANDED_ENUMS = ("query_type", "metric_type", "mode", "relationship_type", "dir
 VOLATILE = (
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
     (re.compile(r'"(age_seconds|elapsed_ms|duration_ms|took_ms)": [0-9.e-]+'), '"<elapsed>"'),
+    # Topic search's bm25 share reads FTS5's corpus statistics (document count, average
+    # length, documents per word), which span every repository's documents: a scoped
+    # caller's relevance values can differ from an index of its repositories alone, never
+    # its rows, names or counts (the README says so under Authentication).
+    (re.compile(r'"relevance": [0-9.e-]+'), '"<relevance>"'),
+    (re.compile(r'"(score|baseline_score)": -?\d+\.\d+'), '"<bm25 score>"'),
 )
 
 

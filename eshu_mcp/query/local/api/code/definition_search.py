@@ -219,14 +219,19 @@ def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> No
 
 
 def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords) -> None:
-    """Each concept's rarity: log(documents / documents holding its first word)."""
+    """
+    Each concept's rarity: log(documents / documents holding its first word), both counted
+    through ``search_docs`` so a scoped caller counts only the repositories it may read.
+    """
     total = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0] or 1
     weights = []
     for concept in words.concepts:
         word = next((w for w in words.asked if w in concept), None) or min(concept)
         pattern = f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
         held = conn.execute(
-            "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (pattern,)
+            "SELECT COUNT(*) FROM search_fts CROSS JOIN search_docs d"
+            " ON d.doc_id = search_fts.rowid WHERE search_fts MATCH ?",
+            (pattern,),
         ).fetchone()[0]
         weights.append(math.log(1 + total / (1 + held)))
     words.weights = weights
