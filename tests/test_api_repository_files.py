@@ -110,7 +110,7 @@ class ContentTests(RepositoryFilesCase):
         self.assertEqual(base64.b64decode(data["content"]), b"\x00\x01png")
 
     def test_symlink_leaving_the_tree_is_not_read(self):
-        outside = self.ids["index"].root / "outside-secret.txt"
+        outside = (self.ids["index"].root / "outside-secret.txt").absolute()
         outside.write_bytes(b"TOP SECRET")
         (self.ids["tree"] / "assets").mkdir()
         os.symlink(outside, self.ids["tree"] / "assets" / "logo.bin")
@@ -118,6 +118,62 @@ class ContentTests(RepositoryFilesCase):
         self.assertEqual((response.status, response.json()["detail"]), (404, "file not found"))
         self.assertNotIn(b"TOP SECRET", response.body)
         self.assertNotIn(base64.b64encode(b"TOP SECRET"), response.body)
+
+    def swapped_after_the_check(self, swap):
+        """Run ``swap`` right after the read has resolved and checked its path (TOCTOU)."""
+        real = os.path.realpath
+
+        def resolve_then_swap(path, *args, **kwargs):
+            resolved = real(path, *args, **kwargs)
+            if str(path).endswith("logo.bin"):
+                swap()
+            return resolved
+
+        self.patch(os.path, "realpath", resolve_then_swap)
+
+    def outside_secret(self):
+        outside = (self.ids["index"].root / "outside").absolute()
+        outside.mkdir()
+        (outside / "logo.bin").write_bytes(b"TOP SECRET")
+        return outside
+
+    def assert_not_served(self, response):
+        self.assertEqual((response.status, response.json()["detail"]), (404, "file not found"))
+        self.assertNotIn(b"TOP SECRET", response.body)
+        self.assertNotIn(base64.b64encode(b"TOP SECRET"), response.body)
+
+    def test_a_file_swapped_for_a_link_after_the_check_is_not_followed(self):
+        outside = self.outside_secret()
+        logo = self.ids["tree"] / "assets" / "logo.bin"
+        logo.parent.mkdir()
+        logo.write_bytes(b"\x00\x01png")
+
+        def swap():
+            logo.unlink()
+            os.symlink(outside / "logo.bin", logo)
+
+        self.swapped_after_the_check(swap)
+        self.assert_not_served(self.get("/content", path="assets/logo.bin"))
+
+    def test_a_directory_swapped_for_a_link_after_the_check_is_not_followed(self):
+        outside = self.outside_secret()
+        assets = self.ids["tree"] / "assets"
+        assets.mkdir()
+        (assets / "logo.bin").write_bytes(b"\x00\x01png")
+
+        def swap():
+            (assets / "logo.bin").unlink()
+            assets.rmdir()
+            os.symlink(outside, assets)
+
+        self.swapped_after_the_check(swap)
+        self.assert_not_served(self.get("/content", path="assets/logo.bin"))
+
+    def test_a_fifo_in_place_of_the_file_is_refused_without_waiting(self):
+        (self.ids["tree"] / "assets").mkdir()
+        os.mkfifo(self.ids["tree"] / "assets" / "logo.bin")
+        response = self.get("/content", path="assets/logo.bin")
+        self.assertEqual((response.status, response.json()["detail"]), (404, "file not found"))
 
     def test_traversal_attempts_are_4xx_json(self):
         for path in ("../../etc/passwd", "/etc/passwd", "app/../../x", "C:/Windows", "a\x00b"):

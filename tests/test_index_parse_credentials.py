@@ -76,6 +76,31 @@ class CredentialContentTests(SynchronousTestCase):
             literal_secret_key('{"password": "Password", "token": {"type": "string"}}')
         )
 
+    def test_a_manifest_whose_url_carries_a_literal_password_is_a_credential(self) -> None:
+        cases = {
+            "requirements.txt": b"--index-url https://builder:glpat-s3cr3t@pypi.example.com/simple\n",
+            "requirements/prod.txt": b"x @ git+https://oauth2:s3cr3t99@gitlab.example.com/t/x.git\n",
+            "package.json": b'{"dependencies": {"p": "git+https://ghp_s3cr3t:x-oauth-basic@github.com/o/p"}}',
+            "pyproject.toml": b'dependencies = ["x @ git+https://t:s3cr3t99@github.com/o/x.git"]\n',
+            "Pipfile": b'[[source]]\nurl = "https://u:s3cr3t99@pypi.example.com/simple"\n',
+        }
+        for path, data in cases.items():
+            self.assertEqual(
+                credential_reason(path, data, is_source=False),
+                "it holds a URL with a literal password",
+                path,
+            )
+
+    def test_urls_without_a_literal_password_and_prose_files_are_not(self) -> None:
+        cases = {
+            "requirements.txt": b"--index-url https://${PIP_USER}:${PIP_TOKEN}@pypi.example.com/s\n",
+            "package.json": b'{"dependencies": {"p": "git+ssh://git@github.com/o/p.git"}}',
+            "docs/setup.md": b"clone https://user:hunter22@example.com/repo.git\n",
+            "notes.txt": b"https://user:hunter22@example.com\n",
+        }
+        for path, data in cases.items():
+            self.assertIsNone(credential_reason(path, data, is_source=False), path)
+
     def test_a_private_key_in_a_file_no_extractor_parses(self) -> None:
         self.assertIsNotNone(credential_reason("keys/deploy.txt", PRIVATE_KEY, is_source=False))
         self.assertIsNone(credential_reason("src/fixtures.py", PRIVATE_KEY, is_source=True))

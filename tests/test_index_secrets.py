@@ -84,3 +84,35 @@ class SecretTests(SynchronousTestCase):
         (finding,) = find_secrets("deploy/app.json", '{"password": "hunter2hunter"}\n')
         self.assertEqual(finding.finding_kind, "password_literal")
         self.assertEqual(finding.redacted_excerpt, '{"password": "[REDACTED]"}')
+
+
+class UrlCredentialTests(SynchronousTestCase):
+    def test_a_url_s_userinfo_is_redacted_and_an_ssh_user_name_kept(self) -> None:
+        from eshu_mcp.query.local.index.parse.secrets import redact_url_credentials
+
+        cases = {
+            "git+https://oauth2:glpat-s3cr3t@gitlab.example.com/t/p.git": (
+                "git+https://[REDACTED]@gitlab.example.com/t/p.git"
+            ),
+            "https://ghp_s3cr3t@github.com/o/r": "https://[REDACTED]@github.com/o/r",
+            "git::https://deploy:s3cr3t@git.example.com/m.git?ref=v1": (
+                "git::https://[REDACTED]@git.example.com/m.git?ref=v1"
+            ),
+            "ssh://git@github.com/o/r.git": "ssh://git@github.com/o/r.git",
+            "ssh://git:s3cr3t@host/r.git": "ssh://[REDACTED]@host/r.git",
+            "git@github.com:o/r.git": "git@github.com:o/r.git",
+            "https://registry.npmjs.org/@scope/pkg": "https://registry.npmjs.org/@scope/pkg",
+            "nginx:1.25": "nginx:1.25",
+        }
+        for raw, stored in cases.items():
+            self.assertEqual(redact_url_credentials(raw), stored, raw)
+
+    def test_query_values_named_like_credentials_are_redacted_others_kept(self) -> None:
+        from eshu_mcp.query.local.index.parse.secrets import redact_url_credentials
+
+        self.assertEqual(
+            redact_url_credentials(
+                "https://h/m.zip?ref=v1&access_token=s3cr3t&design=blue&X-Amz-Signature=ab12"
+            ),
+            "https://h/m.zip?ref=v1&access_token=[REDACTED]&design=blue&X-Amz-Signature=[REDACTED]",
+        )

@@ -17,7 +17,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.platform.work_trees import look
 from eshu_mcp.query.local.index.build.indexer import index_repositories
-from eshu_mcp.query.local.index.walk.git import git_environment, run_git
+from eshu_mcp.query.local.index.walk.git import git_dir_link_out, git_environment, run_git
 from eshu_mcp.query.local.index.walk.worktree import (
     WalkError,
     discover,
@@ -171,3 +171,51 @@ def make_stat_dirty_one(path: Path) -> None:
     """Same bytes, new mtime."""
     later = time.time() + 5
     os.utime(path, (later, later))
+
+
+OUTSIDE_LINE = "root:x:0:0:outside-bytes-zq7741:/root:/bin/bash"
+
+
+class LinksOutOfGitTests(SynchronousTestCase):
+    """A file git reads as data that links out of ``.git``: the repository is read without git."""
+
+    def setUp(self) -> None:
+        self.parent = Path(tempfile.mkdtemp(prefix="eshu-git-links-"))
+        self.addCleanup(shutil.rmtree, self.parent, True)
+        self.outside = self.parent / "outside.txt"
+        self.outside.write_text(OUTSIDE_LINE + "\n")
+        self.repo = self.parent / "repo"
+        self.repo.mkdir()
+        (self.repo / "app.py").write_text("def handler():\n    return 1\n")
+        git(self.repo, "init", "-q", "-b", "main")
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "fixture")
+
+    def test_an_ordinary_repository_and_links_inside_git_are_read_with_git(self) -> None:
+        self.assertIsNone(git_dir_link_out(self.repo))
+        os.symlink(self.repo / ".git" / "HEAD", self.repo / ".git" / "HEAD-copy")
+        self.assertIsNone(git_dir_link_out(self.repo))
+        self.assertTrue(discover(self.repo).is_git)
+
+    def test_packed_refs_or_a_ref_linking_out_is_named(self) -> None:
+        os.symlink(self.outside, self.repo / ".git" / "packed-refs")
+        self.assertEqual(git_dir_link_out(self.repo), ".git/packed-refs")
+        os.remove(self.repo / ".git" / "packed-refs")
+        os.symlink(self.outside, self.repo / ".git" / "refs" / "heads" / "feature")
+        self.assertEqual(git_dir_link_out(self.repo), ".git/refs/heads/feature")
+
+    def test_the_repository_still_indexes_and_no_outside_byte_is_stored(self) -> None:
+        os.symlink(self.outside, self.repo / ".git" / "packed-refs")
+        tree = discover(self.repo)
+        self.assertFalse(tree.is_git)
+        self.assertEqual(
+            tree.git_refused,
+            ".git/packed-refs is a symbolic link out of the repository; read without git",
+        )
+        db_path = self.parent / "index.sqlite"
+        events: list[dict] = []
+        report = index_repositories(db_path, [self.repo], progress=events.append, workers=1)
+        self.assertEqual([repo.status for repo in report.repositories], ["indexed"])
+        self.assertNotIn("outside-bytes", repr(events))
+        self.assertNotIn(b"outside-bytes", db_path.read_bytes())
+        self.assertEqual([repo.error for repo in report.repositories], [None])

@@ -5,6 +5,7 @@ The files are the repository's, so none is trusted: a file is read only when its
 lies inside the git directory it belongs to (a symbolic link out of it is not followed),
 only when it is a regular file (never a FIFO or a device), at most a bounded number of
 bytes, and what comes back is a commit id or nothing: no other byte of any file leaves.
+:func:`read_beneath` is that guarded read, for any file of a work tree the API serves.
 """
 
 from __future__ import annotations
@@ -20,28 +21,51 @@ SMALL_FILE_BYTES = 4096
 PACKED_REFS_BYTES = 4 << 20
 
 
-def read_inside(base: Path, relative: str, limit: int = SMALL_FILE_BYTES) -> str | None:
+_BENEATH_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_BENEATH_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_beneath(base: str | os.PathLike[str], relative: str, limit: int) -> bytes | None:
     """
-    The first ``limit`` bytes of ``base/relative`` as text, when its real path is inside
-    ``base``'s real path and it is a regular file; None otherwise.
+    At most ``limit`` bytes of ``base/relative``, or None unless its real path lies inside
+    ``base``'s and it is a regular file.
+
+    The file is opened one directory at a time from ``base`` with ``O_NOFOLLOW``, along the
+    real path checked first, so a symbolic link swapped into any part of it after the check
+    is refused, not followed; ``O_NONBLOCK`` keeps a FIFO from stalling the reader.
     """
     real_base = os.path.realpath(base)
     target = os.path.realpath(os.path.join(real_base, relative))
     if os.path.commonpath([real_base, target]) != real_base or target == real_base:
         return None
+    *directories, name = os.path.relpath(target, real_base).split(os.sep)
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        parent = os.open(real_base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return None
+    fd = -1
     try:
+        for directory in directories:
+            inner = os.open(directory, _BENEATH_DIRECTORY, dir_fd=parent)
+            os.close(parent)
+            parent = inner
+        fd = os.open(name, _BENEATH_FILE, dir_fd=parent)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit).decode("utf-8", "replace")
+            return handle.read(limit)
     except OSError:
         return None
     finally:
-        os.close(fd)
+        os.close(parent)
+        if fd >= 0:
+            os.close(fd)
+
+
+def read_inside(base: Path, relative: str, limit: int = SMALL_FILE_BYTES) -> str | None:
+    """The first ``limit`` bytes of a git file as text (see :func:`read_beneath`)."""
+    data = read_beneath(base, relative, limit)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def git_dir(work_tree: Path) -> Path | None:

@@ -9,7 +9,6 @@ after checking that the resolved path stays inside the repository.
 from __future__ import annotations
 
 import base64
-import os
 import sqlite3
 from typing import Any
 
@@ -30,6 +29,7 @@ from eshu_mcp.query.local.api.platform.truth import (
     current_head,
     repository_freshness,
 )
+from eshu_mcp.query.local.api.platform.truth_heads import read_beneath
 from eshu_mcp.query.local.api.platform.writer_state import writer_alive
 from eshu_mcp.query.local.api.repository.catalog import CONTEXT, require_repository
 from eshu_mcp.query.local.api.repository.rows import language_family, repository_refs
@@ -143,17 +143,10 @@ def _entries(rows: list[sqlite3.Row], base: str, recursive: bool) -> list[dict[s
 def read_inside(work_tree: str, path: str, limit: int) -> bytes | None:
     """
     Up to ``limit`` + 1 bytes of ``path`` under ``work_tree``, or None when the resolved
-    file is not a regular file inside the work tree (symlink escapes included).
+    file is not a regular file inside the work tree (symbolic links leaving it, and links
+    swapped in since the check, included).
     """
-    root = os.path.realpath(work_tree)
-    target = os.path.realpath(os.path.join(root, path))
-    if os.path.commonpath([root, target]) != root or not os.path.isfile(target):
-        return None
-    try:
-        with open(target, "rb") as handle:
-            return handle.read(limit + 1)
-    except OSError:
-        return None
+    return read_beneath(work_tree, path, limit + 1)
 
 
 @ROUTES.route("GET", "/repositories/{repo_id}/content")

@@ -182,7 +182,15 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         emit({"phase": "failed", "path": path, "error": str(e)})
         return RepositoryReport(path=path, repo_id=None, status="failed", error=str(e))
     repo_id = repository_id(tree.identity)
-    emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
+    emit(
+        {
+            "phase": "discover",
+            "path": str(tree.root),
+            "repo_id": repo_id,
+            "git": tree.is_git,
+            "git_refused": tree.git_refused,
+        }
+    )
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
     walk_result = walk(tree, _own_files(conn))

@@ -60,6 +60,8 @@ class TerminalProgress:
             self._bar_open = True
         elif phase == "discover":
             self._line(f"indexing {event['path']} ({event['repo_id']})")
+            if event.get("git_refused"):
+                self._line(f"  warning: {event['git_refused']}")
         elif phase == "walk":
             self._line(
                 f"  {event['files']} files, {event['to_parse']} to parse,"

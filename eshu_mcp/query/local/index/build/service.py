@@ -241,6 +241,12 @@ class IndexService(Service):
         self.last_event = event
         if event.get("phase") == "failed":
             self.last_error = str(event.get("error") or event)
+        if event.get("phase") == "discover" and event.get("git_refused"):
+            self.log.warn(
+                "index of {repo_id}: {reason}",
+                repo_id=event.get("repo_id"),
+                reason=event.get("git_refused"),
+            )
         if event.get("phase") == "skipped":
             self.log.warn(
                 "index of {repo_id} skipped {count} files whose names are not valid UTF-8"

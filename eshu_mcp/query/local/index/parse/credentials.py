@@ -5,8 +5,10 @@ A file is a credential file by its name (``.env*``, private keys and certificate
 ``.netrc``, ``.git-credentials``...) or by a bounded look at its first bytes: a private key
 block in a file no extractor parses, or, in a JSON, YAML, INI, TOML or properties file, a
 key named like a password, secret or token holding a literal value (not ``${VAR}``, not a
-template, not a type name). Ordinary source files are never withheld: their literals are
-secret candidates (:mod:`.secrets`), redacted.
+template, not a type name), or, there and in ``requirements*.txt`` and ``Pipfile``, a URL
+whose userinfo sets a literal password (``git+https://oauth2:<token>@gitlab...``).
+Ordinary source files are never withheld: their literals are secret candidates
+(:mod:`.secrets`), redacted.
 
 The cost per file is a name test; only configuration-like files also get a regular
 expression over their first :data:`SNIFF_BYTES`.
@@ -59,6 +61,11 @@ _SNIFFED_SUFFIXES = (
     ".properties",
     ".toml",
 )
+_SNIFFED_MANIFESTS = ("requirements", "constraints")
+"""Plain-text manifests (``requirements*.txt``, ``requirements/*.txt``, and ``Pipfile``) whose
+index URLs may carry a password."""
+_URL_PASSWORD = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s/@:\"'<>]*:([^\s/@\"'<>]+)@")
+"""A URL with ``user:password@`` (``https://oauth2:glpat-...@gitlab.example.com/...``)."""
 PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 _SECRET_STEMS = ("passw", "secret", "token", "key")
 """What a credential key ends in, found with ``str.find`` (a regex scan costs ten times more)."""
@@ -122,11 +129,24 @@ def credential_reason(relative_path: str, head: bytes, is_source: bool) -> str |
         return None
     if head.find(b"PRIVATE KEY", 0, SNIFF_BYTES) >= 0 and PRIVATE_KEY.search(head, 0, SNIFF_BYTES):
         return "it holds a private key"
-    if name.endswith(_SNIFFED_SUFFIXES):
-        key = literal_secret_key(head[:SNIFF_BYTES].decode("utf-8", "replace"))
+    manifest = name == "pipfile" or (
+        name.endswith(".txt")
+        and (name.startswith(_SNIFFED_MANIFESTS) or "/requirements/" in "/" + relative_path.lower())
+    )
+    if name.endswith(_SNIFFED_SUFFIXES) or manifest:
+        text = head[:SNIFF_BYTES].decode("utf-8", "replace")
+        key = None if manifest else literal_secret_key(text)
         if key is not None:
             return f"it sets {key!r} to a literal value"
+        if "://" in text and url_password(text):
+            return "it holds a URL with a literal password"
     return None
+
+
+def url_password(text: str) -> bool:
+    """Whether ``text`` holds a URL whose userinfo sets a literal password (not ``${VAR}``)."""
+    lowered = text.lower()
+    return any(_is_literal("", match.group(1)) for match in _URL_PASSWORD.finditer(lowered))
 
 
 def literal_secret_key(text: str) -> str | None:

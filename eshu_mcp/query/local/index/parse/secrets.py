@@ -196,3 +196,33 @@ def find_secrets(relative_path: str, text: str) -> list[SecretFinding]:
             )
         )
     return findings
+
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s@\"'?#<>]+)@")
+_SECRET_QUERY = re.compile(
+    # a query parameter whose name is, or has as a ``_``/``-``/``.`` part, a credential word
+    r"(?i)([?&;](?:[\w.\-]*?[_.\-])?(?:token|secret|password|passwd|pwd|api[_-]?key|apikey"
+    r"|access[_-]?key|signature|sig|auth|authorization|credentials?)(?:[_.\-][\w.\-]*)?=)"
+    r"([^&#\s\"'\\]+)"
+)
+_SSH_SCHEMES = ("ssh://", "git+ssh://", "ssh+git://")
+
+
+def redact_url_credentials(text: str) -> str:
+    """
+    ``text`` with the credentials a URL carries replaced by ``[REDACTED]``: its userinfo
+    (``https://oauth2:glpat-...@host``, ``https://<token>@github.com``; an ssh user name alone
+    is kept) and query values named like secrets (``?token=``, ``&X-Amz-Signature=``).
+    """
+    if "://" in text:
+
+        def userinfo(match: re.Match[str]) -> str:
+            scheme, user = match.group(1), match.group(2)
+            if ":" not in user and scheme.lower() in _SSH_SCHEMES:
+                return match.group(0)
+            return f"{scheme}[REDACTED]@"
+
+        text = _URL_USERINFO.sub(userinfo, text)
+    if "=" in text and ("?" in text or "&" in text or ";" in text):
+        text = _SECRET_QUERY.sub(r"\1[REDACTED]", text)
+    return text

@@ -165,3 +165,45 @@ def driver_overrides(root: Path) -> tuple[tuple[str, str], ...]:
         if family == "filter":
             settings.append((f"filter.{driver}.required", "false"))
     return tuple(settings)
+
+
+MAX_GIT_ENTRIES_CHECKED = 100_000
+"""Entries of ``.git`` and its ``refs/`` looked at for links out, at most (a bounded cost)."""
+
+
+def git_dir_link_out(root: Path) -> str | None:
+    """
+    The first file git reads as data (``HEAD``, ``packed-refs``, ``config``, ``index``, a
+    ref...) that is a symbolic link out of ``root/.git``, as a repository-relative path; None
+    when there is none (or ``.git`` is no directory of its own).
+
+    Git follows such a link and echoes what it found in its errors (``unexpected line in
+    .git/packed-refs: <the outside file's first line>``), so a repository holding one is
+    read without git: as a plain directory.
+    """
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        return None
+    real = os.path.realpath(dot_git)
+    checked = 0
+    for directory, names in _git_dir_entries(dot_git):
+        for name in names:
+            checked += 1
+            if checked > MAX_GIT_ENTRIES_CHECKED:
+                return None
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if os.path.commonpath([real, target]) != real:
+                    return os.path.relpath(path, root)
+    return None
+
+
+def _git_dir_entries(dot_git: Path):
+    """``(directory, entry names)`` of ``.git`` itself and every directory under its refs."""
+    try:
+        yield str(dot_git), os.listdir(dot_git)
+    except OSError:
+        return
+    for directory, dirnames, filenames in os.walk(dot_git / "refs"):
+        yield directory, [*dirnames, *filenames]

@@ -18,7 +18,7 @@ from pathlib import Path
 from attrs import frozen
 
 from eshu_mcp.query.local.index.store.identity import normalize_remote_url
-from eshu_mcp.query.local.index.walk.git import run_git
+from eshu_mcp.query.local.index.walk.git import git_dir_link_out, run_git
 from eshu_mcp.query.local.index.walk.ignore import is_ignored, load_rules
 
 SKIP_DIRS = frozenset(
@@ -162,6 +162,7 @@ class WorkTree:
     default_branch: str | None = None
     dirty: bool = False
     refs: tuple[GitRef, ...] = ()
+    git_refused: str | None = None  # why git was not run (a link out of .git), if it was not
 
     @property
     def identity(self) -> str:
@@ -209,6 +210,10 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         if top is None:
             return WorkTree(root=candidate, is_git=False)
         candidate = _own_toplevel(candidate, Path(top.strip()).resolve())
+    link_out = git_dir_link_out(candidate)
+    if link_out is not None:
+        refused = f"{link_out} is a symbolic link out of the repository; read without git"
+        return WorkTree(root=candidate, is_git=False, git_refused=refused)
     remote = _git(candidate, "config", "--get", "remote.origin.url", check=False)
     head = _git(candidate, "rev-parse", "--verify", "-q", "HEAD", check=False)
     branch = _git(candidate, "symbolic-ref", "-q", "--short", "HEAD", check=False)

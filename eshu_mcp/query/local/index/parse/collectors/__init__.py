@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 from attrs import field, frozen
 
+from eshu_mcp.query.local.index.parse.secrets import redact_url_credentials
+
 MAX_COLLECTED_BYTES = 16 * 1024 * 1024
 """Files up to this size are collected even when too large to keep as content (lockfiles)."""
 MAX_FACTS_PER_FILE = 20_000
@@ -101,18 +103,38 @@ def collect_file(collector: Collector, relative_path: str, text: str) -> list[tu
 
     A collector that fails on a malformed file yields one ``collect_error`` fact naming the
     problem instead of failing the build: the rest of the repository is still indexed.
+    Credentials a URL carries (a dependency's ``git+https://user:token@host``, a module
+    source's ``?token=``) are redacted before a fact is stored, whatever the file.
     """
     try:
         facts = collector.collect(relative_path, text)
     except Exception as error:  # a bad file must never stop a build
         facts = [Fact("collect_error", relative_path, 0, {"error": _describe(error)})]
     rows = [
-        (fact.kind, fact.name, int(fact.line), json.dumps(fact.payload, sort_keys=True))
+        (fact.kind, redact_url_credentials(fact.name), int(fact.line), _payload_json(fact.payload))
         for fact in facts[:MAX_FACTS_PER_FILE]
     ]
     if len(facts) > MAX_FACTS_PER_FILE:
         rows.append(("facts_capped", relative_path, 0, json.dumps({"facts": len(facts)})))
     return rows
+
+
+def _payload_json(payload: dict) -> str:
+    """The payload as stored: JSON, every string in it with URL credentials redacted."""
+    encoded = json.dumps(payload, sort_keys=True)
+    if "://" not in encoded and "=" not in encoded:
+        return encoded  # the common case: nothing a URL credential could hide in
+    return json.dumps(_redacted(payload), sort_keys=True)
+
+
+def _redacted(value):
+    if isinstance(value, str):
+        return redact_url_credentials(value)
+    if isinstance(value, dict):
+        return {_redacted(key): _redacted(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(item) for item in value]
+    return value
 
 
 def _describe(error: Exception) -> str:
