@@ -1,8 +1,8 @@
 """
 Which language a file is, and whether it is a test or generated file (Eshu's rules).
 
-Data, not code: Eshu's parser registry (local-backend §3.4) mapped to parser keys, plus the
-text formats that get no extractor but still count in the language inventory.
+Derived from the language registry (:mod:`.registry`): the parsed languages' extensions, plus
+the text formats that get no extractor but still count in the language inventory.
 """
 
 from __future__ import annotations
@@ -10,72 +10,24 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, keys_with, parsed_keys
+
 PARSED_EXTENSIONS = {
-    ".py": "python",
-    ".pyw": "python",
-    ".go": "go",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".ts": "typescript",
-    ".cts": "typescript",
-    ".mts": "typescript",
-    ".tsx": "tsx",
-    ".java": "java",
-    ".c": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".h": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".cs": "c_sharp",
-    ".csx": "c_sharp",
-    ".rs": "rust",
-    ".rb": "ruby",
-    ".php": "php",
+    suffix: language.key
+    for language in LANGUAGES
+    if language.extractor
+    for suffix in language.extensions
 }
 TEXT_EXTENSIONS = {
-    ".kt": "kotlin",
-    ".scala": "scala",
-    ".swift": "swift",
-    ".groovy": "groovy",
-    ".dart": "dart",
-    ".ex": "elixir",
-    ".exs": "elixir",
-    ".hs": "haskell",
-    ".pl": "perl",
-    ".pm": "perl",
-    ".sql": "sql",
-    ".tf": "hcl",
-    ".tfvars": "hcl",
-    ".hcl": "hcl",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".json": "json",
-    ".toml": "toml",
-    ".md": "markdown",
-    ".rst": "restructuredtext",
-    ".sh": "shell",
-    ".bash": "shell",
-    ".html": "html",
-    ".css": "css",
-    ".xml": "xml",
-    ".ini": "ini",
-    ".cfg": "ini",
-    ".proto": "protobuf",
+    suffix: language.key
+    for language in LANGUAGES
+    if not language.extractor
+    for suffix in language.extensions
 }
-FILENAMES = {
-    "Dockerfile": "dockerfile",
-    "Makefile": "make",
-    "Gemfile": "ruby",
-    "Rakefile": "ruby",
-    "go.mod": "gomod",
-    "Jenkinsfile": "groovy",
-}
-RAW_SIZE_LIMIT_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "php"})
+FILENAMES = {name: language.key for language in LANGUAGES for name in language.filenames}
+RAW_SIZE_LIMIT_LANGUAGES = keys_with(size_limited=True)
 """Eshu does not parse files of these languages over 1 MiB (content is kept)."""
+_PARSED = parsed_keys()
 
 _TEST_DIRS = ("/tests/", "/test/", "/__tests__/", "/cypress/")
 _TEST_NAME = re.compile(
@@ -100,7 +52,7 @@ def language_of(relative_path: str) -> str | None:
 
 def is_parsed_language(language: str | None) -> bool:
     """Whether an extractor exists for the language key."""
-    return language in PARSED_EXTENSIONS.values()
+    return language in _PARSED
 
 
 def is_test_path(relative_path: str) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from attrs import define
 
+from eshu_mcp.query.local.index.parse.registry import family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
@@ -32,7 +33,7 @@ from eshu_mcp.query.local.index.resolve.typed_receivers import (
 )
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS
 
-OVERLOADING_LANGUAGES = frozenset({"java", "c_sharp", "cpp"})
+OVERLOADING_LANGUAGES = keys_with(overloading=True)
 """Languages whose methods may share a name and differ by their parameters."""
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -43,8 +44,10 @@ SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
 CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expression"]})
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
-IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
-DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
+GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
+"""How a call resolves by its name alone, without an import, a type or a scope to say so."""
+IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
+DISPATCHED_LANGUAGES = keys_with(dispatched=True)
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
 
 
@@ -464,6 +467,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     else:
         found, method, reason = pick(catalog.methods, name, file_id)
     if found is not None:
+        if method in GUESSED and family_of(found.language) != family_of(language):
+            return None, "no_definition"  # a shell command is no Python function
         return found, method
     if reason == "no_definition" and is_builtin(language, name):
         return None, "builtin"

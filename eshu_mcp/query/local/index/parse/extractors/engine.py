@@ -118,6 +118,8 @@ class LanguageEngine:
         values: list[Node] = []
         roles = self.roles
         for kind, nodes in QueryCursor(self.query).captures(root).items():
+            if kind not in roles:  # a helper capture a pattern's predicate tests
+                continue
             if roles[kind] == _REFERS:  # attributed after the sweep, once filtered
                 values += nodes
                 continue
