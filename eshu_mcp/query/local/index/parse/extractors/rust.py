@@ -125,6 +125,8 @@ FIELD_ACCESS = core.MemberAccess("field_expression", "field", "value")
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
+    if node.type == "identifier":
+        return _token_tree_call(node)
     if node.type == "macro_invocation":
         macro = node.child_by_field_name("macro")
         full = text(macro)
@@ -144,6 +146,28 @@ def call(node: Node) -> Call | None:
         scope = text(path) if path is not None else None
         return Call(text(name), text(function), scope, "call", count)
     return None
+
+
+def _token_tree_call(name: Node) -> Call | None:
+    """A call inside a macro's arguments (``assert_eq!(total(x), 3)``), which the grammar
+    leaves as tokens: a name directly followed by a parenthesised token tree, with ``a.`` or
+    ``path::`` before it for a method or a path call."""
+    arguments = name.next_sibling
+    if arguments is None or not core.starts_with(arguments, b"("):
+        return None
+    count = sum(1 for child in arguments.children if child.type == ",") + (
+        1 if arguments.named_child_count else 0
+    )
+    called = text(name)
+    separator = name.prev_sibling
+    owner = separator.prev_sibling if separator is not None else None
+    if separator is None or owner is None or owner.type not in ("identifier", "self"):
+        return Call(called, called, None, "call", count)
+    if separator.type == ".":
+        return Call(called, f"{text(owner)}.{called}", text(owner), "method_call", count)
+    if separator.type == "::":
+        return Call(called, f"{text(owner)}::{called}", text(owner), "call", count)
+    return Call(called, called, None, "call", count)
 
 
 def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
@@ -205,11 +229,12 @@ SPEC = LanguageSpec(
     load=tree_sitter_rust.language,
     definitions=frozenset(LABELS),
     define=define,
-    calls=frozenset({"call_expression", "macro_invocation"}),
+    calls=frozenset({"call_expression", "macro_invocation", "identifier"}),
     call=call,
     imports=frozenset({"use_declaration"}),
     import_rows=import_rows,
     assignments=frozenset({"let_declaration"}),
     assign=assign,
     complexity=COMPLEXITY,
+    query_patterns={"identifier": "(token_tree (identifier) @identifier . (token_tree))"},
 )
