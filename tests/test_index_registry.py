@@ -131,6 +131,9 @@ class ResolutionTests(SynchronousTestCase):
         ).fetchone()
         self.assertEqual(tuple(resolved), ("lua/shop/util.lua",))
 
+    def test_a_call_on_a_required_lua_module_resolves_to_its_function(self) -> None:
+        self.assertIn(("main", "total", "lua/shop/util.lua"), self.calls())
+
     def test_a_shell_command_never_resolves_to_a_python_function_of_its_name(self) -> None:
         targets = {(source, target) for source, target, _ in self.calls()}
         self.assertNotIn(("run", "install"), targets)

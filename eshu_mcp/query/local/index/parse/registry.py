@@ -298,7 +298,6 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             load loadstring dofile collectgarbage"""
         ),
         imports="dotted_path",
-        whole_file_imports=True,
     ),
     LanguageEntry(
         "shell",
