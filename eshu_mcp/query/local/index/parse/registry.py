@@ -47,9 +47,16 @@ class LanguageEntry:
     implicit_this: bool = False
     """Whether a method calls its class's other methods without naming the instance."""
     dispatched: bool = False
-    """Whether a call on a declared base type may run an override (virtual dispatch)."""
+    """Whether a call on a declared base type may run an override (virtual dispatch), and so
+    (with ``implicit_this``) a bare call in a method may run a base class's method."""
     size_limited: bool = False
     """Whether Eshu skips parsing files of the language over 1 MiB (content is kept)."""
+    receivers: str | None = None
+    """The family whose methods a call on a receiver may run, for a language whose method calls
+    resolve by the receiver's type (declared, constructed or a field's); None: by name only."""
+    capitalised_types: bool = False
+    """Whether a capitalised receiver the repository does not define is a library type
+    (``System.out.println()``): the call runs outside the repository."""
     family: str | None = None
     """Languages that call each other's definitions directly share a family (JVM, C, the
     scripts of the web); a name guessed across families is no call. None: the key alone."""
@@ -96,6 +103,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             " println real recover"
         ),
         imports="go",
+        receivers="go",
     ),
     LanguageEntry(
         "javascript",
@@ -106,6 +114,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="script",
         size_limited=True,
         family="ecmascript",
+        receivers="ecmascript",
+        dispatched=True,
     ),
     LanguageEntry(
         "typescript",
@@ -116,6 +126,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="script",
         size_limited=True,
         family="ecmascript",
+        receivers="ecmascript",
+        dispatched=True,
     ),
     LanguageEntry(
         "tsx",
@@ -126,6 +138,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="script",
         size_limited=True,
         family="ecmascript",
+        receivers="ecmascript",
+        dispatched=True,
     ),
     LanguageEntry(
         "java",
@@ -138,6 +152,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         dispatched=True,
         family="jvm",
+        receivers="java",
+        capitalised_types=True,
     ),
     LanguageEntry(
         "c_sharp",
@@ -148,6 +164,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         dispatched=True,
+        receivers="c_sharp",
+        capitalised_types=True,
     ),
     LanguageEntry(
         "c",
@@ -229,6 +247,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         dispatched=True,
+        receivers="java",
+        capitalised_types=True,
     ),
     LanguageEntry(
         "scala",
@@ -244,6 +264,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         dispatched=True,
+        receivers="java",
+        capitalised_types=True,
     ),
     LanguageEntry(
         "swift",
@@ -258,6 +280,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         dispatched=True,
+        receivers="swift",
+        capitalised_types=True,
     ),
     LanguageEntry("dart", (".dart",)),  # its grammar's methods leave their bodies as siblings
     LanguageEntry(
