@@ -20,7 +20,7 @@ class Cart(private val repo: Repo) : Base(1), Priced {
         m.format()
         return when (total) { 0 -> 1; else -> total }
     }
-    fun add(item: Item) { helper(item); repo.save(item) }
+    fun add(item: Item) { helper(item); repo.save(item); if (!item.valid(1)) reject(item) }
 }
 fun String.slug(): String = this.lowercase()
 """
@@ -50,6 +50,7 @@ class KotlinTests(SynchronousTestCase):
         self.assertEqual(entities["Priced"]["entity_type"], "Interface")
         self.assertEqual(entities["Cart"]["entity_type"], "Class")
         self.assertEqual(entities["Cart.add"]["metadata"]["args"], ["item"])
+        self.assertEqual(entities["Cart.add"]["cyclomatic_complexity"], 2)
         self.assertTrue(entities["Cart.price"]["metadata"]["override"])
         self.assertEqual(entities["slug"]["metadata"]["extends_type"], "String")
 
@@ -63,6 +64,8 @@ class KotlinTests(SynchronousTestCase):
         self.assertIn(("m.format", "Money"), calls)
         self.assertIn(("helper", None), calls)
         self.assertIn(("repo.save", None), calls)
+        # ``!item.valid(1)`` parses as a call of ``!item.valid``: still a call of valid
+        self.assertIn(("item.valid", "Item"), calls)
 
     def test_imports_name_a_type_a_package_or_an_alias(self) -> None:
         self.assertEqual(

@@ -11,7 +11,7 @@ function M.price(cart)
   if cart.ok and cart.n > 0 then return util.total(cart) end
   return helper(cart)
 end
-function M:add(item) self:save(item) end
+function M:add(item) self:save(item); M.price(item) end
 local function helper(x) for i = 1, 3 do print(i) end return x end
 local f = function(y) return y end
 return M
@@ -48,7 +48,13 @@ class LuaTests(SynchronousTestCase):
         calls = {(c[2], c[3]) for c in self.parsed.calls}
         self.assertEqual(
             calls,
-            {("util.total", "util"), ("helper", None), ("self.save", "self"), ("print", None)},
+            {
+                ("util.total", "util"),
+                ("helper", None),
+                ("self.save", "self"),
+                ("M.price", None),  # the file's own table: its function, called plainly
+                ("print", None),
+            },
         )
 
     def test_complexity(self) -> None:

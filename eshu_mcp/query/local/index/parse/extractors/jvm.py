@@ -139,6 +139,8 @@ def _kotlin_call(node: Node) -> Call | None:
         return None
     arguments = next((c for c in node.named_children if c.type == "value_arguments"), None)
     count = arguments.named_child_count if arguments is not None else None
+    while callee.type == "unary_expression" and callee.named_child_count == 1:
+        callee = callee.named_children[0]  # ``!g(x)`` parses as ``(!g)(x)``
     if callee.type == "identifier":
         name = text(callee)
         return Call(name, name, None, "call", count)
@@ -146,6 +148,8 @@ def _kotlin_call(node: Node) -> Call | None:
         receiver, field = callee.named_children
         if field.type != "identifier":
             return None
+        while receiver.type == "unary_expression" and receiver.named_child_count == 1:
+            receiver = receiver.named_children[0]  # ``!a.b(x)``: ``b`` of ``a``
         owner = text(receiver).removesuffix("!!").removesuffix("?")
         return Call(text(field), f"{owner}.{text(field)}", owner, "method_call", count)
     return None

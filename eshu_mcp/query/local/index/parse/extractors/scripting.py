@@ -8,6 +8,7 @@ import importlib
 from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.extractors.core import (
+    CURRENT_SOURCE,
     Call,
     ComplexityTable,
     Definition,
@@ -102,6 +103,40 @@ def _required(node: Node) -> str | None:
     return text(content) if content is not None else None
 
 
+class _FileTables:
+    """The tables a Lua file declares at its top level (``local M = {}``), read once per file:
+    ``M.f()`` there calls the file's own ``function M.f``."""
+
+    source: object = None
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, node: Node) -> frozenset[str]:
+        source = CURRENT_SOURCE.data
+        if source is not cls.source or source is None:
+            root = node
+            while root.parent is not None:
+                root = root.parent
+            cls.source, cls.names = source, frozenset(_declared_tables(root))
+        return cls.names
+
+
+def _declared_tables(root: Node):
+    for statement in root.named_children:
+        assignment = statement
+        if statement.type == "variable_declaration" and statement.named_child_count:
+            assignment = statement.named_children[0]
+        if assignment.type != "assignment_statement" or assignment.named_child_count != 2:
+            continue
+        targets, values = assignment.named_children
+        if (
+            targets.named_child_count == 1
+            and values.named_child_count == 1
+            and values.named_children[0].type == "table_constructor"
+        ):
+            yield text(targets.named_children[0])
+
+
 def _lua_call(node: Node) -> Call | None:
     if _required(node) is not None:
         return None
@@ -121,7 +156,10 @@ def _lua_call(node: Node) -> Call | None:
         if table is None or field is None:
             return None
         owner = text(table)
-        return Call(text(field), f"{owner}.{text(field)}", owner, "method_call", count)
+        full = f"{owner}.{text(field)}"
+        if name.type == "dot_index_expression" and owner in _FileTables.of(node):
+            return Call(text(field), full, None, "call", count)  # the file's own function
+        return Call(text(field), full, owner, "method_call", count)
     return None
 
 

@@ -1,0 +1,263 @@
+"""
+Index figures and hand-checked call-graph answers, per language, on real repositories.
+
+For each language a small public repository (fetched beforehand at the commit named below,
+its files under ``--repos/<name>``) is indexed from scratch. Reported per language: its files
+and entities, its call sites resolved to one definition (single), to several (ambiguous), to
+nothing in the repository (unresolved: no definition), or outside it (a builtin, a library),
+and the checked answers: each "who calls X" / "what does Y call" answer compared with the set
+read off the source by hand (right: equal; partly: overlapping; wrong: otherwise).
+
+Usage: ``python scripts/bench_languages.py --repos /tmp/repos [--only kotlin,lua] [--json]
+[--show NAME ...]`` (``--show`` prints the index's answers for the named functions, to check
+new expectations against the source).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from attrs import frozen
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
+
+
+@frozen
+class Check:
+    """One answer read off the source: ``callers`` of a function, or its ``callees``."""
+
+    kind: str
+    function: str  # qualified name, with ``@path-suffix`` when the name is not unique
+    expected: frozenset[str]
+
+
+@frozen
+class Case:
+    language: str
+    repository: str  # owner/name on GitHub
+    commit: str
+    checks: tuple[Check, ...]
+
+
+def callers(function: str, *names: str) -> Check:
+    return Check("callers", function, frozenset(names))
+
+
+def callees(function: str, *names: str) -> Check:
+    return Check("callees", function, frozenset(names))
+
+
+CASES = (
+    Case(
+        "kotlin",
+        "JakeWharton/timber",
+        "d226eb0391d6d32547dad7b2c77da84010d61aac",
+        (
+            callers(
+                "Tree.prepareLog",
+                *("Tree.v", "Tree.d", "Tree.i", "Tree.w", "Tree.e", "Tree.wtf", "Tree.log"),
+            ),
+            callers(
+                "WrongTimberUsageDetector.isSubclassOf",
+                "WrongTimberUsageDetector.checkFormatArguments",
+                "WrongTimberUsageDetector.checkMethodArguments",
+                "WrongTimberUsageDetector.checkExceptionLogging",
+                "WrongTimberUsageDetector.isPropertyOnSubclassOf",
+            ),
+            callers(
+                "WrongTimberUsageDetector.checkElement",
+                "WrongTimberUsageDetector.checkConditionalUsage",
+                "WrongTimberUsageDetector.checkMethodArguments",
+            ),
+            callers(
+                "WrongTimberUsageDetector.getType",
+                "WrongTimberUsageDetector.checkFormatArguments",
+                "WrongTimberUsageDetector.checkElement",
+            ),
+            callers(
+                "WrongTimberUsageDetector.checkMethodArguments",
+                "WrongTimberUsageDetector.visitMethodCall",
+            ),
+            callees(
+                "Tree.prepareLog",
+                *("Tree.isLoggable", "Tree.getStackTraceString", "Tree.formatMessage", "Tree.log"),
+            ),
+            callees(
+                "WrongTimberUsageDetector.checkElement",
+                "WrongTimberUsageDetector.getType",
+                "WrongTimberUsageDetector.quickFixIssueBinary",
+                "WrongTimberUsageDetector.checkConditionalUsage",
+            ),
+            callees("WrongTimberUsageDetector.getType", "WrongTimberUsageDetector.getTypeClass"),
+            callees(
+                "WrongTimberUsageDetector.checkMethodArguments",
+                "WrongTimberUsageDetector.checkElement",
+                "WrongTimberUsageDetector.isSubclassOf",
+                "WrongTimberUsageDetector.quickFixIssueThrowable",
+            ),
+            callees(
+                "WrongTimberUsageDetector.checkFormatArguments",
+                "WrongTimberUsageDetector.isSubclassOf",
+                "WrongTimberUsageDetector.getFormatArgumentCount",
+                "WrongTimberUsageDetector.getStringArgumentTypes",
+                "WrongTimberUsageDetector.getType",
+            ),
+        ),
+    ),
+)
+
+CALL_EDGES = (
+    "SELECT DISTINCT {other}.qualified_name FROM edges e"
+    " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
+    " WHERE e.type = 'CALLS' AND e.{this_end} = ?"
+)
+
+
+def _function(conn, language: str, function: str):
+    name, _, path = function.partition("@")
+    rows = conn.execute(
+        "SELECT entity_id, relative_path FROM entities WHERE language = ? AND qualified_name = ?"
+        " AND entity_type = 'Function'",
+        (language, name),
+    ).fetchall()
+    rows = [row for row in rows if row[1].endswith(path)] if path else rows
+    return [row[0] for row in rows]
+
+
+def answer(conn, language: str, check: Check) -> set[str]:
+    """The index's answer: qualified names of the callers or callees of every definition
+    the check names."""
+    if check.kind == "callers":
+        sql = CALL_EDGES.format(other="s", other_end="source_id", this_end="target_id")
+    else:
+        sql = CALL_EDGES.format(other="t", other_end="target_id", this_end="source_id")
+    found: set[str] = set()
+    for entity in _function(conn, language, check.function):
+        found.update(row[0] for row in conn.execute(sql, (entity,)))
+    return found
+
+
+def grade(expected: frozenset[str], found: set[str]) -> str:
+    if found == expected:
+        return "right"
+    return "partly" if found & expected else "wrong"
+
+
+def figures(conn, language: str) -> dict:
+    """Files, entities and call sites of one language, by how each call resolved."""
+    files = conn.execute("SELECT COUNT(*) FROM files WHERE language = ?", (language,)).fetchone()
+    entities = conn.execute(
+        "SELECT COUNT(*) FROM entities WHERE language = ?", (language,)
+    ).fetchone()
+    reasons = dict(
+        conn.execute(
+            "SELECT COALESCE(CASE WHEN u.reason LIKE 'ambiguous%' THEN 'ambiguous'"
+            " ELSE u.reason END, 'single'), COUNT(*) FROM call_sites c"
+            " JOIN files f ON f.file_id = c.file_id"
+            " LEFT JOIN unresolved_calls u ON u.call_id = c.call_id"
+            " WHERE f.language = ? GROUP BY 1",
+            (language,),
+        ).fetchall()
+    )
+    ambiguous_edges = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT c.call_id FROM call_sites c"
+        " JOIN files f ON f.file_id = c.file_id JOIN edges e ON e.type = 'CALLS'"
+        " AND e.source_id = c.caller_entity_id AND e.line_number = c.line_number"
+        " AND e.resolution_method = 'ambiguous' WHERE f.language = ?"
+        " AND c.call_id NOT IN (SELECT call_id FROM unresolved_calls)"
+        " GROUP BY c.call_id)",
+        (language,),
+    ).fetchone()[0]
+    single = reasons.pop("single", 0) - ambiguous_edges
+    return {
+        "files": files[0],
+        "entities": entities[0],
+        "call_sites": single + ambiguous_edges + sum(reasons.values()),
+        "single": single,
+        "ambiguous": ambiguous_edges + reasons.pop("ambiguous", 0),
+        "unresolved": reasons.pop("no_definition", 0),
+        "outside": sum(reasons.values()),
+    }
+
+
+def run(case: Case, repos: Path, show: list[str]) -> dict:
+    repository = repos / case.repository.split("/", 1)[1].lower()
+    with tempfile.TemporaryDirectory(prefix="eshu-bench-languages-") as tmp:
+        db = Path(tmp) / "index.sqlite"
+        if not index_repositories(db, [repository], workers=1).ok:
+            raise SystemExit(f"indexing {repository} failed")
+        conn = open_reader(db)
+        try:
+            result = {"language": case.language, "repository": case.repository}
+            result.update(figures(conn, case.language))
+            graded = []
+            for check in case.checks:
+                found = answer(conn, case.language, check)
+                graded.append((check, found, grade(check.expected, found)))
+            for name in show:
+                for kind in ("callers", "callees"):
+                    found = answer(conn, case.language, Check(kind, name, frozenset()))
+                    print(f"  {kind} of {name}: {sorted(found)}")
+        finally:
+            conn.close()
+    for level in ("right", "partly", "wrong"):
+        result[level] = sum(1 for *_, got in graded if got == level)
+    result["misses"] = [
+        {
+            "check": f"{check.kind} {check.function}",
+            "missing": sorted(check.expected - found),
+            "extra": sorted(found - check.expected),
+        }
+        for check, found, got in graded
+        if got != "right"
+    ]
+    return result
+
+
+COLUMNS = [
+    "language",
+    "files",
+    "entities",
+    "call_sites",
+    "single",
+    "ambiguous",
+    "unresolved",
+    "outside",
+    "right",
+    "partly",
+    "wrong",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", type=Path, required=True)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--show", nargs="*", default=[])
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    wanted = set(filter(None, options.only.split(",")))
+    results = [
+        run(case, options.repos, options.show)
+        for case in CASES
+        if not wanted or case.language in wanted
+    ]
+    if options.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(" ".join(f"{column:>10}" for column in COLUMNS))
+    for result in results:
+        print(" ".join(f"{result[column]!s:>10}" for column in COLUMNS))
+        for miss in result["misses"]:
+            print(f"    {miss}")
+
+
+if __name__ == "__main__":
+    main()
