@@ -113,6 +113,15 @@ CASES = (
     ),
 )
 
+CASES += (
+    Case("lua", "rxi/lume", "98847e7812cf28d3d64b289b03fad71dc704547d", ()),
+    Case("swift", "SwiftyJSON/SwiftyJSON", "8805b547079d605f61f9c7964296384ff6fe853e", ()),
+    Case("scala", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb", ()),
+    Case("elixir", "sasa1977/con_cache", "6cb17c945d0c12964df85531e9f30a5964c7c01f", ()),
+    Case("shell", "bats-core/bats-core", "d22e41faad59f5fd942a88c992b4913a27a460c4", ()),
+    Case("haskell", "haskell/parsec", "b87122c1c74b8240e65044a8f600f0427d4dd9c3", ()),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"

@@ -19,6 +19,9 @@ ELIXIR = b"""defmodule Shop.Cart do
       _ -> Shop.Repo.save(item)
     end
   end
+  test "adds an item" do
+    assert add(new_cart(), 1)
+  end
 end
 """
 
@@ -45,11 +48,22 @@ class ElixirTests(SynchronousTestCase):
         self.entities = {e["qualified_name"]: e for e in self.parsed.entities}
 
     def test_modules_and_functions_are_definitions_not_calls(self) -> None:
-        self.assertEqual(sorted(self.entities), ["Cart", "Cart.add", "Cart.helper", "Cart.price"])
+        self.assertEqual(
+            sorted(self.entities),
+            ["Cart", "Cart.add", "Cart.helper", "Cart.price", "Cart.test adds an item"],
+        )
         self.assertEqual(self.entities["Cart.add"]["metadata"]["args"], ["cart", "item"])
         self.assertEqual(self.entities["Cart.helper"]["metadata"]["visibility"], "private")
         called = {c[1] for c in self.parsed.calls}
-        self.assertFalse(called & {"def", "defp", "price", "add", "if", "case", "behaviour"})
+        self.assertFalse(called & {"def", "defp", "price", "helper(x)", "if", "case", "behaviour"})
+
+    def test_an_exunit_test_block_is_a_function_holding_its_calls(self) -> None:
+        test = self.entities["Cart.test adds an item"]
+        self.assertEqual(test["metadata"]["dead_code_root_kinds"], ["elixir.test"])
+        index = list(self.entities).index("Cart.test adds an item")
+        self.assertEqual(
+            {c[1] for c in self.parsed.calls if c[0] == index}, {"assert", "add", "new_cart"}
+        )
 
     def test_calls_name_their_module_and_fields_are_not_calls(self) -> None:
         calls = {(c[2], c[3]) for c in self.parsed.calls}
@@ -60,7 +74,10 @@ class ElixirTests(SynchronousTestCase):
                 ("helper", None),
                 ("Enum.map", "Enum"),
                 ("total", None),
-                ("Shop.Repo.save", "Shop.Repo"),
+                ("Shop.Repo.save", "Repo"),
+                ("assert", None),
+                ("add", None),
+                ("new_cart", None),
             },
         )
 

@@ -34,6 +34,12 @@ class LanguageEntry:
     """The grammar distribution its extractor loads (pinned in setup.py)."""
     builtins: frozenset[str] = frozenset()
     """Callables every program of the language has: an unresolved bare call to one is builtin."""
+    library_globals: frozenset[str] = frozenset()
+    """Names every program of the language sees that hold its standard library (Lua's
+    ``math``, Elixir's ``Enum``; ``:`` for any Erlang module): a call on one the repository
+    does not define runs outside."""
+    commands: bool = False
+    """Whether a call the repository does not define runs a program outside it (shell)."""
     imports: str | None = None
     """How an import names a repository file (see :mod:`..resolve.modules`): ``python``,
     ``script`` (JS/TS specifiers), ``go``, ``qualified`` (``a.b.C`` -> ``a/b/C.<ext>``),
@@ -293,9 +299,18 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             """raise is_nil is_atom is_binary is_list is_map is_integer is_function
             is_tuple length hd tl elem put_elem inspect to_string self send spawn spawn_link
             apply throw exit byte_size map_size tuple_size div rem abs max min round trunc
-            struct"""
+            struct assert refute assert_raise assert_receive assert_received refute_receive
+            refute_received test describe setup setup_all doctest catch_error catch_throw
+            catch_exit"""
         ),
         imports="elixir",
+        library_globals=_words(
+            """Enum Map MapSet List Keyword String Integer Float Tuple Kernel IO File Path
+            Process GenServer Supervisor Agent Task Registry Logger Application Code Stream
+            Regex URI Base DateTime NaiveDateTime Date Time System Access Atom Module
+            Function Node Port Range Exception :"""
+        ),
+        implicit_this=True,
     ),
     LanguageEntry(
         "haskell",
@@ -322,6 +337,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             load loadstring dofile collectgarbage"""
         ),
         imports="dotted_path",
+        library_globals=_words("math table string os io coroutine debug utf8 package bit32"),
     ),
     LanguageEntry(
         "shell",
@@ -336,6 +352,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="require",
         whole_file_imports=True,
         bare_values=True,
+        commands=True,
     ),
     LanguageEntry("groovy", (".groovy", ".gradle"), ("Jenkinsfile",)),
     LanguageEntry("perl", (".pl", ".pm")),

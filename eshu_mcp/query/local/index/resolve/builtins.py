@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eshu_mcp.query.local.index.parse.registry import LANGUAGES
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, entry
 
 
 def _words(text: str) -> frozenset[str]:
@@ -63,3 +63,14 @@ def is_builtin(language: str | None, name: str) -> bool:
     if language == "python" and name.endswith(PYTHON_EXCEPTION_SUFFIXES):
         return True
     return name in BUILTINS.get(language or "", frozenset())
+
+
+def runs_outside(language: str | None, receiver: str | None) -> bool:
+    """Whether a call nothing in the repository defines runs outside it: any command of a
+    shell script, a call on a standard library global (``math.floor``) or, in Elixir, on an
+    Erlang module (``:ets.insert``)."""
+    declared = entry(language)
+    if receiver is None:
+        return declared.commands
+    head = receiver.split(".", 1)[0]
+    return head in declared.library_globals or head[:1] in declared.library_globals

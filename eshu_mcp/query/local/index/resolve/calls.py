@@ -20,7 +20,7 @@ from attrs import define
 
 from eshu_mcp.query.local.index.parse.registry import family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
-from eshu_mcp.query.local.index.resolve.builtins import is_builtin
+from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
     DISPATCHED,
@@ -467,9 +467,12 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     else:
         found, method, reason = pick(catalog.methods, name, file_id)
     if found is not None:
-        if method in GUESSED and family_of(found.language) != family_of(language):
-            return None, "no_definition"  # a shell command is no Python function
-        return found, method
-    if reason == "no_definition" and is_builtin(language, name):
-        return None, "builtin"
+        if method not in GUESSED or family_of(found.language) == family_of(language):
+            return found, method
+        reason = "no_definition"  # a shell command is no Python function
+    if reason == "no_definition":
+        if is_builtin(language, name):
+            return None, "builtin"
+        if runs_outside(language, receiver):
+            return None, "external"
     return None, reason

@@ -24,6 +24,7 @@ _MODULE_DEFINERS = frozenset({"defmodule", "defprotocol", "defimpl"})
 _FUNCTION_DEFINERS = frozenset(
     {"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp", "defdelegate"}
 )
+_TEST_BLOCKS = frozenset({"test", "setup", "setup_all"})
 _IMPORTERS = frozenset({"alias", "import", "require", "use"})
 _SPECIAL_FORMS = frozenset(
     {"if", "unless", "case", "cond", "with", "for", "fn", "receive", "try", "quote"}
@@ -77,6 +78,16 @@ def _elixir_define(node: Node) -> Definition | None:
         return Definition(
             "Function", text(name_node), name_node, node, body, args, metadata=metadata
         )
+    if definer in _TEST_BLOCKS:  # ExUnit: ``test "name" do ... end`` runs as a function
+        body = next((c for c in node.named_children if c.type == "do_block"), None)
+        arguments = _arguments(node)
+        if body is None:
+            return None
+        title = arguments[0] if arguments and arguments[0].type == "string" else None
+        name_node = title if title is not None else node.child_by_field_name("target")
+        name = f"{definer} {text(title).strip(chr(34))}" if title is not None else definer
+        metadata = {"dead_code_root_kinds": ["elixir.test"]}
+        return Definition("Function", name, name_node, node, body, metadata=metadata)
     if definer not in _MODULE_DEFINERS:
         return None
     arguments = _arguments(node)
@@ -142,7 +153,10 @@ def _elixir_call(node: Node) -> Call | None:
         if left.type != "alias" and not any(c.type == "arguments" for c in node.children):
             return None  # ``cart.total``: a map's field, not a call
         owner = text(left)
-        return Call(text(right), f"{owner}.{text(right)}", owner, "method_call", count)
+        full = f"{owner}.{text(right)}"
+        if left.type == "alias":  # ``MyApp.Repo.get``: the module as ``alias`` names it
+            owner = owner.rsplit(".", 1)[-1]
+        return Call(text(right), full, owner, "method_call", count)
     return None
 
 
