@@ -114,7 +114,27 @@ CASES = (
 )
 
 CASES += (
-    Case("lua", "rxi/lume", "98847e7812cf28d3d64b289b03fad71dc704547d", ()),
+    Case(
+        "lua",
+        "rxi/lume",
+        "98847e7812cf28d3d64b289b03fad71dc704547d",
+        (
+            callers("iteratee", "map", "all", "any", "filter", "reject", "match", "count"),
+            callers(
+                "getiter",
+                *("remove", "clear", "each", "map", "all", "any", "reduce", "filter"),
+                *("reject", "merge", "concat", "find", "match", "count", "keys"),
+            ),
+            callers("iscallable", "iteratee", "fn", "combine"),
+            callers("isarray", "getiter", "remove", "count"),
+            callers("fn", "once", "lume.fn"),  # ``tests["lume.fn"] = function() ...``
+            callees("iteratee", "iscallable"),
+            callees("getiter", "isarray"),
+            callees("split", "array", "patternescape"),
+            callees("fn", "iscallable", "concat"),
+            callees("clear", "getiter"),
+        ),
+    ),
     Case("swift", "SwiftyJSON/SwiftyJSON", "8805b547079d605f61f9c7964296384ff6fe853e", ()),
     Case("scala", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb", ()),
     Case("elixir", "sasa1977/con_cache", "6cb17c945d0c12964df85531e9f30a5964c7c01f", ()),

@@ -14,6 +14,9 @@ end
 function M:add(item) self:save(item); M.price(item) end
 local function helper(x) for i = 1, 3 do print(i) end return x end
 local f = function(y) return y end
+function M.map(t, fn) local g = function(v) return fn(v) end return M.price(fn(t)) end
+local tests = {}
+tests["price is free"] = function() local helper = M.price; assert(helper({}) == 0) end
 return M
 """
 
@@ -35,7 +38,11 @@ class LuaTests(SynchronousTestCase):
         self.entities = {e["qualified_name"]: e for e in self.parsed.entities}
 
     def test_table_functions_belong_to_their_table_and_locals_are_local(self) -> None:
-        self.assertEqual(sorted(self.entities), ["M.add", "f", "helper", "price"])
+        self.assertEqual(
+            sorted(self.entities),
+            ["M.add", "f", "g", "helper", "map", "price", "price is free"],
+        )
+        self.assertEqual(self.entities["price is free"]["metadata"]["table"], "tests")
         self.assertEqual(self.entities["price"]["metadata"]["table"], "M")
         self.assertEqual(self.entities["helper"]["metadata"]["visibility"], "local")
         self.assertNotIn("visibility", self.entities["price"]["metadata"])
@@ -54,8 +61,20 @@ class LuaTests(SynchronousTestCase):
                 ("self.save", "self"),
                 ("M.price", None),  # the file's own table: its function, called plainly
                 ("print", None),
+                ("assert", None),  # and not helper(): a local there, not the function
             },
         )
+
+    def test_a_call_of_a_parameter_is_no_call_of_a_definition(self) -> None:
+        mapped = list(self.entities).index("map")
+        inner = mapped + 1  # g, a closure that sees map's parameters
+        self.assertEqual(
+            sorted(c[2] for c in self.parsed.calls if c[0] in (mapped, inner)), ["M.price"]
+        )
+
+    def test_a_call_of_a_local_is_no_call_of_a_definition(self) -> None:
+        test = list(self.entities).index("price is free")
+        self.assertEqual([c[2] for c in self.parsed.calls if c[0] == test], ["assert"])
 
     def test_complexity(self) -> None:
         self.assertEqual(self.entities["price"]["cyclomatic_complexity"], 3)

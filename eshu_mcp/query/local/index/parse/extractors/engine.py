@@ -202,6 +202,7 @@ class LanguageEngine:
         bool_ops = table.boolean_ops if table else {}
         define, read_call, assign = spec.define, spec.call, spec.assign
         import_rows = spec.import_rows
+        shadowing = spec.parameters_shadow_calls
         calls = result.calls
         imports = result.imports
         prefix = spec.instance_prefix
@@ -222,6 +223,8 @@ class LanguageEngine:
             role = roles[kind]
             if role == _CALLS:  # most captures: a kind that is nothing but a call
                 call = read_call(node)
+                if call is not None and shadowing and _calls_parameter(call, top):
+                    continue
                 if call is not None:
                     function = None if top is None else top[_FUNCTION]
                     name, full, receiver, call_kind, count = call
@@ -280,7 +283,10 @@ class LanguageEngine:
                                     for name, value in found.locals
                                     if name.startswith(prefix)
                                 )
-                        top = (end, index, counted, (index, scope), index)
+                        params = _NO_PARAMETERS
+                        if shadowing:  # a closure sees its enclosing function's parameters
+                            params = set(found.args).union(outer[2] if outer else ())
+                        top = (end, index, counted, (index, scope, params), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
                         top = (end, index, False, function, index)
@@ -299,7 +305,7 @@ class LanguageEngine:
             function = None if top is None else top[_FUNCTION]
             if role & _CALLS:
                 call = read_call(node)
-                if call is not None:
+                if call is not None and not (shadowing and _calls_parameter(call, top)):
                     receiver = call[2]
                     if function is None:
                         calls.append(
@@ -345,6 +351,8 @@ class LanguageEngine:
                 bound = assign(node)
                 if bound is not None:
                     target, value = bound
+                    if shadowing and function is not None:
+                        function[2].add(target)  # a local: calling it calls its value
                     scope = module_scope if function is None else function[1]
                     if value[:1] == ALIAS:  # x = y: y's type, if known; self.y's: resolved later
                         alias = value[1:]
@@ -434,6 +442,15 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+_NO_PARAMETERS: frozenset[str] = frozenset()
+
+
+def _calls_parameter(call: tuple, top: tuple | None) -> bool:
+    """Whether a bare call calls a parameter of its function (``fn(x)`` in ``map(t, fn)``):
+    a value passed in, never the definition of that name."""
+    if call[2] is not None or call[1] != call[0] or top is None or top[_FUNCTION] is None:
+        return False  # a call on a receiver, or written with a path
+    return call[0] in top[_FUNCTION][2]
 
 
 def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | None:

@@ -283,6 +283,7 @@ def _haskell_imports(node: Node) -> list[ImportRow]:
 
 HASKELL = LanguageSpec(
     key="haskell",
+    parameters_shadow_calls=True,
     load=lambda: importlib.import_module("tree_sitter_haskell").language(),
     definitions=frozenset(_HASKELL_LABELS),
     define=_haskell_define,

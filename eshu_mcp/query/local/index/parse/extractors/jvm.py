@@ -185,6 +185,7 @@ def _kotlin_assign(node: Node) -> tuple[str, str] | None:
 
 KOTLIN = LanguageSpec(
     key="kotlin",
+    parameters_shadow_calls=True,
     load=_grammar("tree_sitter_kotlin"),
     definitions=frozenset({"class_declaration", "object_declaration", "function_declaration"}),
     define=_kotlin_define,
@@ -343,6 +344,7 @@ def _scala_assign(node: Node) -> tuple[str, str] | None:
 
 SCALA = LanguageSpec(
     key="scala",
+    parameters_shadow_calls=True,
     load=_grammar("tree_sitter_scala"),
     definitions=frozenset(_SCALA_LABELS),
     define=_scala_define,

@@ -8,6 +8,7 @@ import importlib
 from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.extractors.core import (
+    ALIAS,
     CURRENT_SOURCE,
     Call,
     ComplexityTable,
@@ -67,6 +68,16 @@ def _lua_define(node: Node) -> Definition | None:
         if table is None or field is None:
             return None
         owner, name_node = text(table), field
+    elif name_node.type == "bracket_index_expression":  # tests["adds"] = function() ...
+        key = name_node.child_by_field_name("field")
+        content = key.child_by_field_name("content") if key is not None else None
+        if key is None or key.type != "string" or content is None:
+            return None
+        table = name_node.child_by_field_name("table")
+        metadata = {"table": text(table)} if table is not None else {}
+        return Definition(
+            "Function", text(content), content, node, body, _lua_params(node), metadata=metadata
+        )
     elif name_node.type != "identifier":
         return None
     declared = node if node.type == "function_declaration" else node.parent.parent.parent
@@ -177,8 +188,21 @@ def _lua_imports(node: Node) -> list[ImportRow]:
     return [ImportRow(module, "*", None, "require", line_of(node))]
 
 
+def _lua_local(node: Node) -> tuple[str, str] | None:
+    """A ``local x = ...`` of one name, as a local of no known type."""
+    assignment = node.named_children[0] if node.named_child_count else None
+    if assignment is None or assignment.type != "assignment_statement":
+        return None
+    targets = assignment.named_children[0]
+    if targets.type != "variable_list" or targets.named_child_count != 1:
+        return None
+    target = targets.named_children[0]
+    return (text(target), ALIAS) if target.type == "identifier" else None
+
+
 LUA = LanguageSpec(
     key="lua",
+    parameters_shadow_calls=True,
     load=lambda: importlib.import_module("tree_sitter_lua").language(),
     definitions=frozenset({"function_declaration", "function_definition"}),
     define=_lua_define,
@@ -186,6 +210,8 @@ LUA = LanguageSpec(
     call=_lua_call,
     imports=frozenset({"function_call"}),
     import_rows=_lua_imports,
+    assignments=frozenset({"variable_declaration"}),
+    assign=_lua_local,
     complexity=LUA_COMPLEXITY,
     query_patterns={
         "binary_expression": '[(binary_expression "and") (binary_expression "or")]'

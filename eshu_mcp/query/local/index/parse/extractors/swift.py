@@ -174,6 +174,7 @@ def _swift_assign(node: Node) -> tuple[str, str] | None:
 
 SWIFT = LanguageSpec(
     key="swift",
+    parameters_shadow_calls=True,
     load=lambda: importlib.import_module("tree_sitter_swift").language(),
     definitions=frozenset(
         {
