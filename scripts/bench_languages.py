@@ -137,7 +137,54 @@ CASES += (
     ),
     Case("swift", "SwiftyJSON/SwiftyJSON", "8805b547079d605f61f9c7964296384ff6fe853e", ()),
     Case("scala", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb", ()),
-    Case("elixir", "sasa1977/con_cache", "6cb17c945d0c12964df85531e9f30a5964c7c01f", ()),
+    Case(
+        "elixir",
+        "sasa1977/con_cache",
+        "6cb17c945d0c12964df85531e9f30a5964c7c01f",
+        (
+            callers(
+                "Operations.valid_ets_type?",
+                *("Operations.dirty_update", "Operations.dirty_update_existing"),
+                *("Operations.get_or_store", "Operations.dirty_get_or_store"),
+                *("Operations.fetch_or_store", "Operations.dirty_fetch_or_store"),
+            ),
+            callers(
+                "Operations.emit",
+                *("Operations.fetch", "Operations.get_or_store", "Operations.dirty_get_or_store"),
+                *("Operations.fetch_or_store", "Operations.dirty_fetch_or_store"),
+            ),
+            callers(
+                "Operations.fetch",
+                *("ConCache.get", "Operations.dirty_update", "Operations.get_or_store"),
+                *("Operations.dirty_get_or_store", "Operations.fetch_or_store"),
+                *("Operations.dirty_fetch_or_store", "Operations.with_existing"),
+            ),
+            callers(
+                "Operations.dirty_put",
+                *("ConCache.dirty_put", "Operations.put", "Operations.dirty_get_or_store"),
+                "Operations.dirty_fetch_or_store",
+            ),
+            callers(
+                "Lock.exec",
+                *("Operations.isolated", "LockTest.exec_lock", "LockTest.test timeout"),
+                *("LockTest.test monitor", "LockTest.test monitor 2"),
+            ),
+            callees(
+                "Operations.fetch",
+                *("Operations.emit", "Operations.telemetry_hit", "Operations.telemetry_miss"),
+                "Operations.read_touch",
+            ),
+            callees(
+                "Operations.get_or_store",
+                *("Operations.valid_ets_type?", "Operations.fetch", "Operations.emit"),
+                *("Operations.isolated_get_or_store", "Operations.telemetry_hit"),
+                "Operations.raise_ets_type",
+            ),
+            callees("Operations.isolated", "Lock.exec", "Operations.lock_pid"),
+            callees("Operations.perform_put", "Operations.set_ttl", "Operations.invoke_callback"),
+            callees("Operations.dirty_put", "Operations.perform_put"),
+        ),
+    ),
     Case("shell", "bats-core/bats-core", "d22e41faad59f5fd942a88c992b4913a27a460c4", ()),
     Case("haskell", "haskell/parsec", "b87122c1c74b8240e65044a8f600f0427d4dd9c3", ()),
 )

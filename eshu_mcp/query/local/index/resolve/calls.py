@@ -465,6 +465,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             # (``fetch()`` in a module, whatever functions named fetch tests define)
             return None, "builtin"
     else:
+        if runs_outside(language, receiver) and not catalog.types.get(receiver.split(".")[0]):
+            return None, "external"  # ``Keyword.get``: the standard library's, not a method
         found, method, reason = pick(catalog.methods, name, file_id)
     if found is not None:
         if method not in GUESSED or family_of(found.language) == family_of(language):
