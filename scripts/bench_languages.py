@@ -135,7 +135,31 @@ CASES += (
             callees("clear", "getiter"),
         ),
     ),
-    Case("swift", "SwiftyJSON/SwiftyJSON", "8805b547079d605f61f9c7964296384ff6fe853e", ()),
+    Case(
+        "swift",
+        "SwiftyJSON/SwiftyJSON",
+        "8805b547079d605f61f9c7964296384ff6fe853e",
+        (
+            callers("JSON.merge", "JSON.merge", "JSON.merged"),
+            callers("JSON._rawString", "JSON._rawString", "JSON.rawString"),
+            callers(
+                "JSON.rawData",
+                *("JSON._rawString", "NestedJSONTests.testTopLevelNestedJSON"),
+                *("NestedJSONTests.testDeeplyNestedJSON", "RawTests.testRawData"),
+                *("RawTests.testInvalidJSONForRawData", "RawTests.testArray"),
+                *("RawTests.testDictionary", "RawTests.testNestedJSON"),
+            ),
+            # the playground's top-level call has no caller entity
+            callers("JSON.exists", "BaseTests.testExistance", "Processor.requireField"),
+            # the setter of the computed property JSON.object calls it too: not an entity
+            callers("unwrap", "unwrap", "JSON.object"),
+            callees("JSON._rawString", "JSON", "JSON._rawString", "JSON.rawData"),
+            callees("JSON.merge", "JSON", "JSON.merge"),
+            callees("JSON.rawString", "JSON._rawString"),
+            callees("JSON.merged", "JSON.merge"),
+            callees("unwrap", "unwrap"),
+        ),
+    ),
     Case("scala", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb", ()),
     Case(
         "elixir",

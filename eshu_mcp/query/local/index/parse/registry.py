@@ -281,7 +281,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         builtins=_words(
             """print debugPrint fatalError precondition preconditionFailure assert
             assertionFailure min max abs zip stride type dump repeatElement Array Dictionary
-            Set String Int Double Float Bool Character Optional Result"""
+            Set String Int Double Float Bool Character Optional Result XCTAssert
+            XCTAssertEqual XCTAssertNotEqual XCTAssertTrue XCTAssertFalse XCTAssertNil
+            XCTAssertNotNil XCTAssertGreaterThan XCTAssertGreaterThanOrEqual XCTAssertLessThan
+            XCTAssertLessThanOrEqual XCTAssertThrowsError XCTAssertNoThrow XCTFail XCTUnwrap"""
         ),
         overloading=True,
         implicit_this=True,

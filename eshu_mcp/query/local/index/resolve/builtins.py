@@ -65,12 +65,13 @@ def is_builtin(language: str | None, name: str) -> bool:
     return name in BUILTINS.get(language or "", frozenset())
 
 
-def runs_outside(language: str | None, receiver: str | None) -> bool:
+def runs_outside(language: str | None, receiver: str | None, name: str = "") -> bool:
     """Whether a call nothing in the repository defines runs outside it: any command of a
-    shell script, a call on a standard library global (``math.floor``) or, in Elixir, on an
+    shell script, a capitalised name where those are types (``URL(string:)`` constructs a
+    library's), a call on a standard library global (``math.floor``) or, in Elixir, on an
     Erlang module (``:ets.insert``)."""
     declared = entry(language)
     if receiver is None:
-        return declared.commands
+        return declared.commands or (declared.capitalised_types and name[:1].isupper())
     head = receiver.split(".", 1)[0]
     return head in declared.library_globals or head[:1] in declared.library_globals

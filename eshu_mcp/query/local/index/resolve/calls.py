@@ -475,6 +475,6 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     if reason == "no_definition":
         if is_builtin(language, name):
             return None, "builtin"
-        if runs_outside(language, receiver):
+        if runs_outside(language, receiver, name):
             return None, "external"
     return None, reason
