@@ -8,7 +8,7 @@ nothing in the repository (unresolved: no definition), or outside it (a builtin,
 and the checked answers: each "who calls X" / "what does Y call" answer compared with the set
 read off the source by hand (right: equal; partly: overlapping; wrong: otherwise).
 
-Usage: ``python scripts/bench_languages.py --repos /tmp/repos [--only kotlin,lua] [--json]
+Usage: ``python scripts/bench_languages.py --repos /tmp/langs-repos [--only kotlin,lua] [--json]
 [--show NAME ...]`` (``--show`` prints the index's answers for the named functions, to check
 new expectations against the source).
 """
@@ -160,7 +160,28 @@ CASES += (
             callees("unwrap", "unwrap"),
         ),
     ),
-    Case("scala", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb", ()),
+    Case(
+        "scala",
+        "scopt/scopt",
+        "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb",
+        (  # ORunner.runParser's nested functions
+            callers("handleError", "handleShortOptions", "ORunner.runParser"),
+            callers("handleOccurrence", "handleShortOptions", "ORunner.runParser"),
+            callers("pushChildren", "handleArgument", "handleFallback"),
+            callers("displayToErr", "showUsageAsError", "showTryHelp"),
+            callers("handleFallback", "ORunner.runParser"),  # handleFallback[Any](...)
+            callees(
+                "handleShortOptions",
+                *("OptionDef.shortOptTokens", "handleOccurrence", "handleArgument"),
+                *("handleShortOptions", "handleError"),
+            ),
+            callees("handleError", "reportError", "reportWarning"),
+            callees("handleArgument", "OptionDef.applyArgument", "pushChildren"),
+            callees("showTryHelp", "displayToErr", "oxford"),
+            # description.split(NL).map(...): an array's map, not OParser's or Read's
+            callees("spaceToDesc"),
+        ),
+    ),
     Case(
         "elixir",
         "sasa1977/con_cache",

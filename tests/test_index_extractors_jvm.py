@@ -31,6 +31,7 @@ import scala.collection.mutable.{Map, Set => MSet}
 trait Priced { def price: Int }
 class Cart(repo: Repo) extends Base with Priced {
   def price: Int = { val m = new Money(1); m.fmt(); if (a && b) 1 else helper(2) }
+  def typed: Int = convert[Int](1)
 }
 def top(x: Int) = x match { case 1 => "a"; case _ => "b" }
 """
@@ -98,6 +99,7 @@ class ScalaTests(SynchronousTestCase):
         self.assertIn(("new Money", None, "constructor_call"), calls)
         self.assertIn(("m.fmt", "Money", "method_call"), calls)
         self.assertIn(("helper", None, "call"), calls)
+        self.assertIn(("convert", None, "call"), calls)  # with a type argument
 
     def test_selector_imports_keep_renames(self) -> None:
         self.assertEqual(

@@ -282,6 +282,8 @@ def _scala_call(node: Node) -> Call | None:
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
     count = arguments.named_child_count if arguments is not None else None
+    if function is not None and function.type == "generic_function":  # f[A](x)
+        function = function.child_by_field_name("function")
     if function is None:
         return None
     if function.type == "identifier":
