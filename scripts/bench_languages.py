@@ -231,7 +231,26 @@ CASES += (
         ),
     ),
     Case("shell", "bats-core/bats-core", "d22e41faad59f5fd942a88c992b4913a27a460c4", ()),
-    Case("haskell", "haskell/parsec", "b87122c1c74b8240e65044a8f600f0427d4dd9c3", ()),
+    Case(
+        "haskell",
+        "haskell/parsec",
+        "b87122c1c74b8240e65044a8f600f0427d4dd9c3",
+        (  # Text.Parsec.Combinator; Token.hs's parsers are makeTokenParser's where-bindings
+            callers(
+                "between",
+                *("parens", "braces", "angles", "brackets", "charLiteral", "stringLiteral"),
+            ),
+            callers("notFollowedBy", "eof", "reservedOp", "reserved"),
+            callers("sepBy1", "sepBy", "commaSep1", "semiSep1"),
+            callers("option", "optionMaybe", "decimalFloat", "fractExponent"),
+            callers("skipMany1", "simpleSpace", "inCommentMulti", "inCommentSingle"),
+            callees("sepBy", "sepBy1"),
+            callees("endBy1", "many1"),
+            callees("notFollowedBy", "try", "unexpected"),
+            callees("optionMaybe", "option"),
+            callees("eof", "notFollowedBy"),
+        ),
+    ),
 )
 
 CALL_EDGES = (

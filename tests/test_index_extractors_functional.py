@@ -39,6 +39,7 @@ price c = helper (M.size m) + 1
   where m = M.empty
 helper 0 = 1
 helper x = if x > 1 && x < 3 then sum [x] else x
+run p = try $ many1 p
 """
 
 
@@ -124,6 +125,7 @@ class HaskellTests(SynchronousTestCase):
         self.assertIn(("M.size", "M"), calls)
         self.assertIn(("helper", None), calls)
         self.assertIn(("total", None), calls)
+        self.assertIn(("try", None), calls)  # f $ x applies f
 
     def test_imports_are_qualified_open_or_listed(self) -> None:
         self.assertEqual(

@@ -198,9 +198,9 @@ ELIXIR = LanguageSpec(
 # Haskell --------------------------------------------------------------------------------
 
 HASKELL_COMPLEXITY = ComplexityTable(
-    branches=frozenset({"alternative", "conditional", "guards", "infix"}),
+    branches=frozenset({"alternative", "conditional", "guards"}),
     nested=frozenset({"lambda"}),
-    boolean_ops={},
+    boolean_ops={"infix": frozenset({"&&", "||"})},
     catch_all_kinds=frozenset({"alternative"}),
 )
 _HASKELL_LABELS = {
@@ -244,7 +244,13 @@ def _haskell_define(node: Node) -> Definition | None:
 
 
 def _haskell_call(node: Node) -> Call | None:
-    function = node.child_by_field_name("function")
+    if node.type == "infix":  # ``f $ x``: f applied to x
+        operator = node.child_by_field_name("operator")
+        if operator is None or text(operator) != "$":
+            return None
+        function = node.child_by_field_name("left_operand")
+    else:
+        function = node.child_by_field_name("function")
     if function is None:
         return None
     count = 1
@@ -287,13 +293,13 @@ HASKELL = LanguageSpec(
     load=lambda: importlib.import_module("tree_sitter_haskell").language(),
     definitions=frozenset(_HASKELL_LABELS),
     define=_haskell_define,
-    calls=frozenset({"apply"}),
+    calls=frozenset({"apply", "infix"}),
     call=_haskell_call,
     imports=frozenset({"import"}),
     import_rows=_haskell_imports,
     complexity=HASKELL_COMPLEXITY,
     query_patterns={
-        "infix": '(infix operator: (operator) @op (#any-of? @op "&&" "||")) @infix',
+        "infix": '(infix operator: (operator) @op (#any-of? @op "&&" "||" "$")) @infix',
         "apply": "(apply function: [(variable) (qualified)]) @apply",
     },
 )
