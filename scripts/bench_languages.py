@@ -230,7 +230,45 @@ CASES += (
             callees("Operations.dirty_put", "Operations.perform_put"),
         ),
     ),
-    Case("shell", "bats-core/bats-core", "d22e41faad59f5fd942a88c992b4913a27a460c4", ()),
+    Case(
+        "shell",
+        "bats-core/bats-core",
+        "d22e41faad59f5fd942a88c992b4913a27a460c4",
+        (  # lib/bats-core/*.bash
+            callers("bats_frame_lineno", "bats_print_stack_trace", "bats_print_failed_command"),
+            callers(
+                "bats_semaphore_get_free_slot_count",
+                *("bats_semaphore_acquire_while_locked", "bats_semaphore_acquire_slot"),
+            ),
+            # bats_perform_test is in libexec/bats-core/bats-exec-test, a script without an
+            # extension: not a shell file to the index
+            callers(
+                "bats_quote_code",
+                *("bats_print_stack_trace", "bats_print_failed_command", "bats_perform_test"),
+            ),
+            callers("bats_internal_load", "bats_load_safe", "bats_load_library_safe"),
+            callers(
+                "bats_normalize_windows_dir_path",
+                *("bats_debug_trap", "bats_add_debug_exclude_path"),
+            ),
+            callees(
+                "bats_print_failed_command",
+                *("bats_frame_filename", "bats_frame_lineno", "bats_extract_line"),
+                *("bats_strip_string", "bats_quote_code"),
+            ),
+            callees("bats_emit_trace", "bats_emit_trace_context", "bats_emit_trace_command"),
+            callees("bats_load_library_safe", "find_in_bats_lib_path", "bats_internal_load"),
+            callees(
+                "bats_semaphore_run",
+                *("bats_semaphore_acquire_slot", "bats_semaphore_release_wrapper"),
+            ),
+            callees(
+                "bats_debug_trap",
+                *("bats_normalize_windows_dir_path", "bats_capture_stack_trace"),
+                "bats_emit_trace",
+            ),
+        ),
+    ),
     Case(
         "haskell",
         "haskell/parsec",
