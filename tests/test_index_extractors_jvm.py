@@ -53,6 +53,10 @@ class KotlinTests(SynchronousTestCase):
         self.assertEqual(entities["Cart.add"]["metadata"]["args"], ["item"])
         self.assertEqual(entities["Cart.add"]["cyclomatic_complexity"], 2)
         self.assertTrue(entities["Cart.price"]["metadata"]["override"])
+        # an override runs where its base's method is called
+        self.assertEqual(
+            entities["Cart.price"]["metadata"]["dead_code_root_kinds"], ["kotlin.override"]
+        )
         self.assertEqual(entities["slug"]["metadata"]["extends_type"], "String")
 
     def test_the_superclass_extends_and_interfaces_are_implemented(self) -> None:

@@ -221,6 +221,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="require",
         whole_file_imports=True,
         implicit_this=True,
+        dispatched=True,
     ),
     LanguageEntry(
         "php",

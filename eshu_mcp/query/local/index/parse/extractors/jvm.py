@@ -86,6 +86,9 @@ def _kotlin_define(node: Node) -> Definition | None:
     modifiers = next((c for c in node.named_children if c.type == "modifiers"), None)
     modifier_text = text(modifiers).split() if modifiers is not None else []
     metadata: dict = {}
+    roots = [f"kotlin.{word}" for word in ("override", "operator") if word in modifier_text]
+    if roots:  # run where the base's method or the operator is
+        metadata["dead_code_root_kinds"] = roots
     if "override" in modifier_text:
         metadata["override"] = True
     if "private" in modifier_text or "internal" in modifier_text:
@@ -101,7 +104,7 @@ def _kotlin_define(node: Node) -> Definition | None:
         if receiver:
             metadata["extends_type"] = receiver
         if name == "main" and node.parent is not None and node.parent.type == "source_file":
-            metadata["dead_code_root_kinds"] = ["kotlin.main"]
+            metadata.setdefault("dead_code_root_kinds", []).append("kotlin.main")
         body = next((c for c in node.named_children if c.type == "function_body"), None)
         return Definition(
             "Function", name, name_node, node, body, args=args, metadata=metadata, locals=typed
@@ -250,13 +253,14 @@ def _scala_define(node: Node) -> Definition | None:
     metadata: dict = {}
     if "override" in words:
         metadata["override"] = True
+        metadata["dead_code_root_kinds"] = ["scala.override"]
     if any(word.startswith(("private", "protected")) for word in words):
         metadata["visibility"] = "private"
     body = node.child_by_field_name("body")
     if label == "Function":
         args, typed = _scala_parameters(node)
         if name == "main" and node.parent is not None:
-            metadata["dead_code_root_kinds"] = ["scala.main"]
+            metadata.setdefault("dead_code_root_kinds", []).append("scala.main")
         return Definition(
             label, name, name_node, node, body, args=args, metadata=metadata, locals=typed
         )

@@ -100,6 +100,11 @@ def _swift_define(node: Node) -> Definition | None:
     name = text(name_node)
     if node.type in ("function_declaration", "protocol_function_declaration"):
         args, typed = _swift_parameters(node)
+        roots = ["swift.override"] if "override" in words else []
+        if not (name[:1].isalpha() or name[:1] == "_"):
+            roots.append("swift.operator")  # static func ==: run where == is written
+        if roots:
+            metadata["dead_code_root_kinds"] = roots
         return Definition(
             "Function", name, name_node, node, body, args, metadata=metadata, locals=typed
         )
