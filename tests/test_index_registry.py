@@ -52,6 +52,13 @@ class DeclarationTests(SynchronousTestCase):
         self.assertEqual(parse_file("main.dart", b"void main() {}\n").parse_status, "no_parser")
         self.assertEqual(language_of("Jenkinsfile"), "groovy")
 
+    def test_a_header_is_c_unless_it_shows_a_cpp_construct(self) -> None:
+        c_header = b'#ifdef __cplusplus\nextern "C" {\n#endif\nint area(struct shape *s);\n'
+        self.assertEqual(parse_file("include/shape.h", c_header).language, "c")
+        for cpp in (b"namespace geo { int area(); }\n", b"int f() { return std::abs(1); }\n"):
+            self.assertEqual(parse_file("include/shape.h", cpp).language, "cpp")
+        self.assertEqual(language_of("include/shape.h"), "cpp")  # by its path alone
+
     def test_families_and_flags_are_asked_not_named(self) -> None:
         self.assertEqual(registry.family_of("kotlin"), registry.family_of("java"))
         self.assertNotEqual(registry.family_of("shell"), registry.family_of("python"))

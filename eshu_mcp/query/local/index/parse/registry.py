@@ -12,6 +12,7 @@ naming languages.
 from __future__ import annotations
 
 import importlib
+import re
 
 from attrs import frozen
 
@@ -377,8 +378,31 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
     LanguageEntry("gomod", filenames=("go.mod",)),
 )
 
+SHARED_EXTENSIONS: dict[str, tuple[str, str, re.Pattern[bytes]]] = {
+    ".h": (
+        "cpp",
+        "c",
+        re.compile(
+            rb"\b(?:class|namespace|template|typename|virtual|public:|private:|protected:"
+            rb"|nullptr|constexpr|noexcept|static_cast|std::)|\w::\w"
+        ),
+    )
+}
+"""An extension two languages use: (the language when its head shows one of the markers,
+the language otherwise, the markers). A header without a C++ construct is C."""
+SNIFF_BYTES = 65536
+
 _BY_KEY = {language.key: language for language in LANGUAGES}
 _NOTHING = LanguageEntry("")
+
+
+def sniffed(language: str | None, suffix: str, head: bytes) -> str | None:
+    """The language of a file of a shared extension, read from its first bytes."""
+    shared = SHARED_EXTENSIONS.get(suffix)
+    if shared is None or language != shared[0]:
+        return language
+    marked, otherwise, markers = shared
+    return marked if markers.search(head[:SNIFF_BYTES]) else otherwise
 
 
 def entry(language: str | None) -> LanguageEntry:

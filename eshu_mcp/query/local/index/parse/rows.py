@@ -78,7 +78,7 @@ def parse_file(relative_path: str, data: bytes) -> ParsedFile:
     """Classify, decode and extract one file."""
     digest = content_hash(data)
     size = len(data)
-    language = language_of(relative_path)
+    language = language_of(relative_path, data)
     is_test = is_test_path(relative_path)
     generated = is_generated(relative_path, data[:2048])
     common = {
