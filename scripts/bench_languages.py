@@ -240,8 +240,7 @@ CASES += (
                 "bats_semaphore_get_free_slot_count",
                 *("bats_semaphore_acquire_while_locked", "bats_semaphore_acquire_slot"),
             ),
-            # bats_perform_test is in libexec/bats-core/bats-exec-test, a script without an
-            # extension: not a shell file to the index
+            # bats_perform_test is in libexec/bats-core/bats-exec-test (read by its #! line)
             callers(
                 "bats_quote_code",
                 *("bats_print_stack_trace", "bats_print_failed_command", "bats_perform_test"),

@@ -59,6 +59,14 @@ class DeclarationTests(SynchronousTestCase):
             self.assertEqual(parse_file("include/shape.h", cpp).language, "cpp")
         self.assertEqual(language_of("include/shape.h"), "cpp")  # by its path alone
 
+    def test_a_script_without_an_extension_is_the_language_its_interpreter_runs(self) -> None:
+        script = b"#!/usr/bin/env bash\nset -e\ndeploy() { build; }\ndeploy\n"
+        parsed = parse_file("libexec/deploy", script)
+        self.assertEqual((parsed.language, parsed.parse_status), ("shell", "parsed"))
+        self.assertEqual([e["entity_name"] for e in parsed.entities], ["deploy"])
+        self.assertEqual(parse_file("bin/tool", b"#!/usr/bin/python3.11\n").language, "python")
+        self.assertIsNone(parse_file("LICENSE", b"MIT License\n").language)
+
     def test_families_and_flags_are_asked_not_named(self) -> None:
         self.assertEqual(registry.family_of("kotlin"), registry.family_of("java"))
         self.assertNotEqual(registry.family_of("shell"), registry.family_of("python"))

@@ -64,6 +64,9 @@ class LanguageEntry:
     capitalised_types: bool = False
     """Whether a capitalised receiver the repository does not define is a library type
     (``System.out.println()``): the call runs outside the repository."""
+    interpreters: tuple[str, ...] = ()
+    """Programs named on a ``#!`` line that run the language: a script without an extension
+    is a file of the language whose interpreter its first line names."""
     family: str | None = None
     """Languages that call each other's definitions directly share a family (JVM, C, the
     scripts of the web); a name guessed across families is no call. None: the key alone."""
@@ -99,6 +102,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             staticmethod str sum super tuple type vars zip __import__"""
         ),
         imports="python",
+        interpreters=("python", "python2", "python3", "pypy", "pypy3"),
     ),
     LanguageEntry(
         "go",
@@ -123,6 +127,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="ecmascript",
         receivers="ecmascript",
         dispatched=True,
+        interpreters=("node", "nodejs"),
     ),
     LanguageEntry(
         "typescript",
@@ -223,6 +228,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         whole_file_imports=True,
         implicit_this=True,
         dispatched=True,
+        interpreters=("ruby",),
     ),
     LanguageEntry(
         "php",
@@ -238,6 +244,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         whole_file_imports=True,
         implicit_this=True,
         size_limited=True,
+        interpreters=("php",),
     ),
     LanguageEntry(
         "kotlin",
@@ -316,6 +323,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Function Node Port Range Exception :"""
         ),
         implicit_this=True,
+        interpreters=("elixir",),
     ),
     LanguageEntry(
         "haskell",
@@ -343,6 +351,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         imports="dotted_path",
         library_globals=_words("math table string os io coroutine debug utf8 package bit32"),
+        interpreters=("lua", "luajit"),
     ),
     LanguageEntry(
         "shell",
@@ -358,9 +367,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         whole_file_imports=True,
         bare_values=True,
         commands=True,
+        interpreters=("sh", "bash", "zsh", "ksh", "dash"),
     ),
     LanguageEntry("groovy", (".groovy", ".gradle"), ("Jenkinsfile",)),
-    LanguageEntry("perl", (".pl", ".pm")),
+    LanguageEntry("perl", (".pl", ".pm"), interpreters=("perl",)),
     LanguageEntry("sql", (".sql",)),
     LanguageEntry("hcl", (".tf", ".tfvars", ".hcl")),
     LanguageEntry("yaml", (".yaml", ".yml")),
@@ -394,6 +404,9 @@ SNIFF_BYTES = 65536
 
 _BY_KEY = {language.key: language for language in LANGUAGES}
 _NOTHING = LanguageEntry("")
+_BY_INTERPRETER = {
+    program: language.key for language in LANGUAGES for program in language.interpreters
+}
 
 
 def sniffed(language: str | None, suffix: str, head: bytes) -> str | None:
@@ -403,6 +416,19 @@ def sniffed(language: str | None, suffix: str, head: bytes) -> str | None:
         return language
     marked, otherwise, markers = shared
     return marked if markers.search(head[:SNIFF_BYTES]) else otherwise
+
+
+def interpreted(head: bytes) -> str | None:
+    """The language a ``#!`` first line names (``#!/usr/bin/env python3`` -> python)."""
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("ascii", "replace").split()
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1].rstrip("0123456789.")
+    return _BY_INTERPRETER.get(program)
 
 
 def entry(language: str | None) -> LanguageEntry:
