@@ -64,6 +64,8 @@ class LanguageEntry:
     capitalised_types: bool = False
     """Whether a capitalised receiver the repository does not define is a library type
     (``System.out.println()``): the call runs outside the repository."""
+    method_sets: bool = False
+    """Whether a type implements an interface by having its methods, without naming it (Go)."""
     interpreters: tuple[str, ...] = ()
     """Programs named on a ``#!`` line that run the language: a script without an extension
     is a file of the language whose interpreter its first line names."""
@@ -115,6 +117,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         imports="go",
         receivers="go",
+        method_sets=True,
     ),
     LanguageEntry(
         "javascript",
