@@ -64,6 +64,9 @@ class LanguageEntry:
     capitalised_types: bool = False
     """Whether a capitalised receiver the repository does not define is a library type
     (``System.out.println()``): the call runs outside the repository."""
+    extension_receiver: str | None = None
+    """A pattern whose group 1 is the type a function's signature extends (C# ``this T x``,
+    Kotlin ``fun T.f()``): a call on a value of that type can run it."""
     method_sets: bool = False
     """Whether a type implements an interface by having its methods, without naming it (Go)."""
     interpreters: tuple[str, ...] = ()
@@ -181,6 +184,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="c_sharp",
         capitalised_types=True,
+        extension_receiver=r"\(\s*this\s+(?:[\w.]+\.)?(\w+)",
     ),
     LanguageEntry(
         "c",
@@ -267,6 +271,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="java",
         capitalised_types=True,
+        extension_receiver=r"\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(\w+)(?:<[^>]*>)?\??\.\w+\s*\(",
     ),
     LanguageEntry(
         "scala",

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from attrs import define
 
-from eshu_mcp.query.local.index.parse.registry import family_of, keys_with
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
@@ -44,6 +44,12 @@ SUPER_RECEIVERS = frozenset({"super()", "super", "parent", "base"})
 CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expression"]})
 """Stored call kinds that construct an instance."""
 INHERITANCE_DEPTH = 8
+EXTENDED = {
+    language.key: re.compile(language.extension_receiver)
+    for language in LANGUAGES
+    if language.extension_receiver
+}
+"""Per language, how a function's signature names the type it extends (see the registry)."""
 GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
 """How a call resolves by its name alone, without an import, a type or a scope to say so."""
 IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
@@ -242,6 +248,10 @@ class Catalog:
                 self.by_class[(entity.class_context, entity.name)].append(entity)
             else:
                 self.callables.add(entity)
+            extends = EXTENDED.get(row[6]) if len(row) > 8 and row[8] else None
+            extended = extends.search(row[8]) if extends is not None else None
+            if extended is not None:  # an extension method: a method of the type it extends
+                self.by_class[(extended.group(1), entity.name)].append(entity)
         elif entity.entity_type in TYPE_LABELS:
             self.types[entity.name].append(entity)
             if entity.entity_type in CALLABLE_TYPES:
