@@ -125,7 +125,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
     LanguageEntry(
         "javascript",
         (".js", ".jsx", ".mjs", ".cjs"),
-        extractor="ecmascript:JAVASCRIPT",
+        extractor="jsx:JAVASCRIPT",
         wheel="tree-sitter-javascript",
         builtins=_SCRIPT,
         imports="script",
@@ -150,7 +150,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
     LanguageEntry(
         "tsx",
         (".tsx",),
-        extractor="ecmascript:TSX",
+        extractor="jsx:TSX",
         wheel="tree-sitter-typescript",
         builtins=_SCRIPT,
         imports="script",
