@@ -267,8 +267,9 @@ class LanguageEngine:
             if role & _DEFINES:
                 found = define(node)
                 if found is not None:
-                    index = self._add_entity(found, top, result, source)
-                    end = node.end_byte * scale
+                    cut = _unstretched(node, source) if node.has_error else None
+                    index = self._add_entity(found, top, result, source, cut)
+                    end = (node.end_byte if cut is None else cut) * scale
                     frames.append((key, end, index, found.args))
                     if found.label == "Function":
                         counts[index] = 0
@@ -390,7 +391,12 @@ class LanguageEngine:
             )
 
     def _add_entity(
-        self, found: Definition, top: tuple | None, result: Extraction, source: bytes
+        self,
+        found: Definition,
+        top: tuple | None,
+        result: Extraction,
+        source: bytes,
+        cut: int | None = None,
     ) -> int:
         label, name, name_node, span, body, args, class_context, bases, metadata, _ = found
         parent = None if top is None else top[_OWNER]
@@ -403,10 +409,15 @@ class LanguageEngine:
             elif parent_row["entity_type"] == "Function" and label == "Function":
                 metadata.setdefault("enclosing_function", parent_row["entity_name"])
         start_line = name_node.start_point[0] + 1
-        end_row, end_column = span.end_point
-        end_line = end_row + 1
-        if end_column == 0 and end_line > start_line:
-            end_line -= 1
+        end_byte = span.end_byte
+        if cut is not None and cut < end_byte:  # a parse error swallowed what follows
+            end_byte = cut
+            end_line = source.count(b"\n", 0, cut) + 1
+        else:
+            end_row, end_column = span.end_point
+            end_line = end_row + 1
+            if end_column == 0 and end_line > start_line:
+                end_line -= 1
         read_docstring = self.spec.docstring
         docstring = read_docstring(found) if read_docstring else leading_comment(span)
         if class_context:
@@ -426,7 +437,7 @@ class LanguageEngine:
                 "start_line": start_line,
                 "end_line": max(end_line, start_line),
                 "start_byte": span.start_byte,
-                "end_byte": span.end_byte,
+                "end_byte": end_byte,
                 "parent": parent,
                 "class_context": class_context,
                 "cyclomatic_complexity": None,
@@ -442,6 +453,30 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--")
+
+
+def _unstretched(node: Node, source: bytes) -> int | None:
+    """Where a definition that holds a parse error really ends, when the error made it swallow
+    what follows (a missing ``}``): before the first later line indented no deeper than the
+    definition's own first line that does not close it. None when no such line exists."""
+    start = node.start_byte
+    line_start = source.rfind(b"\n", 0, start) + 1
+    head = source[line_start:start]
+    indent = len(head) - len(head.lstrip(b" \t"))
+    position = source.find(b"\n", start, node.end_byte)
+    while position != -1:
+        following = position + 1
+        line_end = source.find(b"\n", following, node.end_byte)
+        line = source[following : node.end_byte if line_end == -1 else line_end]
+        stripped = line.lstrip(b" \t")
+        shallow = stripped.strip() and len(line) - len(stripped) <= indent
+        if shallow and not stripped.startswith(_CLOSERS):
+            return position
+        position = line_end
+    return None
+
+
 _NO_PARAMETERS: frozenset[str] = frozenset()
 
 
