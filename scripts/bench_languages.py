@@ -290,6 +290,42 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "ruby",
+        "mperham/connection_pool",
+        "78bc41e2a9fffbdd7242736233aeedfb64953dd8",
+        (
+            callers(
+                "TimedStack.try_fetch_connection",
+                "TimedStack.pop",
+                "TimedStack.shutdown_connections",
+            ),
+            callers(
+                "TimedStack.current_time",
+                *("TimedStack.pop", "TimedStack.idle_connections?", "TimedStack.store_connection"),
+            ),
+            callers(
+                "TimedStack.connection_stored?",
+                *("TimedStack.try_fetch_connection", "TimedStack.idle_connections?"),
+            ),
+            callers("TimedStack.reserve_idle_connection", "TimedStack.reap"),
+            callers("TimedStack.decrement_created", "ConnectionPool.checkin"),
+            callees(  # ``#{length}`` and ``count = idle``: calls without parentheses
+                "TimedStack.pop",
+                *("TimedStack.current_time", "TimedStack.try_fetch_connection"),
+                *("TimedStack.try_create", "TimedStack.length"),
+            ),
+            callees("TimedStack.reap", "TimedStack.idle", "TimedStack.reserve_idle_connection"),
+            # @available.shutdown: @available is a TimedStack (assigned in initialize); the
+            # index does not type instance variables and takes the same file's shutdown
+            callees("ConnectionPool.shutdown@connection_pool.rb", "TimedStack.shutdown"),
+            callees("Wrapper.pool_available", "ConnectionPool.available"),
+            callees("ConnectionPool.checkin", "TimedStack.decrement_created", "TimedStack.push"),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
