@@ -220,6 +220,8 @@ class ModuleIndex:
         return None
 
     def _rust(self, importer: str, module: str, imported_name: str | None) -> int | None:
+        if module == "self" and imported_name:  # an inline module's use of its file's item
+            return self.by_path.get(importer)
         parts = module.split("::")
         if parts[0] in ("crate", "self", "super"):
             here = posixpath.dirname(importer)

@@ -193,13 +193,41 @@ def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
     return []
 
 
+def _inline_depth(node: Node) -> int:
+    """How many inline ``mod name { ... }`` blocks enclose a node."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            depth += 1
+        parent = parent.parent
+    return depth
+
+
+def _within_file(path: str, depth: int) -> str:
+    """A ``use`` path written in an inline module, with the ``self``/``super`` steps that stay
+    inside the file as ``self`` (this file): ``super::Level`` in ``mod tests`` is the file's
+    own ``Level``."""
+    parts = path.split("::")
+    steps = 0
+    while steps < len(parts) and parts[steps] in ("self", "super"):
+        steps += 1
+    climbs = parts[:steps].count("super")
+    if not steps or climbs > depth:
+        return path  # the crate, or a module the file's parent holds
+    return "::".join(["self", *parts[steps:]])
+
+
 def import_rows(node: Node) -> list[ImportRow]:
     """The names one import node brings in."""
     argument = node.child_by_field_name("argument")
     if argument is None:
         return []
     rows = []
+    depth = _inline_depth(node)
     for path, alias in _use_paths(argument, ""):
+        if depth:
+            path = _within_file(path, depth)
         module, _, name = path.rpartition("::")
         rows.append(
             ImportRow(module or path, name if module else None, alias, "use", line_of(node))
