@@ -326,6 +326,43 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "rust",
+        "rust-lang/log",
+        "037d7a58f6ad184abb3afc4db81d37c43a5696ec",
+        (  # src/lib.rs; its tests are in an inline ``mod tests`` with ``use super::...``
+            callers(
+                "Level.from_usize",
+                *("Level.from_str", "Level.iter", "Level.increment_severity"),
+                *("Level.decrement_severity", "LevelFilter.to_level"),
+            ),
+            callers(
+                "LevelFilter.from_usize",
+                *("LevelFilter.from_str", "Level.to_level_filter", "LevelFilter.iter"),
+                *("LevelFilter.increment_severity", "LevelFilter.decrement_severity"),
+            ),
+            callers("set_logger_inner", "set_boxed_logger", "set_logger"),
+            # assert_eq!(*expected, input.as_str()): a call inside a macro's arguments; in
+            # test_level_filter_as_str ``input`` is a LevelFilter (an untyped loop variable)
+            callers("Level.as_str", "Level.fmt", "tests.test_level_as_str"),
+            callers("Level.increment_severity", "tests.test_level_up"),
+            callees("Level.iter", "Level.from_usize"),
+            callees("Level.fmt", "Level.as_str"),
+            callees("LevelFilter.to_level", "Level.from_usize"),
+            callees("LevelFilter.increment_severity", "LevelFilter.from_usize"),
+            callees(  # builder chains: each call's result type is the next receiver's
+                "tests.test_record_builder",
+                *("MetadataBuilder.new", "MetadataBuilder.target", "MetadataBuilder.build"),
+                *("RecordBuilder.new", "RecordBuilder.args", "RecordBuilder.metadata"),
+                *("RecordBuilder.module_path", "RecordBuilder.file", "RecordBuilder.line"),
+                *("RecordBuilder.build", "Record.metadata", "Metadata.target"),
+                *("Record.module_path", "Record.file", "Record.line"),
+            ),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"

@@ -19,6 +19,8 @@ fn check() {
     tri!(money::round(1));
     let v = vec![1, 2];
     show!(items[0]);
+    let level = Level::Info;
+    level.raise();
 }
 """
 
@@ -30,9 +32,13 @@ class MacroArgumentCallTests(SynchronousTestCase):
         self.assertIn(("price", "cart.price", "cart", 2), calls)
         self.assertIn(("round", "money::round", "money", 1), calls)
 
+    def test_a_local_bound_to_an_enum_variant_has_the_enums_type(self) -> None:
+        typed = {c[2]: c[4] for c in parse_file("src/lib.rs", SOURCE).calls}
+        self.assertEqual(typed["level.raise"], "Level")
+
     def test_indexing_and_macro_names_are_not_calls(self) -> None:
         called = [c[1] for c in parse_file("src/lib.rs", SOURCE).calls if c[5] != "macro"]
-        self.assertEqual(called, ["total", "price", "round"])
+        self.assertEqual(called, ["total", "price", "round", "raise"])
 
 
 class InlineModuleTests(SynchronousTestCase):

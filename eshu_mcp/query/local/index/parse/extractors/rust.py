@@ -249,6 +249,12 @@ def assign(node: Node) -> tuple[str, str] | None:
             path = function.child_by_field_name("path")
             if path is not None and text(path)[:1].isupper():
                 return text(pattern), _type_name(path)
+    if value.type == "scoped_identifier":  # let v = Level::Info: a variant of the enum Level
+        path = value.child_by_field_name("path")
+        name = value.child_by_field_name("name")
+        variant = path is not None and name is not None and text(name)[:1].isupper()
+        if variant and text(path)[:1].isupper():
+            return text(pattern), _type_name(path)
     return None
 
 
