@@ -24,6 +24,7 @@ GRAMMARS = [
     "tree-sitter-haskell==0.24.1",
     "tree-sitter-lua==0.5.0",
     "tree-sitter-bash==0.25.1",
+    "tree-sitter-perl==2.0.3",
 ]
 
 setup(

@@ -378,7 +378,25 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         interpreters=("sh", "bash", "zsh", "ksh", "dash"),
     ),
     LanguageEntry("groovy", (".groovy", ".gradle"), ("Jenkinsfile",)),
-    LanguageEntry("perl", (".pl", ".pm"), interpreters=("perl",)),
+    LanguageEntry(
+        "perl",
+        (".pl", ".pm", ".t"),
+        extractor="perl:SPEC",
+        wheel="tree-sitter-perl",
+        builtins=_words(
+            """print printf say push pop shift unshift splice die warn bless ref defined
+            scalar keys values each exists delete join split map grep sort reverse sprintf
+            open close binmode eval length substr index lc uc lcfirst ucfirst chomp chop
+            local wantarray caller sleep time localtime gmtime abs int sqrt exit require
+            croak confess carp cluck is ok is_deeply like unlike isa_ok can_ok cmp_ok
+            done_testing plan diag note subtest pass fail"""
+        ),
+        library_globals=_words("POSIX Carp Scalar::Util List::Util Data::Dumper"),
+        imports="dotted_path",
+        implicit_this=True,
+        dispatched=True,
+        interpreters=("perl",),
+    ),
     LanguageEntry("sql", (".sql",)),
     LanguageEntry("hcl", (".tf", ".tfvars", ".hcl")),
     LanguageEntry("yaml", (".yaml", ".yml")),

@@ -140,9 +140,9 @@ class ModuleIndex:
         return None
 
     def _dotted_path(self, language: str | None, module: str) -> int | None:
-        """``A.B`` as the file ``A/B.<ext>`` (Haskell modules, Lua ``require "a.b"``) or the
-        folder's ``init`` file (Lua)."""
-        path = module.replace(".", "/")
+        """``A.B`` as the file ``A/B.<ext>`` (Haskell modules, Lua ``require "a.b"``, Perl's
+        ``A::B``) or the folder's ``init`` file (Lua)."""
+        path = module.replace("::", "/").replace(".", "/")  # Perl's Shop::Cart too
         for extension in entry(language).extensions:
             for name in (path + extension, f"{path}/init{extension}"):
                 found = self.unique_suffix(name)
