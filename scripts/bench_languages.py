@@ -363,6 +363,37 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "perl",
+        "libwww-perl/URI",
+        "e5edc02fc363e5e42a7731e866d99559c736ee1f",
+        (  # lib/URI.pm and lib/URI/_query.pm
+            callers("URI._no_scheme_ok", "URI._init", "URI._scheme"),
+            callers(
+                "_query._is_array",
+                *("_query.query_form", "_query.query_keywords", "_query.query_param"),
+                *("_query.query_param_append", "_query.query_form_hash"),
+            ),
+            # _server's _uric_escape calls it as $class->SUPER::_uric_escape
+            callers("URI._uric_escape", "URI._init", "_server._uric_escape"),
+            callers("URI._scheme", "URI.scheme", "URI.canonical"),
+            # irc's options calls it as shift->query_form(@_): an untyped invocant
+            callers(
+                "_query.query_form",
+                *("_query.query_param", "_query.query_param_append"),
+                *("_query.query_param_delete", "_query.query_form_hash"),
+                *("irc.options", "mailto.query_form"),
+            ),
+            callees("URI.new", "URI.scheme", "URI.implementor", "URI._init"),
+            callees("URI._init", "URI._uric_escape", "URI._no_scheme_ok"),
+            callees("URI.canonical", "URI._scheme", "URI.clone"),
+            callees("URI.eq", "URI.new", "URI.canonical", "URI.as_string"),
+            callees("_query.query_form", "_query.query", "_query._is_array"),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"

@@ -24,6 +24,7 @@ sub total {
 }
 package Shop::Other;
 sub price { return $_[0]{p} }
+sub _init { my $self = shift->SUPER::_init(@_); $self }
 1;
 """
 
@@ -36,7 +37,8 @@ class PerlTests(SynchronousTestCase):
     def test_subs_belong_to_the_package_declared_before_them(self) -> None:
         self.assertEqual((self.parsed.language, self.parsed.parse_status), ("perl", "parsed"))
         self.assertEqual(
-            sorted(self.entities), ["Cart", "Cart.new", "Cart.total", "Other", "Other.price"]
+            sorted(self.entities),
+            ["Cart", "Cart.new", "Cart.total", "Other", "Other._init", "Other.price"],
         )
         self.assertEqual(self.entities["Cart"]["metadata"]["package"], "Shop::Cart")
 
@@ -56,6 +58,7 @@ class PerlTests(SynchronousTestCase):
                 ("price", None),
                 ("Shop::Money::round", "Money"),
                 ("format_money", None),
+                ("super->_init", "super"),  # the parent package's _init
             },
             calls,
         )

@@ -152,11 +152,10 @@ def call(node: Node) -> Call | None:
         elif invocant.type == "bareword":  # Shop::Cart->new: a class method
             owner = _short(owner)
         name = text(method)
+        if name.startswith("SUPER::"):  # $self->SUPER::m: the parent package's m
+            name, owner = name[7:], "super"
         arguments = node.child_by_field_name("arguments")
         count = 0 if arguments is None else max(1, arguments.named_child_count)
-        kind = "constructor_call" if name == "new" and invocant.type == "bareword" else None
-        if kind:
-            return Call(owner, f"{owner}->new", None, kind, count)
         return Call(name, f"{owner}->{name}", owner, "method_call", count)
     function = node.child_by_field_name("function")
     if function is None:
