@@ -394,6 +394,28 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "go",
+        "google/uuid",
+        "2d3c2a9cc518326daf99a383f07c4d3c44317e4d",
+        (
+            callers("setNodeInterface", "SetNodeInterface", "NodeID", "NewUUID", "generateV6"),
+            callers("xtob", "Parse", "ParseBytes", "Validate"),
+            callers("encodeHex", "UUID.MarshalText", "UUID.String", "UUID.URN"),
+            callers("makeV7", "NewV7", "NewV7FromReader"),
+            callers("getTime", "GetTime", "NewV6WithTime", "TestGetTime"),
+            callees("NewUUID", "GetTime", "setNodeInterface"),
+            callees("NewV7", "NewRandom", "makeV7"),
+            callees("setClockSequence", "randomBits"),
+            # Must(NewRandom()).String(): a call result's String, taken as any String method
+            callees("NewString", "Must", "NewRandom", "UUID.String"),
+            # panic(err.Error()): the error interface's Error, not the repository's
+            callees("randomBits"),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
