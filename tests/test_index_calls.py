@@ -58,3 +58,42 @@ class ExtensionMethodTests(SynchronousTestCase):
                 ("url", "slug", "type_inferred"),
             },
         )
+
+
+class PropertyTypeTests(SynchronousTestCase):
+    def test_a_kotlin_property_types_the_calls_made_on_it_in_the_classs_methods(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        (repo / "src").mkdir(parents=True)
+        (repo / "src/Repo.kt").write_text(
+            "package shop\nclass Repo {\n    fun save(x: Int) {}\n}\n"
+            "class Audit {\n    fun save(x: Int) {}\n}\n"
+        )
+        (repo / "src/Cart.kt").write_text(
+            "package shop\nclass Cart(private val repo: Repo) {\n    val audit = Audit()\n"
+            "    fun add(x: Int) {\n        repo.save(x)\n        audit.save(x)\n    }\n}\n"
+        )
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT e.line_number, t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        }
+        # without the properties' types both calls were ambiguous between the two saves
+        self.assertEqual(
+            edges,
+            {
+                (3, "Audit", "scope_unique_name"),  # val audit = Audit()
+                (5, "Repo.save", "type_inferred"),
+                (6, "Audit.save", "type_inferred"),
+            },
+        )

@@ -125,6 +125,9 @@ def _kotlin_define(node: Node) -> Definition | None:
             if base:
                 bases.append((base, "extends" if extends else "implements"))
     body = next((c for c in node.named_children if c.type.endswith("class_body")), None)
+    fields = _kotlin_fields(node, body)
+    if fields:  # receiver types of repo.save() in its methods, read at resolution
+        metadata["attribute_types"] = fields
     return Definition(
         _KOTLIN_LABELS.get(keyword, "Class"),
         name,
@@ -134,6 +137,28 @@ def _kotlin_define(node: Node) -> Definition | None:
         bases=tuple(bases),
         metadata=metadata,
     )
+
+
+def _kotlin_fields(node: Node, body: Node | None) -> dict[str, str]:
+    """A class's properties with their types: ``val``/``var`` constructor parameters and
+    typed or constructed property declarations of its body."""
+    fields: dict[str, str] = {}
+    constructor = next((c for c in node.named_children if c.type == "primary_constructor"), None)
+    parameters = constructor.named_children[0] if constructor is not None else None
+    for parameter in parameters.named_children if parameters is not None else ():
+        words = text(parameter).split(":", 1)[0].split()
+        name = next((c for c in parameter.named_children if c.type == "identifier"), None)
+        kind = _simple_type(
+            next((c for c in parameter.named_children if c.type.endswith("_type")), None)
+        )
+        if name is not None and kind and ("val" in words or "var" in words):
+            fields[text(name)] = kind
+    for member in body.named_children if body is not None else ():
+        if member.type == "property_declaration":
+            bound = _kotlin_assign(member)
+            if bound is not None:
+                fields[bound[0]] = bound[1]
+    return fields
 
 
 def _kotlin_call(node: Node) -> Call | None:
