@@ -17,6 +17,14 @@ GRAMMARS = [
     "tree-sitter-ruby==0.23.1",
     "tree-sitter-php==0.25.1",
     "tree-sitter-hcl==1.2.0",
+    "tree-sitter-kotlin==1.1.0",
+    "tree-sitter-scala==0.26.3",
+    "tree-sitter-swift==0.7.4",
+    "tree-sitter-elixir==0.3.5",
+    "tree-sitter-haskell==0.24.1",
+    "tree-sitter-lua==0.5.0",
+    "tree-sitter-bash==0.25.1",
+    "tree-sitter-perl==2.0.3",
 ]
 
 SEMANTIC = [

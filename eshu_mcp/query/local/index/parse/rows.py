@@ -112,7 +112,7 @@ def parse_file(relative_path: str, data: bytes, byte_size: int | None = None) ->
     """
     digest = fingerprint(data, byte_size)
     size = max(len(data), byte_size or 0)
-    language = language_of(relative_path)
+    language = language_of(relative_path, data)
     is_test = is_test_path(relative_path)
     generated = is_generated(relative_path, data[:2048])
     common = {

@@ -18,6 +18,7 @@ from eshu_mcp.query.local.index.parse.languages import (
     TEXT_EXTENSIONS,
     is_test_path,
 )
+from eshu_mcp.query.local.index.parse.registry import entry
 
 _KEYWORDS = (
     r"password|passwd|pwd|api[_-]?key|apikey|token|secret|client[_-]?secret"
@@ -56,9 +57,9 @@ _WHOLE_VALUES = (
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 )
 _CODE_LANGUAGES = frozenset({"kotlin", "scala", "swift", "groovy", "dart"})
-CODE_SUFFIXES = frozenset(PARSED_EXTENSIONS) | {
-    suffix for suffix, language in TEXT_EXTENSIONS.items() if language in _CODE_LANGUAGES
-}
+CODE_SUFFIXES = frozenset(
+    suffix for suffix, language in PARSED_EXTENSIONS.items() if not entry(language).bare_values
+) | {suffix for suffix, language in TEXT_EXTENSIONS.items() if language in _CODE_LANGUAGES}
 """Program source, where a keyword's value counts only as a string literal: in code,
 ``password = password`` and ``token = os.environ["TOKEN"]`` name values, they are none."""
 _CODE_LITERAL = re.compile(

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from attrs import frozen
 
+from eshu_mcp.query.local.index.parse.registry import entry
 from eshu_mcp.query.local.index.parse.rows import python_module_name
 from eshu_mcp.query.local.index.resolve.modules import ModuleIndex, go_module_paths
 
@@ -150,7 +151,8 @@ def _bind(
     target = (record.resolved_file_id,) if record.resolved_file_id is not None else ()
     names = bindings.names[record.file_id]
     module, name, alias, line = record.module, record.imported_name, record.alias, record.line
-    if language == "go":
+    style = entry(language).imports
+    if style == "go":
         directory = index.go_package_dir(module)
         files = ()
         if directory is not None:
@@ -172,11 +174,11 @@ def _bind(
             bindings.star[record.file_id].extend(target)
         return
     if name is None:
-        if language in ("c", "cpp", "ruby", "php"):
+        if entry(language).whole_file_imports:
             if target:
                 bindings.star[record.file_id].extend(target)
             return
-        if language == "python" and alias is None:
+        if style == "python" and alias is None:
             names[module] = Binding(target, None, line)
             head = module.split(".", 1)[0]
             head_file = index.python.get(head)
@@ -189,7 +191,7 @@ def _bind(
         names[alias] = Binding(target, None, line)
         return
     is_module = False
-    if language == "python" and record.resolved_file_id is not None:
+    if style == "python" and record.resolved_file_id is not None:
         resolved_path = path_of.get(record.resolved_file_id, ("", None))[0]
         is_module = python_module_name(resolved_path).endswith("." + name) or (
             posixpath.basename(resolved_path).removesuffix(".py") == name

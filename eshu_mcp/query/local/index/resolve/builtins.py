@@ -2,56 +2,17 @@
 
 from __future__ import annotations
 
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, entry
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
 BUILTINS: dict[str, frozenset[str]] = {
-    "python": _words(
-        """abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr
-        classmethod compile complex delattr dict dir divmod enumerate eval exec filter float
-        format frozenset getattr globals hasattr hash help hex id input int isinstance
-        issubclass iter len list locals map max memoryview min next object oct open ord pow
-        print property range repr reversed round set setattr slice sorted staticmethod str sum
-        super tuple type vars zip __import__"""
-    ),
-    "go": _words(
-        "append cap clear close complex copy delete imag len make max min new panic print"
-        " println real recover"
-    ),
-    "javascript": _words(
-        """parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout
-        clearInterval require fetch Promise Array Object String Number Boolean Symbol Map Set
-        WeakMap WeakSet Date Error TypeError RangeError RegExp JSON encodeURIComponent
-        decodeURIComponent structuredClone queueMicrotask BigInt"""
-    ),
-    "java": frozenset({"super", "this"}),
-    "c_sharp": frozenset({"nameof", "typeof", "sizeof", "base", "this"}),
-    "c": _words(
-        """printf fprintf sprintf snprintf scanf malloc calloc realloc free memcpy memmove
-        memset memcmp strlen strcmp strncmp strcpy strncpy strcat strdup exit abort assert
-        sizeof puts putchar getchar fopen fclose fread fwrite perror"""
-    ),
-    "rust": _words(
-        """println print eprintln eprint format vec panic assert assert_eq assert_ne
-        debug_assert debug_assert_eq write writeln todo unimplemented unreachable matches
-        Some Ok Err Box"""
-    ),
-    "ruby": _words(
-        """puts print p pp raise require require_relative attr_accessor attr_reader
-        attr_writer include extend private public protected loop lambda proc format sprintf
-        gets sleep rand"""
-    ),
-    "php": _words(
-        """echo print count isset unset empty strlen array_map array_filter array_keys
-        array_values array_merge in_array explode implode sprintf printf var_dump json_encode
-        json_decode is_array is_string intval strval trim str_replace"""
-    ),
+    language.key: language.builtins for language in LANGUAGES if language.builtins
 }
-BUILTINS["typescript"] = BUILTINS["javascript"]
-BUILTINS["tsx"] = BUILTINS["javascript"]
-BUILTINS["cpp"] = BUILTINS["c"] | {"make_shared", "make_unique", "move", "forward"}
+"""Each language's builtin callables, as its registry entry declares them."""
 
 PYTHON_EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning")
 PYTHON_TYPE_METHODS = _words(
@@ -102,3 +63,15 @@ def is_builtin(language: str | None, name: str) -> bool:
     if language == "python" and name.endswith(PYTHON_EXCEPTION_SUFFIXES):
         return True
     return name in BUILTINS.get(language or "", frozenset())
+
+
+def runs_outside(language: str | None, receiver: str | None, name: str = "") -> bool:
+    """Whether a call nothing in the repository defines runs outside it: any command of a
+    shell script, a capitalised name where those are types (``URL(string:)`` constructs a
+    library's), a call on a standard library global (``math.floor``) or, in Elixir, on an
+    Erlang module (``:ets.insert``)."""
+    declared = entry(language)
+    if receiver is None:
+        return declared.commands or (declared.capitalised_types and name[:1].isupper())
+    head = receiver.split(".", 1)[0]
+    return head in declared.library_globals or head[:1] in declared.library_globals

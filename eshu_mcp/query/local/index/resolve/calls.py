@@ -18,8 +18,9 @@ from collections.abc import Callable
 
 from attrs import define
 
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
-from eshu_mcp.query.local.index.resolve.builtins import is_builtin
+from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
     DISPATCHED,
@@ -32,7 +33,7 @@ from eshu_mcp.query.local.index.resolve.typed_receivers import (
 )
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS
 
-OVERLOADING_LANGUAGES = frozenset({"java", "c_sharp", "cpp"})
+OVERLOADING_LANGUAGES = keys_with(overloading=True)
 """Languages whose methods may share a name and differ by their parameters."""
 TYPE_LABELS = frozenset(
     {"Class", "Struct", "Interface", "Trait", "Enum", "Record", "Union", "Module", "TypeAlias"}
@@ -45,8 +46,16 @@ CONSTRUCTIONS = frozenset({CALL_KINDS["constructor_call"], CALL_KINDS["new_expre
 INHERITANCE_DEPTH = 8
 CONSTRUCTOR_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 """Languages whose ``new C()`` runs the class's method named ``constructor``."""
-IMPLICIT_THIS_LANGUAGES = frozenset({"java", "c_sharp", "cpp", "ruby", "php"})
-DISPATCHED_LANGUAGES = frozenset({"java", "c_sharp"})
+EXTENDED = {
+    language.key: re.compile(language.extension_receiver)
+    for language in LANGUAGES
+    if language.extension_receiver
+}
+"""Per language, how a function's signature names the type it extends (see the registry)."""
+GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
+"""How a call resolves by its name alone, without an import, a type or a scope to say so."""
+IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
+DISPATCHED_LANGUAGES = keys_with(dispatched=True)
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
 
 
@@ -274,6 +283,10 @@ class Catalog:
                 self.by_class[(entity.class_context, entity.name)].append(entity)
             else:
                 self.callables.add(entity)
+            extends = EXTENDED.get(row[6]) if len(row) > 8 and row[8] else None
+            extended = extends.search(row[8]) if extends is not None else None
+            if extended is not None:  # an extension method: a method of the type it extends
+                self.by_class[(extended.group(1), entity.name)].append(entity)
         elif entity.entity_type in TYPE_LABELS:
             self.types[entity.name].append(entity)
             if entity.entity_type in CALLABLE_TYPES:
@@ -510,9 +523,16 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             # (``fetch()`` in a module, whatever functions named fetch tests define)
             return None, "builtin"
     else:
+        if runs_outside(language, receiver) and not catalog.types.get(receiver.split(".")[0]):
+            return None, "external"  # ``Keyword.get``: the standard library's, not a method
         found, method, reason = pick(catalog.methods, name, file_id)
     if found is not None:
-        return found, method
-    if reason == "no_definition" and is_builtin(language, name):
-        return None, "builtin"
+        if method not in GUESSED or family_of(found.language) == family_of(language):
+            return found, method
+        reason = "no_definition"  # a shell command is no Python function
+    if reason == "no_definition":
+        if is_builtin(language, name):
+            return None, "builtin"
+        if runs_outside(language, receiver, name):
+            return None, "external"
     return None, reason

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from eshu_mcp.query.local.index.parse.registry import entry
 from eshu_mcp.query.local.index.resolve import input_cache, rebuilt_edges
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.call_edges import resolve_calls_split
@@ -183,6 +184,7 @@ def resolve_repository(
 
     python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     _inheritance(inputs.bases, catalog, bindings, edge, python, language_of)
+    _method_sets(catalog, edge)
     if change is not None:  # edges holds every inheritance edge: store only the difference
         edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
@@ -331,6 +333,46 @@ def _inheritance(
                     None,
                     member.file_id,
                 )
+
+
+def _method_sets(catalog: Catalog, edge) -> None:
+    """IMPLEMENTS edges of the languages whose types satisfy an interface by having its
+    methods (Go): a type whose methods include every method an interface declares."""
+    interfaces = [
+        e
+        for found in catalog.types.values()
+        for e in found
+        if e.entity_type == "Interface" and entry(e.language).method_sets
+    ]
+    if not interfaces:
+        return
+    names = {e.name for e in interfaces}
+    receivers: dict[str, set[str]] = {}  # method name -> the types declaring it
+    for (context, name), methods in catalog.by_class.items():
+        if context not in names and any(entry(m.language).method_sets for m in methods):
+            receivers.setdefault(name, set()).add(context)
+    for interface in interfaces:
+        required = {
+            m.name for m in catalog.children.get(interface.nid, ()) if m.entity_type == "Function"
+        }
+        if not required:
+            continue  # an empty (or only embedding) interface: every type has its methods
+        satisfying = set.intersection(*(receivers.get(name, set()) for name in required))
+        for type_name in sorted(satisfying):
+            method = catalog.by_class[(type_name, min(required))][0]
+            directory = catalog.dirs.get(method.file_id)  # a type's methods are in its package
+            for declared in catalog.types.get(type_name, ()):
+                if declared.entity_type != "Interface" and (
+                    catalog.dirs.get(declared.file_id) == directory
+                ):
+                    edge(
+                        "IMPLEMENTS",
+                        declared.nid,
+                        interface.nid,
+                        "type_inferred",
+                        declared.line,
+                        declared.file_id,
+                    )
 
 
 def _imports(

@@ -142,6 +142,7 @@ class FirstBuildInputs:
         self.file_nids: dict[int, int] = {}
         self.declared: Counter = Counter()
         self.references: list[tuple] = []
+        self.sniffed: dict[int, str | None] = {}  # languages the paths alone did not tell
 
     def resolve_imports(self, file_id: int, prepared: PreparedFile) -> list[int | None]:
         """Resolve a file's imports (in row order) and bind what they bring in."""
@@ -160,6 +161,10 @@ class FirstBuildInputs:
         """Catalog a written file's entities and keep its base-type evidence."""
         self.file_nids[file_id] = file_nid
         language = prepared.parsed.language
+        planned = self.imports.path_of.get(file_id)
+        if planned is not None and planned[1] != language:  # told by its content (a .h)
+            self.imports.path_of[file_id] = (planned[0], language)
+            self.sniffed[file_id] = language
         for nid, row in zip(nids, prepared.entity_rows, strict=True):
             parent = row[PARENT]
             self.catalog.add(
@@ -197,8 +202,11 @@ class FirstBuildInputs:
         ]
         for _, class_name, base_name, _, _ in bases:
             self.catalog.add_base(class_name, base_name)
+        files = self.files
+        if self.sniffed:
+            files = [(f, path, self.sniffed.get(f, language)) for f, path, language in files]
         return GraphInputs(
-            self.files,
+            files,
             self.catalog,
             self.imports.records,
             self.imports.bindings,

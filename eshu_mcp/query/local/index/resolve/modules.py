@@ -2,7 +2,8 @@
 Resolving an import's module to a repository file, per language (local-backend §5.5 tier 2):
 Python dotted and relative imports, JS/TS relative specifiers with extension and index
 probing, Go import paths through go.mod, Java qualified names, C/C++ includes, Rust
-``crate::``/``super::`` paths, Ruby require(_relative), PHP use/require.
+``crate::``/``super::`` paths, Ruby require(_relative), PHP use/require, and the newer
+languages' forms; which form a language uses is its registry entry's ``imports``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from eshu_mcp.query.local.index.parse.registry import entry, keys_with
 from eshu_mcp.query.local.index.parse.rows import python_module_name
 
-JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+JS_LANGUAGES = keys_with(imports="script")
+PYTHON_LANGUAGES = keys_with(imports="python")
 JS_PROBES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _GO_MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 
 
@@ -33,7 +37,7 @@ class ModuleIndex:
             for start in range(len(parts)):
                 self.by_suffix["/".join(parts[start:])].append(file_id)
             self.by_dir[posixpath.dirname(path)].append((path, file_id))
-            if language == "python":
+            if language in PYTHON_LANGUAGES:
                 self.python[python_module_name(path)] = file_id
         # A module is also importable by a shorter name when the folder above that name is a
         # search-path root (src/pkg/mod.py as pkg.mod, a script's sibling), never when that
@@ -70,29 +74,24 @@ class ModuleIndex:
         self, language: str | None, importer: str, module: str, imported_name: str | None
     ) -> int | None:
         """The file an import resolves to, or None when it is not in the repository."""
-        if language == "python":
+        style = entry(language).imports
+        if style == "python":
             return self._python(importer, module, imported_name)
-        if language in JS_LANGUAGES:
+        if style == "script":
             return self._js(importer, module)
-        if language == "go":
+        if style == "go":
             directory = self.go_package_dir(module)
             return None if directory is None else self.first_in_dir(directory, ".go")
-        if language == "java":
-            if imported_name == "*":
-                return self.first_in_dir(module.replace(".", "/"), ".java") or self._dir_suffix(
-                    module.replace(".", "/"), ".java"
-                )
-            return self.unique_suffix(f"{module.replace('.', '/')}/{imported_name}.java")
-        if language in ("c", "cpp"):
+        if style == "qualified":
+            return self._qualified(language, module, imported_name)
+        if style == "include":
             local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
             return self.by_path.get(local) or self.unique_suffix(module)
-        if language == "rust":
+        if style == "rust":
             return self._rust(importer, module, imported_name)
-        if language == "ruby":
-            name = module if module.endswith(".rb") else module + ".rb"
-            local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), name))
-            return self.by_path.get(local) or self.unique_suffix(name)
-        if language == "php":
+        if style == "require":
+            return self._require(language, importer, module)
+        if style == "php":
             if "\\" in module or imported_name:
                 path = module.replace("\\", "/") + (f"/{imported_name}" if imported_name else "")
                 parts = path.split("/")
@@ -103,6 +102,62 @@ class ModuleIndex:
                 return None
             local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
             return self.by_path.get(local) or self.unique_suffix(module)
+        if style == "dotted_path":
+            return self._dotted_path(language, module)
+        if style == "elixir":
+            return self._elixir(module)
+        return None
+
+    def _qualified(
+        self, language: str | None, module: str, imported_name: str | None
+    ) -> int | None:
+        """``a.b.C`` (a type in a package) as the file ``a/b/C.<ext>``, or a package's first
+        file for ``a.b.*``; for Kotlin and Scala, where a file's name need not be its type's,
+        any one file named so."""
+        folder = module.replace(".", "/")
+        for extension in entry(language).extensions:
+            if imported_name == "*":
+                found = self.first_in_dir(folder, extension) or self._dir_suffix(folder, extension)
+            else:
+                found = self.unique_suffix(f"{folder}/{imported_name}{extension}")
+            if found is not None:
+                return found
+        return None
+
+    def _require(self, language: str | None, importer: str, module: str) -> int | None:
+        """A path from the importing file's folder, then from any folder (Ruby ``require``,
+        Dart ``import 'x.dart'``, shell ``source``); the extension may be left out."""
+        if module.startswith("package:"):  # Dart: package:name/path is name's lib/path
+            module = "lib/" + module.partition("/")[2]
+        extensions = entry(language).extensions
+        names = [module] if module.endswith(extensions) else [module + e for e in extensions]
+        names.append(module)
+        for name in names:
+            local = posixpath.normpath(posixpath.join(posixpath.dirname(importer), name))
+            found = self.by_path.get(local) or self.unique_suffix(name)
+            if found is not None:
+                return found
+        return None
+
+    def _dotted_path(self, language: str | None, module: str) -> int | None:
+        """``A.B`` as the file ``A/B.<ext>`` (Haskell modules, Lua ``require "a.b"``, Perl's
+        ``A::B``) or the folder's ``init`` file (Lua)."""
+        path = module.replace("::", "/").replace(".", "/")  # Perl's Shop::Cart too
+        for extension in entry(language).extensions:
+            for name in (path + extension, f"{path}/init{extension}"):
+                found = self.unique_suffix(name)
+                if found is not None:
+                    return found
+        return None
+
+    def _elixir(self, module: str) -> int | None:
+        """``MyApp.HTTPClient`` as ``my_app/http_client.ex`` (Mix's naming convention)."""
+        parts = [_SNAKE.sub("_", part).lower() for part in module.split(".")]
+        for start in range(len(parts)):
+            for extension in (".ex", ".exs"):
+                found = self.unique_suffix("/".join(parts[start:]) + extension)
+                if found is not None:
+                    return found
         return None
 
     def _dir_suffix(self, directory: str, extension: str) -> int | None:
@@ -165,6 +220,8 @@ class ModuleIndex:
         return None
 
     def _rust(self, importer: str, module: str, imported_name: str | None) -> int | None:
+        if module == "self" and imported_name:  # an inline module's use of its file's item
+            return self.by_path.get(importer)
         parts = module.split("::")
         if parts[0] in ("crate", "self", "super"):
             here = posixpath.dirname(importer)

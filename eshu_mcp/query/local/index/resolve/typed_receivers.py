@@ -10,27 +10,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES
 from eshu_mcp.query.local.index.resolve.builtins import SCRIPT_GLOBALS, TYPE_METHODS, is_builtin
 
 if TYPE_CHECKING:
     from eshu_mcp.query.local.index.resolve.bindings import FileBindings
     from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
 
-RECEIVER_TYPED = {
-    "go": "go",
-    "javascript": "ecmascript",
-    "typescript": "ecmascript",
-    "tsx": "ecmascript",
-    "java": "java",
-    "c_sharp": "c_sharp",
-}
+RECEIVER_TYPED = {language.key: language.receivers for language in LANGUAGES if language.receivers}
 """Languages whose method calls resolve by receiver type, each to its family (whose methods a
-call of it can run)."""
+call of it can run), as the language registry declares them."""
 RESULT_TYPED = frozenset({"go", "typescript", "tsx"})
 """Languages whose function signatures state a result type after the parameters."""
-DISPATCHED = frozenset({"ecmascript", "java", "c_sharp"})
+DISPATCHED = frozenset(
+    language.receivers for language in LANGUAGES if language.receivers and language.dispatched
+)
 """Families where a value declared as one class may be an instance of a class deriving from it
 (Go's embedding promotes methods, it does not override them)."""
+CAPITALISED_TYPES = frozenset(
+    language.receivers for language in LANGUAGES if language.capitalised_types
+)
+"""Families whose capitalised names are types: one the repository lacks is a library's."""
 AMBIGUOUS_CAP = 8
 """The most candidates an ambiguous call lists."""
 NULLISH = frozenset({"null", "undefined", ""})
@@ -43,7 +43,7 @@ def library_receiver(catalog: Catalog, receiver: str, family: str) -> bool:
     head = receiver.split(".", 1)[0]
     if family == "ecmascript":
         return head in SCRIPT_GLOBALS and not catalog.types.get(head)
-    if family in ("java", "c_sharp"):
+    if family in CAPITALISED_TYPES:
         return head[:1].isupper() and head.isidentifier() and not catalog.types.get(head)
     return False
 
@@ -210,7 +210,7 @@ def untyped_method(catalog: Catalog, name: str, family: str, language: str | Non
     found = [
         e for e in catalog.methods.by_name.get(name, ()) if RECEIVER_TYPED.get(e.language) == family
     ]
-    library = name in TYPE_METHODS[family]
+    library = name in TYPE_METHODS.get(family, ())
     if not found:
         return None, "builtin" if library or is_builtin(language, name) else "no_definition"
     could_run = len(found) + library

@@ -68,6 +68,19 @@ def _params(declarator: Node) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _member_roots(name_node: Node, declarator: Node) -> list[str]:
+    """Why a function runs without a visible call: a destructor runs when its object dies, an
+    operator where its operator is written, an override where its base is called."""
+    roots = []
+    if name_node.type == "destructor_name":
+        roots.append("cpp.destructor")
+    elif name_node.type == "operator_name":
+        roots.append("cpp.operator")
+    if any(c.type == "virtual_specifier" for c in declarator.children):
+        roots.append("cpp.override")  # override or final
+    return roots
+
+
 def define(node: Node) -> Definition | None:
     """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     if node.type == "function_definition":
@@ -86,8 +99,11 @@ def define(node: Node) -> Definition | None:
                 inner = inner.child_by_field_name("name")
             name_node = inner if inner is not None else name_node
         metadata: dict = {}
+        roots = _member_roots(name_node, declarator)
         if text(name_node) == "main":
-            metadata["dead_code_root_kinds"] = ["c.entrypoint"]
+            roots.append("c.entrypoint")
+        if roots:  # run by the language, not by a call the index can see
+            metadata["dead_code_root_kinds"] = roots
         if any(c.type == "storage_class_specifier" and text(c) == "static" for c in node.children):
             metadata["visibility"] = "static"
         return Definition(

@@ -128,6 +128,10 @@ class LanguageSpec:
     attribute_paths: bool = False
     """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
     dotted class name, so the attribute path is kept apart from it)."""
+    parameters_shadow_calls: bool = False
+    """Whether a bare call of a name that is a parameter or an assigned local of the enclosing
+    function (or of a function around it) calls that value, not a definition: such calls are
+    left out."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

@@ -118,6 +118,8 @@ class LanguageEngine:
         values: list[Node] = []
         roles = self.roles
         for kind, nodes in QueryCursor(self.query).captures(root).items():
+            if kind not in roles:  # a helper capture a pattern's predicate tests
+                continue
             if roles[kind] == _REFERS:  # attributed after the sweep, once filtered
                 values += nodes
                 continue
@@ -200,6 +202,7 @@ class LanguageEngine:
         bool_ops = table.boolean_ops if table else {}
         define, read_call, assign = spec.define, spec.call, spec.assign
         import_rows = spec.import_rows
+        shadowing = spec.parameters_shadow_calls
         calls = result.calls
         imports = result.imports
         prefix = spec.instance_prefix
@@ -220,6 +223,8 @@ class LanguageEngine:
             role = roles[kind]
             if role == _CALLS:  # most captures: a kind that is nothing but a call
                 call = read_call(node)
+                if call is not None and shadowing and _calls_parameter(call, top):
+                    continue
                 if call is not None:
                     function = None if top is None else top[_FUNCTION]
                     name, full, receiver, call_kind, count = call
@@ -262,8 +267,9 @@ class LanguageEngine:
             if role & _DEFINES:
                 found = define(node)
                 if found is not None:
-                    index = self._add_entity(found, top, result, source)
-                    end = node.end_byte * scale
+                    cut = _unstretched(node, source) if node.has_error else None
+                    index = self._add_entity(found, top, result, source, cut)
+                    end = (node.end_byte if cut is None else cut) * scale
                     frames.append((key, end, index, found.args))
                     if found.label == "Function":
                         counts[index] = 0
@@ -278,7 +284,10 @@ class LanguageEngine:
                                     for name, value in found.locals
                                     if name.startswith(prefix)
                                 )
-                        top = (end, index, counted, (index, scope), index)
+                        params = _NO_PARAMETERS
+                        if shadowing:  # a closure sees its enclosing function's parameters
+                            params = set(found.args).union(outer[2] if outer else ())
+                        top = (end, index, counted, (index, scope, params), index)
                     else:
                         function = None if top is None else top[_FUNCTION]
                         top = (end, index, False, function, index)
@@ -297,7 +306,7 @@ class LanguageEngine:
             function = None if top is None else top[_FUNCTION]
             if role & _CALLS:
                 call = read_call(node)
-                if call is not None:
+                if call is not None and not (shadowing and _calls_parameter(call, top)):
                     receiver = call[2]
                     if function is None:
                         calls.append(
@@ -343,6 +352,8 @@ class LanguageEngine:
                 bound = assign(node)
                 if bound is not None:
                     target, value = bound
+                    if shadowing and function is not None:
+                        function[2].add(target)  # a local: calling it calls its value
                     scope = module_scope if function is None else function[1]
                     if value[:1] == ALIAS:  # x = y: y's type, if known; self.y's: resolved later
                         alias = value[1:]
@@ -380,7 +391,12 @@ class LanguageEngine:
             )
 
     def _add_entity(
-        self, found: Definition, top: tuple | None, result: Extraction, source: bytes
+        self,
+        found: Definition,
+        top: tuple | None,
+        result: Extraction,
+        source: bytes,
+        cut: int | None = None,
     ) -> int:
         label, name, name_node, span, body, args, class_context, bases, metadata, _ = found
         parent = None if top is None else top[_OWNER]
@@ -393,10 +409,15 @@ class LanguageEngine:
             elif parent_row["entity_type"] == "Function" and label == "Function":
                 metadata.setdefault("enclosing_function", parent_row["entity_name"])
         start_line = name_node.start_point[0] + 1
-        end_row, end_column = span.end_point
-        end_line = end_row + 1
-        if end_column == 0 and end_line > start_line:
-            end_line -= 1
+        end_byte = span.end_byte
+        if cut is not None and cut < end_byte:  # a parse error swallowed what follows
+            end_byte = cut
+            end_line = source.count(b"\n", 0, cut) + 1
+        else:
+            end_row, end_column = span.end_point
+            end_line = end_row + 1
+            if end_column == 0 and end_line > start_line:
+                end_line -= 1
         read_docstring = self.spec.docstring
         docstring = read_docstring(found) if read_docstring else leading_comment(span)
         if class_context:
@@ -416,7 +437,7 @@ class LanguageEngine:
                 "start_line": start_line,
                 "end_line": max(end_line, start_line),
                 "start_byte": span.start_byte,
-                "end_byte": span.end_byte,
+                "end_byte": end_byte,
                 "parent": parent,
                 "class_context": class_context,
                 "cyclomatic_complexity": None,
@@ -432,6 +453,39 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
+_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--")
+
+
+def _unstretched(node: Node, source: bytes) -> int | None:
+    """Where a definition that holds a parse error really ends, when the error made it swallow
+    what follows (a missing ``}``): before the first later line indented no deeper than the
+    definition's own first line that does not close it. None when no such line exists."""
+    start = node.start_byte
+    line_start = source.rfind(b"\n", 0, start) + 1
+    head = source[line_start:start]
+    indent = len(head) - len(head.lstrip(b" \t"))
+    position = source.find(b"\n", start, node.end_byte)
+    while position != -1:
+        following = position + 1
+        line_end = source.find(b"\n", following, node.end_byte)
+        line = source[following : node.end_byte if line_end == -1 else line_end]
+        stripped = line.lstrip(b" \t")
+        shallow = stripped.strip() and len(line) - len(stripped) <= indent
+        if shallow and not stripped.startswith(_CLOSERS):
+            return position
+        position = line_end
+    return None
+
+
+_NO_PARAMETERS: frozenset[str] = frozenset()
+
+
+def _calls_parameter(call: tuple, top: tuple | None) -> bool:
+    """Whether a bare call calls a parameter of its function (``fn(x)`` in ``map(t, fn)``):
+    a value passed in, never the definition of that name."""
+    if call[2] is not None or call[1] != call[0] or top is None or top[_FUNCTION] is None:
+        return False  # a call on a receiver, or written with a path
+    return call[0] in top[_FUNCTION][2]
 
 
 def _bound_alias(scope: dict[str, str], name: str) -> str | None:

@@ -82,6 +82,15 @@ def define(node: Node) -> Definition | None:
     if name_node is None:
         return None
     name = text(name_node)
+    if node.type == "method_elem":  # a method an interface requires: its method set
+        return Definition(
+            "Function",
+            name,
+            name_node,
+            node,
+            args=_params(node.child_by_field_name("parameters")),
+            metadata={"interface_method": True, "dead_code_root_kinds": ["go.interface_method"]},
+        )
     if node.type in ("function_declaration", "method_declaration"):
         is_method = node.type == "method_declaration"
         metadata: dict = {"exported": name[:1].isupper()}
@@ -221,7 +230,9 @@ def reference(node: Node) -> tuple[str, str | None] | None:
 SPEC = LanguageSpec(
     key="go",
     load=tree_sitter_go.language,
-    definitions=frozenset({"function_declaration", "method_declaration", "type_spec"}),
+    definitions=frozenset(
+        {"function_declaration", "method_declaration", "type_spec", "method_elem"}
+    ),
     define=define,
     calls=frozenset({"call_expression"}),
     call=call,

@@ -6,6 +6,7 @@ import tree_sitter_ruby
 from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.extractors.core import (
+    CURRENT_SOURCE,
     Call,
     ComplexityTable,
     Definition,
@@ -72,8 +73,13 @@ def define(node: Node) -> Definition | None:
         metadata: dict = {}
         if node.type == "singleton_method":
             metadata["singleton"] = True
-        if text(name_node) == "initialize":
+        name = text(name_node)
+        if name == "initialize":
             metadata["dead_code_root_kinds"] = ["ruby.constructor"]
+        elif not name[:1].isalpha() and name[:1] != "_":  # ==, <=>, [], +, ...
+            metadata["dead_code_root_kinds"] = ["ruby.operator"]
+        elif name.endswith("="):  # name=: run by ``obj.name = value``
+            metadata["dead_code_root_kinds"] = ["ruby.setter"]
         return Definition(
             label,
             text(name_node),
@@ -92,8 +98,119 @@ def define(node: Node) -> Definition | None:
     return Definition(label, name, name_node, node, body, bases=tuple(bases))
 
 
+_VALUE_PARENTS = frozenset(
+    {
+        "body_statement",
+        "then",
+        "else",
+        "do",
+        "begin",
+        "parenthesized_statements",
+        "argument_list",
+        "binary",
+        "unary",
+        "conditional",
+        "array",
+        "interpolation",
+        "return",
+        "if_modifier",
+        "unless_modifier",
+        "while_modifier",
+        "until_modifier",
+        "if",
+        "unless",
+        "while",
+        "until",
+        "elsif",
+        "in",
+        "element_reference",
+    }
+)
+"""Where a bare name is a value: a method call, unless the method has a local of that name."""
+_FIELD_VALUES = {"assignment": "right", "operator_assignment": "right", "call": "receiver"}
+_SCOPES = frozenset({"method", "singleton_method", "program", "class", "module"})
+
+
+class _Locals:
+    """The locals a Ruby method (or file) assigns, read once per method: where each name is
+    first assigned, so ``total`` after ``total = 1`` is the local, not a call."""
+
+    source: object = None
+    scope: tuple[int, int] | None = None
+    first: dict[str, int] = {}
+
+    @classmethod
+    def assigned_before(cls, scope: Node, name: str, before: int) -> bool:
+        key = (scope.start_byte, scope.end_byte)
+        if CURRENT_SOURCE.data is not cls.source or key != cls.scope:
+            cls.source, cls.scope, cls.first = CURRENT_SOURCE.data, key, _first_assignments(scope)
+        return cls.first.get(name, before) < before
+
+
+def _first_assignments(scope: Node) -> dict[str, int]:
+    first: dict[str, int] = {}
+    cursor = scope.walk()
+    while True:
+        node = cursor.node
+        kind = node.type
+        target = None
+        if kind in ("assignment", "operator_assignment"):
+            target = node.child_by_field_name("left")
+        elif kind in ("exception_variable", "for"):
+            target = node.named_children[0] if node.named_child_count else None
+            if kind == "for":
+                target = node.child_by_field_name("pattern")
+        if target is not None and target.type == "identifier":
+            first.setdefault(text(target), target.start_byte)
+        descend = kind not in ("method", "singleton_method") or node == scope
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent() or cursor.node == scope:
+                return first
+
+
+def _is_local(node: Node, name: str) -> bool:
+    """Whether a bare name is a parameter of an enclosing block or method, or a local the
+    method assigned before it."""
+    scope = node.parent
+    while scope is not None and scope.type not in _SCOPES:
+        if scope.type in ("block", "do_block", "lambda"):
+            parameters = scope.child_by_field_name("parameters")
+            if parameters is not None and name in _params(parameters):
+                return True
+        scope = scope.parent
+    if scope is None:
+        return False
+    if scope.type in ("method", "singleton_method") and name in _params(
+        scope.child_by_field_name("parameters")
+    ):
+        return True
+    return _Locals.assigned_before(scope, name, node.start_byte)
+
+
+def _bare_call(node: Node) -> Call | None:
+    """``helper`` alone: a call of the method ``helper`` where it stands as a value and no
+    local of the name is in scope (Ruby calls need no parentheses)."""
+    parent = node.parent
+    if parent is None:
+        return None
+    field = _FIELD_VALUES.get(parent.type)
+    if field is not None:
+        if parent.child_by_field_name(field) != node:
+            return None
+    elif parent.type not in _VALUE_PARENTS:
+        return None
+    name = text(node)
+    if _is_local(node, name):
+        return None
+    return Call(name, name, None, "call", 0)
+
+
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
+    if node.type == "identifier":
+        return _bare_call(node)
     method = node.child_by_field_name("method")
     if method is None:
         return None
@@ -146,7 +263,7 @@ SPEC = LanguageSpec(
     load=tree_sitter_ruby.language,
     definitions=frozenset(LABELS),
     define=define,
-    calls=frozenset({"call"}),
+    calls=frozenset({"call", "identifier"}),
     call=call,
     imports=frozenset({"call"}),
     import_rows=import_rows,

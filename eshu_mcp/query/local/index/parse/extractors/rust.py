@@ -125,6 +125,8 @@ FIELD_ACCESS = core.MemberAccess("field_expression", "field", "value")
 
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
+    if node.type == "identifier":
+        return _token_tree_call(node)
     if node.type == "macro_invocation":
         macro = node.child_by_field_name("macro")
         full = text(macro)
@@ -144,6 +146,28 @@ def call(node: Node) -> Call | None:
         scope = text(path) if path is not None else None
         return Call(text(name), text(function), scope, "call", count)
     return None
+
+
+def _token_tree_call(name: Node) -> Call | None:
+    """A call inside a macro's arguments (``assert_eq!(total(x), 3)``), which the grammar
+    leaves as tokens: a name directly followed by a parenthesised token tree, with ``a.`` or
+    ``path::`` before it for a method or a path call."""
+    arguments = name.next_sibling
+    if arguments is None or not core.starts_with(arguments, b"("):
+        return None
+    count = sum(1 for child in arguments.children if child.type == ",") + (
+        1 if arguments.named_child_count else 0
+    )
+    called = text(name)
+    separator = name.prev_sibling
+    owner = separator.prev_sibling if separator is not None else None
+    if separator is None or owner is None or owner.type not in ("identifier", "self"):
+        return Call(called, called, None, "call", count)
+    if separator.type == ".":
+        return Call(called, f"{text(owner)}.{called}", text(owner), "method_call", count)
+    if separator.type == "::":
+        return Call(called, f"{text(owner)}::{called}", text(owner), "call", count)
+    return Call(called, called, None, "call", count)
 
 
 def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
@@ -169,13 +193,41 @@ def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
     return []
 
 
+def _inline_depth(node: Node) -> int:
+    """How many inline ``mod name { ... }`` blocks enclose a node."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item":
+            depth += 1
+        parent = parent.parent
+    return depth
+
+
+def _within_file(path: str, depth: int) -> str:
+    """A ``use`` path written in an inline module, with the ``self``/``super`` steps that stay
+    inside the file as ``self`` (this file): ``super::Level`` in ``mod tests`` is the file's
+    own ``Level``."""
+    parts = path.split("::")
+    steps = 0
+    while steps < len(parts) and parts[steps] in ("self", "super"):
+        steps += 1
+    climbs = parts[:steps].count("super")
+    if not steps or climbs > depth:
+        return path  # the crate, or a module the file's parent holds
+    return "::".join(["self", *parts[steps:]])
+
+
 def import_rows(node: Node) -> list[ImportRow]:
     """The names one import node brings in."""
     argument = node.child_by_field_name("argument")
     if argument is None:
         return []
     rows = []
+    depth = _inline_depth(node)
     for path, alias in _use_paths(argument, ""):
+        if depth:
+            path = _within_file(path, depth)
         module, _, name = path.rpartition("::")
         rows.append(
             ImportRow(module or path, name if module else None, alias, "use", line_of(node))
@@ -197,6 +249,12 @@ def assign(node: Node) -> tuple[str, str] | None:
             path = function.child_by_field_name("path")
             if path is not None and text(path)[:1].isupper():
                 return text(pattern), _type_name(path)
+    if value.type == "scoped_identifier":  # let v = Level::Info: a variant of the enum Level
+        path = value.child_by_field_name("path")
+        name = value.child_by_field_name("name")
+        variant = path is not None and name is not None and text(name)[:1].isupper()
+        if variant and text(path)[:1].isupper():
+            return text(pattern), _type_name(path)
     return None
 
 
@@ -205,11 +263,12 @@ SPEC = LanguageSpec(
     load=tree_sitter_rust.language,
     definitions=frozenset(LABELS),
     define=define,
-    calls=frozenset({"call_expression", "macro_invocation"}),
+    calls=frozenset({"call_expression", "macro_invocation", "identifier"}),
     call=call,
     imports=frozenset({"use_declaration"}),
     import_rows=import_rows,
     assignments=frozenset({"let_declaration"}),
     assign=assign,
     complexity=COMPLEXITY,
+    query_patterns={"identifier": "(token_tree (identifier) @identifier . (token_tree))"},
 )

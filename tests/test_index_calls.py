@@ -1,0 +1,99 @@
+"""Tests for eshu_mcp.query.local.index.resolve.calls: extension methods."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
+from tests.test_index_indexer import git
+
+FILES = {
+    "src/Slugs.cs": (
+        "namespace Shop {\n  public static class StringExtensions {\n"
+        "    public static string ToSlug(this string value) { return value.ToLower(); }\n"
+        "  }\n}\n"
+    ),
+    "src/Page.cs": (
+        "namespace Shop {\n  public class Page {\n"
+        "    public string Url(string name) { return name.ToSlug(); }\n  }\n}\n"
+    ),
+    "src/ext.kt": (
+        "package shop\nfun String.slug(): String = this.lowercase()\n"
+        "fun url(name: String): String = name.slug()\n"
+    ),
+}
+
+
+class ExtensionMethodTests(SynchronousTestCase):
+    def test_a_call_on_a_value_of_the_extended_type_runs_the_extension(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        for path, content in FILES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(content)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT s.qualified_name, t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        }
+        self.assertEqual(
+            edges,
+            {
+                # name.ToSlug() on a string: the extension, not a library method
+                ("Page.Url", "StringExtensions.ToSlug", "type_inferred"),
+                ("url", "slug", "type_inferred"),
+            },
+        )
+
+
+class PropertyTypeTests(SynchronousTestCase):
+    def test_a_kotlin_property_types_the_calls_made_on_it_in_the_classs_methods(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        (repo / "src").mkdir(parents=True)
+        (repo / "src/Repo.kt").write_text(
+            "package shop\nclass Repo {\n    fun save(x: Int) {}\n}\n"
+            "class Audit {\n    fun save(x: Int) {}\n}\n"
+        )
+        (repo / "src/Cart.kt").write_text(
+            "package shop\nclass Cart(private val repo: Repo) {\n    val audit = Audit()\n"
+            "    fun add(x: Int) {\n        repo.save(x)\n        audit.save(x)\n    }\n}\n"
+        )
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT e.line_number, t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        }
+        # without the properties' types both calls were ambiguous between the two saves
+        self.assertEqual(
+            edges,
+            {
+                (3, "Audit", "scope_unique_name"),  # val audit = Audit()
+                (5, "Repo.save", "type_inferred"),
+                (6, "Audit.save", "type_inferred"),
+            },
+        )

@@ -1,0 +1,35 @@
+"""Tests for eshu_mcp.query.local.index.parse.extractors.clang: what runs without a call."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.parse.rows import parse_file
+
+SOURCE = b"""struct A : B {
+  virtual ~A() {}
+  bool operator==(const A& o) const { return true; }
+  void run() override { go(); }
+  void plain() {}
+};
+A::~A() {}
+bool A::operator<(const A& o) const { return false; }
+"""
+
+
+class RootKindTests(SynchronousTestCase):
+    def test_destructors_operators_and_overrides_are_roots_plain_methods_are_not(self) -> None:
+        roots = [
+            (e["qualified_name"], e["metadata"].get("dead_code_root_kinds"))
+            for e in parse_file("src/a.cpp", SOURCE).entities
+            if e["entity_type"] == "Function"
+        ]
+        self.assertEqual(
+            roots,
+            [
+                ("A.~A", ["cpp.destructor"]),
+                ("A.operator==", ["cpp.operator"]),
+                ("A.run", ["cpp.override"]),
+                ("A.plain", None),
+                ("A.~A", ["cpp.destructor"]),
+                ("A.operator<", ["cpp.operator"]),
+            ],
+        )

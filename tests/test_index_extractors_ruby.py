@@ -1,0 +1,87 @@
+"""Tests for eshu_mcp.query.local.index.parse.extractors.ruby: calls without parentheses,
+mixins and the methods Ruby runs without a visible call."""
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.rows import parse_file
+from eshu_mcp.query.local.index.store.database import open_reader
+
+SOURCE = b"""def hello(a, b = 1)
+  base_helper
+  items.each do |item|
+    item
+  end
+  total = 1
+  total
+  if valid? && ready then go end
+  [a, helper]
+rescue => e
+  e
+end
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+class BareCallTests(SynchronousTestCase):
+    def test_a_bare_name_is_a_call_unless_a_local_or_parameter_has_it(self) -> None:
+        called = [c[1] for c in parse_file("lib/a.rb", SOURCE).calls]
+        self.assertEqual(
+            sorted(called),
+            sorted(["base_helper", "each", "items", "valid?", "ready", "go", "helper"]),
+        )
+
+    def test_operators_and_setters_are_run_without_a_visible_call(self) -> None:
+        source = b"class A\n  def ==(o) true end\n  def name=(v) @n = v end\n  def x; end\nend\n"
+        roots = {
+            e["entity_name"]: e["metadata"].get("dead_code_root_kinds")
+            for e in parse_file("lib/a.rb", source).entities
+        }
+        self.assertEqual(roots["=="], ["ruby.operator"])
+        self.assertEqual(roots["name="], ["ruby.setter"])
+        self.assertIsNone(roots["x"])
+
+
+class MixinTests(SynchronousTestCase):
+    def test_a_bare_call_resolves_to_an_included_modules_or_superclass_method(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-ruby-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        (repo / "lib").mkdir(parents=True)
+        (repo / "lib/greeting.rb").write_text("module Greeting\n  def greet(n)\n  end\nend\n")
+        (repo / "lib/person.rb").write_text(
+            "class Base\n  def base_helper\n  end\nend\n"
+            "class Person < Base\n  include Greeting\n"
+            "  def hello\n    greet 'x'\n    base_helper\n  end\nend\n"
+        )
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT s.qualified_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        }
+        self.assertEqual(
+            edges, {("Person.hello", "Greeting.greet"), ("Person.hello", "Base.base_helper")}
+        )

@@ -1,0 +1,73 @@
+"""Tests for eshu_mcp.query.local.index.parse.extractors.rust: calls inside macro arguments and
+``use`` in inline modules."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.parse.rows import parse_file
+from eshu_mcp.query.local.index.store.database import open_reader
+from tests.test_index_indexer import git
+
+SOURCE = b"""fn total(x: i32) -> i32 { x }
+fn check() {
+    assert_eq!(total(x), 3);
+    println!("{}", cart.price(x, y));
+    tri!(money::round(1));
+    let v = vec![1, 2];
+    show!(items[0]);
+    let level = Level::Info;
+    level.raise();
+}
+"""
+
+
+class MacroArgumentCallTests(SynchronousTestCase):
+    def test_calls_inside_macro_token_trees_are_calls_with_their_receivers(self) -> None:
+        calls = [(*c[1:4], c[6]) for c in parse_file("src/lib.rs", SOURCE).calls]
+        self.assertIn(("total", "total", None, 1), calls)
+        self.assertIn(("price", "cart.price", "cart", 2), calls)
+        self.assertIn(("round", "money::round", "money", 1), calls)
+
+    def test_a_local_bound_to_an_enum_variant_has_the_enums_type(self) -> None:
+        typed = {c[2]: c[4] for c in parse_file("src/lib.rs", SOURCE).calls}
+        self.assertEqual(typed["level.raise"], "Level")
+
+    def test_indexing_and_macro_names_are_not_calls(self) -> None:
+        called = [c[1] for c in parse_file("src/lib.rs", SOURCE).calls if c[5] != "macro"]
+        self.assertEqual(called, ["total", "price", "round", "raise"])
+
+
+class InlineModuleTests(SynchronousTestCase):
+    def test_a_use_of_super_in_an_inline_module_names_the_files_own_items(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-rust-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        (repo / "src").mkdir(parents=True)
+        (repo / "src/lib.rs").write_text(
+            "pub struct Level;\nimpl Level {\n    pub fn parse(n: u8) -> Level { Level }\n}\n"
+            "fn top() -> Level { Level::parse(1) }\n"
+            "mod tests {\n    use super::Level;\n"
+            "    fn check() { let _ = Level::parse(2); }\n}\n"
+        )
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        callers = {
+            row[0]
+            for row in conn.execute(
+                "SELECT s.qualified_name FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND t.qualified_name = 'Level.parse'"
+            )
+        }
+        # before: the inline module's ``use super::Level`` bound Level to nothing in the
+        # file, and every Level::parse call in it ended external
+        self.assertEqual(callers, {"top", "tests.check"})
