@@ -303,6 +303,8 @@ def _member_use(node: Node) -> Call | None:
     kind = "property_read"
     if parent is not None:
         parent_kind = parent.type
+        if parent_kind.startswith("jsx_"):
+            return None  # <Icons.Star/> names a component: a use the JSX reader records
         if parent.start_byte == node.start_byte:
             if parent_kind in _NOT_READ:
                 return None
