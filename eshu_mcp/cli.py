@@ -61,6 +61,8 @@ class CallOptions:
 
             def postOptions(self):
                 super().postOptions()
+                self["no-watch"] = True  # one call: the build at start is all it needs
+                self["watch"] = False
                 if self["toolsets"] is None:
                     self["toolsets"] = "available"
 

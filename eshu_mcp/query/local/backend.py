@@ -92,7 +92,9 @@ class LocalQueryBackend(Service):
         self.resource = (
             self.api
             if index_service is None
-            else AwaitFirstIndex(self.api, index_service, self.ready, self.when_ready)
+            else AwaitFirstIndex(
+                self.api, index_service, self.ready, self.when_ready, clock=self._clock
+            )
         )
 
     def startService(self) -> None:

@@ -37,6 +37,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     Route,
     RouteTable,
 )
+from eshu_mcp.query.local.api.platform.keeper_view import KEEPER_ATTRIBUTE
 
 JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
 
@@ -243,6 +244,7 @@ class LocalQueryResource(Resource):
             "envelope": envelope,
             "principal": getattr(request, PRINCIPAL_ATTRIBUTE, None),
             "home_paths": self._home_paths,
+            "keeper": getattr(request, KEEPER_ATTRIBUTE, None),
         }
         return match.route, params
 
