@@ -39,6 +39,20 @@ class ListTests(RepositoriesCase):
         self.assertEqual(data["result_limits"]["drilldown_tool"], "get_repository_stats")
         self.assertEqual(body["truth"]["capability"], "platform_impact.context_overview")
 
+    def test_a_repository_whose_directory_is_gone_is_flagged_missing(self):
+        import shutil
+
+        from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
+
+        shutil.rmtree(self.ids["tree"])
+        self.addCleanup(WORK_TREES.forget)
+        data = self.client.get("/repositories").json()
+        rows = {row["name"]: row for row in data["repositories"]}
+        self.assertTrue(rows["payments"]["missing"])
+        self.assertIn("index --forget", rows["payments"]["missing_reason"])
+        self.assertNotIn("missing", rows["ledger"])
+        self.assertIn("repository_directory_missing", data["partial_reasons"])
+
     def test_limit_truncates_and_bad_values_fall_back(self):
         data = self.client.get("/repositories", params={"limit": "1"}).json()
         self.assertEqual((data["count"], data["total"], data["truncated"]), (1, 2, True))

@@ -170,6 +170,8 @@ def _repository_row(row: dict) -> str:
     ident = first_text(row, "id", "repo_id")
     path = first_text(row, "local_path", "path")
     text = " ".join(part for part in (name, f"id={ident}" if ident else "", path) if part)
+    if row.get("missing") is True:
+        text += " (directory missing: answers come from its last index)"
     return clamp_line(text or row_line(row))
 
 

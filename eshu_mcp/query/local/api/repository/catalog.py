@@ -20,6 +20,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     page,
 )
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
+from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
 from eshu_mcp.query.local.api.repository.rows import catalog_row, language_family
 
 CONTEXT = "platform_impact.context_overview"
@@ -41,9 +42,19 @@ def list_repositories(ctx: ApiContext) -> Answer:
     rows = readable_repositories(ctx.conn, ctx.principal)
     window, truncated = page(rows[offset : offset + limit + 1], limit)
     repositories = [catalog_row(row) for row in window]
+    for item in repositories:
+        present, _ = WORK_TREES.state(item["local_path"] or "")
+        if not present:  # indexed once, its directory gone since: say so on its row
+            item["missing"] = True
+            item["missing_reason"] = (
+                "the repository directory is gone; answers come from its last index"
+                f" (`eshu-mcp index --forget {item['id']}` or `eshu-mcp index --prune`)"
+            )
     reasons = []
     if truncated:
         reasons.append("repository_inventory_truncated")
+    if any(item.get("missing") for item in repositories):
+        reasons.append("repository_directory_missing")
     if any(item["group_source"] == "missing_evidence" for item in repositories):
         reasons.append("repository_group_evidence_missing")
     data = {
