@@ -10,6 +10,7 @@ The ``eshu-mcp`` command.
 """
 
 import json
+import os
 import sys
 
 from twisted.python import usage
@@ -103,12 +104,16 @@ def _start_logging(level_name: str = "info") -> None:
 
 
 def _build_stack(options, reactor):
+    from attrs import evolve
     from twisted.application.service import MultiService
 
     from eshu_mcp.service import LogBridgeService, build_backend, build_mcp_server
 
     parent = MultiService()
-    backend = build_backend(options.backend_settings(), reactor=reactor, parent=parent)
+    settings = options.backend_settings()
+    if options.get("call-home"):
+        settings = evolve(settings, home_paths=options["call-home"])
+    backend = build_backend(settings, reactor=reactor, parent=parent)
     try:
         server = build_mcp_server(
             backend.resource,
@@ -146,9 +151,66 @@ def run_stdio(argv: list[str]) -> int:
     return 0
 
 
+def repositories_here(db_path: str, here: str) -> list[tuple[str, str]]:
+    """(name, root) of the indexed repositories that hold the directory ``here``."""
+    from eshu_mcp.query.local.index.store.database import IndexUnavailable, open_reader
+
+    try:
+        conn = open_reader(db_path)
+    except (IndexUnavailable, OSError):
+        return []
+    try:
+        rows = conn.execute("SELECT name, local_path FROM repositories ORDER BY name").fetchall()
+    except Exception:
+        return []
+    finally:
+        conn.close()
+    real = os.path.realpath(here)
+    found = []
+    for name, local_path in rows:
+        root = os.path.realpath(local_path or "")
+        if local_path and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            found.append((name, root))
+    return found
+
+
+def _call_scope(options) -> str | None:
+    """
+    Which repositories ``eshu-mcp call`` answers un-scoped questions from: the one it runs
+    in (when indexed), else every one; returns the sentence saying so on stderr.
+    """
+    if options["repos"] or options["whole-index"] or options["backend"] != "local":
+        return None
+    here = repositories_here(options["db"], os.getcwd())
+    if not here:
+        return "answering from every repository in the index (no indexed repository here)"
+    options["call-home"] = tuple(root for _, root in here)
+    names = ", ".join(name for name, _ in here)
+    return f"answering for the repository here: {names} (--whole-index for every repository)"
+
+
+def print_or_lose_reader(text: str) -> bool:
+    """
+    Print ``text`` to stdout; False when the reader went away (``| head``). Standard output
+    then points at /dev/null, so the interpreter's last flush cannot fail or block either.
+    """
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return False
+    return True
+
+
 def run_call(argv: list[str]) -> int:
     """Run one tool in process and print the MCP tool result as JSON."""
     options = _parse(CallOptions.make(), argv, "call")
+    scope = _call_scope(options)
+    if scope:
+        print(f"eshu-mcp call: {scope}", file=sys.stderr)
     from twisted.internet import defer, task
 
     from eshu_mcp.encoding import dumps
@@ -166,11 +228,16 @@ def run_call(argv: list[str]) -> int:
         call = server.dispatcher.call(options["tool"], options["arguments"], None)
 
         def show(result):
-            print(dumps(result, escape_html=False))
             exit_code[0] = 1 if result.get("isError") else 0
-            return parent.stopService()
+            if not print_or_lose_reader(dumps(result, escape_html=False)):
+                exit_code[0] = 141  # as a shell reports a writer its reader left (SIGPIPE)
 
-        return call.addCallback(show)
+        def stop(passthrough):
+            # always: a reader pool left running keeps the process alive after react
+            stopping = defer.maybeDeferred(parent.stopService)
+            return stopping.addBoth(lambda _: passthrough)
+
+        return call.addCallback(show).addBoth(stop)
 
     try:
         task.react(lambda reactor: main(reactor))

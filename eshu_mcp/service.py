@@ -123,6 +123,8 @@ class BackendSettings:
     """With ``repos``: answer un-scoped questions from every repository in the index."""
     upstream_url: str = ""
     upstream_token: str = ""
+    home_paths: tuple[str, ...] = ()
+    """Without ``repos``: answer un-scoped questions from the repositories under these paths."""
 
 
 def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -> IQueryBackend:
@@ -147,7 +149,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
             db_path, list(settings.repos), watch=settings.watch, reactor=reactor
         )
         index_service.setServiceParent(parent)
-    home = () if settings.whole_index else tuple(settings.repos)
+    home = () if settings.whole_index else (tuple(settings.repos) or tuple(settings.home_paths))
     backend = LocalQueryBackend(
         db_path, reactor=reactor, index_service=index_service, home_paths=home
     )
