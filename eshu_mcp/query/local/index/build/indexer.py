@@ -17,11 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, frozen
+from attrs import Factory, evolve, frozen
 
 from eshu_mcp.query.local.index.resolve import input_cache
 from eshu_mcp.query.local.index.store import writer
 from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
+from eshu_mcp.query.local.index.build.changed_walk import walk_changed
 from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
 from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
 from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
@@ -34,6 +35,9 @@ from eshu_mcp.query.local.index.store.upgrade import extractor_key, owed_rebuild
 from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree, discover, walk_files
 
 Progress = Callable[[dict[str, Any]], None]
+_KNOWN_TREES: dict[str, WorkTree] = {}
+"""What git said about each work tree at this process's last build of it (HEAD, refs, dirty):
+a build of known changed paths, none of them in ``.git``, reuses it instead of asking again."""
 STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
 
 
@@ -84,6 +88,7 @@ def index_repositories(
     progress: Progress | None = None,
     workers: int | None = None,
     lock_timeout: float = 30.0,
+    changed: dict[str, list[str] | None] | None = None,
 ) -> IndexReport:
     """
     Index each path (a git work tree or a plain directory) into the database, and every
@@ -91,6 +96,10 @@ def index_repositories(
 
     A stop request (:class:`RunStopped`, KeyboardInterrupt) propagates after the repository
     being written is rolled back and its pending generation marked interrupted.
+
+    ``changed`` maps a path to the relative paths a watcher saw change there (None: unknown);
+    a repository whose changed paths are known is walked from the index and those paths only
+    (see :mod:`.changed_walk`), unless they need a whole walk.
     """
     started = time.monotonic()
     emit = progress or (lambda event: None)
@@ -111,8 +120,9 @@ def index_repositories(
             owed, reason = owed_rebuilds(conn, [str(path) for path in paths])
             if owed:
                 emit({"phase": "upgrade", "reason": reason, "paths": owed})
+            known = changed or {}
             for path in [*paths, *owed]:
-                reports.append(_index_one(conn, str(path), emit, workers))
+                reports.append(_index_one(conn, str(path), emit, workers, known.get(str(path))))
             settle_rebuilds(conn, [r.path for r in reports if r.status != "failed"])
         finally:
             conn.close()
@@ -158,19 +168,33 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
     return existing, to_parse, touched, deleted, unchanged
 
 
-def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> RepositoryReport:
+def _index_one(
+    conn: sqlite3.Connection, path: str, emit: Progress, workers, changed: list[str] | None = None
+) -> RepositoryReport:
     started = time.monotonic()
+    known_tree = _KNOWN_TREES.get(path) if changed is not None else None
+    if known_tree is not None and any(p == ".git" or p.startswith(".git/") for p in changed):
+        known_tree = None  # git's own state moved (a commit, a checkout): look again
     try:
-        tree = discover(path)
+        tree = known_tree or discover(path)
     except Exception as e:  # a bad path is a per-repository failure, not a crash
         emit({"phase": "failed", "path": path, "error": str(e)})
         return RepositoryReport(path=path, repo_id=None, status="failed", error=str(e))
+    _KNOWN_TREES[path] = tree
     repo_id = repository_id(tree.identity)
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
-    walked = walk_files(tree, _own_files(conn))
+    walked = None
+    if changed is not None and str(tree.root) == os.path.realpath(path):
+        walked = walk_changed(conn, repo_id, tree.root, changed)
+    if walked is None:
+        walked = walk_files(tree, _own_files(conn))
+        if known_tree is not None:  # the whole walk was needed after all: git's facts too
+            tree = _KNOWN_TREES[path] = discover(path)
     existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
+    if known_tree is not None and tree is known_tree and (to_parse or deleted):
+        tree = _KNOWN_TREES[path] = evolve(tree, dirty=True)
     emit(
         {
             "phase": "walk",
