@@ -79,9 +79,6 @@ class ChangedWalkTests(SynchronousTestCase):
         self.assertIsNone(walk_changed(conn, repo_id, self.repo, [".gitignore"]))
         (self.repo / "pkg" / "unknown.py").write_text("")
         self.assertIsNone(walk_changed(conn, repo_id, self.repo, ["pkg/unknown.py"]))
-        (self.repo / "pkg" / "gone.py").write_text("")
-        (self.repo / "pkg" / "gone.py").unlink()
-        walked = walk_changed(conn, repo_id, self.repo, ["pkg/gone.py"])
-        self.assertEqual(
-            [item.relative_path for item in walked], [".gitignore", "pkg/lib.py", "pkg/other.py"]
-        )
+        known = walk_changed(conn, repo_id, self.repo, ["pkg/gone.py", "pkg/lib.py"])
+        self.assertEqual([item.relative_path for item in known.present], ["pkg/lib.py"])
+        self.assertEqual(known.gone, frozenset({"pkg/gone.py"}))

@@ -22,7 +22,7 @@ from attrs import Factory, evolve, frozen
 from eshu_mcp.query.local.index.resolve import input_cache
 from eshu_mcp.query.local.index.store import writer
 from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
-from eshu_mcp.query.local.index.build.changed_walk import walk_changed
+from eshu_mcp.query.local.index.build.changed_walk import KnownChanges, walk_changed
 from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
 from eshu_mcp.query.local.index.store.generations import abandon, activate, begin_generation, fail_orphans, record_failure
 from eshu_mcp.query.local.index.store.identity import repository_id, repository_slug
@@ -131,8 +131,9 @@ def index_repositories(
     return report
 
 
-def _changes(conn, repo_id: str, walked: list[WalkedFile]):
-    """Split the walk into files to parse, stat-only touches and deletions."""
+def _changes(conn, repo_id: str, walked: list[WalkedFile] | KnownChanges):
+    """Split the walk (or the known changes) into files to parse, stat-only touches and
+    deletions; also returns how many files the tree holds."""
     existing = {
         row[0]: row
         for row in conn.execute(
@@ -146,7 +147,15 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
     to_parse: list[WalkedFile] = []
     touched: list[tuple[int, int]] = []
     unchanged = 0
-    for item in walked:
+    if isinstance(walked, KnownChanges):
+        if extractor_changed:
+            return None  # every file is parsed again: the whole walk
+        deleted = sorted(path for path in walked.gone if path in existing)
+        unchanged = len(existing) - len(deleted) - len(walked.present)
+        listed = walked.present
+    else:
+        listed = walked
+    for item in listed:
         row = existing.get(item.relative_path)
         if row is None or extractor_changed:
             to_parse.append(item)
@@ -163,9 +172,11 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
                 unchanged += 1
             else:
                 to_parse.append(item)
+    if isinstance(walked, KnownChanges):
+        return existing, to_parse, touched, deleted, unchanged, len(existing) - len(deleted)
     readable = {w.relative_path for w in walked}
     deleted = sorted(p for p in existing if p not in readable)
-    return existing, to_parse, touched, deleted, unchanged
+    return existing, to_parse, touched, deleted, unchanged, len(walked)
 
 
 def _index_one(
@@ -185,21 +196,23 @@ def _index_one(
     emit({"phase": "discover", "path": str(tree.root), "repo_id": repo_id, "git": tree.is_git})
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
-    walked = None
+    found = None
     if changed is not None and str(tree.root) == os.path.realpath(path):
-        walked = walk_changed(conn, repo_id, tree.root, changed)
-    if walked is None:
-        walked = walk_files(tree, _own_files(conn))
-        if known_tree is not None:  # the whole walk was needed after all: git's facts too
+        known = walk_changed(conn, repo_id, tree.root, changed)
+        found = None if known is None else _changes(conn, repo_id, known)
+    if found is None:
+        if known_tree is not None:  # the whole walk is needed after all: git's facts too
             tree = _KNOWN_TREES[path] = discover(path)
-    existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
+            known_tree = None
+        found = _changes(conn, repo_id, walk_files(tree, _own_files(conn)))
+    existing, to_parse, touched, deleted, unchanged, files_seen = found
     if known_tree is not None and tree is known_tree and (to_parse or deleted):
         tree = _KNOWN_TREES[path] = evolve(tree, dirty=True)
     emit(
         {
             "phase": "walk",
             "repo_id": repo_id,
-            "files": len(walked),
+            "files": files_seen,
             "to_parse": len(to_parse),
             "deleted": len(deleted),
         }
@@ -225,7 +238,7 @@ def _index_one(
             repo_id=repo_id,
             status="fresh",
             generation_id=row[2],
-            files_seen=len(walked),
+            files_seen=files_seen,
             unchanged=unchanged,
             seconds=time.monotonic() - started,
         )
@@ -249,7 +262,7 @@ def _index_one(
         activate(
             conn,
             pending,
-            files_seen=len(walked),
+            files_seen=files_seen,
             files_changed=len(run.added) + len(run.modified),
             files_deleted=len(run.deleted),
             files_failed=run.failed,
@@ -286,7 +299,7 @@ def _index_one(
         status="indexed",
         generation_id=pending.generation_id,
         seq=pending.seq,
-        files_seen=len(walked),
+        files_seen=files_seen,
         added=tuple(run.added),
         modified=tuple(run.modified),
         deleted=tuple(run.deleted),
