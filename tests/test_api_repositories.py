@@ -116,6 +116,24 @@ class StatsTests(RepositoriesCase):
         self.assertEqual(data["coverage"]["query_shape"], "content_store_repository_coverage")
         self.assertEqual(data["result_limits"]["drilldown_tool"], "get_repository_coverage")
 
+    def test_stats_are_counted_once_per_generation(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
+
+        self.addCleanup(GENERATION_ANSWERS.forget)
+        before = GENERATION_ANSWERS.computed
+        first = self.client.get("/repositories/payments/stats").json()
+        again = self.client.get("/repositories/payments/stats").json()
+        self.assertEqual((first["file_count"], GENERATION_ANSWERS.computed), (4, before + 1))
+        self.assertEqual(again, first)
+        writer = self.ids["index"].writer
+        writer.execute(
+            "UPDATE repositories SET active_generation_id = 'next' WHERE repo_id = ?",
+            (self.ids["repo"],),
+        )
+        writer.commit()
+        self.client.get("/repositories/payments/stats")
+        self.assertEqual(GENERATION_ANSWERS.computed, before + 2)
+
     def test_coverage_is_complete_for_an_indexed_repository(self):
         data = self.client.get(f"/repositories/{self.ids['repo']}/coverage").json()
         self.assertEqual(data["completeness_state"], "complete")

@@ -19,6 +19,7 @@ from eshu_mcp.query.local.api.platform.framework import (
     limit_offset,
     page,
 )
+from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
 from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
 from eshu_mcp.query.local.api.repository.rows import catalog_row, language_family
@@ -187,21 +188,30 @@ def _file_and_entity_counts(conn: sqlite3.Connection, repo_id: str) -> tuple[int
     return files[0], entities[0]
 
 
-@ROUTES.route("GET", "/repositories/{repo_id}/stats", deadline=STATS_DEADLINE)
-def repository_stats(ctx: ApiContext) -> Answer:
-    """File and entity counts, languages and entity types of one repository."""
-    repo = require_repository(ctx)
-    repo_id = repo["repo_id"]
-    file_count, entity_count = _file_and_entity_counts(ctx.conn, repo_id)
-    languages = [item["language"] for item in _language_counts(ctx.conn, repo_id)]
+def _stats_counts(conn: sqlite3.Connection, repo_id: str) -> tuple:
+    """A repository's file and entity counts, languages, entity types, last indexed time."""
+    file_count, entity_count = _file_and_entity_counts(conn, repo_id)
+    languages = [item["language"] for item in _language_counts(conn, repo_id)]
     types = [
         row[0]
-        for row in ctx.conn.execute(
+        for row in conn.execute(
             "SELECT entity_type FROM entities WHERE repo_id = ? GROUP BY entity_type"
             " ORDER BY COUNT(*) DESC, entity_type",
             (repo_id,),
         )
     ]
+    return file_count, entity_count, languages, types, _content_last_indexed(conn, repo_id)
+
+
+@ROUTES.route("GET", "/repositories/{repo_id}/stats", deadline=STATS_DEADLINE)
+def repository_stats(ctx: ApiContext) -> Answer:
+    """File and entity counts, languages and entity types of one repository."""
+    repo = require_repository(ctx)
+    repo_id = repo["repo_id"]
+    # the counts read the whole repository: once per generation, then from memory
+    file_count, entity_count, languages, types, last_indexed = GENERATION_ANSWERS.answer(
+        ctx.conn, "repository-stats", {}, repo_id, lambda: _stats_counts(ctx.conn, repo_id)
+    )
     truncated = len(languages) > STATS_LIST_CAP or len(types) > STATS_LIST_CAP
     reasons = ["repository_stats_truncated"] if truncated else []
     coverage = {
@@ -219,7 +229,7 @@ def repository_stats(ctx: ApiContext) -> Answer:
         "entity_count_source": "content_entities",
         "languages_source": "content_files",
         "entity_types_source": "content_entities",
-        "content_last_indexed_at": _content_last_indexed(ctx.conn, repo_id),
+        "content_last_indexed_at": last_indexed,
     }
     data = {
         "repository": catalog_row(repo),
