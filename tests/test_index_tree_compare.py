@@ -98,3 +98,16 @@ class TreeCompareTests(SynchronousTestCase):
         freshness = repository_freshness(self.conn, self.row(), waited)
         self.assertEqual(freshness["state"], "fresh")
         self.assertIn("waited 0.25s", freshness["detail"])
+
+    def test_the_freshness_tool_says_stale_with_the_count_never_current(self) -> None:
+        from tests.test_api_resource import ApiClient
+
+        client = ApiClient(self, str(self.db))
+        path = f"/repositories/{self.repo_id}/freshness"
+        self.assertEqual(client.get(path).json()["verdict"], "current")
+        (self.repo / "pkg" / "untracked.py").write_text("Z = 3\n")
+        TREE_CHANGES.forget()
+        data = client.get(path).json()
+        self.assertEqual(
+            (data["verdict"], data["changed_paths"], data["rebuilding"]), ("stale", 1, False)
+        )
