@@ -134,6 +134,17 @@ class StatsTests(RepositoriesCase):
         self.client.get("/repositories/payments/stats")
         self.assertEqual(GENERATION_ANSWERS.computed, before + 2)
 
+    def test_stats_kept_when_a_generation_commits_answer_the_first_call(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
+        from eshu_mcp.query.local.backend import keep_generation_answers
+
+        self.addCleanup(GENERATION_ANSWERS.forget)
+        keep_generation_answers(self.ids["index"].path, self.ids["repo"])
+        computed = GENERATION_ANSWERS.computed
+        data = self.client.get("/repositories/payments/stats").json()
+        self.assertEqual(data["file_count"], 4)
+        self.assertEqual(GENERATION_ANSWERS.computed, computed)
+
     def test_coverage_is_complete_for_an_indexed_repository(self):
         data = self.client.get(f"/repositories/{self.ids['repo']}/coverage").json()
         self.assertEqual(data["completeness_state"], "complete")

@@ -195,6 +195,19 @@ class LocalQueryBackend(Service):
     def _index_event(self, event: dict) -> None:
         if event.get("phase") == "committed":
             self.mark_ready()
+            if event.get("repo_id") and self.scan_threadpool is not None and self.running:
+                self._keep_answers(str(event["repo_id"]))
+
+    def _keep_answers(self, repo_id: str) -> None:
+        """On a repository-wide reader: count the new generation's stats before anyone asks."""
+        kept = deferToThreadPool(
+            self._reactor, self.scan_threadpool, keep_generation_answers, self.db_path, repo_id
+        )
+        kept.addErrback(
+            lambda failure: self.log.failure(
+                "keeping {repo_id}'s answers failed", failure, repo_id=repo_id
+            )
+        )
 
     def _readiness_checked(self, result: Any, marks: int) -> None:
         if isinstance(result, Failure):
@@ -222,6 +235,19 @@ class LocalQueryBackend(Service):
     def answers(self, method: str, path_template: str) -> bool:
         """Whether the route map serves this operation for real or from a catalog."""
         return route_modes().get((method.upper(), path_template)) in ANSWERED_MODES
+
+
+def keep_generation_answers(db_path: str, repo_id: str) -> None:
+    """Compute the answers kept per generation that a first call would otherwise wait for
+    (blocking: run it on the repository-wide reader pool)."""
+    from eshu_mcp.query.local.api.repository.catalog import keep_repository_stats
+    from eshu_mcp.query.local.index.store.database import open_reader
+
+    conn = open_reader(db_path)
+    try:
+        keep_repository_stats(conn, repo_id)
+    finally:
+        conn.close()
 
 
 def probe_index(db_path: str) -> tuple[bool, str | None]:
