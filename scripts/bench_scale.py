@@ -48,7 +48,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = "2026-07-28"
 LISTENING = re.compile(r"Site starting on (\d+)")
 TWISTED_WORD = re.compile(rb"\btwisted\b")
-ANSWER_DEADLINE = 60.0
+ANSWER_DEADLINE = 180.0
 POLL_SECONDS = 0.05
 POINT_SYMBOLS = (
     "Deferred",
