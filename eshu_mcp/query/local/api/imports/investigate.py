@@ -334,7 +334,10 @@ def investigate_imports(ctx: ApiContext) -> Answer:
     query_type, scope = _validate(RequestFields.of(ctx))
     scope["repo_id"] = scope_repository(ctx, scope["repo_id"])
     limit, offset = scope["limit"], scope["offset"]
-    if query_type in WHOLE_REPOSITORY_ANSWERS and scope["repo_id"]:
+    narrowed = any(
+        scope[k] for k in ("source_file", "target_file", "source_module", "target_module")
+    )
+    if query_type in WHOLE_REPOSITORY_ANSWERS and scope["repo_id"] and not narrowed:
         # one repository's whole answer: computed once per generation, paged, never capped
         question = {k: v for k, v in scope.items() if k not in ("limit", "offset")}
         items, key = GENERATION_ANSWERS.answer(

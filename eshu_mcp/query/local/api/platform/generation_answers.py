@@ -16,6 +16,16 @@ from typing import Any
 
 MAX_KEPT = 32
 """Answers kept at once (least recently used first out)."""
+MAX_KEPT_ROWS = 1_000_000
+"""Rows kept across every answer (a 26k-file repository's module dependencies are 184k
+rows, about 175 MB): past it the least recently used answers go first."""
+
+
+def _rows(value: Any) -> int:
+    """How many rows an answer holds (its list, or the list of an (items, key) pair)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], list):
+        return len(value[0])
+    return len(value) if isinstance(value, list) else 1
 
 
 def generation_marker(conn: sqlite3.Connection, repo_id: str | None) -> str:
@@ -35,8 +45,9 @@ def generation_marker(conn: sqlite3.Connection, repo_id: str | None) -> str:
 class GenerationAnswers:
     """The kept answers, per (index file, question, generations)."""
 
-    def __init__(self, max_kept: int = MAX_KEPT) -> None:
+    def __init__(self, max_kept: int = MAX_KEPT, max_rows: int = MAX_KEPT_ROWS) -> None:
         self.max_kept = max_kept
+        self.max_rows = max_rows
         self._kept: OrderedDict[tuple, Any] = OrderedDict()
         self._computing: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -73,7 +84,10 @@ class GenerationAnswers:
                 self.computed += 1
                 self._kept[key] = value
                 self._kept.move_to_end(key)
-                while len(self._kept) > self.max_kept:
+                while len(self._kept) > 1 and (
+                    len(self._kept) > self.max_kept
+                    or sum(_rows(kept) for kept in self._kept.values()) > self.max_rows
+                ):
                     self._kept.popitem(last=False)
                 self._computing.pop(key, None)
         return value
