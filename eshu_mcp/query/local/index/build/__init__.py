@@ -1,0 +1,4 @@
+"""
+Building and keeping the index: runs, the builder child, the service, watching, the lock
+and progress.
+"""
