@@ -62,6 +62,8 @@ class CallOptions:
 
             def postOptions(self):
                 super().postOptions()
+                self["no-watch"] = True  # one call: the build at start is all it needs
+                self["watch"] = False
                 if self["toolsets"] is None:
                     self["toolsets"] = "available"
 
@@ -101,33 +103,10 @@ def _start_logging(level_name: str = "info") -> None:
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)
 
 
-def _indexed_repository_here(db_path: str) -> str:
-    """The working directory when it is inside a repository the index holds, else ""."""
-    import sqlite3
-
-    from eshu_mcp.query.local.index.store.database import IndexUnavailable, open_reader
-
-    here = os.path.realpath(os.getcwd())
-    try:
-        conn = open_reader(db_path)
-    except (IndexUnavailable, OSError):
-        return ""
-    try:
-        rows = conn.execute("SELECT local_path FROM repositories").fetchall()
-    except sqlite3.Error:  # an old or damaged index: the call itself reports it
-        return ""
-    finally:
-        conn.close()
-    roots = [os.path.realpath(path) for (path,) in rows if path]
-    inside = any(here == root or here.startswith(root + os.sep) for root in roots)
-    return here if inside else ""
-
-
-def _build_stack(options, reactor, *, home_here: bool = False):
+def _build_stack(options, reactor):
     from attrs import evolve
     from twisted.application.service import MultiService
 
-    from eshu_mcp.query.local.index.store.database import default_db_path
     from eshu_mcp.service import (
         AnswerCallsAtShutdown,
         LogBridgeService,
@@ -137,10 +116,8 @@ def _build_stack(options, reactor, *, home_here: bool = False):
 
     parent = MultiService()
     settings = options.backend_settings()
-    if home_here and settings.kind == "local" and not settings.repos and not settings.whole_index:
-        # `eshu-mcp call` inside an indexed repository: questions are about that one.
-        here = _indexed_repository_here(settings.db_path or str(default_db_path()))
-        settings = evolve(settings, home_paths=(here,) if here else ())
+    if options.get("call-home"):
+        settings = evolve(settings, home_paths=options["call-home"])
     backend = build_backend(settings, reactor=reactor, parent=parent)
     try:
         server = build_mcp_server(
@@ -180,9 +157,66 @@ def run_stdio(argv: list[str]) -> int:
     return 0
 
 
+def repositories_here(db_path: str, here: str) -> list[tuple[str, str]]:
+    """(name, root) of the indexed repositories that hold the directory ``here``."""
+    from eshu_mcp.query.local.index.store.database import IndexUnavailable, open_reader
+
+    try:
+        conn = open_reader(db_path)
+    except (IndexUnavailable, OSError):
+        return []
+    try:
+        rows = conn.execute("SELECT name, local_path FROM repositories ORDER BY name").fetchall()
+    except Exception:
+        return []
+    finally:
+        conn.close()
+    real = os.path.realpath(here)
+    found = []
+    for name, local_path in rows:
+        root = os.path.realpath(local_path or "")
+        if local_path and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            found.append((name, root))
+    return found
+
+
+def _call_scope(options) -> str | None:
+    """
+    Which repositories ``eshu-mcp call`` answers un-scoped questions from: the one it runs
+    in (when indexed), else every one; returns the sentence saying so on stderr.
+    """
+    if options["repos"] or options["whole-index"] or options["backend"] != "local":
+        return None
+    here = repositories_here(options["db"], os.getcwd())
+    if not here:
+        return "answering from every repository in the index (no indexed repository here)"
+    options["call-home"] = tuple(root for _, root in here)
+    names = ", ".join(name for name, _ in here)
+    return f"answering for the repository here: {names} (--whole-index for every repository)"
+
+
+def print_or_lose_reader(text: str) -> bool:
+    """
+    Print ``text`` to stdout; False when the reader went away (``| head``). Standard output
+    then points at /dev/null, so the interpreter's last flush cannot fail or block either.
+    """
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return False
+    return True
+
+
 def run_call(argv: list[str]) -> int:
     """Run one tool in process and print the MCP tool result as JSON."""
     options = _parse(CallOptions.make(), argv, "call")
+    scope = _call_scope(options)
+    if scope:
+        print(f"eshu-mcp call: {scope}", file=sys.stderr)
     from twisted.internet import defer, task
 
     from eshu_mcp.encoding import dumps
@@ -190,7 +224,7 @@ def run_call(argv: list[str]) -> int:
     exit_code = [0]
 
     def main(reactor):
-        parent, server = _build_stack(options, reactor, home_here=True)
+        parent, server = _build_stack(options, reactor)
         parent.startService()
         tool = server.catalog.get(options["tool"])
         if tool is None:
@@ -200,11 +234,16 @@ def run_call(argv: list[str]) -> int:
         call = server.dispatcher.call(options["tool"], options["arguments"], None)
 
         def show(result):
-            print(dumps(result, escape_html=False))
             exit_code[0] = 1 if result.get("isError") else 0
-            return parent.stopService()
+            if not print_or_lose_reader(dumps(result, escape_html=False)):
+                exit_code[0] = 141  # as a shell reports a writer its reader left (SIGPIPE)
 
-        return call.addCallback(show)
+        def stop(passthrough):
+            # always: a reader pool left running keeps the process alive after react
+            stopping = defer.maybeDeferred(parent.stopService)
+            return stopping.addBoth(lambda _: passthrough)
+
+        return call.addCallback(show).addBoth(stop)
 
     try:
         task.react(lambda reactor: main(reactor))

@@ -146,7 +146,7 @@ class BackendSettings:
     upstream_url: str = ""
     upstream_token: str = ""
     home_paths: tuple[str, ...] = ()
-    """Without ``repos``: answer un-scoped questions from these paths' repositories only."""
+    """Without ``repos``: answer un-scoped questions from the repositories under these paths."""
     serve_credential_files: bool = False
     """The builder keeps credential files as text (a trusted single-user setup)."""
 
@@ -177,7 +177,7 @@ def build_backend(settings: BackendSettings, *, reactor, parent: MultiService) -
             serve_credential_files=settings.serve_credential_files,
         )
         index_service.setServiceParent(parent)
-    home = () if settings.whole_index else tuple(settings.repos) or settings.home_paths
+    home = () if settings.whole_index else (tuple(settings.repos) or tuple(settings.home_paths))
     backend = LocalQueryBackend(
         db_path, reactor=reactor, index_service=index_service, home_paths=home
     )

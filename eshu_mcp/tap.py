@@ -53,7 +53,18 @@ class QueryOptions(usage.Options):
     """Options every entry point shares: the query backend and the catalog."""
 
     optFlags = [
-        ["watch", "w", "Re-index the --repo repositories when their files change."],
+        [
+            "watch",
+            "w",
+            "Re-index the --repo repositories when their files change (the default; kept "
+            "for older launch lines).",
+        ],
+        [
+            "no-watch",
+            None,
+            "Index the --repo repositories once at start and do not watch them (answers "
+            "then say 'stale' when the work tree moves on).",
+        ],
         [
             "whole-index",
             None,
@@ -196,6 +207,8 @@ class QueryOptions(usage.Options):
                 "--serve-credential-files applies while indexing: give --repo, or pass it to"
                 " `eshu-mcp index`"
             )
+        if self["watch"] and self["no-watch"]:
+            raise usage.UsageError("--watch and --no-watch contradict each other; give one")
         if not self["dispatch-timeout"] > 0:
             raise usage.UsageError("--dispatch-timeout must be a positive number of seconds")
         if self["response-budget"] < 1024:
@@ -251,7 +264,7 @@ class QueryOptions(usage.Options):
             kind=self["backend"],
             db_path=self["db"],
             repos=tuple(self["repos"]),
-            watch=self["watch"],
+            watch=bool(self["repos"]) and not self["no-watch"],
             whole_index=self["whole-index"],
             serve_credential_files=bool(self["serve-credential-files"]),
             upstream_url=self["upstream-url"] or "",

@@ -109,10 +109,16 @@ class CodeContractTests(SynchronousTestCase):
         self.assertEqual(plain["status"], "ambiguous")
         self.assertEqual(plain["detail"], payload["error"]["message"])
 
-    def test_metrics_ceiling_is_a_plain_422(self):
+    def test_metrics_past_the_pair_ceiling_are_answered_with_their_total(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
         from eshu_mcp.query.local.api.quality import call_graph_metrics
 
+        self.addCleanup(GENERATION_ANSWERS.forget)
         self.patch(call_graph_metrics, "EDGE_SCOPE_LIMIT", 2)
-        response = self.client.post("/code/call-graph/metrics", {"repo_id": "shop"}, envelope=True)
-        self.assertEqual(response.status, 422)
-        self.assertEqual(response.json()["error"], "Unprocessable Entity")
+        body = {"repo_id": "shop", "limit": 1}
+        response = self.client.post("/code/call-graph/metrics", body, envelope=True)
+        self.assertEqual(response.status, 200)
+        data = response.json()["data"]
+        self.assertEqual(data["count"], 1)
+        self.assertGreater(data["total"], 2)
+        self.assertTrue(data["truncated"])

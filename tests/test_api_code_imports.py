@@ -110,3 +110,50 @@ class ImportsTests(SynchronousTestCase):
     def test_module_of_paths(self):
         self.assertEqual(module_of("pkg/sub/__init__.py"), "pkg.sub")
         self.assertEqual(module_of("pkg/mod.py"), "pkg.mod")
+
+
+class WholeRepositoryAnswerTests(SynchronousTestCase):
+    """Cycles and module dependencies of one repository: every row, paged, once per generation."""
+
+    def setUp(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
+
+        self.answers = GENERATION_ANSWERS
+        self.addCleanup(GENERATION_ANSWERS.forget)
+        self.index, self.repo = imports_index(self)
+        self.conn = self.index.reader()
+        self.patch(investigate, "CANDIDATE_CEILING", 1)  # fewer than the repository holds
+
+    def test_a_repository_past_the_row_ceiling_is_answered_and_paged(self):
+        for query_type, key in (
+            ("module_dependencies", "dependencies"),
+            ("file_import_cycles", "cycles"),
+        ):
+            first = call(
+                self.conn, ROUTE, {"repo_id": "shop", "query_type": query_type, "limit": 1}
+            )
+            self.assertEqual(first.status, 200, query_type)
+            self.assertEqual(first.data["count"], 1)
+            if key == "dependencies":
+                total = first.data["total"]
+                self.assertGreater(total, 1)  # more than the ceiling, all answered
+                self.assertTrue(first.data["truncated"])
+                rest = call(
+                    self.conn,
+                    ROUTE,
+                    {"repo_id": "shop", "query_type": query_type, "limit": 50, "offset": 1},
+                )
+                self.assertEqual(rest.data["count"], total - 1)
+
+    def test_the_answer_is_computed_once_per_generation(self):
+        arguments = {"repo_id": "shop", "query_type": "module_dependencies"}
+        before = self.answers.computed
+        call(self.conn, ROUTE, arguments)
+        call(self.conn, ROUTE, {**arguments, "offset": 1})
+        self.assertEqual(self.answers.computed, before + 1)
+        self.index.writer.execute(
+            "UPDATE repositories SET active_generation_id = 'next' WHERE repo_id = ?", (self.repo,)
+        )
+        self.index.writer.commit()
+        call(self.conn, ROUTE, arguments)
+        self.assertEqual(self.answers.computed, before + 2)

@@ -202,3 +202,23 @@ class ShortNeedleTests(SynchronousTestCase):
         conn = index.reader()
         data = call(conn, "/code/search", {"query": "-a", "repo_id": repo}).data
         self.assertEqual([r["entity_name"] for r in data["results"]], ["PaymentService", "refund"])
+
+
+class ManyNameMatchesTests(SynchronousTestCase):
+    """More names contain the query than the in-memory name path keeps (was a 500)."""
+
+    def test_a_query_contained_in_thousands_of_names_answers_a_page(self):
+        from eshu_mcp.query.local.api.code.names import MAX_IN_MEMORY_HITS
+
+        index = CodeIndex(scratch_dir(self))
+        repo = index.repository("suite")
+        source = index.file(repo, "tests/test_many.py", "def test_0():\n    pass\n")
+        for number in range(MAX_IN_MEMORY_HITS + 5):
+            index.entity(source, "Function", f"test_case_{number:05d}", 1, 2)
+        index.writer.commit()
+        conn = index.reader()
+        answer = call(conn, "/code/search", {"query": "test", "repo_id": "suite", "limit": 10})
+        self.assertEqual(answer.status, 200)
+        self.assertEqual(len(answer.data["results"]), 10)
+        self.assertTrue(answer.data["truncated"])
+        self.assertTrue(all("test" in row["entity_name"] for row in answer.data["results"]))

@@ -39,6 +39,20 @@ class ListTests(RepositoriesCase):
         self.assertEqual(data["result_limits"]["drilldown_tool"], "get_repository_stats")
         self.assertEqual(body["truth"]["capability"], "platform_impact.context_overview")
 
+    def test_a_repository_whose_directory_is_gone_is_flagged_missing(self):
+        import shutil
+
+        from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
+
+        shutil.rmtree(self.ids["tree"])
+        self.addCleanup(WORK_TREES.forget)
+        data = self.client.get("/repositories").json()
+        rows = {row["name"]: row for row in data["repositories"]}
+        self.assertTrue(rows["payments"]["missing"])
+        self.assertIn("index --forget", rows["payments"]["missing_reason"])
+        self.assertNotIn("missing", rows["ledger"])
+        self.assertIn("repository_directory_missing", data["partial_reasons"])
+
     def test_limit_truncates_and_bad_values_fall_back(self):
         data = self.client.get("/repositories", params={"limit": "1"}).json()
         self.assertEqual((data["count"], data["total"], data["truncated"]), (1, 2, True))
@@ -101,6 +115,35 @@ class StatsTests(RepositoriesCase):
         self.assertEqual(data["languages"], ["python", "tsx"])
         self.assertEqual(data["coverage"]["query_shape"], "content_store_repository_coverage")
         self.assertEqual(data["result_limits"]["drilldown_tool"], "get_repository_coverage")
+
+    def test_stats_are_counted_once_per_generation(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
+
+        self.addCleanup(GENERATION_ANSWERS.forget)
+        before = GENERATION_ANSWERS.computed
+        first = self.client.get("/repositories/payments/stats").json()
+        again = self.client.get("/repositories/payments/stats").json()
+        self.assertEqual((first["file_count"], GENERATION_ANSWERS.computed), (4, before + 1))
+        self.assertEqual(again, first)
+        writer = self.ids["index"].writer
+        writer.execute(
+            "UPDATE repositories SET active_generation_id = 'next' WHERE repo_id = ?",
+            (self.ids["repo"],),
+        )
+        writer.commit()
+        self.client.get("/repositories/payments/stats")
+        self.assertEqual(GENERATION_ANSWERS.computed, before + 2)
+
+    def test_stats_kept_when_a_generation_commits_answer_the_first_call(self):
+        from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
+        from eshu_mcp.query.local.backend import keep_generation_answers
+
+        self.addCleanup(GENERATION_ANSWERS.forget)
+        keep_generation_answers(self.ids["index"].path, self.ids["repo"])
+        computed = GENERATION_ANSWERS.computed
+        data = self.client.get("/repositories/payments/stats").json()
+        self.assertEqual(data["file_count"], 4)
+        self.assertEqual(GENERATION_ANSWERS.computed, computed)
 
     def test_coverage_is_complete_for_an_indexed_repository(self):
         data = self.client.get(f"/repositories/{self.ids['repo']}/coverage").json()

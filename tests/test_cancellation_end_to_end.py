@@ -60,6 +60,7 @@ class HangUpTests(SynchronousTestCase):
         )
         self.assertTrue(started.wait(10), "the query never started")
         call.disconnect()
-        query_reactor.run_next()
+        query_reactor.run_next()  # the query started: its deadline is armed (it already left)
+        query_reactor.run_next()  # its outcome
         self.assertEqual(outcome["error"], "interrupted")
         self.assertEqual(call.transport.value(), b"")

@@ -123,3 +123,54 @@ def test_call_refuses_arguments_the_schema_refuses(workdir):
     assert done.returncode == 1, done.stderr.decode()
     result = json.loads(done.stdout)
     assert result["content"][0]["text"] == "query must be a string, but the number 1 was given."
+
+
+def _plain_repository(parent, name: str, function: str):
+    repo = parent / name
+    (repo / "pkg").mkdir(parents=True, exist_ok=True)
+    (repo / "pkg" / "mod.py").write_text(f"def {function}(value):\n    return value\n")
+    return repo
+
+
+def test_call_inside_a_repository_answers_for_it_and_says_so(workdir):
+    alpha = _plain_repository(workdir, "call-alpha", "alpha_only_function")
+    beta = _plain_repository(workdir, "call-beta", "beta_only_function")
+    db = str(workdir / "two.sqlite")
+    assert run(workdir, "index", str(alpha), str(beta), "--db", db).returncode == 0
+
+    def names(cwd, query):
+        done = subprocess.run(
+            [*PYTHON, "call", "--db", db, "find_code", json.dumps({"query": query})],
+            capture_output=True,
+            timeout=120,
+            env=child_environment(workdir),
+            cwd=cwd,
+        )
+        return json.dumps(json.loads(done.stdout)["structuredContent"]), done.stderr.decode()
+
+    found, said = names(alpha / "pkg", "only_function")
+    assert "alpha_only_function" in found and "beta_only_function" not in found
+    assert "answering for the repository here: call-alpha" in said
+    found, said = names(workdir, "only_function")
+    assert "alpha_only_function" in found and "beta_only_function" in found
+    assert "answering from every repository in the index" in said
+
+
+def test_call_whose_reader_went_away_exits_at_once(workdir, repository):
+    db = str(workdir / "reader-gone.sqlite")
+    assert run(workdir, "index", str(repository), "--db", db).returncode == 0
+    arguments = ["--answer-detail", "full", "--response-budget", "4000000"]
+    process = subprocess.Popen(
+        [*PYTHON, "call", "--db", db, *arguments, "find_code", '{"query": "_", "limit": 200}'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=child_environment(workdir),
+        cwd=workdir,
+    )
+    process.stdout.close()  # the reader is gone before the answer is written (| head -c 0)
+    try:
+        code = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 141

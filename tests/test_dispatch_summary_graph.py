@@ -396,3 +396,24 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         )
         self.assertEqual(lines[3], "t/http.py:90 Request.write 10 caller edges entity_id=e1")
         self.assertEqual(lines[4], "t/test_a.py:12 test_one -> write")
+
+
+class SaturatedCountTests(SynchronousTestCase):
+    """Edge counts stop at 10,001 per direction: the headline says 'more than', never N of M<N."""
+
+    def test_a_saturated_callers_count_reads_as_a_floor_with_its_tests_share(self):
+        rows = [edge("test_one", "assertEqual", "t/test_a.py", 3)]
+        data = relationship_story(rows, available=10001, truncated=True)
+        data["coverage"]["incoming_from_tests"] = 10201
+        headline = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[0]
+        self.assertIn("1 of more than 10000 callers", headline)
+        self.assertIn("at least 10001 from tests", headline)
+        self.assertNotIn("10201", headline)
+
+    def test_an_unsaturated_count_is_exact(self):
+        rows = [edge("test_one", "helper", "t/test_a.py", 3)]
+        data = relationship_story(rows, available=40, truncated=True)
+        data["coverage"]["incoming_from_tests"] = 12
+        headline = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[0]
+        self.assertIn("1 of 40 callers", headline)
+        self.assertIn("(12 of 40 from tests, listed last)", headline)

@@ -136,9 +136,11 @@ class BuilderChild:
             self.lines.put(line)
         self.lines.put("")
 
-    def build(self, repo: Path) -> dict:
+    def build(self, repo: Path, changed: list[str] | None = None) -> dict:
         self.builds += 1
         request = {"build": self.builds, "paths": [str(repo)], "workers": 1}
+        if changed is not None:  # what the daemon's watcher saw
+            request["changed"] = {str(repo): changed}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         deadline = time.monotonic() + BUILD_DEADLINE
@@ -176,8 +178,8 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         self.addCleanup(self.child.close)
         self.cold = 0
 
-    def assertEdgesAsCold(self, step: str) -> None:
-        built = self.child.build(self.repo)
+    def assertEdgesAsCold(self, step: str, changed: list[str] | None = None) -> None:
+        built = self.child.build(self.repo, changed)
         self.assertTrue(built["ok"], built)
         self.cold += 1
         cold_db = self.tmp / f"cold-{self.cold}.sqlite"
@@ -229,6 +231,19 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         self.assertEdgesAsCold("an imported module deleted")
         self.write("pkg/filler_2.py", filler(2) + "\n\ndef again():\n    return work_3(1)\n")
         self.assertEdgesAsCold("body edit after the deletion")
+
+    def test_builds_told_the_changed_paths_have_the_edges_of_a_fresh_index(self) -> None:
+        self.assertEdgesAsCold("first build")
+        self.write("pkg/base.py", BASE + "\n    def extra(self):\n        return 3\n")
+        self.assertEdgesAsCold("method added to a base class", ["pkg/base.py"])
+        self.write("pkg/child.py", CHILD.replace("(Base)", "(Other)").replace("Base\n", "Other\n"))
+        self.assertEdgesAsCold("base class changed", ["pkg/child.py"])
+        self.write("pkg/helpers.py", HELPERS.replace("def spare", "def spared"))
+        self.assertEdgesAsCold("a called function renamed", ["pkg/helpers.py"])
+        (self.repo / "pkg" / "more.py").unlink()
+        self.assertEdgesAsCold("an imported module deleted", ["pkg/more.py"])
+        self.write("pkg/late.py", "def late():\n    return 1\n")
+        self.assertEdgesAsCold("file added (a whole walk)", ["pkg/late.py"])
 
     def test_a_build_by_another_process_is_not_patched_over(self) -> None:
         self.assertEdgesAsCold("first build")

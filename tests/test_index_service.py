@@ -20,7 +20,12 @@ from eshu_mcp.query.local.index.build.builder_process import (
     REAP_GRACE_SECONDS,
     TERM_GRACE_SECONDS,
 )
-from eshu_mcp.query.local.index.build.service import RESTART_DELAYS, IndexFailed, IndexService
+from eshu_mcp.query.local.index.build.service import (
+    RESTART_DELAYS,
+    IndexFailed,
+    IndexService,
+    PendingChange,
+)
 from eshu_mcp.query.local.index.parse.credentials import SERVE_ENV
 
 
@@ -296,3 +301,70 @@ class BuilderEnvironmentTests(SynchronousTestCase):
         self.assertEqual(env[PARENT_ENV], str(os.getpid()))
         self.assertNotEqual(env.get(SERVE_ENV), "1")
         self.assertEqual(self.spawn(serve_credential_files=True)[SERVE_ENV], "1")
+
+
+class OutstandingChangesTests(SynchronousTestCase):
+    """What the keeper says about changes it noticed and has not indexed yet."""
+
+    def setUp(self) -> None:
+        self.reactor = FakeReactor()
+        self.service = IndexService(
+            "/tmp/index.sqlite", ["/repo"], watch=True, reactor=self.reactor, use_inotify=False
+        )
+        self.service.startService()
+        self.addCleanup(lambda: self.service.running and self.service.stopService())
+        self.child = self.reactor.processes[0]
+
+    def test_the_first_build_is_a_whole_tree_being_rebuilt(self) -> None:
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(None, rebuilding=True)}
+        )
+        self.child.built()
+        self.assertEqual(self.service.pending_changes(), {})
+        self.assertIsNone(self.service.when_caught_up())
+
+    def test_an_edit_is_counted_queued_then_rebuilding_then_gone(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.service._changed("/repo", "b.py")
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(2, rebuilding=False)}
+        )
+        caught_up = self.service.when_caught_up()
+        self.reactor.advance(1.0)  # past the debounce: the build starts
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(2, rebuilding=True)}
+        )
+        self.assertNoResult(caught_up)
+        self.child.built()
+        self.successResultOf(caught_up)
+        self.assertEqual(self.service.pending_changes(), {})
+
+    def test_an_edit_during_a_build_stays_outstanding_after_it(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.reactor.advance(1.0)
+        first = self.service.when_caught_up()
+        self.service._changed("/repo", "b.py")
+        second = self.service.when_caught_up()
+        self.child.built()  # covers a.py only
+        self.successResultOf(first)
+        self.assertNoResult(second)
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(1, rebuilding=False)}
+        )
+        self.reactor.advance(1.0)
+        self.child.built()
+        self.successResultOf(second)
+        self.assertEqual(self.service.pending_changes(), {})
+
+    def test_a_failed_build_leaves_its_changes_outstanding_and_releases_waiters(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.reactor.advance(1.0)
+        waiter = self.service.when_caught_up()
+        self.child.built(ok=False, error="disk full")
+        self.successResultOf(waiter)  # nobody waits for a build that is not coming
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(1, rebuilding=False)}
+        )

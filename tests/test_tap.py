@@ -103,6 +103,17 @@ class OptionTests(SynchronousTestCase):
             parse("--answer-rows", "-1")
         self.assertIn("--answer-rows must be 0", str(raised.exception))
 
+    def test_a_repo_is_watched_unless_no_watch_says_otherwise(self):
+        here = self.mktemp()
+        os.makedirs(here)
+        self.assertTrue(parse("--repo", here).backend_settings().watch)
+        self.assertTrue(parse("--repo", here, "--watch").backend_settings().watch)
+        self.assertFalse(parse("--repo", here, "--no-watch").backend_settings().watch)
+        self.assertFalse(parse().backend_settings().watch)  # nothing to watch
+        with self.assertRaises(UsageError) as raised:
+            parse("--repo", here, "--watch", "--no-watch")
+        self.assertIn("contradict", str(raised.exception))
+
     def test_listen_is_repeatable(self):
         options = parse("--listen", "tcp:8080:interface=127.0.0.1", "--listen", "unix:/tmp/x.sock")
         self.assertEqual(len(options["listen"]), 2)

@@ -55,6 +55,10 @@ NOUNS = {
 }
 
 
+EDGE_COUNT_CEILING = 10001
+"""The query API's per-direction edge count bound (a count this high is a floor)."""
+
+
 def edge_line(row: dict, anchor: str, lines: Sequence[int] = ()) -> str:
     """
     One edge at its call site: ``path:line caller -> callee``, with ``(ambiguous)`` when the
@@ -299,8 +303,13 @@ def relationships(data: dict) -> Lines:
         # One call site of a shared name may reach several of its definitions: count edges.
         noun, nouns = f"{noun} edge", f"{noun} edges"
     text = plural(count, noun, nouns) if count else f"No {nouns} found"
+    # Eshu counts up to 10,001 edges per direction: a count that reached it is a floor
+    saturated = any(
+        isinstance(value, int) and value >= EDGE_COUNT_CEILING
+        for value in (available or {}).values()
+    )
     if total > count:
-        text = f"{count} of {total} {nouns}"
+        text = f"{count} of {'more than ' + str(total - 1) if saturated else total} {nouns}"
         if scope.get("min_confidence"):  # the totals count every edge, the page the floored
             text += " (counted before the min_confidence floor)"
     if anchor:
@@ -312,8 +321,10 @@ def relationships(data: dict) -> Lines:
         )
         text += f" {'of' if count else 'for'} {anchor}" + (f" ({where})" if where else "")
     tests = first_int(field_map(data, "coverage"), "incoming_from_tests")
-    if tests and count:
-        text += f" ({tests} of {max(total, count)} from tests, listed last)"
+    if tests and count and saturated:
+        text += f" (at least {min(tests, total)} from tests, listed last)"
+    elif tests and count:
+        text += f" ({min(tests, max(total, count))} of {max(total, count)} from tests, listed last)"
     notes = [_heuristic_note(rows), _relationship_hint(data, count)]
     coverage = field_map(data, "coverage")
     reason = first_text(coverage, "missing_edge_reason")

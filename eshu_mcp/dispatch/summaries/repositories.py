@@ -170,6 +170,8 @@ def _repository_row(row: dict) -> str:
     ident = first_text(row, "id", "repo_id")
     path = first_text(row, "local_path", "path")
     text = " ".join(part for part in (name, f"id={ident}" if ident else "", path) if part)
+    if row.get("missing") is True:
+        text += " (directory missing: answers come from its last index)"
     return clamp_line(text or row_line(row))
 
 
@@ -300,6 +302,13 @@ def _repository_freshness(data: dict) -> Lines:
     tree, seen = first_text(data, "work_tree_commit"), first_text(data, "observed_commit")
     if tree or seen:
         text += f" (work tree {_short(tree) or '?'}, indexed {_short(seen) or '?'})"
+    if verdict == "stale":
+        changed = data.get("changed_paths")
+        count = plural(changed, "changed path") if isinstance(changed, int) else "changes"
+        under_way = (
+            "a rebuild is under way" if data.get("rebuilding") is True else "no rebuild runs"
+        )
+        text += f"; the work tree has {count} not in the index, {under_way}"
     generation = field_map(data, "generation")
     if generation:
         text += (

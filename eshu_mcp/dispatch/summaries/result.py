@@ -223,8 +223,13 @@ def _truth_prefix(truth: Any) -> str:
     state = go_trim(field_text(freshness, "state"))
     if level and state:
         prefix = f"{level}/{state}"
-        if state != "fresh":
-            note = _freshness_note(freshness)
+        if state != "fresh" or field_text(freshness, "detail"):
+            # a fresh answer's detail says how it was kept fresh; a cause only comes with stale
+            note = (
+                _freshness_note(freshness)
+                if state != "fresh"
+                else go_trim(field_text(freshness, "detail"))
+            )
             if note:
                 prefix += " (" + clamp_field(note) + ")"
         return prefix

@@ -30,6 +30,7 @@ from eshu_mcp.query.local.api.platform.work_trees import REFRESH_SECONDS, WORK_T
 from eshu_mcp.query.local.first_index import AwaitFirstIndex, BuildProgress
 
 DEFAULT_READER_THREADS = 2
+DEFAULT_SCAN_THREADS = 2
 # How old the in-memory readiness may get before a look at the index file refreshes it.
 READY_RECHECK_SECONDS = 5.0
 UNREADY_RECHECK_SECONDS = 1.0
@@ -48,6 +49,7 @@ class LocalQueryBackend(Service):
         reactor: Any,
         index_service: Any | None = None,
         reader_threads: int = DEFAULT_READER_THREADS,
+        scan_threads: int = DEFAULT_SCAN_THREADS,
         deadline: float = 30.0,
         home_paths: tuple[str, ...] = (),
         threadpool: Any | None = None,
@@ -60,6 +62,12 @@ class LocalQueryBackend(Service):
         self._index_service = index_service
         self.threadpool = threadpool or ThreadPool(
             minthreads=0, maxthreads=reader_threads, name="eshu-query"
+        )
+        # Repository-wide reads get threads of their own: point lookups never queue behind them.
+        self.scan_threadpool = (
+            None
+            if threadpool is not None
+            else ThreadPool(minthreads=0, maxthreads=scan_threads, name="eshu-query-scan")
         )
         self.home_paths = tuple(home_paths)
         """Un-scoped questions read only the repositories under these paths (empty: all)."""
@@ -82,6 +90,7 @@ class LocalQueryBackend(Service):
             self.db_path,
             reactor=reactor,
             threadpool=self.threadpool,
+            scan_threadpool=self.scan_threadpool,
             deadline=deadline,
             home_paths=self.home_paths,
         )
@@ -92,18 +101,24 @@ class LocalQueryBackend(Service):
         self.resource = (
             self.api
             if index_service is None
-            else AwaitFirstIndex(self.api, index_service, self.ready, self.when_ready)
+            else AwaitFirstIndex(
+                self.api, index_service, self.ready, self.when_ready, clock=self._clock
+            )
         )
 
     def startService(self) -> None:
         super().startService()
         self.threadpool.start()
+        if self.scan_threadpool is not None:
+            self.scan_threadpool.start()
         self.check_readiness()
         self._work_tree_refresher.start(REFRESH_SECONDS, now=False)
         self.log.info(
-            "local query backend serving {db_path} on {threads} reader threads",
+            "local query backend serving {db_path} on {threads} reader threads"
+            " (and {scans} for repository-wide reads)",
             db_path=self.db_path,
             threads=self.threadpool.max,
+            scans=self.scan_threadpool.max if self.scan_threadpool is not None else 0,
         )
 
     def stopService(self) -> None:
@@ -115,6 +130,8 @@ class LocalQueryBackend(Service):
         if interrupted:
             self.log.info("interrupted {count} running queries at shutdown", count=interrupted)
         self.threadpool.stop()
+        if self.scan_threadpool is not None:
+            self.scan_threadpool.stop()
 
     def _refresh_work_trees(self) -> None:
         if self._refreshing is not None:
@@ -178,6 +195,19 @@ class LocalQueryBackend(Service):
     def _index_event(self, event: dict) -> None:
         if event.get("phase") == "committed":
             self.mark_ready()
+            if event.get("repo_id") and self.scan_threadpool is not None and self.running:
+                self._keep_answers(str(event["repo_id"]))
+
+    def _keep_answers(self, repo_id: str) -> None:
+        """On a repository-wide reader: count the new generation's stats before anyone asks."""
+        kept = deferToThreadPool(
+            self._reactor, self.scan_threadpool, keep_generation_answers, self.db_path, repo_id
+        )
+        kept.addErrback(
+            lambda failure: self.log.failure(
+                "keeping {repo_id}'s answers failed", failure, repo_id=repo_id
+            )
+        )
 
     def _readiness_checked(self, result: Any, marks: int) -> None:
         if isinstance(result, Failure):
@@ -205,6 +235,19 @@ class LocalQueryBackend(Service):
     def answers(self, method: str, path_template: str) -> bool:
         """Whether the route map serves this operation for real or from a catalog."""
         return route_modes().get((method.upper(), path_template)) in ANSWERED_MODES
+
+
+def keep_generation_answers(db_path: str, repo_id: str) -> None:
+    """Compute the answers kept per generation that a first call would otherwise wait for
+    (blocking: run it on the repository-wide reader pool)."""
+    from eshu_mcp.query.local.api.repository.catalog import keep_repository_stats
+    from eshu_mcp.query.local.index.store.database import open_reader
+
+    conn = open_reader(db_path)
+    try:
+        keep_repository_stats(conn, repo_id)
+    finally:
+        conn.close()
 
 
 def probe_index(db_path: str) -> tuple[bool, str | None]:

@@ -1,10 +1,20 @@
-"""Holding queries that arrive before the first index build has finished."""
+"""
+Holding queries that arrive before the first index build has finished, or while a change
+the watcher saw is being indexed (for a short, bounded time).
+"""
 
 from collections.abc import Callable
+from typing import Any
 
 from twisted.internet import defer
 from twisted.web.resource import IResource, Resource
 from twisted.web.server import NOT_DONE_YET
+
+from eshu_mcp.query.local.api.platform.keeper_view import KEEPER_ATTRIBUTE, KeeperView
+
+CATCH_UP_WAIT_SECONDS = 2.0
+"""Longest a call waits for a change being indexed before it answers from the generation
+before it (and its freshness says so)."""
 
 
 class AwaitFirstIndex(Resource):
@@ -19,6 +29,11 @@ class AwaitFirstIndex(Resource):
     on the reactor for every request); ``became_ready``, when given, returns a Deferred
     that fires as soon as the backend sees an active generation (an index left by an
     earlier run), so a request need not wait for the build under way.
+
+    Once the index is ready, a request arriving while noticed changes are not indexed yet
+    waits for them up to ``catch_up_wait`` seconds on ``clock`` (when given). Every request
+    going through carries a :class:`KeeperView` (what is still outstanding, how long it
+    waited) for its answer's freshness.
     """
 
     isLeaf = True
@@ -29,8 +44,13 @@ class AwaitFirstIndex(Resource):
         index_service,
         is_ready: Callable[[], bool],
         became_ready: Callable[[], defer.Deferred] | None = None,
+        *,
+        clock: Any = None,
+        catch_up_wait: float = CATCH_UP_WAIT_SECONDS,
     ) -> None:
         super().__init__()
+        self._clock = clock
+        self._catch_up_wait = catch_up_wait
         self._inner = inner
         self._index_service = index_service
         self._is_ready = is_ready
@@ -38,7 +58,7 @@ class AwaitFirstIndex(Resource):
 
     def render(self, request):
         if self._is_ready() or self._index_service.state == "failed":
-            return self._inner.render(request)
+            return self._catch_up(request)
         waiting = defer.Deferred()
 
         def release(result: object) -> None:
@@ -51,10 +71,52 @@ class AwaitFirstIndex(Resource):
         request.notifyFinish().addErrback(lambda _: waiting.cancel())
 
         def go(_) -> None:
-            request.render(self._inner)
+            self._pass(request, None)
 
         waiting.addCallbacks(go, lambda failure: failure.trap(defer.CancelledError))
         return NOT_DONE_YET
+
+    def _catch_up(self, request):
+        """Wait (bounded) for the changes noticed so far to be indexed, then answer."""
+        when_caught_up = getattr(self._index_service, "when_caught_up", None)
+        caught_up = when_caught_up() if callable(when_caught_up) and self._clock else None
+        if caught_up is None:
+            return self._render(request, None)
+        started = self._clock.seconds()
+        bound = self._clock.callLater(self._catch_up_wait, caught_up.cancel)
+        request.notifyFinish().addErrback(lambda _: caught_up.cancel())
+
+        def go(result: object) -> None:
+            if bound.active():
+                bound.cancel()
+            if request.finished or getattr(request, "_disconnected", False):
+                return None
+            self._pass(request, self._clock.seconds() - started)
+            return None
+
+        caught_up.addBoth(go)
+        return NOT_DONE_YET
+
+    def _view(self, waited: float | None) -> KeeperView:
+        pending = getattr(self._index_service, "pending_changes", None)
+        changes = pending() if callable(pending) else {}
+        return KeeperView(
+            watched=tuple(self._index_service.repo_paths)
+            if getattr(self._index_service, "watch", False)
+            else (),
+            pending={
+                root: (change.changed_paths, change.rebuilding) for root, change in changes.items()
+            },
+            waited=waited,
+        )
+
+    def _render(self, request, waited: float | None):
+        setattr(request, KEEPER_ATTRIBUTE, self._view(waited))
+        return self._inner.render(request)
+
+    def _pass(self, request, waited: float | None) -> None:
+        setattr(request, KEEPER_ATTRIBUTE, self._view(waited))
+        request.render(self._inner)
 
 
 def describe_build_event(event: dict) -> str | None:

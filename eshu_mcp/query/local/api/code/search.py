@@ -94,7 +94,7 @@ def search_code(
             # Scan the name index (covering: name + rowid) rather than the wide entity rows.
             rows = fetch_entities(
                 conn,
-                f"{where} AND e.rid IN (SELECT rid FROM entities INDEXED BY entities_name"
+                f"{where} AND e.rid IN (SELECT rid FROM entity_rows INDEXED BY entity_rows_name"
                 " WHERE instr(entity_name, ?) > 0)",
                 [*params, query],
                 _ENTITY_ORDER,

@@ -26,6 +26,7 @@ from eshu_mcp.query.local.api.code.scope import (
 )
 from eshu_mcp.query.local.api.imports.timing import AT_LOAD, import_timing
 from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
 
 QUERY_TYPES = (
     "imports_by_file",
@@ -61,7 +62,12 @@ def _ceiling(rows: list[Any]) -> None:
         )
 
 
-def _import_rows(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
+def _import_rows(
+    conn: sqlite3.Connection, scope: dict[str, Any], capped: bool = True
+) -> list[dict[str, Any]]:
+    """The import rows in ``scope``; past the candidate ceiling a 422 (``capped`` False:
+    every row, for answers computed once per generation and paged)."""
+    ceiling = CANDIDATE_CEILING if capped else None
     clause, params = repo_clause("i.repo_id", scope["repo_id"])
     where = [clause]
     languages = language_values(scope["language"])
@@ -86,10 +92,11 @@ def _import_rows(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[s
             " LEFT JOIN files rf ON rf.file_id = i.resolved_file_id"
             " LEFT JOIN repositories r ON r.repo_id = i.repo_id"
             f" WHERE {' AND '.join(where)} LIMIT ?",
-            [*params, CANDIDATE_CEILING + 1],
+            [*params, -1 if ceiling is None else ceiling + 1],
         )
     ]
-    _ceiling(rows)
+    if ceiling is not None:
+        _ceiling(rows)
     if scope["source_module"]:
         rows = [r for r in rows if _module_matches(r["source_file"], scope["source_module"])]
     rows.sort(
@@ -129,7 +136,9 @@ def _dependency(row: dict[str, Any], rank: int) -> dict[str, Any]:
     }
 
 
-def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[str, Any]]:
+def import_cycles(
+    conn: sqlite3.Connection, scope: dict[str, Any], capped: bool = True
+) -> list[dict[str, Any]]:
     """
     Two-file import cycles (a imports b, b imports a) among resolved Python imports; each
     edge says when its import runs (:mod:`.timing`), each cycle whether it
@@ -137,7 +146,7 @@ def import_cycles(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[dict[
     """
     rows = [
         r
-        for r in _import_rows(conn, {**scope, "source_file": "", "target_module": ""})
+        for r in _import_rows(conn, {**scope, "source_file": "", "target_module": ""}, capped)
         if r["resolved_file_id"] is not None and r["language"] == "python"
     ]
     pairs = {(row["file_id"], row["resolved_file_id"]) for row in rows}
@@ -305,13 +314,40 @@ def _validate(fields: RequestFields) -> tuple[str, dict[str, Any]]:
     return query_type, scope
 
 
+WHOLE_REPOSITORY_ANSWERS = ("file_import_cycles", "module_dependencies")
+"""Questions about a whole repository: answered from one computation per generation."""
+
+
+def _whole_answer(conn: sqlite3.Connection, query_type: str, scope: dict[str, Any]):
+    """Every item of a whole-repository answer (no row cap), and the key it is listed under."""
+    if query_type == "file_import_cycles":
+        return import_cycles(conn, scope, capped=False), "cycles"
+    unique: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in _import_rows(conn, scope, capped=False):
+        unique.setdefault((row["repo_id"], row["source_file"], row["target_module"]), row)
+    return list(unique.values()), "dependencies"
+
+
 @ROUTES.route("POST", "/code/imports/investigate")
 def investigate_imports(ctx: ApiContext) -> Answer:
     """MCP ``investigate_import_dependencies``."""
     query_type, scope = _validate(RequestFields.of(ctx))
     scope["repo_id"] = scope_repository(ctx, scope["repo_id"])
     limit, offset = scope["limit"], scope["offset"]
-    if query_type == "file_import_cycles":
+    narrowed = any(
+        scope[k] for k in ("source_file", "target_file", "source_module", "target_module")
+    )
+    if query_type in WHOLE_REPOSITORY_ANSWERS and scope["repo_id"] and not narrowed:
+        # one repository's whole answer: computed once per generation, paged, never capped
+        question = {k: v for k, v in scope.items() if k not in ("limit", "offset")}
+        items, key = GENERATION_ANSWERS.answer(
+            ctx.conn,
+            "imports:" + query_type,
+            question,
+            scope["repo_id"],
+            lambda: _whole_answer(ctx.conn, query_type, scope),
+        )
+    elif query_type == "file_import_cycles":
         items, key = import_cycles(ctx.conn, scope), "cycles"
     elif query_type == "cross_module_calls":
         items, key = cross_module_calls(ctx.conn, scope), "cross_module_calls"

@@ -34,6 +34,7 @@ from eshu_mcp.query.local.api.platform.fields import (
     str_param,
     strict_query_int,
 )
+from eshu_mcp.query.local.api.platform.keeper_view import KeeperView
 from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
 
 __all__ = [
@@ -94,6 +95,8 @@ class ApiContext:
     _scope: _Scope = field(factory=_Scope, alias="_scope")
     home_paths: tuple[str, ...] = ()
     """The daemon's own ``--repo`` paths: un-scoped questions read only their repositories."""
+    keeper: KeeperView | None = None
+    """What the daemon's index keeper knew when the request was answered (freshness)."""
 
     def home_repositories(self) -> tuple[str, ...] | None:
         """
@@ -177,8 +180,8 @@ class ApiContext:
     def freshness(self) -> dict[str, Any]:
         """Freshness of the resolved repository, or of the whole index when unscoped."""
         if self._scope.repository is not None:
-            return _truth.repository_freshness(self.conn, self._scope.repository)
-        return _truth.index_freshness(self.conn, self.home_repositories())
+            return _truth.repository_freshness(self.conn, self._scope.repository, self.keeper)
+        return _truth.index_freshness(self.conn, self.home_repositories(), self.keeper)
 
     def truth(
         self,

@@ -39,6 +39,8 @@ from eshu_mcp.query.local.api.platform.framework import (
     RouteTable,
 )
 from eshu_mcp.query.local.api.platform.grants import grant, restricted, shadow
+from eshu_mcp.query.local.api.platform.keeper_view import KEEPER_ATTRIBUTE
+from eshu_mcp.query.local.api.platform.lanes import POINT, SCAN, LaneBusy, LaneQueues, lane_of
 
 JSON_CONTENT_TYPE = b"application/json; charset=utf-8"
 
@@ -50,6 +52,15 @@ MAX_BODY_BYTES = 1 << 20
 # Where the authenticating guard in front of this Resource leaves the caller's Principal
 # (eshu_mcp.auth.guard stores it under this name; this layer must not import auth).
 PRINCIPAL_ATTRIBUTE = "_eshu_mcp_principal"
+
+
+def _busy_error(busy: LaneBusy) -> ApiError:
+    what = "repository-wide queries" if busy.lane == SCAN else "queries"
+    return ApiError(
+        503,
+        f"the index is busy: {busy.queued} {what} are waiting for a reader; try again shortly",
+        code="backend_busy",
+    )
 
 
 class _Abandoned(Exception):
@@ -71,6 +82,10 @@ class QueryCall:
         self.expired = False
         self.stopped = False
         self.budget = 0.0
+        self.timer: Any = None
+        """The deadline's delayed call, armed when the query starts running."""
+        self.waiting_in: str | None = None
+        """The lane whose queue the query waits in until a thread takes it."""
 
     def attach(self, conn: sqlite3.Connection) -> None:
         with self._lock:
@@ -177,9 +192,13 @@ class LocalQueryResource(Resource):
         connect: Callable[[str], sqlite3.Connection] = open_index_reader,
         deadline: float = 30.0,
         home_paths: tuple[str, ...] = (),
+        scan_threadpool: Any = None,
+        queues: LaneQueues | None = None,
     ) -> None:
         super().__init__()
         self._db_path = db_path
+        self._pools = {POINT: threadpool, SCAN: scan_threadpool or threadpool}
+        self._queues = queues or LaneQueues()
         self._home_paths = tuple(home_paths)
         self._reactor = reactor
         self._threadpool = threadpool
@@ -212,19 +231,37 @@ class LocalQueryResource(Resource):
             route, params = self._prepare(request)
         except ApiError as error:
             return self._error_bytes(request, error, self._accepts_envelope(request))
+        lane = lane_of(route.method, route.pattern)
+        try:
+            self._queues.enter(lane)
+        except LaneBusy as busy:
+            request.setHeader(b"retry-after", b"1")
+            return self._error_bytes(request, _busy_error(busy), params["envelope"])
+        call.waiting_in = lane
         self._active.add(call)
-        budget = min(self._deadline, route.deadline or self._deadline)
-        call.budget = budget
-        timer = self._reactor.callLater(budget, call.expire)
+        # The deadline counts from when the query starts running, not from its arrival:
+        # a query that waited for a thread still gets its whole budget.
+        call.budget = min(self._deadline, route.deadline or self._deadline)
         compact = wants_compact(request.getHeader(ANSWER_DETAIL_HEADER))
         if compact:
             # Says the answer is already compact, so dispatch does not compact it again.
             request.setHeader(ANSWER_DETAIL_HEADER, b"compact")
         result = deferToThreadPool(
-            self._reactor, self._threadpool, self._execute, call, route, params, compact
+            self._reactor, self._pools[lane], self._execute, call, route, params, compact
         )
-        result.addBoth(self._finish, request, call, route, params["envelope"], timer)
+        result.addBoth(self._finish, request, call, route, params["envelope"])
         return NOT_DONE_YET
+
+    def _started(self, call: QueryCall) -> None:
+        """On a pool thread: the query leaves its queue and its deadline starts."""
+        lane, call.waiting_in = call.waiting_in, None
+        if lane is not None:
+            self._queues.leave(lane)
+        self._reactor.callFromThread(self._arm, call)
+
+    def _arm(self, call: QueryCall) -> None:
+        if call in self._active and call.timer is None and not call.abandoned:
+            call.timer = self._reactor.callLater(call.budget, call.expire)
 
     @staticmethod
     def _accepts_envelope(request) -> bool:
@@ -266,6 +303,7 @@ class LocalQueryResource(Resource):
             "envelope": envelope,
             "principal": getattr(request, PRINCIPAL_ATTRIBUTE, None),
             "home_paths": self._home_paths,
+            "keeper": getattr(request, KEEPER_ATTRIBUTE, None),
         }
         return match.route, params
 
@@ -301,6 +339,7 @@ class LocalQueryResource(Resource):
         self, call: QueryCall, route: Route, params: dict[str, Any], compact: bool = False
     ) -> Answer:
         """Run one handler on a pool thread with its own connection (compact view if asked)."""
+        self._started(call)
         if call.abandoned or call.expired:
             raise _Abandoned()
         try:
@@ -383,11 +422,13 @@ class LocalQueryResource(Resource):
         call: QueryCall,
         route: Route,
         envelope: bool,
-        timer: Any,
     ) -> None:
         self._active.discard(call)
-        if timer.active():
-            timer.cancel()
+        if call.waiting_in is not None:  # never reached a thread
+            self._queues.leave(call.waiting_in)
+            call.waiting_in = None
+        if call.timer is not None and call.timer.active():
+            call.timer.cancel()
         gone = request.finished or getattr(request, "_disconnected", False)
         if call.stopped and not gone:
             error = ApiError(

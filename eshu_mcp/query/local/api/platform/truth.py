@@ -14,6 +14,8 @@ from typing import Any
 
 from twisted.logger import Logger
 
+from eshu_mcp.query.local.api.platform.keeper_view import KeeperView
+from eshu_mcp.query.local.api.platform.tree_changes import TREE_CHANGES
 from eshu_mcp.query.local.api.platform.truth_heads import current_head, git_dir  # noqa: F401
 from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
 from eshu_mcp.query.local.api.platform.writer_state import writer_alive
@@ -212,13 +214,37 @@ _EVERY_REPOSITORY = (
 )
 
 
-def repository_freshness(conn: sqlite3.Connection, repo: sqlite3.Row) -> dict[str, Any]:
-    """Freshness of one repository: building, unavailable, stale (HEAD moved) or fresh."""
+def repository_freshness(
+    conn: sqlite3.Connection, repo: sqlite3.Row, keeper: KeeperView | None = None
+) -> dict[str, Any]:
+    """
+    Freshness of one repository: building, unavailable, stale (HEAD moved, or the work
+    tree holds changes the index does not) or fresh. ``keeper`` is what the daemon's
+    index keeper knows (watched trees' changes come from it, others are compared).
+    """
     state = conn.execute(_ONE_REPOSITORY, (repo["repo_id"],)).fetchone()
-    return _freshness(conn, repo, state)
+    return _freshness(conn, repo, state, keeper)
 
 
-def _freshness(conn: sqlite3.Connection, repo: sqlite3.Row, state: sqlite3.Row) -> dict[str, Any]:
+def _freshness(
+    conn: sqlite3.Connection,
+    repo: sqlite3.Row,
+    state: sqlite3.Row,
+    keeper: KeeperView | None = None,
+) -> dict[str, Any]:
+    found = _generation_freshness(conn, repo, state, keeper or KeeperView())
+    if keeper is not None and keeper.waited is not None:
+        found["waited_seconds"] = round(keeper.waited, 3)
+        if found["state"] == "fresh":
+            found["detail"] = (
+                f"waited {keeper.waited:.2f}s for the work tree's latest changes to be indexed"
+            )
+    return found
+
+
+def _generation_freshness(
+    conn: sqlite3.Connection, repo: sqlite3.Row, state: sqlite3.Row, keeper: KeeperView
+) -> dict[str, Any]:
     pending = bool(state["generation_pending"])
     if pending and not writer_alive(conn):
         pending = False  # left by a run that died: the active generation is still current
@@ -241,11 +267,54 @@ def _freshness(conn: sqlite3.Connection, repo: sqlite3.Row, state: sqlite3.Row) 
     if head and indexed and head != indexed:
         freshness["state"] = "stale"
         freshness["detail"] = f"work tree HEAD {head[:12]} differs from indexed {indexed[:12]}"
+        return freshness
+    return _work_tree_changes(conn, repo, freshness, keeper)
+
+
+def _work_tree_changes(
+    conn: sqlite3.Connection, repo: sqlite3.Row, freshness: dict[str, Any], keeper: KeeperView
+) -> dict[str, Any]:
+    """Stale when the work tree holds changes the active generation does not."""
+    path = repo["local_path"]
+    outstanding = keeper.outstanding(path)
+    if keeper.watches(path):
+        if outstanding is None:
+            return freshness
+        count, rebuilding = outstanding
+        sample: tuple[str, ...] = ()
+    else:
+        difference = TREE_CHANGES.difference(conn, repo)
+        if difference is None or not difference.changed:
+            return freshness
+        count, sample = difference.changed, difference.sample
+        rebuilding = outstanding is not None and outstanding[1]
+    freshness["state"] = "stale"
+    paths = (
+        "changed paths"
+        if count is None
+        else ("1 changed path" if count == 1 else f"{count} changed paths")
+    )
+    example = f" (such as {', '.join(sample)})" if sample else ""
+    if rebuilding:
+        todo = "a rebuild is under way"
+    elif keeper.watches(path):
+        todo = "a rebuild is queued"
+    else:
+        todo = (
+            "no watcher keeps it current: serve it with --repo (watching) or run"
+            f" `eshu-mcp index {path}`"
+        )
+    freshness["detail"] = f"the work tree has {paths}{example} not in the index; {todo}"
+    if count is not None:
+        freshness["changed_paths"] = count
+    freshness["rebuilding"] = bool(rebuilding)
     return freshness
 
 
 def index_freshness(
-    conn: sqlite3.Connection, repo_ids: tuple[str, ...] | None = None
+    conn: sqlite3.Connection,
+    repo_ids: tuple[str, ...] | None = None,
+    keeper: KeeperView | None = None,
 ) -> dict[str, Any]:
     """
     Freshness over the whole index (or over ``repo_ids``, a daemon's own repositories):
@@ -260,7 +329,7 @@ def index_freshness(
     worst: dict[str, Any] | None = None
     observed = ""
     for repo in rows:
-        item = _freshness(conn, repo, repo)
+        item = _freshness(conn, repo, repo, keeper)
         observed = max(observed, item.get("observed_at", ""))
         if worst is None or order[item["state"]] > order[worst["state"]]:
             worst = item
@@ -268,7 +337,7 @@ def index_freshness(
     result: dict[str, Any] = {"state": worst["state"]}
     if observed:
         result["observed_at"] = observed
-    for key in ("detail", "cause"):
+    for key in ("detail", "cause", "changed_paths", "rebuilding", "waited_seconds"):
         if key in worst:
             result[key] = worst[key]
     return result

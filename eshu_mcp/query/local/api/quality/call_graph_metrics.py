@@ -8,6 +8,8 @@ exact scope is 250,000 distinct pairs (Eshu stops at 50,000 edges; Twisted alone
 edges, 37k distinct function pairs): a 250,001st pair is the sentinel that turns the
 answer into a 422 naming ``language`` as the way to narrow it. Degrees and recursion are
 counted over the pairs in Python; only the rows of the requested page are described.
+The route ranks every pair of the repository (no ceiling) once per generation and pages
+through that ranking (:mod:`..platform.generation_answers`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from eshu_mcp.query.local.api.code.scope import (
 )
 from eshu_mcp.query.local.api.graph.edges import describe_nodes
 from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiContext, ApiError
+from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
 
 # Distinct function-to-function call pairs one answer may count (about a second of work).
 EDGE_SCOPE_LIMIT = 250000
@@ -63,9 +66,15 @@ class CallScope:
 
 
 def load_call_scope(
-    conn: sqlite3.Connection, repo_id: str, language: str, scope_limit: int | None = None
+    conn: sqlite3.Connection,
+    repo_id: str,
+    language: str,
+    scope_limit: int | None = None,
+    *,
+    capped: bool = True,
 ) -> CallScope:
-    """Read the call scope of a repository; 422 past ``scope_limit`` distinct pairs."""
+    """Read the call scope of a repository; 422 past ``scope_limit`` distinct pairs (unless
+    not ``capped``: every pair, for a ranking computed once per generation)."""
     scope_limit = scope_limit or EDGE_SCOPE_LIMIT
     languages = language_values(language)
     cursor = conn.cursor()
@@ -80,9 +89,9 @@ def load_call_scope(
         f"SELECT DISTINCT e.src, e.dst FROM edge_rows e WHERE e.src IN ({scope})"
         " AND e.type = 1 AND e.repo = (SELECT repo_key FROM repositories WHERE repo_id = ?)"
         f" AND e.dst IN ({scope}) LIMIT ?",
-        [repo_id, *languages, repo_id, repo_id, *languages, sentinel],
+        [repo_id, *languages, repo_id, repo_id, *languages, sentinel if capped else -1],
     ).fetchall()
-    if len(rows) >= sentinel:
+    if capped and len(rows) >= sentinel:
         narrow = "" if languages else "; pass language to measure one language at a time"
         raise ApiError(
             422,
@@ -120,9 +129,28 @@ def hub_functions(
     offset: int = 0,
     limit: int | None = None,
     scope_limit: int | None = None,
+    ranking: list[tuple[str, int, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """Functions with calls in or out, most connected first: rows ``offset`` on (``limit``)."""
-    scope = load_call_scope(conn, repo_id, language, scope_limit)
+    ranked = (
+        ranking
+        if ranking is not None
+        else hub_ranking(load_call_scope(conn, repo_id, language, scope_limit))
+    )
+    page = _window(ranked, offset, limit)
+    nodes = describe_nodes(conn, [function_id for function_id, _, _ in page])
+    rows = []
+    for rank, (function_id, incoming, outgoing) in enumerate(page, start=offset + 1):
+        row = _row(repo_id, nodes[function_id], rank)
+        row["incoming_calls"] = incoming
+        row["outgoing_calls"] = outgoing
+        row["total_degree"] = incoming + outgoing
+        rows.append(row)
+    return rows
+
+
+def hub_ranking(scope: CallScope) -> list[tuple[str, int, int]]:
+    """Every function with calls in or out, most connected first: (id, incoming, outgoing)."""
     sources, targets = zip(*scope.pairs, strict=True) if scope.pairs else ((), ())
     outgoing, incoming = Counter(sources), Counter(targets)
     ranked = sorted(
@@ -134,16 +162,7 @@ def hub_functions(
             *scope.functions[n],
         ),
     )
-    page = _window(ranked, offset, limit)
-    nodes = describe_nodes(conn, [scope.entity_id(n) for n in page])
-    rows = []
-    for rank, rid in enumerate(page, start=offset + 1):
-        row = _row(repo_id, nodes[scope.entity_id(rid)], rank)
-        row["incoming_calls"] = incoming[rid]
-        row["outgoing_calls"] = outgoing[rid]
-        row["total_degree"] = incoming[rid] + outgoing[rid]
-        rows.append(row)
-    return rows
+    return [(scope.entity_id(n), incoming[n], outgoing[n]) for n in ranked]
 
 
 def recursive_functions(
@@ -154,20 +173,18 @@ def recursive_functions(
     offset: int = 0,
     limit: int | None = None,
     scope_limit: int | None = None,
+    ranking: list[tuple[str, str, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Functions that call themselves, or call one that calls them back: rows ``offset`` on."""
-    scope = load_call_scope(conn, repo_id, language, scope_limit)
-    found = [
-        (source, target, "self_call" if source == target else "mutual_call")
-        for source, target in scope.pairs
-        if source == target or (target, source) in scope.pairs
-    ]
-    found.sort(key=lambda f: (*scope.functions[f[0]], scope.entity_id(f[1])))
+    found = (
+        ranking
+        if ranking is not None
+        else recursion_ranking(load_call_scope(conn, repo_id, language, scope_limit))
+    )
     page = _window(found, offset, limit)
-    nodes = describe_nodes(conn, [scope.entity_id(n) for f in page for n in f[:2]])
+    nodes = describe_nodes(conn, [n for f in page for n in f[:2]])
     rows = []
-    for rank, (source, target, kind) in enumerate(page, start=offset + 1):
-        function, partner = scope.entity_id(source), scope.entity_id(target)
+    for rank, (function, partner, kind) in enumerate(page, start=offset + 1):
         node, other = nodes[function], nodes[partner]
         row = _row(repo_id, node, rank)
         evidence: dict[str, Any] = {
@@ -190,6 +207,17 @@ def recursive_functions(
     return rows
 
 
+def recursion_ranking(scope: CallScope) -> list[tuple[str, str, str]]:
+    """Every recursive call pair in order: (function id, partner id, kind)."""
+    found = [
+        (source, target, "self_call" if source == target else "mutual_call")
+        for source, target in scope.pairs
+        if source == target or (target, source) in scope.pairs
+    ]
+    found.sort(key=lambda f: (*scope.functions[f[0]], scope.entity_id(f[1])))
+    return [(scope.entity_id(s), scope.entity_id(t), kind) for s, t, kind in found]
+
+
 @ROUTES.route("POST", "/code/call-graph/metrics")
 def call_graph_metrics(ctx: ApiContext) -> Answer:
     """MCP ``inspect_call_graph_metrics``: hub or recursive functions of one repository."""
@@ -209,14 +237,26 @@ def call_graph_metrics(ctx: ApiContext) -> Answer:
     offset = check_offset(fields.integer("offset"))
     language = fields.string("language").strip()
     repo_id = scope_repository(ctx, selector)
-    compute = hub_functions if metric_type == "hub_functions" else recursive_functions
-    window = compute(ctx.conn, repo_id, language, offset=offset, limit=limit + 1)
+    hubs = metric_type == "hub_functions"
+    # the whole ranking once per generation (no pair ceiling); each page describes its rows
+    ranking = GENERATION_ANSWERS.answer(
+        ctx.conn,
+        "call-graph:" + metric_type,
+        {"language": language},
+        repo_id,
+        lambda: (hub_ranking if hubs else recursion_ranking)(
+            load_call_scope(ctx.conn, repo_id, language, capped=False)
+        ),
+    )
+    compute = hub_functions if hubs else recursive_functions
+    window = compute(ctx.conn, repo_id, language, offset=offset, limit=limit + 1, ranking=ranking)
     functions, truncated = window[:limit], len(window) > limit
     data = {
         "metric_type": metric_type,
         "scope": {"repo_id": repo_id, "language": language, "limit": limit, "offset": offset},
         "functions": functions,
         "count": len(functions),
+        "total": len(ranking),
         "limit": limit,
         "offset": offset,
         "truncated": truncated,

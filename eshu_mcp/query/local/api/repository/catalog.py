@@ -19,7 +19,9 @@ from eshu_mcp.query.local.api.platform.framework import (
     limit_offset,
     page,
 )
+from eshu_mcp.query.local.api.platform.generation_answers import GENERATION_ANSWERS
 from eshu_mcp.query.local.api.platform.grants import readable_repositories
+from eshu_mcp.query.local.api.platform.work_trees import WORK_TREES
 from eshu_mcp.query.local.api.repository.rows import catalog_row, language_family
 
 CONTEXT = "platform_impact.context_overview"
@@ -41,9 +43,19 @@ def list_repositories(ctx: ApiContext) -> Answer:
     rows = readable_repositories(ctx.conn, ctx.principal)
     window, truncated = page(rows[offset : offset + limit + 1], limit)
     repositories = [catalog_row(row) for row in window]
+    for item in repositories:
+        present, _ = WORK_TREES.state(item["local_path"] or "")
+        if not present:  # indexed once, its directory gone since: say so on its row
+            item["missing"] = True
+            item["missing_reason"] = (
+                "the repository directory is gone; answers come from its last index"
+                f" (`eshu-mcp index --forget {item['id']}` or `eshu-mcp index --prune`)"
+            )
     reasons = []
     if truncated:
         reasons.append("repository_inventory_truncated")
+    if any(item.get("missing") for item in repositories):
+        reasons.append("repository_directory_missing")
     if any(item["group_source"] == "missing_evidence" for item in repositories):
         reasons.append("repository_group_evidence_missing")
     data = {
@@ -170,10 +182,35 @@ def _content_last_indexed(conn: sqlite3.Connection, repo_id: str) -> str:
 def _file_and_entity_counts(conn: sqlite3.Connection, repo_id: str) -> tuple[int, int]:
     """How many files and entities the index holds for one repository."""
     files = conn.execute("SELECT COUNT(*) FROM files WHERE repo_id = ?", (repo_id,)).fetchone()
-    entities = conn.execute(
-        "SELECT COUNT(*) FROM entities WHERE repo_id = ?", (repo_id,)
+    entities = conn.execute(  # the storage table: the entities view joins two more
+        "SELECT COUNT(*) FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
+        " WHERE f.repo_id = ?",
+        (repo_id,),
     ).fetchone()
     return files[0], entities[0]
+
+
+def _stats_counts(conn: sqlite3.Connection, repo_id: str) -> tuple:
+    """A repository's file and entity counts, languages, entity types, last indexed time."""
+    file_count, entity_count = _file_and_entity_counts(conn, repo_id)
+    languages = [item["language"] for item in _language_counts(conn, repo_id)]
+    types = [
+        row[0]
+        for row in conn.execute(
+            "SELECT r.entity_type FROM entity_rows r JOIN files f ON f.file_id = r.file_id"
+            " WHERE f.repo_id = ? GROUP BY r.entity_type ORDER BY COUNT(*) DESC, r.entity_type",
+            (repo_id,),
+        )
+    ]
+    return file_count, entity_count, languages, types, _content_last_indexed(conn, repo_id)
+
+
+def keep_repository_stats(conn: sqlite3.Connection, repo_id: str) -> None:
+    """Count a repository's stats for its active generation now (after a build commits),
+    so the first ``get_repo_summary`` of the generation need not, within its 2 s deadline."""
+    GENERATION_ANSWERS.answer(
+        conn, "repository-stats", {}, repo_id, lambda: _stats_counts(conn, repo_id)
+    )
 
 
 @ROUTES.route("GET", "/repositories/{repo_id}/stats", deadline=STATS_DEADLINE)
@@ -181,16 +218,10 @@ def repository_stats(ctx: ApiContext) -> Answer:
     """File and entity counts, languages and entity types of one repository."""
     repo = require_repository(ctx)
     repo_id = repo["repo_id"]
-    file_count, entity_count = _file_and_entity_counts(ctx.conn, repo_id)
-    languages = [item["language"] for item in _language_counts(ctx.conn, repo_id)]
-    types = [
-        row[0]
-        for row in ctx.conn.execute(
-            "SELECT entity_type FROM entities WHERE repo_id = ? GROUP BY entity_type"
-            " ORDER BY COUNT(*) DESC, entity_type",
-            (repo_id,),
-        )
-    ]
+    # the counts read the whole repository: once per generation, then from memory
+    file_count, entity_count, languages, types, last_indexed = GENERATION_ANSWERS.answer(
+        ctx.conn, "repository-stats", {}, repo_id, lambda: _stats_counts(ctx.conn, repo_id)
+    )
     truncated = len(languages) > STATS_LIST_CAP or len(types) > STATS_LIST_CAP
     reasons = ["repository_stats_truncated"] if truncated else []
     coverage = {
@@ -208,7 +239,7 @@ def repository_stats(ctx: ApiContext) -> Answer:
         "entity_count_source": "content_entities",
         "languages_source": "content_files",
         "entity_types_source": "content_entities",
-        "content_last_indexed_at": _content_last_indexed(ctx.conn, repo_id),
+        "content_last_indexed_at": last_indexed,
     }
     data = {
         "repository": catalog_row(repo),

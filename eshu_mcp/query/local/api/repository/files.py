@@ -261,7 +261,7 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     ).fetchone()[0]
     if pending and not writer_alive(ctx.conn):
         pending = 0
-    freshness = repository_freshness(ctx.conn, repo)
+    freshness = repository_freshness(ctx.conn, repo, ctx.keeper)
     expected = ctx.query.get("expected_commit", "").strip()
     indexed = repo["head_commit"] or ""
     unobserved = None
@@ -274,6 +274,8 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
     elif expected and not indexed.startswith(expected):
         verdict = "unobserved"
         unobserved = {"ref": repo["head_ref"] or "", "target_sha": expected, "received_at": None}
+    elif "rebuilding" in freshness:
+        verdict = "stale"  # the work tree holds changes the index does not
     elif freshness["state"] == "stale":
         verdict = "behind"
     else:
@@ -307,12 +309,16 @@ def repository_freshness_route(ctx: ApiContext) -> Answer:
         "verdict": verdict,
         "work_tree_commit": current_head(repo["local_path"]) or "",
     }
+    if "rebuilding" in freshness:
+        data["changed_paths"] = freshness.get("changed_paths")
+        data["rebuilding"] = freshness["rebuilding"]
     return Answer(
         data,
         ctx.truth(
             "repository_freshness.status",
             basis="runtime_state",
-            reason="compared the work tree HEAD with the active generation",
+            reason="compared the work tree (HEAD, tracked changes and untracked files) with"
+            " the active generation",
             freshness=freshness,
         ),
     )

@@ -5,9 +5,10 @@ The daemon's long-lived indexer child:
 It reads build requests from stdin, one JSON object per line (``{"build": 3, "paths": [...],
 "changed": {...}}``), runs each with :func:`index_repositories`, and writes that build's
 progress events (tagged with ``"build"``) and then one ``built`` summary line to stdout. It
-exits when stdin closes. ``changed`` (the paths the watcher saw) is informational: the
-indexer's own walk decides what to re-parse (by size, mtime and content hash), so a change
-the watcher missed is still picked up. Staying alive between builds is the point: a one-file
+exits when stdin closes. ``changed`` (the paths the watcher saw, per repository) spares a
+one-file change the walk of the whole tree: the indexed files are taken as they are and only
+those paths are looked at again (a new file or an ignore file still walks the tree; see
+:mod:`.changed_walk`). Staying alive between builds is the point: a one-file
 change then costs its build, not an interpreter start and the grammar imports.
 
 It puts itself in a process group of its own first, so the daemon can stop it and any parser
@@ -103,13 +104,16 @@ def run_build(
     build = request.get("build")
     paths = [str(path) for path in request.get("paths") or []]
     workers = request.get("workers")
+    changed = request.get("changed") if isinstance(request.get("changed"), dict) else None
 
     def tagged(event: dict[str, Any]) -> None:
         emit({**event, "build": build})
 
     done: dict[str, Any] = {"phase": BUILT, "build": build, "ok": False, "repositories": []}
     try:
-        report = index_repositories(db_path, paths, progress=tagged, workers=workers)
+        report = index_repositories(
+            db_path, paths, progress=tagged, workers=workers, changed=changed
+        )
     except IndexLocked as e:
         done["error"] = str(e)
     except (sqlite3.DatabaseError, IndexUnavailable, OSError) as e:

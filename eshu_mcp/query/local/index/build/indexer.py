@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, frozen
+from attrs import Factory, evolve, frozen
 
+from eshu_mcp.query.local.index.build.changed_walk import KnownChanges, walk_changed
 from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
 from eshu_mcp.query.local.index.build.lock import WriterLock
 from eshu_mcp.query.local.index.build.stopping import (
@@ -50,6 +51,9 @@ from eshu_mcp.query.local.index.walk.worktree import (
 )
 
 Progress = Callable[[dict[str, Any]], None]
+_KNOWN_TREES: dict[str, WorkTree] = {}
+"""What git said about each work tree at this process's last build of it (HEAD, refs, dirty):
+a build of known changed paths, none of them in ``.git``, reuses it instead of asking again."""
 STOPPED_MESSAGE = "stopped by {signal} before its generation was committed"
 
 
@@ -100,6 +104,7 @@ def index_repositories(
     progress: Progress | None = None,
     workers: int | None = None,
     lock_timeout: float = 30.0,
+    changed: dict[str, list[str] | None] | None = None,
 ) -> IndexReport:
     """
     Index each path (a git work tree or a plain directory) into the database, and every
@@ -107,6 +112,10 @@ def index_repositories(
 
     A stop request (:class:`RunStopped`, KeyboardInterrupt) propagates after the repository
     being written is rolled back and its pending generation marked interrupted.
+
+    ``changed`` maps a path to the relative paths a watcher saw change there (None: unknown);
+    a repository whose changed paths are known is walked from the index and those paths only
+    (see :mod:`.changed_walk`), unless they need a whole walk.
     """
     started = time.monotonic()
     emit = progress or (lambda event: None)
@@ -127,8 +136,9 @@ def index_repositories(
             owed, reason = owed_rebuilds(conn, [str(path) for path in paths])
             if owed:
                 emit({"phase": "upgrade", "reason": reason, "paths": owed})
+            known = changed or {}
             for path in [*paths, *owed]:
-                reports.append(_index_one(conn, str(path), emit, workers))
+                reports.append(_index_one(conn, str(path), emit, workers, known.get(str(path))))
             settle_rebuilds(conn, [r.path for r in reports if r.status != "failed"])
         finally:
             conn.close()
@@ -137,8 +147,9 @@ def index_repositories(
     return report
 
 
-def _changes(conn, repo_id: str, walked: list[WalkedFile]):
-    """Split the walk into files to parse, stat-only touches and deletions."""
+def _changes(conn, repo_id: str, walked: list[WalkedFile] | KnownChanges):
+    """Split the walk (or the known changes) into files to parse, stat-only touches and
+    deletions; also returns how many files the tree holds."""
     existing = {
         row[0]: row
         for row in conn.execute(
@@ -154,7 +165,15 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
     to_parse: list[WalkedFile] = []
     touched: list[tuple[int, int]] = []
     unchanged = 0
-    for item in walked:
+    if isinstance(walked, KnownChanges):
+        if extractor_changed:
+            return None  # every file is parsed again: the whole walk
+        deleted = sorted(path for path in walked.gone if path in existing)
+        unchanged = len(existing) - len(deleted) - len(walked.present)
+        listed = walked.present
+    else:
+        listed = walked
+    for item in listed:
         row = existing.get(item.relative_path)
         if row is None or extractor_changed:
             to_parse.append(item)
@@ -169,18 +188,26 @@ def _changes(conn, repo_id: str, walked: list[WalkedFile]):
                 unchanged += 1
             else:
                 to_parse.append(item)
+    if isinstance(walked, KnownChanges):
+        return existing, to_parse, touched, deleted, unchanged, len(existing) - len(deleted)
     readable = {w.relative_path for w in walked}
     deleted = sorted(p for p in existing if p not in readable)
-    return existing, to_parse, touched, deleted, unchanged
+    return existing, to_parse, touched, deleted, unchanged, len(walked)
 
 
-def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> RepositoryReport:
+def _index_one(
+    conn: sqlite3.Connection, path: str, emit: Progress, workers, changed: list[str] | None = None
+) -> RepositoryReport:
     started = time.monotonic()
+    known_tree = _KNOWN_TREES.get(path) if changed is not None else None
+    if known_tree is not None and any(p == ".git" or p.startswith(".git/") for p in changed):
+        known_tree = None  # git's own state moved (a commit, a checkout): look again
     try:
-        tree = discover(path)
+        tree = known_tree or discover(path)
     except Exception as e:  # a bad path is a per-repository failure, not a crash
         emit({"phase": "failed", "path": path, "error": str(e)})
         return RepositoryReport(path=path, repo_id=None, status="failed", error=str(e))
+    _KNOWN_TREES[path] = tree
     repo_id = repository_id(tree.identity)
     emit(
         {
@@ -193,15 +220,25 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
     )
     hold_point("walk", emit)
     _upsert_repository(conn, tree, repo_id)
-    walk_result = walk(tree, _own_files(conn))
-    walked = walk_result.files
-    _record_undecodable(conn, repo_id, walk_result, emit)
-    existing, to_parse, touched, deleted, unchanged = _changes(conn, repo_id, walked)
+    found = None
+    if changed is not None and str(tree.root) == os.path.realpath(path):
+        known = walk_changed(conn, repo_id, tree.root, changed)
+        found = None if known is None else _changes(conn, repo_id, known)
+    if found is None:
+        if known_tree is not None:  # the whole walk is needed after all: git's facts too
+            tree = _KNOWN_TREES[path] = discover(path)
+            known_tree = None
+        walk_result = walk(tree, _own_files(conn))
+        _record_undecodable(conn, repo_id, walk_result, emit)
+        found = _changes(conn, repo_id, walk_result.files)
+    existing, to_parse, touched, deleted, unchanged, files_seen = found
+    if known_tree is not None and tree is known_tree and (to_parse or deleted):
+        tree = _KNOWN_TREES[path] = evolve(tree, dirty=True)
     emit(
         {
             "phase": "walk",
             "repo_id": repo_id,
-            "files": len(walked),
+            "files": files_seen,
             "to_parse": len(to_parse),
             "deleted": len(deleted),
         }
@@ -227,7 +264,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
             repo_id=repo_id,
             status="fresh",
             generation_id=row[2],
-            files_seen=len(walked),
+            files_seen=files_seen,
             unchanged=unchanged,
             seconds=time.monotonic() - started,
         )
@@ -251,7 +288,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         activate(
             conn,
             pending,
-            files_seen=len(walked),
+            files_seen=files_seen,
             files_changed=len(run.added) + len(run.modified),
             files_deleted=len(run.deleted),
             files_failed=run.failed,
@@ -292,7 +329,7 @@ def _index_one(conn: sqlite3.Connection, path: str, emit: Progress, workers) -> 
         status="indexed",
         generation_id=pending.generation_id,
         seq=pending.seq,
-        files_seen=len(walked),
+        files_seen=files_seen,
         added=tuple(run.added),
         modified=tuple(run.modified),
         deleted=tuple(run.deleted),

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from attrs import frozen
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.logger import Logger
@@ -37,6 +38,16 @@ KILL_GRACE_SECONDS = TERM_GRACE_SECONDS
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Seconds before restarting a child that died: the n-th death in a row waits the n-th."""
 OWN_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
+
+
+@frozen
+class PendingChange:
+    """A work tree's changes the index has not caught up with yet (as the keeper knows them)."""
+
+    changed_paths: int | None
+    """How many changed paths are known; None when the whole tree is being walked again."""
+    rebuilding: bool
+    """Whether a build covering them runs now (False: it is queued or being debounced)."""
 
 
 class IndexFailed(Exception):
@@ -89,6 +100,14 @@ class IndexService(Service):
         self._listeners: list[Callable[[dict], None]] = []
         self._debouncer = Debouncer(reactor, self._request, quiet=debounce)
         self._watcher: InotifyWatcher | PollingWatcher | None = None
+        # Change notices are numbered; a build covers those noticed before it was requested.
+        self._noticed = 0
+        self._requested_upto = 0
+        self._in_flight_upto = 0
+        self._indexed_upto = 0
+        self._unindexed: dict[str, set[str] | None] = {}
+        """Per repository: changed paths noticed and not yet indexed (None: unknown)."""
+        self._catch_up: list[tuple[int, defer.Deferred]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -108,6 +127,7 @@ class IndexService(Service):
             self._watcher.stop()
             self._watcher = None
         self._debouncer.cancel()
+        self._release_caught_up(everything=True)
         if self._restart is not None and self._restart.active():
             self._restart.cancel()
         self._restart = None
@@ -152,6 +172,48 @@ class IndexService(Service):
         """The indexer child's process id (None while none runs)."""
         return None if self._child is None or not self._child.alive else self._child.pid
 
+    def pending_changes(self) -> dict[str, PendingChange]:
+        """The repositories whose noticed changes are not indexed yet (from memory)."""
+        if not self.running:
+            return {}
+        in_flight = self._in_flight[1] if self._in_flight is not None else {}
+        found = {}
+        for root in {*self._unindexed, *in_flight}:
+            noticed = self._unindexed.get(root, set())
+            building = in_flight.get(root, set())
+            count = None if noticed is None or building is None else len(noticed | building)
+            found[root] = PendingChange(count, rebuilding=root in in_flight)
+        return found
+
+    def when_caught_up(self) -> defer.Deferred | None:
+        """
+        A Deferred firing once every change noticed so far has been indexed (or its build
+        failed), or None when nothing is outstanding. Cancelling it just stops the wait.
+        """
+        if not self.running or self._indexed_upto >= self._noticed:
+            return None
+        waiter: defer.Deferred = defer.Deferred()
+        self._catch_up.append((self._noticed, waiter))
+        return waiter
+
+    def _note(self, root: str, relative: str | None) -> None:
+        self._noticed += 1
+        self._merge_unindexed(root, None if relative is None else {relative})
+
+    def _merge_unindexed(self, root: str, changed: set[str] | None) -> None:
+        known = self._unindexed.get(root, set())
+        self._unindexed[root] = None if changed is None or known is None else known | changed
+
+    def _release_caught_up(self, *, everything: bool = False) -> None:
+        waiting, self._catch_up = self._catch_up, []
+        for target, waiter in waiting:
+            if waiter.called:
+                continue
+            if everything or self._indexed_upto >= target:
+                waiter.callback(None)
+            else:
+                self._catch_up.append((target, waiter))
+
     # -- the child -------------------------------------------------------------------------
 
     def _spawn(self) -> None:
@@ -194,6 +256,7 @@ class IndexService(Service):
             self._in_flight = None
             for path in batch:
                 self._pending[path] = None  # what it had done is unknown: walk the trees again
+                self._merge_unindexed(path, None)
             if self.state == "building":
                 self._fail(f"indexer exited unexpectedly ({how}){': ' + detail if detail else ''}")
         self._restart = self.reactor.callLater(delay, self._restart_child)
@@ -202,6 +265,13 @@ class IndexService(Service):
 
     def _request(self, batch: dict[str, set[str] | None]) -> None:
         """Queue a build of these repositories (changed paths, or None for a full walk)."""
+        for path, changed in batch.items():
+            if changed is None:
+                self._note(path, None)
+            else:
+                for relative in changed:
+                    self._note(path, relative)
+        self._requested_upto = self._noticed
         for path, changed in batch.items():
             known = self._pending.get(path, set())
             if changed is None or known is None:
@@ -219,6 +289,15 @@ class IndexService(Service):
         batch, self._pending = self._pending, {}
         self.runs += 1
         self._in_flight = (self.runs, batch)
+        self._in_flight_upto = self._requested_upto
+        for root, changed in batch.items():
+            known = self._unindexed.pop(root, set())
+            if changed is None:
+                known = self._debouncer.held(root)  # noticed after the walk may start
+            elif known is not None:
+                known = known - changed
+            if known is None or known:
+                self._unindexed[root] = known
         self.state = "building"
         paths = [path for path in self.repo_paths if path in batch]
         paths += [path for path in batch if path not in paths]
@@ -266,9 +345,14 @@ class IndexService(Service):
     def _built(self, event: dict) -> None:
         if self._in_flight is None or event.get("build") != self._in_flight[0]:
             return
-        run = self._in_flight[0]
+        run, batch = self._in_flight
         self._in_flight = None
         self.last_build = event
+        if not event.get("ok"):
+            for root, changed in batch.items():  # still not indexed
+                self._merge_unindexed(root, changed)
+        self._indexed_upto = max(self._indexed_upto, self._in_flight_upto)
+        self._release_caught_up()
         self._log_build(run, event)
         if event.get("ok"):
             self._deaths = 0
@@ -332,6 +416,7 @@ class IndexService(Service):
 
     def _changed(self, root: str, relative: str | None) -> None:
         if self.running:
+            self._note(root, relative)
             self._debouncer.add(root, relative)
 
     def _start_watcher(self) -> None:

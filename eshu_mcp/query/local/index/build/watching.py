@@ -73,6 +73,13 @@ class Debouncer:
         else:
             self._timer = self.clock.callLater(delay, self._flush)
 
+    def held(self, repo: str) -> set[str] | None:
+        """What is collected for ``repo`` and not handed over yet (None: unknown paths)."""
+        if repo not in self._batch:
+            return set()
+        known = self._batch[repo]
+        return None if known is None else set(known)
+
     def cancel(self) -> None:
         """Drop what was collected (the service is stopping)."""
         if self._timer is not None and self._timer.active():

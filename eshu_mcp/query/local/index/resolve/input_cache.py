@@ -61,6 +61,8 @@ class KeptInputs:
     settled: bool = True  # False from a patch or read until its build commits
     inheritance: set[tuple] | None = None  # the inheritance edge rows stored (rebuilt_edges)
     retired: frozenset[int] = frozenset()  # files whose edges this build deleted
+    patched: bool = False  # this build patched them (rather than reading them back)
+    base_outcomes: dict | None = None  # how each Python base row resolved (graph.py)
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -108,6 +110,7 @@ def graph_inputs(
     if usable:
         _patch(conn, kept, changed)
         kept.retired = changed  # their edges were deleted before resolving (retire_edges)
+        kept.patched = True
     else:
         kept = _read(conn, repo_id, reresolve)
     kept.settled = False
@@ -149,6 +152,22 @@ def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> set[tuple] | N
         return None
     retired = kept.retired
     return {row for row in kept.inheritance if row[9] not in retired}
+
+
+def previous_base_outcomes(conn: sqlite3.Connection, repo_id: str) -> dict | None:
+    """During a build that patched the kept inputs: how the last build resolved each Python
+    base row (graph.py reuses those its change cannot affect); else None."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled or not kept.patched:
+        return None
+    return kept.base_outcomes
+
+
+def keep_base_outcomes(conn: sqlite3.Connection, repo_id: str, outcomes: dict) -> None:
+    """During a build: how it resolved each Python base row (kept if the build commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.base_outcomes = outcomes
 
 
 def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:

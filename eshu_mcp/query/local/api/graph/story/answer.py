@@ -79,6 +79,10 @@ from eshu_mcp.query.local.api.graph.story.unlinked import (
 )
 from eshu_mcp.query.local.api.platform.framework import ROUTES, Answer, ApiContext, ApiError
 
+AVAILABLE_CEILING = 10001
+"""Edges are counted up to this many per direction (Eshu's bound): a count this high means
+"more than 10,000"; every count beside it (from tests) is bounded the same way."""
+
 
 def _rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Order transitive rows sure before ambiguous, then by bounded centrality: how often a
@@ -142,12 +146,12 @@ def _one_hop(
     """One exact page of direct rows; returns rows, counts, cut flags and floored total."""
     page = read_page(story_segments(conn, req, edge_filter, readable), req["offset"], req["limit"])
     rows = render_page(conn, page)
-    available = {d: min(n, 10001) for d, n in page.counts.items()}
+    available = {d: min(n, AVAILABLE_CEILING) for d, n in page.counts.items()}
     if edge_filter.floor:
         available = {"incoming": 0, "outgoing": 0}
         unfloored = EdgeFilter(edge_filter.anchors, edge_filter.types, None, edge_filter.repo_ids)
         for segment in story_segments(conn, req, unfloored, readable):
-            available[segment.direction] += segment.count(10001)
+            available[segment.direction] += segment.count(AVAILABLE_CEILING)
     return rows, available, dict(page.following), sum(page.counts.values())
 
 
@@ -343,6 +347,7 @@ def relationship_story(
         coverage["value_uses"] = uses
         coverage["evidence_explanation"] = uses["explanation"]
     tests = from_tests(conn, callers_filter) if callers_filter and available["incoming"] else 0
+    tests = min(tests, available["incoming"])  # both counted to the same ceiling
     if tests:
         coverage["incoming_from_tests"] = tests
     named = _called_name(req, resolution, grouping)

@@ -1,0 +1,84 @@
+"""
+A build told which paths changed looks at those paths only, and still ends with the index
+a whole walk would give: edits and deletions applied, new files and ignore rules through a
+whole walk.
+"""
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from eshu_mcp.query.local.index.build import indexer
+from eshu_mcp.query.local.index.build.changed_walk import walk_changed
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
+
+
+def committed_repository(parent: Path) -> Path:
+    repo = parent / "alpha"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "lib.py").write_text("def kept(value):\n    return value\n")
+    (repo / "pkg" / "other.py").write_text("def other():\n    return 1\n")
+    (repo / ".gitignore").write_text("*.tmp.py\n")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    return repo
+
+
+class ChangedWalkTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-changed-walk-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.repo = committed_repository(tmp)
+        self.db = tmp / "index.sqlite"
+        index_repositories(self.db, [self.repo], workers=1)
+
+    def build(self, *changed: str):
+        path = str(self.repo)
+        return index_repositories(self.db, [path], workers=1, changed={path: list(changed)})
+
+    def names(self) -> set[str]:
+        conn = open_reader(self.db)
+        try:
+            return {row[0] for row in conn.execute("SELECT entity_name FROM entities")}
+        finally:
+            conn.close()
+
+    def test_an_edit_is_indexed_without_walking_the_tree(self) -> None:
+        with (self.repo / "pkg" / "lib.py").open("a") as source:
+            source.write("\n\ndef appended():\n    return 2\n")
+        with mock.patch.object(indexer, "walk_files", side_effect=AssertionError("walked")):
+            report = self.build("pkg/lib.py")
+        self.assertEqual(report.repositories[0].reparsed, ("pkg/lib.py",))
+        self.assertIn("appended", self.names())
+
+    def test_a_deleted_file_leaves_the_index(self) -> None:
+        (self.repo / "pkg" / "other.py").unlink()
+        report = self.build("pkg/other.py")
+        self.assertEqual(report.repositories[0].deleted, ("pkg/other.py",))
+        self.assertNotIn("other", self.names())
+
+    def test_a_new_file_goes_through_the_whole_walk_and_its_ignore_rules(self) -> None:
+        (self.repo / "pkg" / "new.py").write_text("def brand_new():\n    return 3\n")
+        (self.repo / "pkg" / "scratch.tmp.py").write_text("def ignored_one():\n    return 4\n")
+        self.build("pkg/new.py", "pkg/scratch.tmp.py")
+        names = self.names()
+        self.assertIn("brand_new", names)
+        self.assertNotIn("ignored_one", names)
+
+    def test_only_known_regular_files_take_the_short_walk(self) -> None:
+        conn = open_reader(self.db)
+        self.addCleanup(conn.close)
+        (repo_id,) = conn.execute("SELECT repo_id FROM repositories").fetchone()
+        self.assertIsNone(walk_changed(conn, repo_id, self.repo, [".gitignore"]))
+        (self.repo / "pkg" / "unknown.py").write_text("")
+        self.assertIsNone(walk_changed(conn, repo_id, self.repo, ["pkg/unknown.py"]))
+        known = walk_changed(conn, repo_id, self.repo, ["pkg/gone.py", "pkg/lib.py"])
+        self.assertEqual([item.relative_path for item in known.present], ["pkg/lib.py"])
+        self.assertEqual(known.gone, frozenset({"pkg/gone.py"}))
