@@ -53,7 +53,7 @@ class ChangedWalkTests(SynchronousTestCase):
     def test_an_edit_is_indexed_without_walking_the_tree(self) -> None:
         with (self.repo / "pkg" / "lib.py").open("a") as source:
             source.write("\n\ndef appended():\n    return 2\n")
-        with mock.patch.object(indexer, "walk_files", side_effect=AssertionError("walked")):
+        with mock.patch.object(indexer, "walk", side_effect=AssertionError("walked")):
             report = self.build("pkg/lib.py")
         self.assertEqual(report.repositories[0].reparsed, ("pkg/lib.py",))
         self.assertIn("appended", self.names())
