@@ -417,6 +417,24 @@ SEMANTICS = {
 
             def __exit__(self, *exc):
                 return False
+
+        class Shaper:
+            @classmethod
+            def adjust(cls, x):
+                return x
+
+            @classmethod
+            def many(cls, xs):
+                adjust = cls.adjust
+                return [adjust(x) for x in xs]
+
+            def crop(self, lines):
+                return lines
+
+            def trim(self):
+                go = self.crop
+                go([1])
+                return [go(x) for x in [[2]]]
         """,
     "shop/compat.py": """
         try:
@@ -514,6 +532,10 @@ class ConstructorAndAliasTests(IndexedSourcesCase):
 
     def test_a_local_bound_to_a_method_calls_that_method(self) -> None:
         self.assertIn(("Session.emit", "type_inferred"), self.targets("shop/orders.py", "burst"))
+
+    def test_a_local_bound_to_a_method_of_cls_or_self_calls_it_in_a_comprehension(self) -> None:
+        self.assertIn(("Shaper.adjust", "type_inferred"), self.targets("shop/orders.py", "many"))
+        self.assertIn(("Shaper.crop", "type_inferred"), self.targets("shop/orders.py", "trim"))
 
 
 PROPERTIES = {
