@@ -574,6 +574,43 @@ PROPERTIES = {
         def blind(thing):
             return thing.owner
         """,
+    "acct/text.py": """
+        from functools import cached_property
+        from typing import Self
+
+        class Lines:
+            def append(self, item):
+                pass
+
+        class Text:
+            def append(self, item):
+                pass
+
+        class Page:
+            @property
+            def body(self) -> Text:
+                return Text()
+
+            @cached_property
+            def rows(self) -> "Lines":
+                return Lines()
+
+            @property
+            def me(self) -> Self:
+                return self
+
+            def append(self, item):
+                pass
+
+            def grow(self):
+                self.body.append(1)
+                self.rows.append(2)
+                self.me.append(3)
+
+        class Cover(Page):
+            def thicken(self):
+                self.body.append(4)
+        """,
 }
 
 
@@ -616,6 +653,19 @@ class PropertyUseTests(IndexedSourcesCase):
         ).fetchone()[0]
         self.assertEqual(reasons, 0)
         self.assertNotIn("balance", [t for _, t, *_ in self.uses("show")])
+
+    def test_a_property_return_annotation_types_calls_on_what_it_returns(self) -> None:
+        appends = [(t, m) for _, t, _, k, m in self.uses("grow") if k != "property_read"]
+        self.assertEqual(
+            appends,
+            [
+                ("Text.append", "type_inferred"),
+                ("Lines.append", "type_inferred"),
+                ("Page.append", "type_inferred"),  # Self: the class defining the property
+            ],
+        )
+        inherited = [t for _, t, _, k, _ in self.uses("thicken") if k != "property_read"]
+        self.assertEqual(inherited, ["Text.append"])
 
     def test_an_untyped_receiver_may_read_a_plain_attribute_instead(self) -> None:
         self.assertEqual(

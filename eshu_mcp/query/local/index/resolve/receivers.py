@@ -403,9 +403,24 @@ class PythonCalls:
         by_id = self.catalog.by_id
         for nid in self.classes.mro(klass.nid):
             owner = by_id.get(nid)
-            declared = owner.attributes.get(attribute) if owner and owner.attributes else None
+            if owner is None:
+                continue
+            declared = owner.attributes.get(attribute) if owner.attributes else None
             if declared is not None:
                 return declared, owner.file_id, owner
+            getter = self._getter(owner, attribute)
+            if getter is not None:  # a property: what its getter's annotation says, if any
+                annotation = returned_type(getter.signature)
+                if annotation in SELF_TYPES:  # the class defining it
+                    return owner.name, owner.file_id, owner
+                return None if annotation is None else (annotation, getter.file_id, getter)
+        return None
+
+    def _getter(self, owner: Entity, attribute: str) -> Entity | None:
+        """The getter of the property ``attribute`` that class ``owner`` defines itself."""
+        for member in self.catalog.children.get(owner.nid, ()):
+            if member.name == attribute and member.accessor == "get":
+                return member
         return None
 
     def _method_of(
