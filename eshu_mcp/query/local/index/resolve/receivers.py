@@ -49,6 +49,7 @@ class PythonCalls:
         self._names: dict[tuple[str, int], object] = {}
         self._dotted: dict[tuple[str, int], object] = {}
         self._constructors: dict[int, list[Entity]] = {}
+        self._getters: dict[int, dict[str, Entity]] = {}  # class -> its property getters
         by_id = catalog.by_id
         self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -418,10 +419,14 @@ class PythonCalls:
 
     def _getter(self, owner: Entity, attribute: str) -> Entity | None:
         """The getter of the property ``attribute`` that class ``owner`` defines itself."""
-        for member in self.catalog.children.get(owner.nid, ()):
-            if member.name == attribute and member.accessor == "get":
-                return member
-        return None
+        getters = self._getters.get(owner.nid)
+        if getters is None:
+            getters = self._getters[owner.nid] = {
+                member.name: member
+                for member in self.catalog.children.get(owner.nid, ())
+                if member.accessor == "get"
+            }
+        return getters.get(attribute)
 
     def _method_of(
         self,
