@@ -38,6 +38,15 @@ class CallChainTests(SynchronousTestCase):
             [["batch", "charge", "helper"]],
         )
 
+    def test_a_name_given_as_an_entity_id_is_read_as_the_name(self):
+        body = {"start_entity_id": self.index.entities["batch"], "end_entity_id": "helper"}
+        data = call(self.conn, ROUTE, body).data
+        self.assertEqual(
+            [[node["name"] for node in chain["chain"]] for chain in data["chains"]],
+            [["batch", "charge", "helper"]],
+        )
+        self.assertEqual(data["end_entity_id"], self.index.entities["helper"])
+
     def test_depth_bound_hides_longer_chains(self):
         data = call(self.conn, ROUTE, {"start": "batch", "end": "helper", "max_depth": 1}).data
         self.assertEqual(data["chains"], [])

@@ -49,6 +49,31 @@ class ImportsTests(SynchronousTestCase):
         text = summarize_envelope("investigate_import_dependencies", derived(data.data))
         self.assertIn('1 import for "service"; in 1 file', text)
 
+    def test_importers_of_a_module_include_its_relative_importers(self):
+        index, repo = self.index, self.repo
+        cells = index.file(repo, "pkg/cells.py", "def cell_len(s):\n    return 1\n")
+        other = index.file(repo, "tests/pkg/cells.py", "")
+        user = index.file(repo, "pkg/user.py", "from .cells import cell_len\n")
+        sibling = index.file(repo, "pkg/sib.py", "from . import cells\n")
+        near = index.file(repo, "tests/pkg/t.py", "from .cells import x\n")
+        index.import_row(repo, user, ".cells", 1, imported_name="cell_len", resolved_file_id=cells)
+        index.import_row(repo, sibling, ".", 1, imported_name="cells", resolved_file_id=cells)
+        index.import_row(repo, near, ".cells", 1, imported_name="x", resolved_file_id=other)
+        index.writer.commit()
+        data = call(self.conn, ROUTE, {"query_type": "importers", "target_module": "pkg.cells"})
+        found = [(d["source_file"], d["target_file"]) for d in data.data["dependencies"]]
+        self.assertEqual(found, [("pkg/sib.py", "pkg/cells.py"), ("pkg/user.py", "pkg/cells.py")])
+
+    def test_importers_of_a_module_under_a_source_root(self):
+        index, repo = self.index, self.repo
+        cells = index.file(repo, "src/pkg_x/cells.py", "")
+        user = index.file(repo, "src/pkg_x/user.py", "from .cells import n\n")
+        index.import_row(repo, user, ".cells", 1, imported_name="n", resolved_file_id=cells)
+        index.writer.commit()
+        data = call(self.conn, ROUTE, {"query_type": "importers", "target_module": "pkg_x.cells"})
+        found = [d["source_file"] for d in data.data["dependencies"]]
+        self.assertEqual(found, ["src/pkg_x/user.py"])
+
     def test_package_imports_are_distinct(self):
         data = call(self.conn, ROUTE, {"query_type": "package_imports", "repo_id": "shop"}).data
         self.assertEqual(

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.dispatch.summaries.result import summarize_envelope
-from tests.test_api_code_common import call, error_of, shop_index
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store.database import open_reader
+from tests.test_api_code_common import call, error_of, scratch_dir, shop_index
+
+from .test_index_indexer import git
 
 STORY = "/code/relationships/story"
 
@@ -155,3 +161,54 @@ class StoryTests(SynchronousTestCase):
         }
         data = call(self.conn, STORY, body).data
         self.assertEqual({r["source_name"] for r in data["relationships"]}, {"charge", "run"})
+
+
+GO_SOURCES = {
+    "go.mod": "module example.com/bt\n\ngo 1.21\n",
+    "commands.go": "package tea\n\nfunc Batch() {}\n",
+    "tea.go": "package tea\n\ntype Program struct{}\n\nfunc NewProgram() *Program { return nil }\n",
+    "cmd/demo/main.go": (
+        'package main\n\nimport tea "example.com/bt"\n\nfunc main() { tea.NewProgram() }\n'
+    ),
+    "cmd/other/main.go": 'package main\n\nimport "example.com/bt"\n\nfunc main() { tea.Batch() }\n',
+    "lonely/lonely.go": "package lonely\n\nfunc Alone() {}\n",
+}
+
+
+class GoFileImportersTests(SynchronousTestCase):
+    """Go imports name packages: the importers of a file are those of its package."""
+
+    def setUp(self) -> None:
+        repo = Path(scratch_dir(self)) / "repo"
+        for path, text in GO_SOURCES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", ".")
+        db = repo.parent / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        self.conn = open_reader(db)
+        self.addCleanup(self.conn.close)
+
+    def test_every_file_of_a_package_has_the_package_importers(self) -> None:
+        for path in ("tea.go", "commands.go"):
+            body = {"target": path, "direction": "incoming", "relationship_type": "IMPORTS"}
+            data = call(self.conn, STORY, body).data
+            self.assertEqual(data["target_resolution"]["status"], "resolved", path)
+            self.assertEqual(data["target_resolution"]["name"], "example.com/bt", path)
+            importers = {r["source_name"] for r in data["relationships"]}
+            self.assertEqual(importers, {"cmd/demo/main.go", "cmd/other/main.go"}, path)
+            text = summarize_envelope(
+                "analyze_code_relationships", {"data": data, "truth": {"level": "derived"}}
+            )
+            self.assertIn(f"{path} is in Go package example.com/bt", text)
+
+    def test_a_go_file_whose_package_nobody_imports_says_go_imports_packages(self) -> None:
+        body = {"target": "lonely/lonely.go", "direction": "incoming"}
+        data = call(self.conn, STORY, {**body, "relationship_type": "IMPORTS"}).data
+        self.assertEqual(data["target_resolution"]["status"], "unresolved")
+        text = summarize_envelope(
+            "analyze_code_relationships", {"data": data, "truth": {"level": "derived"}}
+        )
+        self.assertIn("no indexed file imports its package (Go imports name packages", text)

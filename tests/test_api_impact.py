@@ -77,6 +77,20 @@ class ImpactTests(SynchronousTestCase):
             [("create_charge", False), ("test_a", True)],
         )
 
+    def test_a_method_is_named_with_its_class(self):
+        index = self.ids["index"]
+        path = "app/ledger.py"
+        ledger = index.file(self.ids["repo"], path, "class Ledger:\n    def __init__(self):\n")
+        init = index.entity(ledger, "Function", "__init__", 2, 2, class_context="Ledger")
+        index.edge(self.ids["repo"], "CALLS", init, self.ids["charge"], line=2)
+        index.writer.commit()
+        body = self.client.post("/impact/pre-change", {"target": "charge"}, envelope=True)
+        data = body.json()["data"]
+        [row] = [a for a in data["affected"] if a["name"] == "__init__"]
+        self.assertEqual(row["class_context"], "Ledger")
+        text = summarize_envelope("analyze_pre_change_impact", body.json())
+        self.assertIn("app/ledger.py:2 Ledger.__init__ (Function)", text.splitlines())
+
     def test_pre_change_walks_from_changed_paths(self):
         data = self.client.post(
             "/impact/pre-change",

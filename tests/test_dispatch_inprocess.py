@@ -88,6 +88,15 @@ class ResultTests(SynchronousTestCase):
         text = "get_service_story requires workload_id or service_name"
         self.assertEqual(result, {"content": [{"type": "text", "text": text}], "isError": True})
 
+    def test_a_route_error_hint_follows_the_contract_text_on_its_own_line(self):
+        args = {"query_type": "call_chain", "target": "Console.print", "end_entity_id": "S.crop"}
+        call = dispatcher(RecordingResource()).call("analyze_code_relationships", args)
+        [content] = self.successResultOf(call)["content"]
+        first, hint = content["text"].split("\n")
+        self.assertEqual(first, "call_chain target must use start->end format")
+        self.assertIn("end_entity_id take entity ids", hint)
+        self.assertIn("target='Console.print->S.crop'", hint)
+
     def test_refused_arguments_never_reach_the_resource(self):
         resource = RecordingResource()
         result = self.successResultOf(dispatcher(resource).call("list_repository_files", {}))

@@ -312,6 +312,29 @@ class CallChainTests(RouteErrorMixin, SynchronousTestCase):
         }
         self.assertRouteError("analyze_code_relationships", args, CALL_CHAIN_FORMAT)
 
+    def test_a_name_given_as_end_entity_id_gets_a_hint_beside_the_contract_text(self) -> None:
+        args = {
+            "query_type": "call_chain",
+            "target": "Console.print",
+            "end_entity_id": "Segment.split_and_crop_lines",
+        }
+        error = self.assertRaises(RouteError, resolve_route, "analyze_code_relationships", args)
+        self.assertEqual(str(error), CALL_CHAIN_FORMAT)
+        self.assertEqual(
+            error.hint,
+            "'Console.print' has no '->'; start_entity_id and end_entity_id take entity ids"
+            " (content-entity:e_..., as find_symbol gives them), with target left empty;"
+            " to name both ends write target='Console.print->Segment.split_and_crop_lines'",
+        )
+        args["end_entity_id"] = "content-entity:e_0123456789ab"
+        error = self.assertRaises(RouteError, resolve_route, "analyze_code_relationships", args)
+        self.assertTrue(
+            error.hint.endswith("or write target='Console.print->END' with the end's name")
+        )
+        del args["end_entity_id"]
+        error = self.assertRaises(RouteError, resolve_route, "analyze_code_relationships", args)
+        self.assertEqual(error.hint, "")
+
     def test_a_side_with_neither_half_nor_entity_id_is_rejected(self) -> None:
         for args in ({}, {"target": "a->"}, {"start_entity_id": "e"}, {"target": " -> b"}):
             self.assertRouteError(

@@ -191,6 +191,23 @@ class CodeFamilySummaryTests(SynchronousTestCase):
             ],
         )
 
+    def test_relative_imports_name_the_file_they_resolve_to(self):
+        rows = [
+            {"source_file": "rich/a.py", "line_number": 1, "target_module": ".cells"},
+            {"source_file": "rich/b.py", "line_number": 2, "target_module": "."},
+        ]
+        rows[0].update(imported_name="cell_len", target_file="rich/cells.py")
+        rows[1].update(imported_name="cells", target_file="rich/cells.py")
+        data = {"query_type": "importers", "dependencies": rows, "count": 2}
+        lines = summarize_envelope("investigate_import_dependencies", derived(data)).splitlines()
+        self.assertEqual(
+            lines[1:],
+            [
+                "rich/a.py:1 imports .cells.cell_len (rich/cells.py)",
+                "rich/b.py:2 imports .cells (rich/cells.py)",
+            ],
+        )
+
     def test_names_one_statement_imports_read_as_one_line(self):
         rows = []
         for name in ("Awaitable", "Coroutine", "Generator"):

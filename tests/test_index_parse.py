@@ -67,6 +67,18 @@ class LanguageExtractionTests(SynchronousTestCase):
         self.assertEqual(parsed.imports, [("./b", "x", "y", "import", 1)])
         self.assertEqual([c[5] for c in parsed.calls], ["call", "new_expression"])
 
+    def test_typescript_negated_generic_call_is_a_call_of_its_function(self) -> None:
+        # the grammar reads ``!isRule<T>(v)`` as a call of ``!isRule`` with type arguments
+        parsed = parse_file(
+            "w/r.ts",
+            b"function a<T>(v: T, o: O) {\n  if (!isRule<T>(v)) { return; }\n"
+            b"  return !o.check<string>(v, 1);\n}\n",
+        )
+        called = [(c[1], c[2], c[3], c[5]) for c in parsed.calls if c[5] in CALLED]
+        self.assertEqual(
+            called, [("isRule", "isRule", None, "call"), ("check", "o.check", "o", "method_call")]
+        )
+
     def test_javascript_require_and_tsx_components(self) -> None:
         js = parse_file(
             "a.js", b"const fs = require('fs');\nfunction go() { fs.readFileSync(); }\n"

@@ -417,6 +417,24 @@ SEMANTICS = {
 
             def __exit__(self, *exc):
                 return False
+
+        class Shaper:
+            @classmethod
+            def adjust(cls, x):
+                return x
+
+            @classmethod
+            def many(cls, xs):
+                adjust = cls.adjust
+                return [adjust(x) for x in xs]
+
+            def crop(self, lines):
+                return lines
+
+            def trim(self):
+                go = self.crop
+                go([1])
+                return [go(x) for x in [[2]]]
         """,
     "shop/compat.py": """
         try:
@@ -515,6 +533,10 @@ class ConstructorAndAliasTests(IndexedSourcesCase):
     def test_a_local_bound_to_a_method_calls_that_method(self) -> None:
         self.assertIn(("Session.emit", "type_inferred"), self.targets("shop/orders.py", "burst"))
 
+    def test_a_local_bound_to_a_method_of_cls_or_self_calls_it_in_a_comprehension(self) -> None:
+        self.assertIn(("Shaper.adjust", "type_inferred"), self.targets("shop/orders.py", "many"))
+        self.assertIn(("Shaper.crop", "type_inferred"), self.targets("shop/orders.py", "trim"))
+
 
 PROPERTIES = {
     "acct/__init__.py": "",
@@ -551,6 +573,43 @@ PROPERTIES = {
 
         def blind(thing):
             return thing.owner
+        """,
+    "acct/text.py": """
+        from functools import cached_property
+        from typing import Self
+
+        class Lines:
+            def append(self, item):
+                pass
+
+        class Text:
+            def append(self, item):
+                pass
+
+        class Page:
+            @property
+            def body(self) -> Text:
+                return Text()
+
+            @cached_property
+            def rows(self) -> "Lines":
+                return Lines()
+
+            @property
+            def me(self) -> Self:
+                return self
+
+            def append(self, item):
+                pass
+
+            def grow(self):
+                self.body.append(1)
+                self.rows.append(2)
+                self.me.append(3)
+
+        class Cover(Page):
+            def thicken(self):
+                self.body.append(4)
         """,
 }
 
@@ -594,6 +653,19 @@ class PropertyUseTests(IndexedSourcesCase):
         ).fetchone()[0]
         self.assertEqual(reasons, 0)
         self.assertNotIn("balance", [t for _, t, *_ in self.uses("show")])
+
+    def test_a_property_return_annotation_types_calls_on_what_it_returns(self) -> None:
+        appends = [(t, m) for _, t, _, k, m in self.uses("grow") if k != "property_read"]
+        self.assertEqual(
+            appends,
+            [
+                ("Text.append", "type_inferred"),
+                ("Lines.append", "type_inferred"),
+                ("Page.append", "type_inferred"),  # Self: the class defining the property
+            ],
+        )
+        inherited = [t for _, t, _, k, _ in self.uses("thicken") if k != "property_read"]
+        self.assertEqual(inherited, ["Text.append"])
 
     def test_an_untyped_receiver_may_read_a_plain_attribute_instead(self) -> None:
         self.assertEqual(

@@ -222,7 +222,8 @@ class InProcessDispatcher:
             route = resolve_route(tool_name, anchored_arguments(tool_name, args))
         except RouteError as error:
             self._count(tool_name, "route_error", started)
-            return defer.succeed(error_result(str(error)))
+            hint = f"\n{error.hint}" if error.hint else ""
+            return defer.succeed(error_result(str(error) + hint))
         route = honoured_arguments(tool_name, args, route)
         if self.log_calls:
             log.info(

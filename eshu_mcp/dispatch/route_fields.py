@@ -30,7 +30,14 @@ __all__ = [
 
 
 class RouteError(Exception):
-    """Dispatch refused a call; ``str()`` is the contract's exact error text."""
+    """
+    Dispatch refused a call; ``str()`` is the contract's exact error text, ``hint`` (may be
+    empty) what the client should change, shown on the line after it.
+    """
+
+    def __init__(self, text: str, hint: str = "") -> None:
+        super().__init__(text)
+        self.hint = hint
 
 
 OMIT = object()  # a reader's answer for "leave this field out"
@@ -275,13 +282,32 @@ def call_chain_ends(args: Args, texts: tuple[str, str]) -> tuple[str, str]:
     if target:
         halves = a.split_call_chain_target(target)
         if halves is None:
-            raise RouteError(texts[0])
+            raise RouteError(texts[0], _ids_hint(args, target))
         start, end = halves
     if not (start or a.string_arg(args, "start_entity_id")) or not (
         end or a.string_arg(args, "end_entity_id")
     ):
         raise RouteError(texts[1])
     return start, end
+
+
+def _ids_hint(args: Args, target: str) -> str:
+    """
+    Why a target without ``->`` beside ``start_entity_id``/``end_entity_id`` still fails:
+    the ids name definitions by id and stand in for the target only without one, so a name
+    given as ``end_entity_id`` is no end; ``''`` when neither id is given.
+    """
+    given = {key: a.string_arg(args, key).strip() for key in ("start_entity_id", "end_entity_id")}
+    if not any(given.values()):
+        return ""
+    hint = (
+        f"{target!r} has no '->'; start_entity_id and end_entity_id take entity ids"
+        " (content-entity:e_..., as find_symbol gives them), with target left empty"
+    )
+    end = given["end_entity_id"]
+    if end and not end.removeprefix("entity:").startswith("content-entity:"):
+        return hint + f"; to name both ends write target='{target}->{end}'"
+    return hint + f"; or write target='{target}->END' with the end's name"
 
 
 def field_readers(

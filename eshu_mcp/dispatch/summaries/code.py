@@ -336,10 +336,16 @@ def _quality(data: dict) -> Lines:
 def _import_row(row: dict) -> str:
     module = first_text(row, "target_module", "module", "target_file")
     name = first_text(row, "imported_name")
-    target = f"{module}.{name}" if module and name and name != module else (module or name)
+    if module and name and name != module:  # ``from . import cells`` reads ``.cells``
+        target = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+    else:
+        target = module or name
     alias = first_text(row, "alias")
     if alias:
         target += f" as {alias}"
+    resolved = first_text(row, "target_file")
+    if module.startswith(".") and resolved:  # a relative import: which file it names
+        target += f" ({resolved})"
     where = location(row, ("source_file", "file_path", "relative_path", "path"))
     if target:
         return clamp_line(f"{where} imports {target}" if where else f"imports {target}")

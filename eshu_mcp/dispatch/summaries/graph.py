@@ -186,6 +186,14 @@ def _unresolved(resolution: dict, data: dict) -> Lines:
         )
         return [head, *row_lines(candidates, _candidate_line, limit=5)]
     head = f'target "{clamp_field(target)}" was not found ({status})'
+    importers = first_text(field_map(data, "scope"), "relationship_type") == "IMPORTS"
+    if status == "unresolved" and importers and target.endswith(".go"):
+        return [
+            clamp_line(
+                f"{head}: no indexed file imports its package (Go imports name packages, not"
+                " files: the package's import path, e.g. example.com/mod/pkg, names it)"
+            )
+        ]
     if status == "unresolved" and target and (not why or "pick a candidate" in why):
         # No definition has the name: advice to pick among candidates would mislead.
         return [clamp_line(f"{head}: {NO_SUCH_DEFINITION}")]
@@ -320,6 +328,9 @@ def relationships(data: dict) -> Lines:
             }
         )
         text += f" {'of' if count else 'for'} {anchor}" + (f" ({where})" if where else "")
+        package_of = first_text(resolution, "package_of")
+        if package_of:  # Go imports name packages, never files
+            text += f" ({package_of} is in Go package {anchor}; Go imports packages, not files)"
     tests = first_int(field_map(data, "coverage"), "incoming_from_tests")
     if tests and count and saturated:
         text += f" (at least {min(tests, total)} from tests, listed last)"

@@ -97,7 +97,12 @@ def shortest_paths(
 def _endpoint(
     conn: sqlite3.Connection, name: str, entity_id: str, repo_id: str
 ) -> tuple[list[dict[str, Any]], str]:
-    """Candidate rows for one chain endpoint and the label used in error texts."""
+    """
+    Candidate rows for one chain endpoint and the label used in error texts. A name given
+    as the entity id (``end_entity_id: Segment.split_and_crop_lines``) is read as a name.
+    """
+    if entity_id and not entity_id_of(entity_id) and not name:
+        name, entity_id = entity_id, ""
     entity_id = entity_id_of(entity_id) or entity_id or entity_id_of(name)
     if entity_id:
         row = entity_by_id(conn, entity_id)

@@ -89,12 +89,12 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
         }
     row = conn.execute(
         "SELECT entity_id, repo_id, entity_type, entity_name, relative_path, start_line,"
-        " is_test FROM entities WHERE entity_id = ?",
+        " is_test, class_context FROM entities WHERE entity_id = ?",
         (node,),
     ).fetchone()
     if row is None:
         return None
-    return {
+    item = {
         "id": node,
         "kind": row["entity_type"],
         "name": row["entity_name"],
@@ -103,6 +103,9 @@ def _describe(conn: sqlite3.Connection, node: str) -> dict[str, Any] | None:
         "start_line": row["start_line"],
         "in_tests": bool(row["is_test"]),
     }
+    if row["class_context"]:  # a method: Rule.__init__, not a bare __init__
+        item["class_context"] = row["class_context"]
+    return item
 
 
 def affected(

@@ -37,6 +37,8 @@ QUERY_TYPES = (
     "cross_module_calls",
 )
 CANDIDATE_CEILING = 25000
+MODULE_FILE_CAP = 1000
+"""Most files taken as defining one module name (``tests/a/cells.py``, ``b/cells.py``...)."""
 
 
 def module_of(path: str) -> str:
@@ -51,6 +53,40 @@ def module_of(path: str) -> str:
 def _module_matches(path: str, wanted: str) -> bool:
     module = module_of(path)
     return module == wanted or module.endswith("." + wanted)
+
+
+def _like(text: str) -> str:
+    """``text`` as a literal LIKE pattern (with ``ESCAPE '\\'``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _module_files(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[int]:
+    """
+    The files in scope defining the Python module ``target_module`` (``rich.cells``:
+    rich/cells.py or rich/cells/__init__.py; under a source root such as src/ when no file
+    has that exact path), so that the relative imports resolved to them (``from .cells
+    import x``, ``from . import cells``) count as its importers.
+    """
+    wanted = scope["target_module"]
+    if not all(part.isidentifier() for part in wanted.split(".")):
+        return []
+    stem = wanted.replace(".", "/")
+    clause, params = repo_clause("repo_id", scope["repo_id"])
+    rows = conn.execute(
+        f"SELECT file_id, relative_path FROM files WHERE {clause} AND language = 'python'"
+        " AND (relative_path IN (?, ?) OR relative_path LIKE ? ESCAPE '\\'"
+        " OR relative_path LIKE ? ESCAPE '\\') LIMIT ?",
+        [
+            *params,
+            f"{stem}.py",
+            f"{stem}/__init__.py",
+            f"%/{_like(stem)}.py",
+            f"%/{_like(stem)}/\\_\\_init\\_\\_.py",
+            MODULE_FILE_CAP,
+        ],
+    ).fetchall()
+    exact = [row[0] for row in rows if module_of(row[1]) == wanted]
+    return exact or [row[0] for row in rows]
 
 
 def _ceiling(rows: list[Any]) -> None:
@@ -79,8 +115,10 @@ def _import_rows(
         where.append("f.relative_path = ?")
         params.append(scope["source_file"])
     if scope["target_module"]:
-        where.append("(i.module = ? OR i.module LIKE ? ESCAPE '\\')")
-        params += [scope["target_module"], scope["target_module"].replace("%", "\\%") + ".%"]
+        defining = _module_files(conn, scope)
+        by_file = f" OR i.resolved_file_id IN ({','.join('?' * len(defining))})" if defining else ""
+        where.append(f"(i.module = ? OR i.module LIKE ? ESCAPE '\\'{by_file})")
+        params += [scope["target_module"], _like(scope["target_module"]) + ".%", *defining]
     rows = [
         dict(r)
         for r in conn.execute(

@@ -49,6 +49,7 @@ class PythonCalls:
         self._names: dict[tuple[str, int], object] = {}
         self._dotted: dict[tuple[str, int], object] = {}
         self._constructors: dict[int, list[Entity]] = {}
+        self._getters: dict[int, dict[str, Entity]] = {}  # class -> its property getters
         by_id = catalog.by_id
         self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
         for e in by_id.values():
@@ -403,10 +404,29 @@ class PythonCalls:
         by_id = self.catalog.by_id
         for nid in self.classes.mro(klass.nid):
             owner = by_id.get(nid)
-            declared = owner.attributes.get(attribute) if owner and owner.attributes else None
+            if owner is None:
+                continue
+            declared = owner.attributes.get(attribute) if owner.attributes else None
             if declared is not None:
                 return declared, owner.file_id, owner
+            getter = self._getter(owner, attribute)
+            if getter is not None:  # a property: what its getter's annotation says, if any
+                annotation = returned_type(getter.signature)
+                if annotation in SELF_TYPES:  # the class defining it
+                    return owner.name, owner.file_id, owner
+                return None if annotation is None else (annotation, getter.file_id, getter)
         return None
+
+    def _getter(self, owner: Entity, attribute: str) -> Entity | None:
+        """The getter of the property ``attribute`` that class ``owner`` defines itself."""
+        getters = self._getters.get(owner.nid)
+        if getters is None:
+            getters = self._getters[owner.nid] = {
+                member.name: member
+                for member in self.catalog.children.get(owner.nid, ())
+                if member.accessor == "get"
+            }
+        return getters.get(attribute)
 
     def _method_of(
         self,

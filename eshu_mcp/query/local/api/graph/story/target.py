@@ -84,6 +84,10 @@ def module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> list
     rows = conn.execute(by_name, [name.strip(), *scope_params]).fetchall()
     path = name.strip().strip("/")
     by_file = not rows and ("/" in path or "." in path)
+    package_of = ""  # a Go file: its package's importers answer for it
+    if by_file and path.endswith(".go"):
+        rows, by_file = _go_package(conn, select, path, clause, scope_params), False
+        package_of = path if rows else ""
     if by_file:
         paths = [path]
         if _DOTTED.fullmatch(path):  # click.core: imported relatively (.core) by its package
@@ -99,6 +103,7 @@ def module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> list
         rows = list(first.values())[:26]
     return [
         {
+            **({"package_of": package_of} if package_of else {}),
             "entity_id": row["module_key"],
             "entity_name": row["relative_path"] if by_file else row["name"],
             "entity_type": "Module",
@@ -114,6 +119,31 @@ def module_candidates(conn: sqlite3.Connection, name: str, repo_id: str) -> list
         }
         for row in rows
     ]
+
+
+def _go_package(
+    conn: sqlite3.Connection, select: str, path: str, clause: str, scope_params: list
+) -> list[Any]:
+    """
+    The imported Go packages a Go file belongs to (Go imports name a package, which the
+    index links to one of its files): the modules of the Go files in the file's directory,
+    when that file is indexed.
+    """
+    folder = path.rpartition("/")[0]
+    files_clause = clause.replace("m.repo_id", "repo_id")
+    known = conn.execute(
+        f"SELECT 1 FROM files WHERE relative_path = ? AND language = 'go' AND {files_clause}",
+        [path, *scope_params],
+    ).fetchone()
+    if known is None:
+        return []
+    inside = "f.relative_path LIKE ? ESCAPE '\\'" if folder else "f.relative_path NOT LIKE '%/%'"
+    pattern = [folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
+    rows = conn.execute(
+        select + f"f.language = 'go' AND {inside} AND " + clause + " ORDER BY m.module_key",
+        [*(pattern if folder else []), *scope_params],
+    ).fetchall()
+    return [row for row in rows if row["relative_path"].rpartition("/")[0] == folder][:26]
 
 
 def target_anchors(conn: sqlite3.Connection, row: dict[str, Any], types: list[str]) -> list[str]:
@@ -140,7 +170,7 @@ def resolution_block(
     if resolution["status"] != "resolved":
         return {k: v for k, v in resolution.items() if k not in ("row", "groupable")}
     row = resolution["row"]
-    return {
+    block = {
         "status": "resolved",
         "target": req["target"] or row["entity_name"],
         "entity_id": row["entity_id"],
@@ -148,3 +178,6 @@ def resolution_block(
         "repo_id": row["repo_id"],
         "language": row["language"] or "",
     }
+    if row.get("package_of"):  # the Go file the target named, in this package
+        block["package_of"] = row["package_of"]
+    return block

@@ -266,6 +266,10 @@ def call(node: Node) -> Call | None:
     count = core.argument_count(node)
     if function is None:
         return None
+    if function.type == "unary_expression":  # ``!isRule<T>(v)``: the grammar reads ``!isRule``
+        function = function.child_by_field_name("argument")
+        if function is None:
+            return None
     if function.type == "identifier":
         name = text(function)
         if name == "require":

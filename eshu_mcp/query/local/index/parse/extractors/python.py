@@ -420,6 +420,9 @@ def assign(node: Node) -> tuple[str, str] | None:
     value = text(right) if source is None else source[right.start_byte : right.end_byte]
     if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
+    if value.startswith("cls.") and value.count(".") == 1:
+        # ``adjust = cls.adjust`` in a classmethod: the class's member, as ``self.`` names it
+        return target, ALIAS + "self." + value[4:]
     return target, ALIAS
 
 
