@@ -78,6 +78,34 @@ class LanguageEntry:
     bare_values: bool = False
     """Whether an assignment's value may stand unquoted (shell ``TOKEN=abc``): the secret scan
     then reads such files as configuration, not as program source."""
+    dead_code: str | None = None
+    """How far dead code is judged (Eshu's maturity): ``derived``, ``derived_candidate_only``
+    or ``non_code_iac_evidence``; None: unsupported (every candidate is a root)."""
+    exactness_blockers: tuple[str, ...] = ()
+    """What the language does that a static call graph cannot see (reported with dead code)."""
+    entrypoints: tuple[str, ...] = ()
+    """Top-level functions the runtime runs (Go ``main`` and ``init``): dead-code roots."""
+    entry_methods: tuple[str, ...] = ()
+    """Methods the runtime runs (Java's ``static void main``): dead-code roots."""
+    root_annotations: str | None = None
+    """A pattern of annotations or attributes that hand a definition to a framework, a test
+    runner or the runtime (Spring's ``@Service``, Swift's ``@objc``): dead-code roots."""
+    public_api: str | None = None
+    """Which definitions code outside the repository may use (a public one nothing in the
+    repository reaches is ambiguous, never cleanup-ready): ``modules`` (public names of
+    importable modules), ``declared`` (a header carrying one of :attr:`public_words`),
+    ``unless_hidden`` (any, unless its header or visibility says one of :attr:`hidden_words`).
+    Eshu's own rules make a root instead: ``capitalised`` (Go: a capitalised name outside
+    ``cmd/``, ``internal/``, ``vendor/``), ``pub`` (Rust), ``exports`` (JS/TS ``export``).
+    None: no public API."""
+    public_words: tuple[str, ...] = ()
+    """Modifiers that make a definition public (``declared``)."""
+    hidden_words: tuple[str, ...] = ()
+    """Modifiers or visibilities that keep a definition out of the public API
+    (``unless_hidden``)."""
+    api_folders: tuple[str, ...] = ()
+    """Folders that hold a library's API: when given, only definitions under one are public
+    (Ruby's ``lib/``)."""
 
 
 _C = _words(
@@ -85,6 +113,13 @@ _C = _words(
     memset memcmp strlen strcmp strncmp strcpy strncpy strcat strdup exit abort assert
     sizeof puts putchar getchar fopen fclose fread fwrite perror"""
 )
+_JVM_ROOTS = (
+    r"@(Override|Test|Before\w*|After\w*|Bean|Component|Service|Repository|Controller|"
+    r"RestController|\w+Mapping|Scheduled|EventListener|PostConstruct|PreDestroy|Inject|"
+    r"Autowired|JsonCreator|Parameterized\w*)\b"
+)
+_HIDDEN = ("private", "protected", "internal", "fileprivate", "local")
+_SCRIPT_BLOCKERS = ("dynamic property access", "re-exports through barrels")
 _SCRIPT = _words(
     """parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout
     clearInterval require fetch Promise Array Object String Number Boolean Symbol Map Set
@@ -108,6 +143,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         imports="python",
         interpreters=("python", "python2", "python3", "pypy", "pypy3"),
+        dead_code="derived",
+        exactness_blockers=(
+            "dynamic imports",
+            "reflection-like dispatch",
+            "getattr/setattr dispatch",
+        ),
+        entrypoints=("main",),
+        public_api="modules",
     ),
     LanguageEntry(
         "go",
@@ -121,6 +164,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="go",
         receivers="go",
         method_sets=True,
+        dead_code="derived",
+        exactness_blockers=("reflection", "interface dispatch through unexported types"),
+        entrypoints=("main", "init"),
+        public_api="capitalised",
     ),
     LanguageEntry(
         "javascript",
@@ -134,6 +181,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="ecmascript",
         dispatched=True,
         interpreters=("node", "nodejs"),
+        dead_code="derived",
+        exactness_blockers=_SCRIPT_BLOCKERS,
+        public_api="exports",
     ),
     LanguageEntry(
         "typescript",
@@ -146,6 +196,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="ecmascript",
         receivers="ecmascript",
         dispatched=True,
+        dead_code="derived",
+        exactness_blockers=_SCRIPT_BLOCKERS,
+        public_api="exports",
     ),
     LanguageEntry(
         "tsx",
@@ -158,6 +211,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="ecmascript",
         receivers="ecmascript",
         dispatched=True,
+        dead_code="derived",
+        exactness_blockers=("dynamic property access", "JSX component registries"),
+        public_api="exports",
     ),
     LanguageEntry(
         "java",
@@ -172,6 +228,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="jvm",
         receivers="java",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="declared",
+        public_words=("public",),
     ),
     LanguageEntry(
         "c_sharp",
@@ -185,6 +247,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="c_sharp",
         capitalised_types=True,
         extension_receiver=r"\(\s*this\s+(?:[\w.]+\.)?(\w+)",
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main", "Main"),
+        root_annotations=_JVM_ROOTS + r"|\[(Test\w*|Fact|Theory|SetUp|TearDown|Http\w+|Route)\b",
+        public_api="declared",
+        public_words=("public",),
     ),
     LanguageEntry(
         "c",
@@ -195,6 +263,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="include",
         whole_file_imports=True,
         family="c",
+        dead_code="derived",
+        exactness_blockers=("function pointers",),
+        entrypoints=("main",),
     ),
     LanguageEntry(
         "cpp",
@@ -207,6 +278,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         family="c",
+        dead_code="derived",
+        exactness_blockers=("virtual dispatch", "function pointers"),
+        entrypoints=("main",),
     ),
     LanguageEntry(
         "rust",
@@ -219,6 +293,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Some Ok Err Box"""
         ),
         imports="rust",
+        dead_code="derived",
+        exactness_blockers=("macro-generated call sites", "trait objects"),
+        entrypoints=("main",),
+        public_api="pub",
     ),
     LanguageEntry(
         "ruby",
@@ -236,6 +314,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         dispatched=True,
         interpreters=("ruby",),
+        dead_code="derived",
+        exactness_blockers=("metaprogramming (send, define_method)",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        api_folders=("lib",),
     ),
     LanguageEntry(
         "php",
@@ -252,6 +335,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         size_limited=True,
         interpreters=("php",),
+        dead_code="derived",
+        exactness_blockers=("variable functions and magic methods",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
     ),
     LanguageEntry(
         "kotlin",
@@ -272,6 +359,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="java",
         capitalised_types=True,
         extension_receiver=r"\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(\w+)(?:<[^>]*>)?\??\.\w+\s*\(",
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
     ),
     LanguageEntry(
         "scala",
@@ -289,6 +382,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="java",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("implicit conversions", "reflection"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
     ),
     LanguageEntry(
         "swift",
@@ -308,8 +407,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="swift",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("Objective-C selectors", "protocol witnesses"),
+        root_annotations=r"@(objc|IBAction|IBOutlet|IBInspectable|main|NSManaged|UIApplicationMain)\b",
+        public_api="declared",
+        public_words=("public", "open"),
     ),
-    LanguageEntry("dart", (".dart",)),  # its grammar's methods leave their bodies as siblings
+    # dart: its grammar's methods leave their bodies as siblings (text only)
+    LanguageEntry("dart", (".dart",), dead_code="derived"),
     LanguageEntry(
         "elixir",
         (".ex", ".exs"),
@@ -332,6 +437,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         implicit_this=True,
         interpreters=("elixir",),
+        dead_code="derived",
+        exactness_blockers=("apply/3 and computed module names", "behaviour callbacks"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
     ),
     LanguageEntry(
         "haskell",
@@ -346,6 +455,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Just Nothing Left Right"""
         ),
         imports="dotted_path",
+        dead_code="derived",
+        exactness_blockers=("type class instances", "module export lists"),
+        entrypoints=("main",),
     ),
     LanguageEntry(
         "lua",
@@ -360,6 +472,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="dotted_path",
         library_globals=_words("math table string os io coroutine debug utf8 package bit32"),
         interpreters=("lua", "luajit"),
+        dead_code="derived",
+        exactness_blockers=("computed table keys", "metatables"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
     ),
     LanguageEntry(
         "shell",
@@ -376,8 +492,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         bare_values=True,
         commands=True,
         interpreters=("sh", "bash", "zsh", "ksh", "dash"),
+        dead_code="derived",
+        exactness_blockers=("commands built from strings (eval)",),
     ),
-    LanguageEntry("groovy", (".groovy", ".gradle"), ("Jenkinsfile",)),
+    LanguageEntry(
+        "groovy", (".groovy", ".gradle"), ("Jenkinsfile",), dead_code="derived_candidate_only"
+    ),
     LanguageEntry(
         "perl",
         (".pl", ".pm", ".t"),
@@ -396,9 +516,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         dispatched=True,
         interpreters=("perl",),
+        dead_code="derived",
+        exactness_blockers=("symbolic references and AUTOLOAD", "method names in strings"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        api_folders=("lib",),
     ),
-    LanguageEntry("sql", (".sql",)),
-    LanguageEntry("hcl", (".tf", ".tfvars", ".hcl")),
+    LanguageEntry("sql", (".sql",), dead_code="derived"),
+    LanguageEntry("hcl", (".tf", ".tfvars", ".hcl"), dead_code="non_code_iac_evidence"),
     LanguageEntry("yaml", (".yaml", ".yml")),
     LanguageEntry("json", (".json",)),
     LanguageEntry("toml", (".toml",)),
