@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from eshu_mcp.query.local.index.parse.languages import is_test_path as declared_test_path
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, entry, keys_with
 
 CANDIDATE_LABELS = ("Function", "Class", "Struct", "Interface", "Trait", "SqlFunction")
@@ -139,7 +140,8 @@ _WRAPPING_DECORATOR_FACTORIES = frozenset(
 
 @lru_cache(maxsize=8192)
 def is_test_path(path: str) -> bool:
-    """Eshu's test-file rules (Go, Python, JS/TS, Cypress, Java source sets)."""
+    """Eshu's test-file rules (Go, Python, JS/TS, Cypress, Java source sets), and the test
+    files the registry declares for the path's language."""
     lowered = "/" + path.lower()
     base = lowered.rsplit("/", 1)[-1]
     if any(part in lowered for part in ("/tests/", "/test/", "/__tests__/", "/cypress/")):
@@ -150,7 +152,9 @@ def is_test_path(path: str) -> bool:
         return True
     if re.search(r"\.(cy|lab)\.\w+$", base) or re.search(r"\.config\.(js|ts|mjs|cjs)$", base):
         return True
-    return bool(re.search(r"/src/\w*test\w*/", lowered))
+    if re.search(r"/src/\w*test\w*/", lowered):
+        return True
+    return declared_test_path(path)
 
 
 @lru_cache(maxsize=8192)

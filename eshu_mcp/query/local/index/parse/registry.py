@@ -78,6 +78,9 @@ class LanguageEntry:
     bare_values: bool = False
     """Whether an assignment's value may stand unquoted (shell ``TOKEN=abc``): the secret scan
     then reads such files as configuration, not as program source."""
+    test_files: str | None = None
+    """A pattern of the language's test files (searched in ``/`` + the repository path)
+    beyond Eshu's shared rules: RSpec's ``spec/``, Perl's ``*.t``, PHPUnit's ``*Test.php``."""
     dead_code: str | None = None
     """How far dead code is judged (Eshu's maturity): ``derived``, ``derived_candidate_only``
     or ``non_code_iac_evidence``; None: unsupported (every candidate is a root)."""
@@ -253,6 +256,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         root_annotations=_JVM_ROOTS + r"|\[(Test\w*|Fact|Theory|SetUp|TearDown|Http\w+|Route)\b",
         public_api="declared",
         public_words=("public",),
+        test_files=r"\.Tests?/|Tests?\.cs$",
     ),
     LanguageEntry(
         "c",
@@ -281,6 +285,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dead_code="derived",
         exactness_blockers=("virtual dispatch", "function pointers"),
         entrypoints=("main",),
+        test_files=r"_(?:unit)?test\.(?:cc|cpp|cxx)$",
     ),
     LanguageEntry(
         "rust",
@@ -319,6 +324,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
         api_folders=("lib",),
+        test_files=r"/spec/|_spec\.rb$|_test\.rb$",
     ),
     LanguageEntry(
         "php",
@@ -339,6 +345,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("variable functions and magic methods",),
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
+        test_files=r"Test\.php$",
     ),
     LanguageEntry(
         "kotlin",
@@ -365,6 +372,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         root_annotations=_JVM_ROOTS,
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
+        test_files=r"/src/\w*[tT]est\w*/|Test\.kts?$",
     ),
     LanguageEntry(
         "scala",
@@ -388,6 +396,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         root_annotations=_JVM_ROOTS,
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
+        test_files=r"/src/\w*[tT]est\w*/|(Spec|Test|Suite)\.scala$",
     ),
     LanguageEntry(
         "swift",
@@ -412,6 +421,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         root_annotations=r"@(objc|IBAction|IBOutlet|IBInspectable|main|NSManaged|UIApplicationMain)\b",
         public_api="declared",
         public_words=("public", "open"),
+        test_files=r"Tests?\.swift$",
     ),
     # dart: its grammar's methods leave their bodies as siblings (text only)
     LanguageEntry("dart", (".dart",), dead_code="derived"),
@@ -441,6 +451,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("apply/3 and computed module names", "behaviour callbacks"),
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
+        test_files=r"_test\.exs$",
     ),
     LanguageEntry(
         "haskell",
@@ -458,6 +469,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dead_code="derived",
         exactness_blockers=("type class instances", "module export lists"),
         entrypoints=("main",),
+        test_files=r"Spec\.hs$",
     ),
     LanguageEntry(
         "lua",
@@ -476,6 +488,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("computed table keys", "metatables"),
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
+        test_files=r"/spec/|_spec\.lua$",
     ),
     LanguageEntry(
         "shell",
@@ -521,6 +534,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
         api_folders=("lib",),
+        test_files=r"\.t$",
     ),
     LanguageEntry("sql", (".sql",), dead_code="derived"),
     LanguageEntry("hcl", (".tf", ".tfvars", ".hcl"), dead_code="non_code_iac_evidence"),
@@ -591,6 +605,16 @@ def family_of(language: str | None) -> str:
     """The family of a language key (see :attr:`LanguageEntry.family`)."""
     declared = entry(language)
     return declared.family or declared.key
+
+
+def test_file_pattern(language: str | None) -> re.Pattern[str] | None:
+    """The compiled :attr:`LanguageEntry.test_files` of a language key (None: none)."""
+    return _TEST_FILES.get(language or "")
+
+
+_TEST_FILES = {
+    language.key: re.compile(language.test_files) for language in LANGUAGES if language.test_files
+}
 
 
 def keys_with(**declared: object) -> frozenset[str]:
