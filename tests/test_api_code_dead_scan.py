@@ -619,6 +619,12 @@ class Bin {
   defp drop_heap(x), do: x
 end
 """,
+    "app/models/order.rb": """class Order < ActiveRecord::Base
+  def settle_order
+    1
+  end
+end
+""",
     "src/util.lua": """local M = {}
 function M.pack_util(x) return x end
 local function drop_util(x) return x end
@@ -669,6 +675,12 @@ class RegistryDeadCodeTests(SynchronousTestCase):
             "drop_util",  # local
         ]:
             self.assertEqual(self.verdicts[name], ("cleanup_ready", None), name)
+
+    def test_a_method_of_a_class_with_an_outside_base_may_override_it(self) -> None:
+        self.assertEqual(
+            self.verdicts["settle_order"],
+            ("ambiguous", ["ruby.may_override_outside_base:Base"]),
+        )
 
     def test_entrypoints_and_runtime_attributes_are_roots(self) -> None:
         self.assertEqual(self.verdicts["main"][0], "suppressed")

@@ -78,6 +78,10 @@ class LanguageEntry:
     bare_values: bool = False
     """Whether an assignment's value may stand unquoted (shell ``TOKEN=abc``): the secret scan
     then reads such files as configuration, not as program source."""
+    unmarked_overrides: bool = False
+    """Whether a method overrides its base's without saying so (no ``override`` or
+    ``@Override``): an unreached method of a class with a base (or mixin) from outside the
+    repository may be one the outside code calls, so dead code calls it ambiguous."""
     test_files: str | None = None
     """A pattern of the language's test files (searched in ``/`` + the repository path)
     beyond Eshu's shared rules: RSpec's ``spec/``, Perl's ``*.t``, PHPUnit's ``*Test.php``."""
@@ -154,6 +158,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         entrypoints=("main",),
         public_api="modules",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "go",
@@ -187,6 +192,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dead_code="derived",
         exactness_blockers=_SCRIPT_BLOCKERS,
         public_api="exports",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "typescript",
@@ -202,6 +208,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dead_code="derived",
         exactness_blockers=_SCRIPT_BLOCKERS,
         public_api="exports",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "tsx",
@@ -217,6 +224,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dead_code="derived",
         exactness_blockers=("dynamic property access", "JSX component registries"),
         public_api="exports",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "java",
@@ -325,6 +333,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         hidden_words=_HIDDEN,
         api_folders=("lib",),
         test_files=r"/spec/|_spec\.rb$|_test\.rb$",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "php",
@@ -346,6 +355,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
         test_files=r"Test\.php$",
+        unmarked_overrides=True,
     ),
     LanguageEntry(
         "kotlin",
@@ -535,6 +545,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         hidden_words=_HIDDEN,
         api_folders=("lib",),
         test_files=r"\.t$",
+        unmarked_overrides=True,
     ),
     LanguageEntry("sql", (".sql",), dead_code="derived"),
     LanguageEntry("hcl", (".tf", ".tfvars", ".hcl"), dead_code="non_code_iac_evidence"),
