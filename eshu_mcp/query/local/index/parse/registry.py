@@ -78,6 +78,12 @@ class LanguageEntry:
     bare_values: bool = False
     """Whether an assignment's value may stand unquoted (shell ``TOKEN=abc``): the secret scan
     then reads such files as configuration, not as program source."""
+    packages: str | None = None
+    """The package ecosystem its manifests and lockfiles belong to (``pypi``, ``npm``...):
+    the language's name stands for it where a package route takes an ecosystem."""
+    program_text: bool = False
+    """Whether a language read as text only is still program source (the secret scan then
+    counts only a string literal as a keyword's value)."""
     unmarked_overrides: bool = False
     """Whether a method overrides its base's without saying so (no ``override`` or
     ``@Override``): an unreached method of a class with a base (or mixin) from outside the
@@ -159,6 +165,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         entrypoints=("main",),
         public_api="modules",
         unmarked_overrides=True,
+        packages="pypi",
     ),
     LanguageEntry(
         "go",
@@ -176,6 +183,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("reflection", "interface dispatch through unexported types"),
         entrypoints=("main", "init"),
         public_api="capitalised",
+        packages="gomod",
     ),
     LanguageEntry(
         "javascript",
@@ -193,6 +201,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=_SCRIPT_BLOCKERS,
         public_api="exports",
         unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "typescript",
@@ -209,6 +218,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=_SCRIPT_BLOCKERS,
         public_api="exports",
         unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "tsx",
@@ -225,6 +235,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("dynamic property access", "JSX component registries"),
         public_api="exports",
         unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "java",
@@ -245,6 +256,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         root_annotations=_JVM_ROOTS,
         public_api="declared",
         public_words=("public",),
+        packages="maven",
     ),
     LanguageEntry(
         "c_sharp",
@@ -310,6 +322,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("macro-generated call sites", "trait objects"),
         entrypoints=("main",),
         public_api="pub",
+        packages="cargo",
     ),
     LanguageEntry(
         "ruby",
@@ -334,6 +347,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         api_folders=("lib",),
         test_files=r"/spec/|_spec\.rb$|_test\.rb$",
         unmarked_overrides=True,
+        packages="rubygems",
     ),
     LanguageEntry(
         "php",
@@ -356,6 +370,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         hidden_words=_HIDDEN,
         test_files=r"Test\.php$",
         unmarked_overrides=True,
+        packages="composer",
     ),
     LanguageEntry(
         "kotlin",
@@ -383,6 +398,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
         test_files=r"/src/\w*[tT]est\w*/|Test\.kts?$",
+        packages="maven",
     ),
     LanguageEntry(
         "scala",
@@ -407,6 +423,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_api="unless_hidden",
         hidden_words=_HIDDEN,
         test_files=r"/src/\w*[tT]est\w*/|(Spec|Test|Suite)\.scala$",
+        packages="maven",
     ),
     LanguageEntry(
         "swift",
@@ -434,7 +451,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         test_files=r"Tests?\.swift$",
     ),
     # dart: its grammar's methods leave their bodies as siblings (text only)
-    LanguageEntry("dart", (".dart",), dead_code="derived"),
+    LanguageEntry("dart", (".dart",), dead_code="derived", program_text=True),
     LanguageEntry(
         "elixir",
         (".ex", ".exs"),
@@ -519,7 +536,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         exactness_blockers=("commands built from strings (eval)",),
     ),
     LanguageEntry(
-        "groovy", (".groovy", ".gradle"), ("Jenkinsfile",), dead_code="derived_candidate_only"
+        "groovy",
+        (".groovy", ".gradle"),
+        ("Jenkinsfile",),
+        dead_code="derived_candidate_only",
+        program_text=True,
     ),
     LanguageEntry(
         "perl",
