@@ -416,6 +416,92 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "python",
+        "pallets/itsdangerous",
+        "672971d66a2ef9f85151e53283113f33d642dabd",
+        (
+            callers(
+                "base64_decode",
+                "Signer.verify_signature",
+                "URLSafeSerializerMixin.load_payload",
+                "TimestampSigner.unsign",
+                "test_base64",
+                "test_base64_bad",
+            ),
+            callers("_make_keys_list", "Signer.__init__", "Serializer.__init__"),
+            callers("int_to_bytes", "TimestampSigner.sign", "test_int_bytes"),
+            # self.is_text_serializer (an attribute of the same name) is no call
+            callers("is_text_serializer", "Serializer.__init__", "Serializer.load_payload"),
+            callers(
+                "Signer.derive_key",
+                "Signer.get_signature",
+                "Signer.verify_signature",
+                "TestSigner.test_invalid_key_derivation",
+            ),
+            # raising BadData(...) constructs it: the class and the __init__ that runs
+            callees("base64_decode", "want_bytes", "BadData", "BadData.__init__"),
+            callees("Signer.sign", "want_bytes", "Signer.get_signature"),
+            callees(
+                "TimestampSigner.sign",
+                *("want_bytes", "base64_encode", "int_to_bytes"),
+                *("TimestampSigner.get_timestamp", "Signer.get_signature"),
+            ),
+            callees(
+                "Signer.unsign",
+                *("want_bytes", "BadSignature", "BadSignature.__init__", "Signer.verify_signature"),
+            ),
+            callees("int_to_bytes"),  # _int_to_bytes is struct.Struct(">Q").pack
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "c",
+        "DaveGamble/cJSON",
+        "a29814f285cc531c00223743ad3c55cd38c0dc56",
+        (
+            # the tests #include "../cJSON.c", so its static functions are theirs to call
+            callers(
+                "parse_string",
+                *("parse_value", "parse_object", "assert_parse_string", "assert_not_parse_string"),
+            ),
+            callers(
+                "cJSON_strdup",
+                *("add_item_to_object", "cJSON_CreateRaw", "cJSON_CreateString"),
+                *("cJSON_Duplicate_rec", "cJSON_SetValuestring", "replace_item_in_object"),
+                "cjson_add_item_to_object_should_not_use_after_free_when_string_is_aliased",
+            ),
+            callers(
+                "print_value",
+                *("assert_print_value", "cJSON_PrintBuffered", "cJSON_PrintPreallocated"),
+                *("print", "print_array", "print_object"),
+            ),
+            callers(
+                "buffer_skip_whitespace",
+                *("cJSON_ParseWithLengthOpts", "parse_array", "parse_object"),
+            ),
+            callers(
+                "cJSON_New_Item",
+                *("cJSON_CreateArray", "cJSON_CreateArrayReference", "cJSON_CreateBool"),
+                "cJSON_CreateFalse",
+                *("cJSON_CreateNull", "cJSON_CreateNumber", "cJSON_CreateObject"),
+                *("cJSON_CreateObjectReference", "cJSON_CreateRaw", "cJSON_CreateString"),
+                *("cJSON_CreateStringReference", "cJSON_CreateTrue", "cJSON_Duplicate_rec"),
+                *("cJSON_ParseWithLengthOpts", "create_reference", "parse_array"),
+                "parse_object",
+            ),
+            callees("cJSON_Delete", "cJSON_Delete"),  # global_hooks.deallocate: a pointer
+            callees("print_string", "print_string_ptr"),
+            callees("cJSON_Parse", "cJSON_ParseWithOpts"),
+            callees("cJSON_CreateString", "cJSON_New_Item", "cJSON_strdup", "cJSON_Delete"),
+            callees("cJSON_DeleteItemFromObject", "cJSON_Delete", "cJSON_DetachItemFromObject"),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
