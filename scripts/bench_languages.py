@@ -502,6 +502,36 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "php",
+        "vlucas/phpdotenv",
+        "416df702837983f8d5ff48c9c3fee4f5f57b980b",
+        (
+            callers(
+                "Regex.pregAndWrap",
+                *("Regex.matches", "Regex.occurrences", "Regex.replaceCallback", "Regex.split"),
+            ),
+            callers("Str.utf8", "Reader.readFromFile"),  # from a closure inside it
+            callers("Lines.looksLikeMultilineStart", "Lines.multilineProcess"),
+            callers("Resolver.resolveVariable", "Resolver.resolve"),
+            callers("Reader.readFromFile", "Reader.read"),
+            callees("Reader.read", "Reader.readFromFile"),  # isDefined/get: PhpOption's
+            callees(
+                "Dotenv.createImmutable",
+                *("RepositoryBuilder.createWithDefaultAdapters", "RepositoryBuilder.immutable"),
+                *("RepositoryBuilder.make", "Dotenv.create"),
+            ),
+            callees("Lines.process", "Lines.multilineProcess", "Lines.isCommentOrWhitespace"),
+            callees("Str.len"),  # mb_strlen: PHP's
+            callees(
+                "Resolver.resolve",
+                *("Str.substr", "Resolver.resolveVariable", "Value.getVars", "Value.getChars"),
+            ),
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
