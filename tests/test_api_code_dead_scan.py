@@ -625,6 +625,24 @@ end
   end
 end
 """,
+    "src/Acme/Shapes.hs": """module Acme.Shapes (area) where
+
+area :: Int -> Int
+area side = scale side
+
+scale :: Int -> Int
+scale 0 = 0
+scale side = side * side
+
+forgottenShape :: Int -> Int
+forgottenShape 0 = 1
+forgottenShape n = n
+""",
+    "src/Acme/Open.hs": """module Acme.Open where
+
+openShape :: Int -> Int
+openShape n = n
+""",
     "src/util.lua": """local M = {}
 function M.pack_util(x) return x end
 local function drop_util(x) return x end
@@ -658,6 +676,7 @@ class RegistryDeadCodeTests(SynchronousTestCase):
             ("tipBin", "php"),  # a PHP method without a modifier is public
             ("stack_heap", "elixir"),  # def, not defp
             ("pack_util", "lua"),
+            ("openShape", "haskell"),  # a module without an export list exports it
         ]:
             self.assertEqual(self.verdicts[name], ("ambiguous", [f"{language}.public_api"]), name)
 
@@ -673,6 +692,7 @@ class RegistryDeadCodeTests(SynchronousTestCase):
             "lostBin",
             "drop_heap",  # defp
             "drop_util",  # local
+            "forgottenShape",  # its signature and second equation are its own lines
         ]:
             self.assertEqual(self.verdicts[name], ("cleanup_ready", None), name)
 
@@ -681,6 +701,9 @@ class RegistryDeadCodeTests(SynchronousTestCase):
             self.verdicts["settle_order"],
             ("ambiguous", ["ruby.may_override_outside_base:Base"]),
         )
+
+    def test_a_haskell_function_called_from_another_is_live(self) -> None:
+        self.assertNotIn("scale", self.verdicts)  # area calls it: live, in no bucket
 
     def test_entrypoints_and_runtime_attributes_are_roots(self) -> None:
         self.assertEqual(self.verdicts["main"][0], "suppressed")

@@ -84,6 +84,9 @@ class LanguageEntry:
     program_text: bool = False
     """Whether a language read as text only is still program source (the secret scan then
     counts only a string literal as a keyword's value)."""
+    equations: bool = False
+    """Whether a top-level function is written as a type signature and equations, each a
+    line starting with its name (Haskell): such lines are the function's own, not uses."""
     unmarked_overrides: bool = False
     """Whether a method overrides its base's without saying so (no ``override`` or
     ``@Override``): an unreached method of a class with a base (or mixin) from outside the
@@ -494,9 +497,12 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         imports="dotted_path",
         dead_code="derived",
-        exactness_blockers=("type class instances", "module export lists"),
+        exactness_blockers=("type class instances", "Template Haskell"),
         entrypoints=("main",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
         test_files=r"Spec\.hs$",
+        equations=True,
     ),
     LanguageEntry(
         "lua",
