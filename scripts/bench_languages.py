@@ -532,6 +532,35 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "typescript",
+        "sindresorhus/ky",
+        "3419113b48e034fdcf8fa6bd3be3da7b3d0d758f",
+        (
+            callers("withProgress", "streamResponse", "streamRequest"),
+            callers("mergeHeaderContainers", "deepMergeInternal"),
+            callers("normalizeHeaderObject", "mergeHeaderContainers"),
+            callers("getCapture", "parseDate"),
+            callers(
+                "isErrorType",
+                *("isHTTPError", "isNetworkError", "isTimeoutError", "isForceRetryError"),
+            ),
+            callees("streamResponse", "withProgress"),  # new Response(...): the platform's
+            callees(
+                "mergeHeaderContainers", "isPlainObject", "normalizeHeaderObject", "mergeHeaders"
+            ),
+            callees(
+                "isKyError",
+                *("isHTTPError", "isNetworkError", "isTimeoutError", "isForceRetryError"),
+            ),
+            # Date.now, Math.max: builtins (a test's stub ``Date.now = () => now`` is linked)
+            callees("calculateRetryTimingDelay", "parseDate"),
+            callees("mergeHeaders"),  # result.set/delete: methods of the platform's Headers
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
