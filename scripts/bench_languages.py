@@ -561,6 +561,36 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "java",
+        "square/javapoet",
+        "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0",
+        (
+            # ``import static ...Util.requireExactlyOneOf``: a statically imported method
+            callers("Util.requireExactlyOneOf", "Builder.build"),  # TypeSpec.Builder's
+            callers(
+                "Util.characterLiteralWithoutSingleQuotes",
+                *("Builder.addMemberForValue", "Util.stringLiteralWithDoubleQuotes"),
+                "UtilTest.characterLiteral",
+            ),
+            callers(
+                "Util.stringLiteralWithDoubleQuotes", "CodeWriter.emit", "UtilTest.stringLiteral"
+            ),
+            callers("Util.immutableMultimap", "AnnotationSpec.AnnotationSpec"),
+            callers("Util.union", "TypeSpec.emit"),
+            # entry.getValue().isEmpty(): a JDK List's, on a call result of no declared type
+            callees("Util.immutableMultimap", "Util.immutableList"),
+            callees("Util.requireExactlyOneOf", "Util.checkArgument"),
+            callees(
+                "Util.stringLiteralWithDoubleQuotes", "Util.characterLiteralWithoutSingleQuotes"
+            ),
+            callees("Util.union"),  # LinkedHashSet's addAll
+            callees("Util.checkArgument"),  # String.format, IllegalArgumentException
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
