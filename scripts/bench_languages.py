@@ -591,6 +591,31 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "cpp",
+        "jarro2783/cxxopts",
+        "a3a21b31ef2894b5a802f041f40d51059469a259",
+        (
+            # parser_tool defines each function twice (with and without <regex>): both count
+            callers("SplitInteger", "integer_parser"),
+            callers("IsTrueText", "parse_value"),
+            callers("IsFalseText", "parse_value"),
+            callers(
+                "valid_option_later_char",
+                *("valid_option_first_char", "split_option_names", "ParseArgument"),
+            ),
+            callers("ParseArgument", "OptionParser.parse"),
+            callees("valid_option_first_char", "valid_option_later_char"),
+            callees("valid_option_later_char"),  # std::isalnum
+            # text.c_str() on a std::string links to catch.hpp's StringRef.c_str (by name)
+            callees("IsTrueText"),  # result.empty(): std::smatch's, not the free empty()
+            callees("IsFalseText"),
+            callees("SplitInteger", "throw_or_mimic"),  # text.empty(): std::string's
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
