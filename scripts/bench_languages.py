@@ -616,6 +616,56 @@ CASES += (
     ),
 )
 
+CASES += (
+    Case(
+        "c_sharp",
+        "jbogard/MediatR",
+        "8a64581e2570e7410c5f44835d9ea112beccbe6b",
+        (
+            # extension methods on System.Type, called inside LINQ lambdas
+            callers(
+                "ServiceRegistrar.IsOpenGeneric",
+                "ServiceRegistrar.AddMediatRClasses",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.AddConcretionsThatCouldBeClosed",
+            ),
+            callers(
+                "ServiceRegistrar.CanBeCastTo",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.CouldCloseTo",
+            ),
+            callers(
+                "ServiceRegistrar.FindInterfacesThatClosesCore",
+                "ServiceRegistrar.FindInterfacesThatClose",
+                "ServiceRegistrar.FindInterfacesThatClosesCore",  # recursion
+            ),
+            callers(
+                "ServiceRegistrar.IsMatchingWithInterface",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.IsMatchingWithInterface",
+            ),
+            callers(
+                "ServiceRegistrar.GetConcreteRequestTypes",
+                "ServiceRegistrar.AddAllConcretionsThatClose",
+            ),
+            callees(
+                "ServiceRegistrar.AddMediatRClassesWithTimeout",
+                "ServiceRegistrar.AddMediatRClasses",
+            ),
+            callees(
+                "ServiceRegistrar.AddConcretionsThatCouldBeClosed",
+                *("ServiceRegistrar.IsOpenGeneric", "ServiceRegistrar.CouldCloseTo"),
+            ),  # services.TryAddTransient: Microsoft.Extensions.DependencyInjection's
+            callees("ServiceRegistrar.CouldCloseTo", "ServiceRegistrar.CanBeCastTo"),
+            callees(
+                "ServiceRegistrar.FindInterfacesThatClose",
+                "ServiceRegistrar.FindInterfacesThatClosesCore",
+            ),
+            callees("ServiceRegistrar.CanBeCastTo"),  # IsAssignableFrom: System.Type's
+        ),
+    ),
+)
+
 CALL_EDGES = (
     "SELECT DISTINCT {other}.qualified_name FROM edges e"
     " JOIN entities {other} ON {other}.entity_id = e.{other_end}"
