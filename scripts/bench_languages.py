@@ -408,7 +408,7 @@ CASES += (
             callees("NewUUID", "GetTime", "setNodeInterface"),
             callees("NewV7", "NewRandom", "makeV7"),
             callees("setClockSequence", "randomBits"),
-            # Must(NewRandom()).String(): a call result's String, taken as any String method
+            # Must(NewRandom()).String(): the String of the type Must's signature returns
             callees("NewString", "Must", "NewRandom", "UUID.String"),
             # panic(err.Error()): the error interface's Error, not the repository's
             callees("randomBits"),
