@@ -408,10 +408,260 @@ CASES += (
             callees("NewUUID", "GetTime", "setNodeInterface"),
             callees("NewV7", "NewRandom", "makeV7"),
             callees("setClockSequence", "randomBits"),
-            # Must(NewRandom()).String(): a call result's String, taken as any String method
+            # Must(NewRandom()).String(): the String of the type Must's signature returns
             callees("NewString", "Must", "NewRandom", "UUID.String"),
             # panic(err.Error()): the error interface's Error, not the repository's
             callees("randomBits"),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "python",
+        "pallets/itsdangerous",
+        "672971d66a2ef9f85151e53283113f33d642dabd",
+        (
+            callers(
+                "base64_decode",
+                "Signer.verify_signature",
+                "URLSafeSerializerMixin.load_payload",
+                "TimestampSigner.unsign",
+                "test_base64",
+                "test_base64_bad",
+            ),
+            callers("_make_keys_list", "Signer.__init__", "Serializer.__init__"),
+            callers("int_to_bytes", "TimestampSigner.sign", "test_int_bytes"),
+            # self.is_text_serializer (an attribute of the same name) is no call
+            callers("is_text_serializer", "Serializer.__init__", "Serializer.load_payload"),
+            callers(
+                "Signer.derive_key",
+                "Signer.get_signature",
+                "Signer.verify_signature",
+                "TestSigner.test_invalid_key_derivation",
+            ),
+            # raising BadData(...) constructs it: the class and the __init__ that runs
+            callees("base64_decode", "want_bytes", "BadData", "BadData.__init__"),
+            callees("Signer.sign", "want_bytes", "Signer.get_signature"),
+            callees(
+                "TimestampSigner.sign",
+                *("want_bytes", "base64_encode", "int_to_bytes"),
+                *("TimestampSigner.get_timestamp", "Signer.get_signature"),
+            ),
+            callees(
+                "Signer.unsign",
+                *("want_bytes", "BadSignature", "BadSignature.__init__", "Signer.verify_signature"),
+            ),
+            callees("int_to_bytes"),  # _int_to_bytes is struct.Struct(">Q").pack
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "c",
+        "DaveGamble/cJSON",
+        "a29814f285cc531c00223743ad3c55cd38c0dc56",
+        (
+            # the tests #include "../cJSON.c", so its static functions are theirs to call
+            callers(
+                "parse_string",
+                *("parse_value", "parse_object", "assert_parse_string", "assert_not_parse_string"),
+            ),
+            callers(
+                "cJSON_strdup",
+                *("add_item_to_object", "cJSON_CreateRaw", "cJSON_CreateString"),
+                *("cJSON_Duplicate_rec", "cJSON_SetValuestring", "replace_item_in_object"),
+                "cjson_add_item_to_object_should_not_use_after_free_when_string_is_aliased",
+            ),
+            callers(
+                "print_value",
+                *("assert_print_value", "cJSON_PrintBuffered", "cJSON_PrintPreallocated"),
+                *("print", "print_array", "print_object"),
+            ),
+            callers(
+                "buffer_skip_whitespace",
+                *("cJSON_ParseWithLengthOpts", "parse_array", "parse_object"),
+            ),
+            callers(
+                "cJSON_New_Item",
+                *("cJSON_CreateArray", "cJSON_CreateArrayReference", "cJSON_CreateBool"),
+                "cJSON_CreateFalse",
+                *("cJSON_CreateNull", "cJSON_CreateNumber", "cJSON_CreateObject"),
+                *("cJSON_CreateObjectReference", "cJSON_CreateRaw", "cJSON_CreateString"),
+                *("cJSON_CreateStringReference", "cJSON_CreateTrue", "cJSON_Duplicate_rec"),
+                *("cJSON_ParseWithLengthOpts", "create_reference", "parse_array"),
+                "parse_object",
+            ),
+            callees("cJSON_Delete", "cJSON_Delete"),  # global_hooks.deallocate: a pointer
+            callees("print_string", "print_string_ptr"),
+            callees("cJSON_Parse", "cJSON_ParseWithOpts"),
+            callees("cJSON_CreateString", "cJSON_New_Item", "cJSON_strdup", "cJSON_Delete"),
+            callees("cJSON_DeleteItemFromObject", "cJSON_Delete", "cJSON_DetachItemFromObject"),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "php",
+        "vlucas/phpdotenv",
+        "416df702837983f8d5ff48c9c3fee4f5f57b980b",
+        (
+            callers(
+                "Regex.pregAndWrap",
+                *("Regex.matches", "Regex.occurrences", "Regex.replaceCallback", "Regex.split"),
+            ),
+            callers("Str.utf8", "Reader.readFromFile"),  # from a closure inside it
+            callers("Lines.looksLikeMultilineStart", "Lines.multilineProcess"),
+            callers("Resolver.resolveVariable", "Resolver.resolve"),
+            callers("Reader.readFromFile", "Reader.read"),
+            callees("Reader.read", "Reader.readFromFile"),  # isDefined/get: PhpOption's
+            callees(
+                "Dotenv.createImmutable",
+                *("RepositoryBuilder.createWithDefaultAdapters", "RepositoryBuilder.immutable"),
+                *("RepositoryBuilder.make", "Dotenv.create"),
+            ),
+            callees("Lines.process", "Lines.multilineProcess", "Lines.isCommentOrWhitespace"),
+            callees("Str.len"),  # mb_strlen: PHP's
+            callees(
+                "Resolver.resolve",
+                *("Str.substr", "Resolver.resolveVariable", "Value.getVars", "Value.getChars"),
+            ),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "typescript",
+        "sindresorhus/ky",
+        "3419113b48e034fdcf8fa6bd3be3da7b3d0d758f",
+        (
+            callers("withProgress", "streamResponse", "streamRequest"),
+            callers("mergeHeaderContainers", "deepMergeInternal"),
+            callers("normalizeHeaderObject", "mergeHeaderContainers"),
+            callers("getCapture", "parseDate"),
+            callers(
+                "isErrorType",
+                *("isHTTPError", "isNetworkError", "isTimeoutError", "isForceRetryError"),
+            ),
+            callees("streamResponse", "withProgress"),  # new Response(...): the platform's
+            callees(
+                "mergeHeaderContainers", "isPlainObject", "normalizeHeaderObject", "mergeHeaders"
+            ),
+            callees(
+                "isKyError",
+                *("isHTTPError", "isNetworkError", "isTimeoutError", "isForceRetryError"),
+            ),
+            # Date.now, Math.max: builtins (a test's stub ``Date.now = () => now`` is linked)
+            callees("calculateRetryTimingDelay", "parseDate"),
+            callees("mergeHeaders"),  # result.set/delete: methods of the platform's Headers
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "java",
+        "square/javapoet",
+        "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0",
+        (
+            # ``import static ...Util.requireExactlyOneOf``: a statically imported method
+            callers("Util.requireExactlyOneOf", "Builder.build"),  # TypeSpec.Builder's
+            callers(
+                "Util.characterLiteralWithoutSingleQuotes",
+                *("Builder.addMemberForValue", "Util.stringLiteralWithDoubleQuotes"),
+                "UtilTest.characterLiteral",
+            ),
+            callers(
+                "Util.stringLiteralWithDoubleQuotes", "CodeWriter.emit", "UtilTest.stringLiteral"
+            ),
+            callers("Util.immutableMultimap", "AnnotationSpec.AnnotationSpec"),
+            callers("Util.union", "TypeSpec.emit"),
+            # entry.getValue().isEmpty(): a JDK List's, on a call result of no declared type
+            callees("Util.immutableMultimap", "Util.immutableList"),
+            callees("Util.requireExactlyOneOf", "Util.checkArgument"),
+            callees(
+                "Util.stringLiteralWithDoubleQuotes", "Util.characterLiteralWithoutSingleQuotes"
+            ),
+            callees("Util.union"),  # LinkedHashSet's addAll
+            callees("Util.checkArgument"),  # String.format, IllegalArgumentException
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "cpp",
+        "jarro2783/cxxopts",
+        "a3a21b31ef2894b5a802f041f40d51059469a259",
+        (
+            # parser_tool defines each function twice (with and without <regex>): both count
+            callers("SplitInteger", "integer_parser"),
+            callers("IsTrueText", "parse_value"),
+            callers("IsFalseText", "parse_value"),
+            callers(
+                "valid_option_later_char",
+                *("valid_option_first_char", "split_option_names", "ParseArgument"),
+            ),
+            callers("ParseArgument", "OptionParser.parse"),
+            callees("valid_option_first_char", "valid_option_later_char"),
+            callees("valid_option_later_char"),  # std::isalnum
+            # text.c_str() on a std::string links to catch.hpp's StringRef.c_str (by name)
+            callees("IsTrueText"),  # result.empty(): std::smatch's, not the free empty()
+            callees("IsFalseText"),
+            callees("SplitInteger", "throw_or_mimic"),  # text.empty(): std::string's
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "c_sharp",
+        "jbogard/MediatR",
+        "8a64581e2570e7410c5f44835d9ea112beccbe6b",
+        (
+            # extension methods on System.Type, called inside LINQ lambdas
+            callers(
+                "ServiceRegistrar.IsOpenGeneric",
+                "ServiceRegistrar.AddMediatRClasses",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.AddConcretionsThatCouldBeClosed",
+            ),
+            callers(
+                "ServiceRegistrar.CanBeCastTo",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.CouldCloseTo",
+            ),
+            callers(
+                "ServiceRegistrar.FindInterfacesThatClosesCore",
+                "ServiceRegistrar.FindInterfacesThatClose",
+                "ServiceRegistrar.FindInterfacesThatClosesCore",  # recursion
+            ),
+            callers(
+                "ServiceRegistrar.IsMatchingWithInterface",
+                "ServiceRegistrar.ConnectImplementationsToTypesClosing",
+                "ServiceRegistrar.IsMatchingWithInterface",
+            ),
+            callers(
+                "ServiceRegistrar.GetConcreteRequestTypes",
+                "ServiceRegistrar.AddAllConcretionsThatClose",
+            ),
+            callees(
+                "ServiceRegistrar.AddMediatRClassesWithTimeout",
+                "ServiceRegistrar.AddMediatRClasses",
+            ),
+            callees(
+                "ServiceRegistrar.AddConcretionsThatCouldBeClosed",
+                *("ServiceRegistrar.IsOpenGeneric", "ServiceRegistrar.CouldCloseTo"),
+            ),  # services.TryAddTransient: Microsoft.Extensions.DependencyInjection's
+            callees("ServiceRegistrar.CouldCloseTo", "ServiceRegistrar.CanBeCastTo"),
+            callees(
+                "ServiceRegistrar.FindInterfacesThatClose",
+                "ServiceRegistrar.FindInterfacesThatClosesCore",
+            ),
+            callees("ServiceRegistrar.CanBeCastTo"),  # IsAssignableFrom: System.Type's
         ),
     ),
 )

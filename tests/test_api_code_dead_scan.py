@@ -565,3 +565,153 @@ class JavaDeadCodeTests(SynchronousTestCase):
         }
         self.assertEqual(verdicts["count"], ("ambiguous", ["java.public_api"]))
         self.assertEqual(verdicts["forgotten"][0], "unused")
+
+
+LANGUAGE_FILES = {
+    "src/main/kotlin/acme/Shelf.kt": """package acme
+
+fun main() {
+    println("shelves")
+}
+
+class Shelf {
+    fun sparePlank(): Int = 1
+    private fun lostPlank(): Int = 2
+    internal fun innerPlank(): Int = 3
+    protected fun guardedPlank(): Int = 4
+}
+""",
+    "Sources/Acme/Crate.swift": """public class Crate {
+    public func liftCrate() -> Int { return 0 }
+    open func tiltCrate() -> Int { return 1 }
+    func settleCrate() -> Int { return 2 }
+    private func dropCrate() -> Int { return 3 }
+    @objc func tapCrate() -> Int { return 4 }
+}
+""",
+    "lib/acme/tray.rb": """module Acme
+  class Tray
+    def carry_tray
+      1
+    end
+
+    private
+
+    def tip_tray
+      2
+    end
+  end
+end
+""",
+    "script/tool.rb": """def stray_tool
+  3
+end
+""",
+    "src/Bin.php": """<?php
+class Bin {
+    public function emptyBin() { return 0; }
+    function tipBin() { return 1; }
+    private function lostBin() { return 2; }
+}
+""",
+    "lib/acme/pile.ex": """defmodule Acme.Heap do
+  def stack_heap(x), do: x
+  defp drop_heap(x), do: x
+end
+""",
+    "app/models/order.rb": """class Order < ActiveRecord::Base
+  def settle_order
+    1
+  end
+end
+""",
+    "src/Acme/Shapes.hs": """module Acme.Shapes (area) where
+
+area :: Int -> Int
+area side = scale side
+
+scale :: Int -> Int
+scale 0 = 0
+scale side = side * side
+
+forgottenShape :: Int -> Int
+forgottenShape 0 = 1
+forgottenShape n = n
+""",
+    "src/Acme/Open.hs": """module Acme.Open where
+
+openShape :: Int -> Int
+openShape n = n
+""",
+    "src/util.lua": """local M = {}
+function M.pack_util(x) return x end
+local function drop_util(x) return x end
+return M
+""",
+}
+
+
+class RegistryDeadCodeTests(SynchronousTestCase):
+    """Each language's dead-code roots and public-API rule come from the registry."""
+
+    def setUp(self) -> None:
+        _, db = indexed_files(self, LANGUAGE_FILES)
+        self.conn = open_reader(db)
+        self.addCleanup(self.conn.close)
+        data = call(self.conn, "/code/dead-code/investigate", {"limit": 500}).data
+        self.verdicts = {
+            row["name"]: (bucket, row.get("suppression_reasons") or row.get("ambiguity_reasons"))
+            for bucket, rows in data["candidate_buckets"].items()
+            for row in rows
+        }
+        self.maturity = data["analysis"]["dead_code_language_maturity"]
+
+    def test_a_public_definition_is_ambiguous_by_its_languages_rule(self) -> None:
+        for name, language in [
+            ("sparePlank", "kotlin"),  # Kotlin's default visibility is public
+            ("liftCrate", "swift"),
+            ("tiltCrate", "swift"),  # open
+            ("carry_tray", "ruby"),  # above ``private``, in lib/
+            ("emptyBin", "php"),
+            ("tipBin", "php"),  # a PHP method without a modifier is public
+            ("stack_heap", "elixir"),  # def, not defp
+            ("pack_util", "lua"),
+            ("openShape", "haskell"),  # a module without an export list exports it
+        ]:
+            self.assertEqual(self.verdicts[name], ("ambiguous", [f"{language}.public_api"]), name)
+
+    def test_a_hidden_definition_nothing_reaches_is_cleanup_ready(self) -> None:
+        for name in [
+            "lostPlank",  # private
+            "innerPlank",  # internal: the module's own
+            "guardedPlank",  # protected, as Java's rule
+            "settleCrate",  # Swift's default visibility is internal
+            "dropCrate",
+            "tip_tray",  # below ``private``
+            "stray_tool",  # not in lib/: a script, no library API
+            "lostBin",
+            "drop_heap",  # defp
+            "drop_util",  # local
+            "forgottenShape",  # its signature and second equation are its own lines
+        ]:
+            self.assertEqual(self.verdicts[name], ("cleanup_ready", None), name)
+
+    def test_a_method_of_a_class_with_an_outside_base_may_override_it(self) -> None:
+        self.assertEqual(
+            self.verdicts["settle_order"],
+            ("ambiguous", ["ruby.may_override_outside_base:Base"]),
+        )
+
+    def test_a_haskell_function_called_from_another_is_live(self) -> None:
+        self.assertNotIn("scale", self.verdicts)  # area calls it: live, in no bucket
+
+    def test_entrypoints_and_runtime_attributes_are_roots(self) -> None:
+        self.assertEqual(self.verdicts["main"][0], "suppressed")
+        self.assertIn("modeled_root:kotlin.main_method", self.verdicts["main"][1])
+        self.assertEqual(
+            self.verdicts["tapCrate"], ("suppressed", ["modeled_root:swift.framework_annotation"])
+        )
+
+    def test_every_parsed_language_has_a_maturity(self) -> None:
+        self.assertEqual(self.maturity["lua"], "derived")
+        self.assertEqual(self.maturity["kotlin"], "derived")

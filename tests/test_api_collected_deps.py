@@ -162,6 +162,10 @@ def test_package_count_and_inventory_match_the_fixture(conn):
         "rubygems": 3,
     }
     assert get(conn, "/package-registry/packages/count", ecosystem="go").data["total_packages"] == 5
+    # a JVM language's name stands for its ecosystem, as Java's does (the registry's packages)
+    for language in ("java", "kotlin"):
+        counted = get(conn, "/package-registry/packages/count", ecosystem=language).data
+        assert counted["total_packages"] == 4
     inventory = get(conn, "/package-registry/packages/inventory", group_by="visibility").data
     assert inventory["buckets"] == [
         {"dimension": "visibility", "value": "unknown", "count": 41},

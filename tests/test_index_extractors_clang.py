@@ -33,3 +33,14 @@ class RootKindTests(SynchronousTestCase):
                 ("A.operator<", ["cpp.operator"]),
             ],
         )
+
+
+class QualifiedCallTests(SynchronousTestCase):
+    def test_a_call_into_the_files_own_namespace_is_a_function_call(self) -> None:
+        source = (
+            b"namespace values {\nnamespace parser_tool { inline bool truthy(int t) { return t; } }"
+            b"\nbool parse(int t) {\n  return parser_tool::truthy(t) || std::isspace(t)"
+            b" || Reader::make(t);\n}\n}\n"
+        )
+        receivers = {c[1]: c[3] for c in parse_file("include/values.hpp", source).calls}
+        self.assertEqual(receivers, {"truthy": None, "isspace": "std", "make": "Reader"})

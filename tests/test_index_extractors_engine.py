@@ -1,8 +1,17 @@
-"""Tests for eshu_mcp.query.local.index.parse.extractors.engine: parse errors and shadowing."""
+"""Tests for eshu_mcp.query.local.index.parse.extractors.engine: parse errors, shadowing and
+receivers that are call results."""
+
+import shutil
+import tempfile
+from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.rows import parse_file
+from eshu_mcp.query.local.index.store.database import open_reader
+
+from .test_index_indexer import git
 
 MISSING_BRACE = b"""class A {
   void f() { if (x) { go(); }
@@ -30,3 +39,43 @@ class ParseErrorTests(SynchronousTestCase):
         self.assertEqual(
             spans, {"A": (1, 4), "A.f": (2, 2), "A.g": (3, 3), "B": (5, 5), "B.k": (5, 5)}
         )
+
+
+GO_RESULTS = """package id
+
+type UUID [16]byte
+type Label string
+
+func (u UUID) String() string { return "u" }
+func (l Label) String() string { return string(l) }
+
+func NewRandom() (UUID, error) { return UUID{}, nil }
+func Must(u UUID, err error) UUID { return u }
+
+func NewString() string { return Must(NewRandom()).String() }
+"""
+
+
+class CallResultReceiverTests(SynchronousTestCase):
+    def test_a_call_on_a_call_result_runs_the_declared_result_types_method(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-engine-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        repo.mkdir()
+        (repo / "id.go").write_text(GO_RESULTS)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        callees = {
+            row[0]
+            for row in conn.execute(
+                "SELECT t.qualified_name FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.qualified_name = 'NewString'"
+            )
+        }
+        self.assertEqual(callees, {"Must", "NewRandom", "UUID.String"})  # not Label.String

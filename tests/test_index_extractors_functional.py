@@ -114,6 +114,19 @@ class HaskellTests(SynchronousTestCase):
             self.entities[("Function", "m")]["metadata"]["enclosing_function"], "price"
         )
 
+    def test_a_name_its_module_does_not_export_is_private(self) -> None:
+        source = b"module Shop.Tax (rate, Band(..)) where\nrate = 1\nround' = 2\ndata Band = B\n"
+        visibility = {
+            e["entity_name"]: e["metadata"].get("visibility")
+            for e in parse_file("src/Shop/Tax.hs", source).entities
+        }
+        self.assertEqual(visibility, {"rate": None, "round'": "private", "Band": None})
+        for executable in (b"module Main where\nrun = 1\n", b"run = 1\n"):
+            (run,) = parse_file("app/Main.hs", executable).entities
+            self.assertEqual(run["metadata"].get("visibility"), "private")
+        (everything,) = parse_file("src/A.hs", b"module A where\nrun = 1\n").entities
+        self.assertIsNone(everything["metadata"].get("visibility"))
+
     def test_an_instance_holds_the_type_methods_of_its_class(self) -> None:
         self.assertIn(("Function", "Cart.cost"), self.entities)
         self.assertIn(("Interface", "Priced"), self.entities)

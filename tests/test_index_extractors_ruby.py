@@ -54,6 +54,19 @@ class BareCallTests(SynchronousTestCase):
         self.assertEqual(roots["name="], ["ruby.setter"])
         self.assertIsNone(roots["x"])
 
+    def test_methods_below_private_or_wrapped_in_it_are_not_public(self) -> None:
+        source = (
+            b"class A\n  def a; end\n  private\n  def b; end\n  public\n  def c; end\n"
+            b"  protected def d; end\nend\n"
+        )
+        visibility = {
+            e["entity_name"]: e["metadata"].get("visibility")
+            for e in parse_file("lib/a.rb", source).entities
+        }
+        self.assertEqual(
+            visibility, {"A": None, "a": None, "b": "private", "c": None, "d": "protected"}
+        )
+
 
 class MixinTests(SynchronousTestCase):
     def test_a_bare_call_resolves_to_an_included_modules_or_superclass_method(self) -> None:

@@ -11,7 +11,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse import registry
 from eshu_mcp.query.local.index.parse.extractors import engine_for
-from eshu_mcp.query.local.index.parse.languages import language_of
+from eshu_mcp.query.local.index.parse.languages import is_test_path, language_of
 from eshu_mcp.query.local.index.parse.rows import parse_file
 from eshu_mcp.query.local.index.store.database import open_reader
 
@@ -72,6 +72,23 @@ class DeclarationTests(SynchronousTestCase):
         self.assertNotEqual(registry.family_of("shell"), registry.family_of("python"))
         self.assertIn("c_sharp", registry.keys_with(dispatched=True))
         self.assertEqual(registry.entry("no such language").extractor, None)
+
+    def test_each_languages_own_test_files_are_tests(self) -> None:
+        for path in (
+            "spec/models/cart_spec.rb",
+            "t/basic.t",
+            "tests/Unit/CartTest.php",
+            "src/CartTest.php",
+            "Sources/CartTests.swift",
+            "lib/cart_test.exs",
+            "app/src/androidTest/kotlin/CartTest.kt",
+            "src/CartSpec.hs",
+            "Cart.Tests/CartTests.cs",
+            "src/cart_unittest.cc",
+        ):
+            self.assertTrue(is_test_path(path), path)
+        for path in ("lib/cart.rb", "lib/Cart.pm", "src/Cart.php", "src/contest.kt", "a.t.py"):
+            self.assertFalse(is_test_path(path), path)
 
 
 class LazyGrammarTests(SynchronousTestCase):

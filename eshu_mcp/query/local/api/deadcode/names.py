@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from eshu_mcp.query.local.api.code.common import in_clauses
+from eshu_mcp.query.local.index.parse.registry import keys_with
 
 REASON = "name_used_elsewhere"
+_EQUATIONS = keys_with(equations=True)
 _WORD = re.compile(r"\w+\Z", re.ASCII)
 _WORD_BYTE = re.compile(rb"\w").match
 
@@ -82,17 +84,20 @@ def _mentioned_in_own_file(conn: sqlite3.Connection, rows: list[dict[str, Any]])
                     if lines is None:
                         lines = _line_starts(data)
                     start, end = _line_span(lines, row["start_line"], row["end_line"], len(data))
-                if _word_outside(data, row["entity_name"].lower().encode(), start, end):
+                own_lines = row.get("language") in _EQUATIONS
+                word = row["entity_name"].lower().encode()
+                if _word_outside(data, word, start, end, own_lines):
                     found.add(row["rid"])
     return found
 
 
-def _word_outside(data: bytes, word: bytes, start: int, end: int) -> bool:
-    """Whether ``word`` occurs as a whole word in ``data`` outside ``[start, end)``."""
+def _word_outside(data: bytes, word: bytes, start: int, end: int, own_lines: bool) -> bool:
+    """Whether ``word`` occurs as a whole word in ``data`` outside ``[start, end)`` (with
+    ``own_lines``, not counting a line it starts: a signature or a further equation)."""
     at = data.find(word)
     size = len(word)
     while at >= 0:
-        if not start <= at < end:
+        if not start <= at < end and not (own_lines and (at == 0 or data[at - 1] == 10)):
             before = data[at - 1 : at] if at else b""
             after = data[at + size : at + size + 1]
             if not (before and _WORD_BYTE(before)) and not (after and _WORD_BYTE(after)):

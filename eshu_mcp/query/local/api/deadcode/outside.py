@@ -7,7 +7,9 @@ method; ``class AxiosTransformStream extends stream.Transform`` defines ``_read`
 Node's stream machinery calls. The index cannot see the outside class's methods, so an
 unreferenced method of such a class, or of a class deriving from one in the repository
 (any but a name-mangled ``__private`` one in Python, any but ``#private`` ones in JavaScript
-and TypeScript) is *ambiguous* (it may override one), never cleanup-ready.
+and TypeScript) is *ambiguous* (it may override one), never cleanup-ready. This holds for
+the languages whose overrides are unmarked (Python, JavaScript, TypeScript, Ruby, PHP, Perl);
+Java, Kotlin, Scala, C# and Swift say ``override`` and those methods are roots already.
 
 The same holds without a base: ``_CaptureChannel`` defines ``writeHeaders`` and is
 constructed here, then handed to twisted.web's ``Request``, which calls it. An unreferenced
@@ -22,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from eshu_mcp.query.local.api.code.common import in_clause, in_clauses
+from eshu_mcp.query.local.index.parse.registry import keys_with
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 
 OUTSIDE_BASE_REASON = "may_override_outside_base"
@@ -29,7 +32,8 @@ INSTANCE_REASON = "instance_may_be_used_outside"
 """The ambiguity reason of a public method of a class the repository constructs: an
 instance handed to outside code (``Request(channel)``) has its methods called there."""
 """The ambiguity reason, after the language: ``python.may_override_outside_base:<bases>``."""
-OUTSIDE_BASE_LANGUAGES = ("python", "javascript", "typescript", "tsx")
+OUTSIDE_BASE_LANGUAGES = tuple(sorted(keys_with(unmarked_overrides=True)))
+"""Languages whose overrides are unmarked (the registry's ``unmarked_overrides``)."""
 INHERITANCE_DEPTH = 8
 """Classes below one with an outside base, followed at most this deep."""
 
@@ -46,8 +50,8 @@ def _bare(base: str) -> str:
 
 
 def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int, list[str]]:
-    """Classes (by row id) of :data:`OUTSIDE_BASE_LANGUAGES` with a base that resolved to
-    no class of the repository."""
+    """Classes (by row id) of :data:`OUTSIDE_BASE_LANGUAGES` with a base or mixin (Ruby's
+    ``include``, PHP's ``use``) that resolved to no class of the repository."""
     if not repo_ids:
         return {}
     scope, params = in_clause("e.repo_id", list(repo_ids))
@@ -55,7 +59,7 @@ def outside_bases(conn: sqlite3.Connection, repo_ids: Sequence[str]) -> dict[int
     declared: dict[int, list[str]] = defaultdict(list)
     for rid, base in conn.execute(
         "SELECT e.rid, b.base_name FROM bases b JOIN entities e ON e.entity_id = b.entity_id"
-        f" WHERE b.kind = 'extends' AND {languages} AND {scope}",
+        f" WHERE b.kind IN ('extends', 'includes') AND {languages} AND {scope}",
         [*language_params, *params],
     ):
         name = _bare(base)

@@ -1,6 +1,6 @@
 """
 Public API, which code outside the repository may use: public names of importable Python
-modules, and definitions declared ``public`` in Java, C#, Kotlin and Scala.
+modules, and definitions public by their language's visibility rules.
 
 Nothing in Twisted uses ``twisted.conch.insults.window.AbsoluteBox``, yet it is part of the
 library: deleting it breaks Twisted's users. So a definition nothing in its repository
@@ -16,8 +16,10 @@ reaches is *ambiguous*, never cleanup-ready, when an importer elsewhere could na
   class, whose methods its users inherit (``BaseSerialPort.setBaudRate`` through
   ``serialport.SerialPort``).
 
-Languages with a ``public`` modifier say it themselves: gson's ``public JsonNull
-getAsJsonNull()`` is API whether or not gson calls it.
+Other languages say it themselves, each by the rule the language registry declares for it:
+gson's ``public JsonNull getAsJsonNull()`` is API whether or not gson calls it, and so is a
+Kotlin ``fun`` of default visibility, a Swift ``open func``, a PHP method without
+``private``, or a Ruby method of ``lib/`` above ``private``.
 """
 
 from __future__ import annotations
@@ -29,14 +31,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from eshu_mcp.query.local.api.code.common import in_clause, in_clauses
+from eshu_mcp.query.local.index.parse.registry import entry
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 
 PUBLIC_API_REASON = "python.public_api"
-DECLARED_PUBLIC_LANGUAGES = frozenset({"java", "c_sharp", "kotlin", "scala"})
-"""Languages that mark API with a ``public`` modifier: a public method nothing in the
-repository reaches is ``<language>.public_api``, as in Python."""
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
-_PUBLIC = re.compile(r"\bpublic\b")
+_ANNOTATION = re.compile(r"@[\w.]+(?:\([^)]*\))?")
+_WORD = re.compile(r"\w+")
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?\+?=\s*([\[(][^\])]*[\])])?", re.MULTILINE)
 _QUOTED = re.compile(r"""["']([A-Za-z_]\w*)["']""")
 _SCRIPTS = frozenset({"__main__", "setup", "conftest", "manage"})
@@ -182,11 +183,36 @@ def _public_classes(
     return reached
 
 
-def declared_public(row: dict[str, Any]) -> bool:
-    """Whether a Java/C#/Kotlin/Scala definition's header carries the ``public`` modifier
-    (after its annotations)."""
-    if row["language"] not in DECLARED_PUBLIC_LANGUAGES:
+def declared_public(row: dict[str, Any], metadata: dict[str, Any]) -> bool:
+    """
+    Whether a definition is public API by its language's rule (the registry's
+    ``public_api``): ``declared`` when its header (before its name, past annotations and
+    comments) or visibility carries a public modifier (Java's ``public``, Swift's ``open``),
+    ``unless_hidden`` when neither carries a hiding one (Kotlin's default visibility, PHP's
+    methods without a modifier, Ruby's methods before ``private``), and, for a language
+    with API folders, it lies in one (Ruby's ``lib/``).
+    """
+    declared = entry(row["language"])
+    rule = declared.public_api
+    if rule not in ("declared", "unless_hidden"):
         return False
+    if declared.api_folders and not any(
+        f"/{folder}/" in "/" + row["relative_path"] for folder in declared.api_folders
+    ):
+        return False
+    visibility = str(metadata.get("visibility") or "")
+    words = set(_WORD.findall(_header(row)))
+    words.add(visibility)
+    if rule == "declared":
+        return not words.isdisjoint(declared.public_words)
+    return words.isdisjoint(declared.hidden_words)
+
+
+def _header(row: dict[str, Any]) -> str:
+    """A definition's text before its name (its modifiers), past comments and annotations."""
     source = _COMMENTS.sub(" ", row.get("source_cache") or "")
-    header = re.sub(r"@[\w.]+(?:\([^)]*\))?", " ", source).split("{", 1)[0].split("(", 1)[0]
-    return _PUBLIC.search(header) is not None
+    source = _ANNOTATION.sub(" ", source)
+    name = re.search(rf"(?<![\w$]){re.escape(row['entity_name'])}(?![\w$])", source)
+    if name is not None:
+        return source[: name.start()]
+    return source.split("{", 1)[0].split("(", 1)[0]

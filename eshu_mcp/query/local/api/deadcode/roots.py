@@ -13,51 +13,25 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from eshu_mcp.query.local.index.parse.languages import is_test_path as declared_test_path
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES, entry, keys_with
+
 CANDIDATE_LABELS = ("Function", "Class", "Struct", "Interface", "Trait", "SqlFunction")
 
 LANGUAGE_MATURITY: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "c",
-            "c_sharp",
-            "cpp",
-            "dart",
-            "elixir",
-            "go",
-            "haskell",
-            "java",
-            "javascript",
-            "kotlin",
-            "perl",
-            "php",
-            "python",
-            "ruby",
-            "rust",
-            "scala",
-            "sql",
-            "swift",
-            "tsx",
-            "typescript",
-        ),
-        "derived",
-    ),
-    "groovy": "derived_candidate_only",
-    "hcl": "non_code_iac_evidence",
+    language.key: language.dead_code for language in LANGUAGES if language.dead_code
 }
-
+"""How far dead code is judged per language (the registry's ``dead_code``)."""
 EXACTNESS_BLOCKERS: dict[str, list[str]] = {
-    "python": ["dynamic imports", "reflection-like dispatch", "getattr/setattr dispatch"],
-    "go": ["reflection", "interface dispatch through unexported types"],
-    "java": ["reflection", "dependency-injection wiring"],
-    "javascript": ["dynamic property access", "re-exports through barrels"],
-    "typescript": ["dynamic property access", "re-exports through barrels"],
-    "tsx": ["dynamic property access", "JSX component registries"],
-    "ruby": ["metaprogramming (send, define_method)"],
-    "php": ["variable functions and magic methods"],
-    "rust": ["macro-generated call sites", "trait objects"],
-    "c": ["function pointers"],
-    "cpp": ["virtual dispatch", "function pointers"],
-    "c_sharp": ["reflection", "dependency-injection wiring"],
+    language.key: list(language.exactness_blockers)
+    for language in LANGUAGES
+    if language.exactness_blockers
+}
+_SCRIPT_LANGUAGES = keys_with(family="ecmascript") | {"jsx"}
+_ROOT_ANNOTATIONS = {
+    language.key: re.compile(language.root_annotations)
+    for language in LANGUAGES
+    if language.root_annotations
 }
 
 ROOT_CATEGORIES = [
@@ -162,16 +136,12 @@ _WRAPPING_DECORATOR_FACTORIES = frozenset(
         "total_ordering",
     )
 )
-_JAVA_ROOT_ANNOTATIONS = re.compile(
-    r"@(Override|Test|Before\w*|After\w*|Bean|Component|Service|Repository|Controller|"
-    r"RestController|\w+Mapping|Scheduled|EventListener|PostConstruct|PreDestroy|Inject|"
-    r"Autowired|JsonCreator|Parameterized\w*)\b"
-)
 
 
 @lru_cache(maxsize=8192)
 def is_test_path(path: str) -> bool:
-    """Eshu's test-file rules (Go, Python, JS/TS, Cypress, Java source sets)."""
+    """Eshu's test-file rules (Go, Python, JS/TS, Cypress, Java source sets), and the test
+    files the registry declares for the path's language."""
     lowered = "/" + path.lower()
     base = lowered.rsplit("/", 1)[-1]
     if any(part in lowered for part in ("/tests/", "/test/", "/__tests__/", "/cypress/")):
@@ -182,7 +152,9 @@ def is_test_path(path: str) -> bool:
         return True
     if re.search(r"\.(cy|lab)\.\w+$", base) or re.search(r"\.config\.(js|ts|mjs|cjs)$", base):
         return True
-    return bool(re.search(r"/src/\w*test\w*/", lowered))
+    if re.search(r"/src/\w*test\w*/", lowered):
+        return True
+    return declared_test_path(path)
 
 
 @lru_cache(maxsize=8192)
@@ -265,7 +237,7 @@ def root_reasons(
         return ["default_root_policy"]
     if language not in LANGUAGE_MATURITY or row["entity_type"] not in CANDIDATE_LABELS:
         return ["default_root_policy"]
-    if language in ("javascript", "jsx", "typescript", "tsx") and (
+    if language in _SCRIPT_LANGUAGES and (
         metadata.get("enclosing_function") or row.get("parent_type") == "Function"
     ):
         return ["default_root_policy"]
@@ -285,8 +257,6 @@ def _language_roots(
     if language == "python":
         if name.startswith("__") and name.endswith("__"):
             kinds.append("python.dunder_method")
-        if name == "main" and not row.get("class_context"):
-            kinds.append("python.main_function")
         for decorator in decorators:
             callee = decorator.lstrip("@").split("(", 1)[0].strip().rsplit(".", 1)[-1]
             if callee in ("abstractmethod", "abstractproperty", "abstractclassmethod"):
@@ -301,28 +271,25 @@ def _language_roots(
             metadata.get("enclosing_function") or row.get("parent_type") == "Function"
         ):  # a decorated nested function is handed to whatever its decorator registers it with
             kinds.append("python.registered_nested_function")
-    elif language == "go":
-        if name in ("main", "init") and not row.get("class_context"):
-            kinds.append(f"go.{name}_function")
+    declared = entry(language)
+    if name in declared.entrypoints and not row.get("class_context"):
+        kinds.append(f"{language}.{name}_function")
+    if name in declared.entry_methods:
+        kinds.append(f"{language}.{name.lower()}_method")
+    annotations = _ROOT_ANNOTATIONS.get(language)
+    if annotations is not None and annotations.search(" ".join(decorators) + " " + source[:400]):
+        kinds.append(f"{language}.framework_annotation")
+    rule = declared.public_api
+    if rule == "capitalised":
         outside = not any(p in path for p in ("/cmd/", "/internal/", "/vendor/"))
         if name[:1].isupper() and outside:
-            kinds.append("go.exported_symbol")
-    elif language in ("java", "kotlin", "scala", "c_sharp"):
-        if name in ("main", "Main"):
-            kinds.append(f"{language}.main_method")
-        if _JAVA_ROOT_ANNOTATIONS.search(" ".join(decorators) + " " + source[:400]):
-            kinds.append(f"{language}.framework_annotation")
-    elif language == "rust":
-        if name == "main":
-            kinds.append("rust.main_function")
+            kinds.append(f"{language}.exported_symbol")
+    elif rule == "pub":
         if metadata.get("visibility", "").startswith("pub") or source.lstrip().startswith("pub"):
-            kinds.append("rust.public_item")
+            kinds.append(f"{language}.public_item")
         if "#[test]" in source[:200] or "#[tokio::test]" in source[:200]:
-            kinds.append("rust.test_function")
-    elif language in ("c", "cpp"):
-        if name == "main":
-            kinds.append(f"{language}.main_function")
-    elif language in ("javascript", "jsx", "typescript", "tsx"):
+            kinds.append(f"{language}.test_function")
+    elif rule == "exports":
         head = source.lstrip()
         if metadata.get("exported") or head.startswith("export "):
             kinds.append(f"{language}.module_export")

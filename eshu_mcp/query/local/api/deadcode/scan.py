@@ -61,6 +61,7 @@ from eshu_mcp.query.local.api.deadcode.roots import (
     is_test_path,
     root_reasons,
 )
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES, METHODS
 
 SUPPRESSED_KEPT = 51
@@ -77,8 +78,11 @@ _ROOT_KEYS = re.compile(
 _REACHING_CODES = [EDGE_TYPES[t] for t in REACHING_EDGE_TYPES if t in EDGE_TYPES]
 _WEAK_CODES = (METHODS[WEAK_METHOD], WEAK_METHOD)
 _SOURCE_LANGUAGES = frozenset(
-    ("rust", "javascript", "jsx", "typescript", "tsx", "java", "kotlin", "scala", "c_sharp")
-)
+    language.key
+    for language in LANGUAGES
+    if language.root_annotations or language.public_api not in (None, "modules", "capitalised")
+) | {"jsx"}
+"""Languages whose root and public-API rules read a definition's source."""
 
 
 @define
@@ -382,7 +386,7 @@ def _mark_public_api(conn: sqlite3.Connection, candidates: list[Candidate]) -> N
         if module is not None:
             candidate.classification = "ambiguous"
             candidate.reasons = [*candidate.reasons, f"{PUBLIC_API_REASON}:{module}"]
-        elif declared_public(candidate.row):
+        elif declared_public(candidate.row, candidate.metadata):
             candidate.classification = "ambiguous"
             candidate.reasons = [*candidate.reasons, f"{candidate.row['language']}.public_api"]
 

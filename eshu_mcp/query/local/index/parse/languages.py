@@ -16,6 +16,7 @@ from eshu_mcp.query.local.index.parse.registry import (
     keys_with,
     parsed_keys,
     sniffed,
+    test_file_pattern,
 )
 
 PARSED_EXTENSIONS = {
@@ -69,7 +70,8 @@ def is_parsed_language(language: str | None) -> bool:
 
 
 def is_test_path(relative_path: str) -> bool:
-    """Eshu's test-file rule (dead-code §3.5): test dirs, test_* / *_test / *.spec names."""
+    """Eshu's test-file rule (dead-code §3.5): test dirs, test_* / *_test / *.spec names,
+    and the test files the registry declares for the path's language."""
     probe = "/" + relative_path.lower()
     if any(part in probe for part in _TEST_DIRS):
         return True
@@ -78,7 +80,10 @@ def is_test_path(relative_path: str) -> bool:
         return True
     if re.search(r"/src/[^/]*test[^/]*/", probe) and name.endswith(".java"):
         return True
-    return bool(re.match(r".*\.config\.(js|cjs|mjs|ts)$", name))
+    if re.match(r".*\.config\.(js|cjs|mjs|ts)$", name):
+        return True
+    declared = test_file_pattern(language_of(relative_path))
+    return declared is not None and declared.search("/" + relative_path) is not None
 
 
 def is_generated(relative_path: str, head: bytes) -> bool:

@@ -78,6 +78,50 @@ class LanguageEntry:
     bare_values: bool = False
     """Whether an assignment's value may stand unquoted (shell ``TOKEN=abc``): the secret scan
     then reads such files as configuration, not as program source."""
+    packages: str | None = None
+    """The package ecosystem its manifests and lockfiles belong to (``pypi``, ``npm``...):
+    the language's name stands for it where a package route takes an ecosystem."""
+    program_text: bool = False
+    """Whether a language read as text only is still program source (the secret scan then
+    counts only a string literal as a keyword's value)."""
+    equations: bool = False
+    """Whether a top-level function is written as a type signature and equations, each a
+    line starting with its name (Haskell): such lines are the function's own, not uses."""
+    unmarked_overrides: bool = False
+    """Whether a method overrides its base's without saying so (no ``override`` or
+    ``@Override``): an unreached method of a class with a base (or mixin) from outside the
+    repository may be one the outside code calls, so dead code calls it ambiguous."""
+    test_files: str | None = None
+    """A pattern of the language's test files (searched in ``/`` + the repository path)
+    beyond Eshu's shared rules: RSpec's ``spec/``, Perl's ``*.t``, PHPUnit's ``*Test.php``."""
+    dead_code: str | None = None
+    """How far dead code is judged (Eshu's maturity): ``derived``, ``derived_candidate_only``
+    or ``non_code_iac_evidence``; None: unsupported (every candidate is a root)."""
+    exactness_blockers: tuple[str, ...] = ()
+    """What the language does that a static call graph cannot see (reported with dead code)."""
+    entrypoints: tuple[str, ...] = ()
+    """Top-level functions the runtime runs (Go ``main`` and ``init``): dead-code roots."""
+    entry_methods: tuple[str, ...] = ()
+    """Methods the runtime runs (Java's ``static void main``): dead-code roots."""
+    root_annotations: str | None = None
+    """A pattern of annotations or attributes that hand a definition to a framework, a test
+    runner or the runtime (Spring's ``@Service``, Swift's ``@objc``): dead-code roots."""
+    public_api: str | None = None
+    """Which definitions code outside the repository may use (a public one nothing in the
+    repository reaches is ambiguous, never cleanup-ready): ``modules`` (public names of
+    importable modules), ``declared`` (a header carrying one of :attr:`public_words`),
+    ``unless_hidden`` (any, unless its header or visibility says one of :attr:`hidden_words`).
+    Eshu's own rules make a root instead: ``capitalised`` (Go: a capitalised name outside
+    ``cmd/``, ``internal/``, ``vendor/``), ``pub`` (Rust), ``exports`` (JS/TS ``export``).
+    None: no public API."""
+    public_words: tuple[str, ...] = ()
+    """Modifiers that make a definition public (``declared``)."""
+    hidden_words: tuple[str, ...] = ()
+    """Modifiers or visibilities that keep a definition out of the public API
+    (``unless_hidden``)."""
+    api_folders: tuple[str, ...] = ()
+    """Folders that hold a library's API: when given, only definitions under one are public
+    (Ruby's ``lib/``)."""
 
 
 _C = _words(
@@ -85,6 +129,13 @@ _C = _words(
     memset memcmp strlen strcmp strncmp strcpy strncpy strcat strdup exit abort assert
     sizeof puts putchar getchar fopen fclose fread fwrite perror"""
 )
+_JVM_ROOTS = (
+    r"@(Override|Test|Before\w*|After\w*|Bean|Component|Service|Repository|Controller|"
+    r"RestController|\w+Mapping|Scheduled|EventListener|PostConstruct|PreDestroy|Inject|"
+    r"Autowired|JsonCreator|Parameterized\w*)\b"
+)
+_HIDDEN = ("private", "protected", "internal", "fileprivate", "local")
+_SCRIPT_BLOCKERS = ("dynamic property access", "re-exports through barrels")
 _SCRIPT = _words(
     """parseInt parseFloat isNaN isFinite setTimeout setInterval clearTimeout
     clearInterval require fetch Promise Array Object String Number Boolean Symbol Map Set
@@ -108,6 +159,16 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         imports="python",
         interpreters=("python", "python2", "python3", "pypy", "pypy3"),
+        dead_code="derived",
+        exactness_blockers=(
+            "dynamic imports",
+            "reflection-like dispatch",
+            "getattr/setattr dispatch",
+        ),
+        entrypoints=("main",),
+        public_api="modules",
+        unmarked_overrides=True,
+        packages="pypi",
     ),
     LanguageEntry(
         "go",
@@ -121,6 +182,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="go",
         receivers="go",
         method_sets=True,
+        dead_code="derived",
+        exactness_blockers=("reflection", "interface dispatch through unexported types"),
+        entrypoints=("main", "init"),
+        public_api="capitalised",
+        packages="gomod",
     ),
     LanguageEntry(
         "javascript",
@@ -134,6 +200,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="ecmascript",
         dispatched=True,
         interpreters=("node", "nodejs"),
+        dead_code="derived",
+        exactness_blockers=_SCRIPT_BLOCKERS,
+        public_api="exports",
+        unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "typescript",
@@ -146,6 +217,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="ecmascript",
         receivers="ecmascript",
         dispatched=True,
+        dead_code="derived",
+        exactness_blockers=_SCRIPT_BLOCKERS,
+        public_api="exports",
+        unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "tsx",
@@ -158,6 +234,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="ecmascript",
         receivers="ecmascript",
         dispatched=True,
+        dead_code="derived",
+        exactness_blockers=("dynamic property access", "JSX component registries"),
+        public_api="exports",
+        unmarked_overrides=True,
+        packages="npm",
     ),
     LanguageEntry(
         "java",
@@ -172,6 +253,13 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="jvm",
         receivers="java",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="declared",
+        public_words=("public",),
+        packages="maven",
     ),
     LanguageEntry(
         "c_sharp",
@@ -185,6 +273,13 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="c_sharp",
         capitalised_types=True,
         extension_receiver=r"\(\s*this\s+(?:[\w.]+\.)?(\w+)",
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main", "Main"),
+        root_annotations=_JVM_ROOTS + r"|\[(Test\w*|Fact|Theory|SetUp|TearDown|Http\w+|Route)\b",
+        public_api="declared",
+        public_words=("public",),
+        test_files=r"\.Tests?/|Tests?\.cs$",
     ),
     LanguageEntry(
         "c",
@@ -195,6 +290,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="include",
         whole_file_imports=True,
         family="c",
+        dead_code="derived",
+        exactness_blockers=("function pointers",),
+        entrypoints=("main",),
     ),
     LanguageEntry(
         "cpp",
@@ -207,6 +305,10 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         overloading=True,
         implicit_this=True,
         family="c",
+        dead_code="derived",
+        exactness_blockers=("virtual dispatch", "function pointers"),
+        entrypoints=("main",),
+        test_files=r"_(?:unit)?test\.(?:cc|cpp|cxx)$",
     ),
     LanguageEntry(
         "rust",
@@ -219,6 +321,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Some Ok Err Box"""
         ),
         imports="rust",
+        dead_code="derived",
+        exactness_blockers=("macro-generated call sites", "trait objects"),
+        entrypoints=("main",),
+        public_api="pub",
+        packages="cargo",
     ),
     LanguageEntry(
         "ruby",
@@ -236,6 +343,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         dispatched=True,
         interpreters=("ruby",),
+        dead_code="derived",
+        exactness_blockers=("metaprogramming (send, define_method)",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        api_folders=("lib",),
+        test_files=r"/spec/|_spec\.rb$|_test\.rb$",
+        unmarked_overrides=True,
+        packages="rubygems",
     ),
     LanguageEntry(
         "php",
@@ -252,6 +367,13 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         size_limited=True,
         interpreters=("php",),
+        dead_code="derived",
+        exactness_blockers=("variable functions and magic methods",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"Test\.php$",
+        unmarked_overrides=True,
+        packages="composer",
     ),
     LanguageEntry(
         "kotlin",
@@ -272,6 +394,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         receivers="java",
         capitalised_types=True,
         extension_receiver=r"\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(\w+)(?:<[^>]*>)?\??\.\w+\s*\(",
+        dead_code="derived",
+        exactness_blockers=("reflection", "dependency-injection wiring"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"/src/\w*[tT]est\w*/|Test\.kts?$",
+        packages="maven",
     ),
     LanguageEntry(
         "scala",
@@ -289,6 +419,14 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="java",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("implicit conversions", "reflection"),
+        entry_methods=("main",),
+        root_annotations=_JVM_ROOTS,
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"/src/\w*[tT]est\w*/|(Spec|Test|Suite)\.scala$",
+        packages="maven",
     ),
     LanguageEntry(
         "swift",
@@ -308,8 +446,15 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         dispatched=True,
         receivers="swift",
         capitalised_types=True,
+        dead_code="derived",
+        exactness_blockers=("Objective-C selectors", "protocol witnesses"),
+        root_annotations=r"@(objc|IBAction|IBOutlet|IBInspectable|main|NSManaged|UIApplicationMain)\b",
+        public_api="declared",
+        public_words=("public", "open"),
+        test_files=r"Tests?\.swift$",
     ),
-    LanguageEntry("dart", (".dart",)),  # its grammar's methods leave their bodies as siblings
+    # dart: its grammar's methods leave their bodies as siblings (text only)
+    LanguageEntry("dart", (".dart",), dead_code="derived", program_text=True),
     LanguageEntry(
         "elixir",
         (".ex", ".exs"),
@@ -332,6 +477,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         ),
         implicit_this=True,
         interpreters=("elixir",),
+        dead_code="derived",
+        exactness_blockers=("apply/3 and computed module names", "behaviour callbacks"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"_test\.exs$",
     ),
     LanguageEntry(
         "haskell",
@@ -346,6 +496,13 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Just Nothing Left Right"""
         ),
         imports="dotted_path",
+        dead_code="derived",
+        exactness_blockers=("type class instances", "Template Haskell"),
+        entrypoints=("main",),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"Spec\.hs$",
+        equations=True,
     ),
     LanguageEntry(
         "lua",
@@ -360,6 +517,11 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         imports="dotted_path",
         library_globals=_words("math table string os io coroutine debug utf8 package bit32"),
         interpreters=("lua", "luajit"),
+        dead_code="derived",
+        exactness_blockers=("computed table keys", "metatables"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        test_files=r"/spec/|_spec\.lua$",
     ),
     LanguageEntry(
         "shell",
@@ -376,8 +538,16 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         bare_values=True,
         commands=True,
         interpreters=("sh", "bash", "zsh", "ksh", "dash"),
+        dead_code="derived",
+        exactness_blockers=("commands built from strings (eval)",),
     ),
-    LanguageEntry("groovy", (".groovy", ".gradle"), ("Jenkinsfile",)),
+    LanguageEntry(
+        "groovy",
+        (".groovy", ".gradle"),
+        ("Jenkinsfile",),
+        dead_code="derived_candidate_only",
+        program_text=True,
+    ),
     LanguageEntry(
         "perl",
         (".pl", ".pm", ".t"),
@@ -396,9 +566,16 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         implicit_this=True,
         dispatched=True,
         interpreters=("perl",),
+        dead_code="derived",
+        exactness_blockers=("symbolic references and AUTOLOAD", "method names in strings"),
+        public_api="unless_hidden",
+        hidden_words=_HIDDEN,
+        api_folders=("lib",),
+        test_files=r"\.t$",
+        unmarked_overrides=True,
     ),
-    LanguageEntry("sql", (".sql",)),
-    LanguageEntry("hcl", (".tf", ".tfvars", ".hcl")),
+    LanguageEntry("sql", (".sql",), dead_code="derived"),
+    LanguageEntry("hcl", (".tf", ".tfvars", ".hcl"), dead_code="non_code_iac_evidence"),
     LanguageEntry("yaml", (".yaml", ".yml")),
     LanguageEntry("json", (".json",)),
     LanguageEntry("toml", (".toml",)),
@@ -466,6 +643,16 @@ def family_of(language: str | None) -> str:
     """The family of a language key (see :attr:`LanguageEntry.family`)."""
     declared = entry(language)
     return declared.family or declared.key
+
+
+def test_file_pattern(language: str | None) -> re.Pattern[str] | None:
+    """The compiled :attr:`LanguageEntry.test_files` of a language key (None: none)."""
+    return _TEST_FILES.get(language or "")
+
+
+_TEST_FILES = {
+    language.key: re.compile(language.test_files) for language in LANGUAGES if language.test_files
+}
 
 
 def keys_with(**declared: object) -> frozenset[str]:

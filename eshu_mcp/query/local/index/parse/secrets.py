@@ -18,7 +18,7 @@ from eshu_mcp.query.local.index.parse.languages import (
     TEXT_EXTENSIONS,
     is_test_path,
 )
-from eshu_mcp.query.local.index.parse.registry import entry
+from eshu_mcp.query.local.index.parse.registry import entry, keys_with
 
 _KEYWORDS = (
     r"password|passwd|pwd|api[_-]?key|apikey|token|secret|client[_-]?secret"
@@ -56,7 +56,7 @@ _WHOLE_VALUES = (
     re.compile(r"xox[baprs]-[A-Za-z0-9-]{10,}"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 )
-_CODE_LANGUAGES = frozenset({"kotlin", "scala", "swift", "groovy", "dart"})
+_CODE_LANGUAGES = keys_with(program_text=True)
 CODE_SUFFIXES = frozenset(
     suffix for suffix, language in PARSED_EXTENSIONS.items() if not entry(language).bare_values
 ) | {suffix for suffix, language in TEXT_EXTENSIONS.items() if language in _CODE_LANGUAGES}

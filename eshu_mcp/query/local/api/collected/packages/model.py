@@ -27,6 +27,7 @@ from eshu_mcp.query.local.index.parse.collectors.package_identity import (
     normalize_name,
     package_identity,
 )
+from eshu_mcp.query.local.index.parse.registry import LANGUAGES
 
 PROJECT = "package_project"
 DECLARED = "package_dependency"
@@ -37,25 +38,19 @@ COLLECTOR_NAME = "package manifest and lockfile collector"
 ECOSYSTEM_ALIASES = {
     "node": "npm",
     "nodejs": "npm",
-    "javascript": "npm",
-    "typescript": "npm",
     "pip": "pypi",
-    "python": "pypi",
-    "go": "gomod",
     "golang": "gomod",
     "go-module": "gomod",
     "go_module": "gomod",
     "gradle": "maven",
-    "java": "maven",
     "packagist": "composer",
-    "php": "composer",
     "gem": "rubygems",
-    "ruby": "rubygems",
     "crate": "cargo",
     "crates": "cargo",
     "crates.io": "cargo",
-    "rust": "cargo",
+    **{language.key: language.packages for language in LANGUAGES if language.packages},
 }
+"""Eshu's ecosystem aliases: tool names, and each language's (the registry's ``packages``)."""
 IDENTITY_KEYS = (
     "package_id",
     "ecosystem",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
@@ -141,6 +143,38 @@ def define(node: Node) -> Definition | None:
 FIELD_ACCESS = core.MemberAccess("field_expression", "field", "argument")
 
 
+_NAMESPACES = threading.local()
+"""Per thread: (the root node of the file being read, the namespaces it defines). Holding
+the node keeps its tree alive, so an equal root is that same tree."""
+
+
+def _namespaces(node: Node) -> frozenset[str]:
+    """The namespaces the file of ``node`` defines."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    kept = getattr(_NAMESPACES, "kept", None)
+    found = kept[1] if kept is not None and kept[0] == root else None
+    if found is None:
+        names = set()
+        pending = [root]
+        while pending:  # every node once: bounded by the tree's size
+            current = pending.pop()
+            if current.type == "namespace_definition":
+                named = current.child_by_field_name("name")
+                if named is not None:
+                    names.update(text(named).split("::"))
+            if current.type in (
+                "translation_unit",
+                "namespace_definition",
+                "declaration_list",
+            ) or current.type.startswith("preproc_"):
+                pending.extend(current.named_children)
+        found = frozenset(names)
+        _NAMESPACES.kept = (root, found)
+    return found
+
+
 def call(node: Node) -> Call | None:
     """Read a call node's callee as written; None when it is not a named call."""
     function = node.child_by_field_name("function")
@@ -153,6 +187,8 @@ def call(node: Node) -> Call | None:
     if function.type == "qualified_identifier":
         full = text(function)
         scope, _, name = full.rpartition("::")
+        if scope.rsplit("::", 1)[-1] in _namespaces(node):  # a function of the file's own
+            return Call(name, full, None, "call", count)  # namespace, not a method
         return Call(name, full, scope, "call", count)
     if function.type == "template_function":
         name_node = function.child_by_field_name("name")

@@ -118,6 +118,9 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
+    call_result_receivers: bool = False
+    """Whether a call on a call's result (``Must(NewRandom()).String()``) records ``Must()``
+    as its receiver's type: the result type ``Must``'s signature declares."""
     reference_reader: (
         Callable[[Any], Callable[[list[Node]], list[tuple[Node, str, str | None]]]] | None
     ) = None

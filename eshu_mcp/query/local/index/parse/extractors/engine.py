@@ -6,6 +6,7 @@ its enclosing definition.
 
 from __future__ import annotations
 
+import re
 from operator import itemgetter
 from typing import Any
 
@@ -255,6 +256,7 @@ class LanguageEngine:
                                         if members and "." in receiver
                                         else None
                                     )
+                                    or (_called(receiver) if spec.call_result_receivers else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], name) if members == "|" else None),
@@ -335,6 +337,7 @@ class LanguageEngine:
                                         if members and "." in receiver
                                         else None
                                     )
+                                    or (_called(receiver) if spec.call_result_receivers else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], name) if members == "|" else None),
@@ -486,6 +489,23 @@ def _calls_parameter(call: tuple, top: tuple | None) -> bool:
     if call[2] is not None or call[1] != call[0] or top is None or top[_FUNCTION] is None:
         return False  # a call on a receiver, or written with a path
     return call[0] in top[_FUNCTION][2]
+
+
+_CALLED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+
+
+def _called(receiver: str) -> str | None:
+    """``Must()`` for a receiver that is one call, ``Must(NewRandom())`` (or ``pkg.F(x)``)."""
+    match = _CALLED.match(receiver)
+    if match is None or not receiver.endswith(")"):
+        return None
+    depth = 0
+    for index in range(match.end() - 1, len(receiver)):
+        char = receiver[index]
+        depth += (char == "(") - (char == ")")
+        if depth == 0:  # the call's own parentheses close here: the rest is not one call
+            return f"{match[1]}()" if index == len(receiver) - 1 else None
+    return None
 
 
 def _bound_alias(scope: dict[str, str], name: str) -> str | None:

@@ -214,7 +214,40 @@ _HASKELL_LABELS = {
 }
 
 
+def _haskell_exports(node: Node) -> frozenset[str] | None:
+    """The names a top-level definition's module exports (None: every name, a module
+    without an export list, or a definition that is not top-level); nothing for ``Main``
+    or a file without a module header."""
+    declarations = node.parent
+    root = declarations.parent if declarations is not None else None
+    if declarations is None or declarations.type != "declarations" or root is None:
+        return None
+    header = next((c for c in root.named_children if c.type == "header"), None)
+    module = header.child_by_field_name("module") if header is not None else None
+    if module is None or text(module) == "Main":
+        return frozenset()
+    exports = header.child_by_field_name("exports")
+    if exports is None:
+        return None
+    names = set()
+    for export in exports.named_children:
+        named = export.child_by_field_name("variable") or export.child_by_field_name("type")
+        if named is not None:
+            names.add(text(named).rsplit(".", 1)[-1])
+    return frozenset(names)
+
+
 def _haskell_define(node: Node) -> Definition | None:
+    definition = _haskell_definition(node)
+    if definition is None or definition.label == "ImplBlock":
+        return definition
+    exported = _haskell_exports(node)
+    if exported is None or definition.name in exported:
+        return definition
+    return definition._replace(metadata={**definition.metadata, "visibility": "private"})
+
+
+def _haskell_definition(node: Node) -> Definition | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None

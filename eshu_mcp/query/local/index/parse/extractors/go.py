@@ -241,6 +241,7 @@ SPEC = LanguageSpec(
     assignments=frozenset({"short_var_declaration", "var_spec"}),
     assign=assign,
     typed_members=True,
+    call_result_receivers=True,
     complexity=COMPLEXITY,
     references=frozenset({"reference"}),
     reference=reference,

@@ -62,6 +62,27 @@ def _mixins(body: Node | None) -> list[tuple[str, str]]:
     return found
 
 
+_VISIBILITY = frozenset({"private", "protected", "public"})
+
+
+def _visibility(method: Node) -> str | None:
+    """``private`` or ``protected`` for a method written after a bare ``private`` (until a
+    ``public``) or as ``private def name``; None for a public one."""
+    holder = method.parent
+    if holder is not None and holder.type == "argument_list":  # private def name ... end
+        call = holder.parent
+        called = call.child_by_field_name("method") if call is not None else None
+        word = text(called) if called is not None and call.type == "call" else ""
+        return word if word in ("private", "protected") else None
+    sibling = method.prev_named_sibling
+    while sibling is not None:  # the nearest bare visibility word above it in the body
+        if sibling.type == "identifier" and text(sibling) in _VISIBILITY:
+            word = text(sibling)
+            return None if word == "public" else word
+        sibling = sibling.prev_named_sibling
+    return None
+
+
 def define(node: Node) -> Definition | None:
     """Read a definition node (name, span, args, bases, metadata); None to skip it."""
     name_node = node.child_by_field_name("name")
@@ -80,6 +101,9 @@ def define(node: Node) -> Definition | None:
             metadata["dead_code_root_kinds"] = ["ruby.operator"]
         elif name.endswith("="):  # name=: run by ``obj.name = value``
             metadata["dead_code_root_kinds"] = ["ruby.setter"]
+        hidden = _visibility(node)
+        if hidden:
+            metadata["visibility"] = hidden
         return Definition(
             label,
             text(name_node),
