@@ -600,3 +600,111 @@ class PropertyUseTests(IndexedSourcesCase):
             [(t, k, m) for _, t, _, k, m in self.uses("blind")],
             [("Account.owner", "property_read", "ambiguous")],
         )
+
+
+INFERRED = {
+    "net/__init__.py": "",
+    "net/proto.py": """
+        class Transport:
+            def write(self, data):
+                pass
+
+        class Other:
+            def write(self, data):
+                pass
+
+        class Agg:
+            def write(self, data):
+                pass
+
+        def logged_in():
+            agg = Agg()
+            agg.write(0)
+            return agg
+
+        def direct():
+            return Transport()
+
+        def branches(flag):
+            if flag:
+                return Agg()
+            return Other()
+
+        def rebound(flag):
+            agg = Agg()
+            if flag:
+                agg = Other()
+            return agg
+        """,
+    "net/factory.py": """
+        from net.proto import Agg, Transport
+
+        class Factory:
+            protocol = Transport
+
+            def build(self):
+                p = self.protocol()
+                p.write(5)
+                return p
+
+        class Wrapper:
+            def __init__(self, factory: Factory):
+                self.factory = factory
+
+            def connect(self):
+                self.factory.protocol().write(6)
+
+        def serve():
+            proto = Factory().build()
+            proto.write(7)
+        """,
+    "net/use.py": """
+        from net.proto import branches, direct, logged_in, rebound
+
+        def run():
+            user = logged_in()
+            user.write(1)
+            direct().write(2)
+
+        def unsure():
+            branches(1).write(3)
+            rebound(1).write(4)
+        """,
+}
+
+
+class InferredTypeTests(IndexedSourcesCase):
+    SOURCES = INFERRED
+
+    def targets(self, caller: str) -> set[tuple[str, str]]:
+        """(qualified name, method) of every CALLS edge out of one function."""
+        return {
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.entity_name = ? AND t.entity_type = 'Function'",
+                (caller,),
+            )
+        }
+
+    def test_an_unannotated_function_returns_the_class_its_one_return_builds(self) -> None:
+        found = self.targets("run")
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)
+        self.assertNotIn(("Other.write", "ambiguous"), found)
+
+    def test_a_function_that_may_return_more_than_one_class_promises_none(self) -> None:
+        self.assertEqual(
+            {q for q, m in self.targets("unsure") if q.endswith(".write")},
+            {"Agg.write", "Other.write", "Transport.write"},
+        )
+        self.assertEqual(
+            {m for q, m in self.targets("unsure") if q.endswith(".write")}, {"ambiguous"}
+        )
+
+    def test_a_class_attribute_holding_a_class_builds_it_when_called(self) -> None:
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("build"))
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("connect"))
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("serve"))

@@ -235,7 +235,7 @@ class PythonCalls:
         if not receiver:
             return self.named(name, file_id, caller)
         if receiver in SELF_NAMES:
-            return self.classes.lookup(klass.nid, name) if klass is not None else None
+            return self._member(klass, name, depth) if klass is not None else None
         found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
         if found is not None:
             return found
@@ -244,8 +244,19 @@ class PythonCalls:
         if owner is None and "." not in receiver:
             return None
         if isinstance(owner, Entity):
-            return self.classes.lookup(owner.nid, name)
+            return self._member(owner, name, depth)
         return owner
+
+    def _member(self, klass: Entity, name: str, depth: int):
+        """What calling ``name`` on an instance of ``klass`` runs: its method, or the class a
+        class attribute holds (``protocol = Echo``: ``self.protocol()`` builds an Echo)."""
+        found = self.classes.lookup(klass.nid, name)
+        if not isinstance(found, Entity) and klass.entity_type == "Class":
+            declared = self._class_attribute(klass, name)
+            if declared is not None and declared[0].startswith("type[") and depth < CALL_DEPTH:
+                built = self.type_of(declared[0][5:-1], declared[1], declared[2], depth + 1)
+                return built if isinstance(built, Entity) else None
+        return found
 
     def _result_type(self, callee: Entity, depth: int):
         if callee.entity_type != "Function":
@@ -254,7 +265,12 @@ class PythonCalls:
         if found is False:
             found = None
             annotation = returned_type(callee.signature)
-            if annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
+            built = _built(callee.signature) if annotation is None else None
+            if built is not None:  # no annotation: the call its one return gives
+                found = self.type_of(built, callee.file_id, callee, depth + 1)
+                if not isinstance(found, Entity) or found.entity_type == "Function":
+                    found = None  # unknown, not outside: its callers stay candidates
+            elif annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
                 found = self.enclosing_class(callee)
             elif annotation is not None:
                 found = self.type_of(annotation, callee.file_id, callee, depth + 1)
@@ -524,6 +540,15 @@ class PythonCalls:
             if 0 < len(implemented) <= AMBIGUOUS_CAP:
                 return implemented
         return list(found.values())
+
+
+def _built(signature: str | None) -> str | None:
+    """``callee()`` of a signature the extractor ended with ``-> callee()``: what an
+    unannotated function's one ``return`` gives."""
+    if not signature or not signature.endswith("()"):
+        return None
+    _, arrow, tail = signature.rpartition(") -> ")
+    return tail if arrow and is_dotted(tail[:-2]) else None
 
 
 def _head(expr: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "9"
+EXTRACTOR_VERSION = "10"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 ALIAS = "@"
 """An assignment reader's type that means "whatever type the name after it has" (``x = y``);

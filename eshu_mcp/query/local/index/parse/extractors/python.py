@@ -19,7 +19,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     line_of,
     text,
 )
-from eshu_mcp.query.local.index.parse.typenames import annotation_type, is_dotted
+from eshu_mcp.query.local.index.parse.typenames import annotation_type, call_chain, is_dotted
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -219,6 +219,10 @@ def define(node: Node) -> Definition | None:
         metadata["async"] = True
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
+    elif body is not None:
+        built = _returns_built(node, body)
+        if built is not None:
+            metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
@@ -248,6 +252,53 @@ def _returns_only_self(node: Node, body: Node) -> bool:
             continue
         stack.extend(item.named_children)
     return found
+
+
+_RETURN = re.compile(rb"\breturn\b")
+
+
+def _returns_built(node: Node, body: Node) -> str | None:
+    """What an unannotated function's one ``return`` gives, when it ends the body: the call
+    ``callee()`` of ``return callee(...)``, or of ``return v`` where a statement of the body
+    bound ``v = callee(...)`` and nothing else in the function assigns ``v`` (its class is
+    found at resolution: a class built, or what the callee returns). None otherwise (more
+    returns, a nested function with any: no one class is promised)."""
+    if node.child_by_field_name("return_type") is not None or not body.named_child_count:
+        return None
+    last = body.named_child(body.named_child_count - 1)
+    if last.type != "return_statement" or last.named_child_count != 1:
+        return None
+    data = CURRENT_SOURCE.data
+    first = body.named_child(0)
+    start = first.end_byte if _docstring(body) is not None else body.start_byte
+    if data is None or len(_RETURN.findall(data, start, body.end_byte)) != 1:
+        return None
+    value = last.named_child(0)
+    if value.type == "identifier":
+        name = text(value)
+        assigned = [
+            statement.named_child(0)
+            for statement in body.named_children
+            if statement.type == "expression_statement"
+            and statement.named_child_count == 1
+            and statement.named_child(0).type == "assignment"
+            and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
+        ]
+        binds = re.compile(
+            rb"\b%s\s*(?::[^=\n]*)?(?:[-+*/%%&|^@]|<<|>>|//|\*\*)?=(?!=)" % name.encode()
+        )
+        if len(assigned) != 1 or len(binds.findall(data, body.start_byte, body.end_byte)) != 1:
+            return None
+        value = assigned[0].child_by_field_id(_RIGHT)
+        if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
+            return None
+    if value.type != "call":
+        return None
+    function = value.child_by_field_id(_FUNCTION)
+    if function is None or function.type not in ("identifier", "attribute"):
+        return None
+    callee = text(function)
+    return callee + "()" if is_dotted(callee) else None
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
@@ -413,11 +464,19 @@ def assign(node: Node) -> tuple[str, str] | None:
         callee = (
             text(function) if source is None else source[function.start_byte : function.end_byte]
         )
-        return (target, callee + "()") if is_dotted(callee) else None
+        if is_dotted(callee):
+            return target, callee + "()"
+        chain = call_chain(callee + "()")  # v = Factory().build(): what build returns
+        if chain is None or "[" in chain or chain.startswith("super("):
+            return None
+        return target, chain
     if right_kind != "identifier" and right_kind != "attribute":
         return target, ALIAS  # rebound to something untyped
     # an alias: the engine looks the name up
     value = text(right) if source is None else source[right.start_byte : right.end_byte]
+    last = value.rsplit(".", 1)[-1]
+    if last[:1].isupper() and not last.isupper() and value[:5] != "self." and is_dotted(value):
+        return target, f"type[{value}]"  # protocol = Echo: self.protocol() builds an Echo
     if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
     return target, ALIAS
