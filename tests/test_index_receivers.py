@@ -637,6 +637,8 @@ INFERRED = {
             return agg
         """,
     "net/factory.py": """
+        from typing import TypeVar
+
         from net.proto import Agg, Transport
 
         class Factory:
@@ -657,6 +659,23 @@ INFERRED = {
         def serve():
             proto = Factory().build()
             proto.write(7)
+
+        W = TypeVar("W", bound=Transport)
+
+        class Wrapping:
+            protocol = Agg
+
+            def wrap(self) -> W:
+                return self.protocol()
+
+        def wrapped():
+            Wrapping().wrap().write(8)
+
+        def through_locals(made: Factory):
+            factory = Wrapping()
+            proto = factory.wrap()
+            proto.write(9)
+            made.build().write(10)
         """,
     "net/use.py": """
         from net.proto import branches, direct, logged_in, rebound
@@ -708,3 +727,11 @@ class InferredTypeTests(IndexedSourcesCase):
         self.assertIn(("Transport.write", "type_inferred"), self.targets("build"))
         self.assertIn(("Transport.write", "type_inferred"), self.targets("connect"))
         self.assertIn(("Transport.write", "type_inferred"), self.targets("serve"))
+
+    def test_a_return_annotation_naming_no_class_gives_way_to_the_one_return(self) -> None:
+        self.assertIn(("Agg.write", "type_inferred"), self.targets("wrapped"))
+
+    def test_a_local_of_a_known_class_types_what_its_methods_return(self) -> None:
+        found = self.targets("through_locals")
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)

@@ -264,18 +264,22 @@ class PythonCalls:
         found = self._returns.get(callee.nid, False)
         if found is False:
             found = None
-            annotation = returned_type(callee.signature)
-            built = _built(callee.signature) if annotation is None else None
-            if built is not None:  # no annotation: the call its one return gives
+            signature = callee.signature
+            built = _built(signature)
+            if built is not None:
+                signature = signature[: -len(built) - 4]
+            annotation = returned_type(signature)
+            if annotation is not None and annotation not in SELF_TYPES:
+                found = self.type_of(annotation, callee.file_id, callee, depth + 1)
+                if isinstance(found, Entity) and found.entity_type == "Function":
+                    found = None
+            if found is None and built is not None:
+                # no annotation, or a type variable's: the call its one return gives
                 found = self.type_of(built, callee.file_id, callee, depth + 1)
                 if not isinstance(found, Entity) or found.entity_type == "Function":
                     found = None  # unknown, not outside: its callers stay candidates
             elif annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
                 found = self.enclosing_class(callee)
-            elif annotation is not None:
-                found = self.type_of(annotation, callee.file_id, callee, depth + 1)
-                if isinstance(found, Entity) and found.entity_type == "Function":
-                    found = None
             self._returns[callee.nid] = found
         return found
 
@@ -547,7 +551,7 @@ def _built(signature: str | None) -> str | None:
     unannotated function's one ``return`` gives."""
     if not signature or not signature.endswith("()"):
         return None
-    _, arrow, tail = signature.rpartition(") -> ")
+    _, arrow, tail = signature.rpartition(" -> ")
     return tail if arrow and is_dotted(tail[:-2]) else None
 
 

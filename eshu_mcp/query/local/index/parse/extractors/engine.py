@@ -22,6 +22,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     leading_comment,
     text,
 )
+from eshu_mcp.query.local.index.parse.typenames import call_chain
 
 
 @define
@@ -366,6 +367,8 @@ class LanguageEngine:
                     if value is None:
                         pass
                     elif function is not None:
+                        if members == "|" and value[-1:] == ")":  # p = factory.build()
+                            value = _typed_chain(scope, value) or value
                         scope[target] = value
                         if prefix and target.startswith(prefix):
                             attributes.append((function[0], target, value))
@@ -504,12 +507,30 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
     if owner is None or owner[:1] == ALIAS or "|" in owner:
         return None
     if not fields.replace(".", "_").isidentifier():
+        if separator == "|" and receiver[-1:] == ")":  # v.build(x): what T().build returns
+            chain = call_chain(receiver)
+            return None if chain is None else _typed_chain(scope, chain)
         return None
     if separator == "|":
         return f"{owner}|{fields}"
     if "." not in owner and owner[-1:] != ")":
         return f"{owner}.{fields}"
     return None
+
+
+def _typed_chain(scope: dict[str, str], chain: str) -> str | None:
+    """``T().build()`` for a call chain ``v.build()`` whose ``v`` was built as ``T()`` (or is
+    annotated ``T``) in a function's scope, ``T`` a class's (capitalised) name: the
+    resolver finds what ``build`` of a ``T`` returns."""
+    head, dot, rest = chain.partition(".")
+    owner = scope.get(head) if dot else None
+    if owner is None or "|" in owner or "[" in owner:
+        return None
+    named = owner[:-2] if owner[-2:] == "()" else owner
+    last = named.rpartition(".")[2]
+    if not last[:1].isupper() or last == "Self" or not named.replace(".", "_").isidentifier():
+        return None
+    return f"{owner}.{rest}"
 
 
 def _is_catch_all(node: Node) -> bool:

@@ -258,12 +258,13 @@ _RETURN = re.compile(rb"\breturn\b")
 
 
 def _returns_built(node: Node, body: Node) -> str | None:
-    """What an unannotated function's one ``return`` gives, when it ends the body: the call
+    """What a function's one ``return`` gives, when it ends the body: the call
     ``callee()`` of ``return callee(...)``, or of ``return v`` where a statement of the body
     bound ``v = callee(...)`` and nothing else in the function assigns ``v`` (its class is
-    found at resolution: a class built, or what the callee returns). None otherwise (more
+    found at resolution: a class built, or what the callee returns; it stands in for a
+    return annotation that names no class, like a type variable). None otherwise (more
     returns, a nested function with any: no one class is promised)."""
-    if node.child_by_field_name("return_type") is not None or not body.named_child_count:
+    if not body.named_child_count:
         return None
     last = body.named_child(body.named_child_count - 1)
     if last.type != "return_statement" or last.named_child_count != 1:
