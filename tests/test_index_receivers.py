@@ -637,7 +637,7 @@ INFERRED = {
             return agg
         """,
     "net/factory.py": """
-        from typing import TypeVar
+        from typing import Callable, TypeVar
 
         from net.proto import Agg, Transport
 
@@ -670,6 +670,18 @@ INFERRED = {
 
         def wrapped():
             Wrapping().wrap().write(8)
+
+        class Case:
+            klass: type[Agg] | None = None
+            maker: Callable[..., W] = Transport
+
+            def setUp(self):
+                self.proto = self.klass()
+                self.made = self.maker()
+
+            def test_write(self):
+                self.proto.write(11)
+                self.made.write(12)
 
         def through_locals(made: Factory):
             factory = Wrapping()
@@ -735,3 +747,8 @@ class InferredTypeTests(IndexedSourcesCase):
         found = self.targets("through_locals")
         self.assertIn(("Agg.write", "type_inferred"), found)
         self.assertIn(("Transport.write", "type_inferred"), found)
+
+    def test_an_attribute_annotated_as_holding_a_class_builds_it(self) -> None:
+        found = self.targets("test_write")
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)  # the value, not Callable

@@ -204,7 +204,9 @@ class PythonCalls:
 
     def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
         """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
-        klass = self.enclosing_class(caller) if expr.startswith(("self.", "cls.")) else None
+        klass = None
+        if expr.startswith(("self.", "cls.")):  # a class's attribute types read in its body
+            klass = caller if _is_class(caller) else self.enclosing_class(caller)
         if klass is not None:
             key = (expr, file_id, -klass.nid)
         else:
@@ -216,6 +218,8 @@ class PythonCalls:
         if expr.endswith("()"):
             callee = self._callee(expr[:-2], file_id, caller, klass, depth)
             found = self._result_type(callee, depth) if isinstance(callee, Entity) else callee
+            if found is EXTERNAL and _is_class(caller):
+                found = None  # an attribute a subclass may set: not known to be outside
         elif expr.startswith("self.") and expr.count(".") == 1:  # an attribute's type
             declared = self.attribute_type(caller, expr[5:])
             found = None
@@ -553,6 +557,10 @@ def _built(signature: str | None) -> str | None:
         return None
     _, arrow, tail = signature.rpartition(" -> ")
     return tail if arrow and is_dotted(tail[:-2]) else None
+
+
+def _is_class(entity: Entity | None) -> bool:
+    return entity is not None and entity.entity_type == "Class"
 
 
 def _head(expr: str) -> str:

@@ -450,9 +450,14 @@ def assign(node: Node) -> tuple[str, str] | None:
     # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
     declared = node.child_by_field_id(_TYPE) if right is None or node.child_count > 3 else None
     if declared is not None:
-        found = annotation_type(text(declared))
-        return None if found is None else (target, found)
-    if right is None:
+        written = text(declared)
+        found = annotation_type(written)
+        if found is not None:
+            return target, found
+        holds = _HOLDS_CLASS(written)
+        if holds is not None:  # klass: type[Proto] | None: self.klass() builds a Proto
+            return target, f"type[{holds[1]}]"
+    if right is None:  # or an annotation naming no class (Callable[..., P] = Echo): the value
         return None
     right_kind = right.type
     if right_kind == "call":
@@ -481,6 +486,12 @@ def assign(node: Node) -> tuple[str, str] | None:
     if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
     return target, ALIAS
+
+
+_HOLDS_CLASS = re.compile(
+    r"(?:typing\.)?[Tt]ype\[\s*([A-Za-z_][\w.]*)\s*\](?:\s*\|\s*None)?\Z"
+).match
+"""An annotation of a name that holds a class (``type[C]``, ``type[C] | None``)."""
 
 
 def _bound_by_as(node: Node) -> tuple[str, str] | None:
