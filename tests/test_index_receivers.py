@@ -637,7 +637,7 @@ INFERRED = {
             return agg
         """,
     "net/factory.py": """
-        from typing import Callable, TypeVar
+        from typing import Any, Callable, TypeVar
 
         from net.proto import Agg, Transport
 
@@ -668,8 +668,13 @@ INFERRED = {
             def wrap(self) -> W:
                 return self.protocol()
 
+        class SubWrapping(Wrapping):
+            def wrap(self) -> Any:
+                return super().wrap()
+
         def wrapped():
             Wrapping().wrap().write(8)
+            SubWrapping().wrap().write(13)
 
         class Case:
             klass: type[Agg] | None = None
@@ -741,7 +746,10 @@ class InferredTypeTests(IndexedSourcesCase):
         self.assertIn(("Transport.write", "type_inferred"), self.targets("serve"))
 
     def test_a_return_annotation_naming_no_class_gives_way_to_the_one_return(self) -> None:
-        self.assertIn(("Agg.write", "type_inferred"), self.targets("wrapped"))
+        # wrap() -> W (a type variable), and SubWrapping's wrap() -> Any returns super()'s
+        self.assertEqual(
+            {q for q, _ in self.targets("wrapped") if q.endswith(".write")}, {"Agg.write"}
+        )
 
     def test_a_local_of_a_known_class_types_what_its_methods_return(self) -> None:
         found = self.targets("through_locals")

@@ -205,7 +205,7 @@ class PythonCalls:
     def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
         """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
         klass = None
-        if expr.startswith(("self.", "cls.")):  # a class's attribute types read in its body
+        if expr.startswith(("self.", "cls.", "super().")):  # also a class's attribute types
             klass = caller if _is_class(caller) else self.enclosing_class(caller)
         if klass is not None:
             key = (expr, file_id, -klass.nid)
@@ -240,6 +240,8 @@ class PythonCalls:
             return self.named(name, file_id, caller)
         if receiver in SELF_NAMES:
             return self._member(klass, name, depth) if klass is not None else None
+        if receiver == "super()":  # return super().build(): the next class's in the MRO
+            return self.classes.lookup(klass.nid, name, True) if klass is not None else None
         found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
         if found is not None:
             return found
@@ -556,7 +558,7 @@ def _built(signature: str | None) -> str | None:
     if not signature or not signature.endswith("()"):
         return None
     _, arrow, tail = signature.rpartition(" -> ")
-    return tail if arrow and is_dotted(tail[:-2]) else None
+    return tail if arrow and is_dotted(tail[:-2].replace("()", "")) else None
 
 
 def _is_class(entity: Entity | None) -> bool:

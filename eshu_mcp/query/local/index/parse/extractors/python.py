@@ -299,7 +299,10 @@ def _returns_built(node: Node, body: Node) -> str | None:
     if function is None or function.type not in ("identifier", "attribute"):
         return None
     callee = text(function)
-    return callee + "()" if is_dotted(callee) else None
+    if is_dotted(callee):
+        return callee + "()"
+    chain = call_chain(callee + "()")  # return super().build(addr)
+    return chain if chain is not None and "[" not in chain else None
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
