@@ -635,6 +635,21 @@ INFERRED = {
             if flag:
                 agg = Other()
             return agg
+
+        def maybe(flag):
+            if not flag:
+                return None
+            elif flag > 1:
+                return
+            return Agg()
+
+        def generated():
+            yield 1
+            return Agg()
+
+        @memoized
+        def wrapped_result():
+            return Agg()
         """,
     "net/factory.py": """
         from typing import Any, Callable, TypeVar
@@ -695,16 +710,20 @@ INFERRED = {
             made.build().write(10)
         """,
     "net/use.py": """
-        from net.proto import branches, direct, logged_in, rebound
+        from net.proto import branches, direct, generated, logged_in, maybe, rebound
+        from net.proto import wrapped_result
 
         def run():
             user = logged_in()
             user.write(1)
             direct().write(2)
+            maybe(1).write(14)
 
         def unsure():
             branches(1).write(3)
             rebound(1).write(4)
+            generated().write(15)
+            wrapped_result().write(16)
         """,
 }
 
@@ -726,7 +745,7 @@ class InferredTypeTests(IndexedSourcesCase):
         }
 
     def test_an_unannotated_function_returns_the_class_its_one_return_builds(self) -> None:
-        found = self.targets("run")
+        found = self.targets("run")  # maybe() returns an Agg or None
         self.assertIn(("Agg.write", "type_inferred"), found)
         self.assertIn(("Transport.write", "type_inferred"), found)
         self.assertNotIn(("Other.write", "ambiguous"), found)

@@ -220,7 +220,7 @@ def define(node: Node) -> Definition | None:
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
     elif body is not None:
-        built = _returns_built(node, body)
+        built = _returns_built(node, body, metadata.get("decorators", ()))
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
@@ -257,24 +257,36 @@ def _returns_only_self(node: Node, body: Node) -> bool:
 _RETURN = re.compile(rb"\breturn\b")
 
 
-def _returns_built(node: Node, body: Node) -> str | None:
-    """What a function's one ``return`` gives, when it ends the body: the call
-    ``callee()`` of ``return callee(...)``, or of ``return v`` where a statement of the body
-    bound ``v = callee(...)`` and nothing else in the function assigns ``v`` (its class is
-    found at resolution: a class built, or what the callee returns; it stands in for a
-    return annotation that names no class, like a type variable). None otherwise (more
-    returns, a nested function with any: no one class is promised)."""
-    if not body.named_child_count:
-        return None
-    last = body.named_child(body.named_child_count - 1)
-    if last.type != "return_statement" or last.named_child_count != 1:
+def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
+    """What a function's ``return`` gives when one return gives a value and any other gives
+    None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
+    statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
+    ``v`` (its class is found at resolution: a class built, or what the callee returns; it
+    stands in for a return annotation that names no class, like a type variable). None
+    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result."""
+    if not body.named_child_count or any(_WRAPS(d) is None for d in decorators):
         return None
     data = CURRENT_SOURCE.data
     first = body.named_child(0)
     start = first.end_byte if _docstring(body) is not None else body.start_byte
-    if data is None or len(_RETURN.findall(data, start, body.end_byte)) != 1:
+    if data is None or core.starts_with(node, b"async"):
         return None
-    value = last.named_child(0)
+    count = len(_RETURN.findall(data, start, body.end_byte))
+    if count == 1:
+        returns = [body.named_child(body.named_child_count - 1)]
+        if returns[0].type != "return_statement":
+            return None
+    elif 1 < count <= _RETURNS_READ:
+        returns = _return_statements(body)
+    else:
+        return None
+    if _YIELD(data, start, body.end_byte) is not None:
+        return None
+    values = [r.named_child(0) for r in returns if r.named_child_count == 1]
+    values = [v for v in values if v.type != "none"]
+    if len(values) != 1:
+        return None
+    value = values[0]
     if value.type == "identifier":
         name = text(value)
         assigned = [
@@ -303,6 +315,33 @@ def _returns_built(node: Node, body: Node) -> str | None:
         return callee + "()"
     chain = call_chain(callee + "()")  # return super().build(addr)
     return chain if chain is not None and "[" not in chain else None
+
+
+_RETURNS_READ = 6
+"""The most ``return`` statements :func:`_returns_built` reads of one function."""
+_YIELD = re.compile(rb"\byield\b").search
+_WRAPS = re.compile(
+    r"(?:[\w.]*\.)?(?:property|cached_property|staticmethod|classmethod|override)\Z"
+).match
+"""Decorators that hand the function's result back as it is."""
+
+
+def _return_statements(body: Node) -> list[Node]:
+    """The ``return`` statements of a function body, outside nested functions and classes."""
+    found = []
+    stack = list(body.named_children)
+    while stack:
+        item = stack.pop()
+        kind = item.type
+        if kind == "return_statement":
+            found.append(item)
+        elif kind not in _NESTED_SCOPES and kind not in _LEAVES:
+            stack.extend(item.named_children)
+    return found
+
+
+_LEAVES = frozenset({"expression_statement", "string", "comment", "pass_statement"})
+"""Nodes no ``return`` statement is inside."""
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
