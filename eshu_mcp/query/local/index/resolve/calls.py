@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from attrs import define
 
+from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
@@ -436,6 +437,14 @@ def one_of(methods: list[Entity], arity: int | None, how: str) -> tuple:
 def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: dict):
     """Return (target entity, method) or (None, unresolved reason)."""
     _cid, file_id, caller_id, name, _full, receiver, inferred, kind, arity, _line = call
+    if inferred is not None and inferred[:1] == ALIAS:
+        if receiver is not None:  # a receiver bound to a function: no type of its own
+            inferred = None
+            call = (_cid, file_id, caller_id, name, _full, receiver, None, kind, arity, _line)
+        else:  # f() of const f = obj.m (or = g): a call of what it is bound to
+            receiver, _, name = inferred[1:].rpartition(".")
+            receiver, inferred = receiver or None, None
+            call = (_cid, file_id, caller_id, name, _full, receiver, None, kind, arity, _line)
     caller = catalog.by_id.get(caller_id) if caller_id else None
     context = caller.class_context if caller is not None else None
     language = language_of.get(file_id)

@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
+    ALIAS,
     Call,
     Definition,
     ImportRow,
@@ -432,7 +433,27 @@ def assign(node: Node) -> tuple[str, str] | None:
         declared = _constructed(value)
         if declared is None and value is not None and value.type == "call_expression":
             declared = _called(value.child_by_field_name("function"))
+        if declared is None and node.type == "variable_declarator":
+            declared = _aliased(value)
     return (text(name), declared) if declared is not None else None
+
+
+def _aliased(value: Node | None) -> str | None:
+    """``@g`` or ``@obj.m`` for ``const f = g`` / ``const f = obj.m`` (``this.m`` too): a
+    local bound to a function or method, whose bare calls call it."""
+    if value is None:
+        return None
+    if value.type == "identifier":
+        return ALIAS + text(value)
+    if value.type != "member_expression":
+        return None
+    owner = value.child_by_field_name("object")
+    field = value.child_by_field_name("property")
+    if owner is None or field is None or field.type != "property_identifier":
+        return None
+    if owner.type not in ("identifier", "this"):
+        return None
+    return f"{ALIAS}{text(owner)}.{text(field)}"
 
 
 def _called(function: Node | None) -> str | None:
@@ -511,6 +532,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
         assign=assign,
         instance_prefix="this.",
         typed_members=True,
+        function_aliases=True,
         references=frozenset({"reference"}),
         reference=reference,
         query_patterns={"reference": reference_pattern(jsx=key != "typescript")},

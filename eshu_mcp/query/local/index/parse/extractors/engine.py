@@ -209,6 +209,7 @@ class LanguageEngine:
         prefix = spec.instance_prefix
         # how a call on ``v.f`` records its receiver's type: ``T.f``, ``T|f`` or not at all
         members = "." if spec.typed_members else "|" if spec.attribute_paths else None
+        aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -258,7 +259,7 @@ class LanguageEngine:
                                     )
                                 )
                                 if receiver
-                                else (_bound_alias(function[1], name) if members == "|" else None),
+                                else (_bound_alias(function[1], name) if aliases else None),
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -338,7 +339,7 @@ class LanguageEngine:
                                     )
                                 )
                                 if receiver
-                                else (_bound_alias(function[1], name) if members == "|" else None),
+                                else (_bound_alias(function[1], call[0]) if aliases else None),
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -361,6 +362,8 @@ class LanguageEngine:
                         known = scope.get(alias) if alias else None
                         if known is not None:
                             value = known
+                        elif spec.function_aliases and alias:  # const f = obj.m
+                            value = _method_alias(scope, alias)
                         elif not (prefix and alias.startswith(prefix) and function is not None):
                             scope.pop(target, None)
                             value = None
@@ -516,6 +519,16 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
     if "." not in owner and owner[-1:] != ")":
         return f"{owner}.{fields}"
     return None
+
+
+def _method_alias(scope: dict[str, str], alias: str) -> str:
+    """``@T.m`` for ``const f = obj.m`` whose ``obj`` has the type ``T`` (a class's name) in
+    scope; ``@obj.m`` (or ``@g`` for ``const f = g``) otherwise: the resolver follows it."""
+    head, dot, rest = alias.partition(".")
+    owner = scope.get(head) if dot else None
+    if owner is not None and owner.replace("_", "a").isalnum() and owner[:1].isupper():
+        return f"{ALIAS}{owner}.{rest}"
+    return ALIAS + alias
 
 
 def _typed_chain(scope: dict[str, str], chain: str) -> str | None:
