@@ -150,3 +150,45 @@ class AliasTests(SynchronousTestCase):
         self.assertNotIn(("run", "Audit.save"), edges)
         self.assertIn(("run", "flush"), edges)
         self.assertIn(("Page.later", "Page.render"), edges)
+
+
+RENAMED = {
+    "src/hono-base.ts": ("class Hono {\n  fetch(x: number) {}\n}\nexport { Hono as HonoBase };\n"),
+    "src/hono.ts": (
+        "import { HonoBase } from './hono-base';\n"
+        "export class Hono extends HonoBase {\n  route() {}\n}\n"
+        "export function serve() {\n  const app = new HonoBase();\n  app.fetch(1);\n}\n"
+    ),
+}
+
+
+class RenamedExportTests(SynchronousTestCase):
+    def test_an_export_under_another_name_reaches_the_class(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        for path, content in RENAMED.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(content)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+
+        def edges(kind: str) -> set[tuple]:
+            return {
+                tuple(row)
+                for row in conn.execute(
+                    "SELECT s.relative_path, s.qualified_name, t.relative_path, t.qualified_name"
+                    " FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                    " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = ?",
+                    (kind,),
+                )
+            }
+
+        self.assertIn(("src/hono.ts", "Hono", "src/hono-base.ts", "Hono"), edges("INHERITS"))
+        calls = edges("CALLS")
+        self.assertIn(("src/hono.ts", "serve", "src/hono-base.ts", "Hono.fetch"), calls)

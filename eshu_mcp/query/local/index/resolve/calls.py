@@ -387,6 +387,16 @@ def reexported(
     return []
 
 
+def _imported_type(catalog: Catalog, bindings: FileBindings, file_id: int, name: str) -> str:
+    """The name of the class an imported type name stands for (``new HonoBase()`` of
+    ``export {Hono as HonoBase}``: ``Hono``); ``name`` when no import renames one."""
+    binding = bindings.lookup(file_id, name)
+    if binding is None or not binding.file_ids:
+        return name
+    found = reexported(catalog.types_in, bindings, binding.symbol or name, binding.file_ids)
+    return found[0].name if found else name
+
+
 def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
     """Scope tiers over a candidate pool: same file, same directory, whole repository."""
     same = pool.in_file(name, file_id)
@@ -495,6 +505,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         inferred = member_type(catalog, bindings, call, inferred, context, implicit)
         if inferred == "":
             return None, "external"
+        if inferred and not catalog.types.get(inferred):
+            inferred = _imported_type(catalog, bindings, file_id, inferred)
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver

@@ -385,10 +385,12 @@ def _source_module(node: Node) -> str | None:
 
 def _reexports(node: Node, line: int) -> list[ImportRow]:
     """``export {a, b as c} from './x'``, ``export * from './y'``, ``export * as ns from``:
-    what a barrel file hands on; an export with no ``from`` imports nothing."""
+    what a barrel file hands on. An export with no ``from`` imports nothing, but one that
+    renames (``export {Hono as HonoBase}``) hands on a name of its own file: a row of module
+    ``""`` (the file itself), so an import of ``HonoBase`` reaches ``Hono``."""
     module = _source_module(node)
     if module is None:
-        return []
+        return _renamed_exports(node, line)
     rows = []
     for clause in node.named_children:
         if clause.type == "export_clause":
@@ -409,6 +411,22 @@ def _reexports(node: Node, line: int) -> list[ImportRow]:
         elif clause.type == "namespace_export" and clause.named_child_count:
             rows.append(ImportRow(module, "*", text(clause.named_children[-1]), "reexport", line))
     return rows or [ImportRow(module, "*", None, "reexport", line)]
+
+
+def _renamed_exports(node: Node, line: int) -> list[ImportRow]:
+    """``export {a as b}`` (no ``from``): ``a`` of this file handed on as ``b``."""
+    rows = []
+    for clause in node.named_children:
+        if clause.type != "export_clause":
+            continue
+        for spec in clause.named_children:
+            name = spec.child_by_field_name("name")
+            alias = spec.child_by_field_name("alias")
+            if spec.type != "export_specifier" or name is None or alias is None:
+                continue
+            if name.type == "identifier" and text(alias) not in (text(name), "default"):
+                rows.append(ImportRow("", text(name), text(alias), "reexport", line))
+    return rows
 
 
 def assign(node: Node) -> tuple[str, str] | None:
