@@ -630,6 +630,22 @@ INFERRED = {
                 return Agg()
             return Other()
 
+        class Item:
+            pass
+
+        class Space(Item):
+            def trim(self):
+                pass
+
+        def last_item() -> Item:
+            return Space()
+
+        def narrowed(item: Item):
+            if isinstance(item, Space):
+                item.trim()
+            last = last_item()
+            last.trim()
+
         def rebound(flag):
             agg = Agg()
             if flag:
@@ -779,3 +795,10 @@ class InferredTypeTests(IndexedSourcesCase):
         found = self.targets("test_write")
         self.assertIn(("Agg.write", "type_inferred"), found)
         self.assertIn(("Transport.write", "type_inferred"), found)  # the value, not Callable
+
+    def test_a_method_only_one_subclass_of_the_declared_class_has_is_that_one(self) -> None:
+        # item: Item narrowed by isinstance; last_item() -> Item returning a Space
+        self.assertEqual(
+            self.targets("narrowed"),
+            {("Space.trim", "type_inferred")} | {("last_item", "same_file")},
+        )

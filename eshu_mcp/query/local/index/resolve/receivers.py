@@ -250,7 +250,10 @@ class PythonCalls:
         if owner is None and "." not in receiver:
             return None
         if isinstance(owner, Entity):
-            return self._member(owner, name, depth)
+            found = self._member(owner, name, depth)
+            # a library base's method of a repository class (Table().get()): what it
+            # returns is not known, not known to be outside
+            return None if found is EXTERNAL else found
         return owner
 
     def _member(self, klass: Entity, name: str, depth: int):
@@ -377,7 +380,7 @@ class PythonCalls:
             if isinstance(owner, Entity):
                 if self.classes.is_declaration(owner.nid):
                     return self._implementations(owner, name)
-                return self._method_of(owner, name, dispatch=True)
+                return self._method_of(owner, name, hooks=True, dispatch=True)
             inferred = None
         if inferred is not None:
             owner = self.type_of(inferred, where, context)
@@ -388,7 +391,9 @@ class PythonCalls:
                     return self._implementations(owner, name)
                 # an instance built here has exactly its class; a declared one may be a subclass
                 built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
-                return self._method_of(owner, name, dispatch=not built)
+                # a declared (not built) value may be of a subclass: one that alone has the
+                # method (narrowed by isinstance, say) is what runs
+                return self._method_of(owner, name, hooks=not built, dispatch=not built)
         if is_dotted(receiver):
             found = self.dotted(f"{receiver}.{name}", file_id, caller)
             if isinstance(found, Entity):

@@ -499,6 +499,8 @@ def assign(node: Node) -> tuple[str, str] | None:
         holds = _HOLDS_CLASS(written)
         if holds is not None:  # klass: type[Proto] | None: self.klass() builds a Proto
             return target, f"type[{holds[1]}]"
+        if right is None or right.type not in ("identifier", "attribute"):
+            return None  # x: Any = f(): the annotation says not to narrow
     if right is None:  # or an annotation naming no class (Callable[..., P] = Echo): the value
         return None
     right_kind = right.type
