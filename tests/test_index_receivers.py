@@ -646,6 +646,17 @@ INFERRED = {
             last = last_item()
             last.trim()
 
+        class Twin:
+            def pair(self):
+                self.inv = self.__class__()
+
+            def flip(self):
+                pass
+
+        def twins():
+            twin = Twin()
+            twin.inv.flip()
+
         def rebound(flag):
             agg = Agg()
             if flag:
@@ -802,3 +813,6 @@ class InferredTypeTests(IndexedSourcesCase):
             self.targets("narrowed"),
             {("Space.trim", "type_inferred")} | {("last_item", "same_file")},
         )
+
+    def test_self_class_called_builds_another_of_the_class(self) -> None:
+        self.assertIn(("Twin.flip", "type_inferred"), self.targets("twins"))

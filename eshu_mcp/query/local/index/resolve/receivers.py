@@ -259,6 +259,8 @@ class PythonCalls:
     def _member(self, klass: Entity, name: str, depth: int):
         """What calling ``name`` on an instance of ``klass`` runs: its method, or the class a
         class attribute holds (``protocol = Echo``: ``self.protocol()`` builds an Echo)."""
+        if name == "__class__" and klass.entity_type == "Class":
+            return klass  # self.__class__(...) builds another of its class
         found = self.classes.lookup(klass.nid, name)
         if not isinstance(found, Entity) and klass.entity_type == "Class":
             declared = self._class_attribute(klass, name)
