@@ -97,3 +97,98 @@ class PropertyTypeTests(SynchronousTestCase):
                 (6, "Audit.save", "type_inferred"),
             },
         )
+
+
+ALIASES = {
+    "src/store.ts": (
+        "export class Store {\n  save(x: number) {}\n}\n"
+        "export class Audit {\n  save(x: number) {}\n}\n"
+        "export function flush() {}\n"
+    ),
+    "src/use.ts": (
+        "import { Store, flush } from './store';\n"
+        "export function run() {\n"
+        "  const store = new Store();\n"
+        "  const save = store.save;\n"
+        "  const done = flush;\n"
+        "  save(1);\n"
+        "  done();\n"
+        "}\n"
+        "export class Page {\n"
+        "  render() {}\n"
+        "  later() {\n    const draw = this.render;\n    draw();\n  }\n"
+        "}\n"
+    ),
+}
+
+
+class AliasTests(SynchronousTestCase):
+    def test_a_local_bound_to_a_function_or_method_calls_it(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        for path, content in ALIASES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(content)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT s.qualified_name, t.qualified_name FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+                " AND t.entity_type = 'Function'"
+            )
+        }
+        self.assertIn(("run", "Store.save"), edges)  # not Audit.save: store is a Store
+        self.assertNotIn(("run", "Audit.save"), edges)
+        self.assertIn(("run", "flush"), edges)
+        self.assertIn(("Page.later", "Page.render"), edges)
+
+
+RENAMED = {
+    "src/hono-base.ts": ("class Hono {\n  fetch(x: number) {}\n}\nexport { Hono as HonoBase };\n"),
+    "src/hono.ts": (
+        "import { HonoBase } from './hono-base';\n"
+        "export class Hono extends HonoBase {\n  route() {}\n}\n"
+        "export function serve() {\n  const app = new HonoBase();\n  app.fetch(1);\n}\n"
+    ),
+}
+
+
+class RenamedExportTests(SynchronousTestCase):
+    def test_an_export_under_another_name_reaches_the_class(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        for path, content in RENAMED.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(content)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+
+        def edges(kind: str) -> set[tuple]:
+            return {
+                tuple(row)
+                for row in conn.execute(
+                    "SELECT s.relative_path, s.qualified_name, t.relative_path, t.qualified_name"
+                    " FROM edges e JOIN entities s ON s.entity_id = e.source_id"
+                    " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = ?",
+                    (kind,),
+                )
+            }
+
+        self.assertIn(("src/hono.ts", "Hono", "src/hono-base.ts", "Hono"), edges("INHERITS"))
+        calls = edges("CALLS")
+        self.assertIn(("src/hono.ts", "serve", "src/hono-base.ts", "Hono.fetch"), calls)

@@ -672,3 +672,219 @@ class PropertyUseTests(IndexedSourcesCase):
             [(t, k, m) for _, t, _, k, m in self.uses("blind")],
             [("Account.owner", "property_read", "ambiguous")],
         )
+
+
+INFERRED = {
+    "net/__init__.py": "",
+    "net/proto.py": """
+        class Transport:
+            def write(self, data):
+                pass
+
+        class Other:
+            def write(self, data):
+                pass
+
+        class Agg:
+            def write(self, data):
+                pass
+
+        def logged_in():
+            agg = Agg()
+            agg.write(0)
+            return agg
+
+        def direct():
+            return Transport()
+
+        def branches(flag):
+            if flag:
+                return Agg()
+            return Other()
+
+        class Item:
+            pass
+
+        class Space(Item):
+            def trim(self):
+                pass
+
+        def last_item() -> Item:
+            return Space()
+
+        def narrowed(item: Item):
+            if isinstance(item, Space):
+                item.trim()
+            last = last_item()
+            last.trim()
+
+        class Twin:
+            def pair(self):
+                self.inv = self.__class__()
+
+            def flip(self):
+                pass
+
+        def twins():
+            twin = Twin()
+            twin.inv.flip()
+
+        def rebound(flag):
+            agg = Agg()
+            if flag:
+                agg = Other()
+            return agg
+
+        def maybe(flag):
+            if not flag:
+                return None
+            elif flag > 1:
+                return
+            return Agg()
+
+        def generated():
+            yield 1
+            return Agg()
+
+        @memoized
+        def wrapped_result():
+            return Agg()
+        """,
+    "net/factory.py": """
+        from typing import Any, Callable, TypeVar
+
+        from net.proto import Agg, Transport
+
+        class Factory:
+            protocol = Transport
+
+            def build(self):
+                p = self.protocol()
+                p.write(5)
+                return p
+
+        class Wrapper:
+            def __init__(self, factory: Factory):
+                self.factory = factory
+
+            def connect(self):
+                self.factory.protocol().write(6)
+
+        def serve():
+            proto = Factory().build()
+            proto.write(7)
+
+        W = TypeVar("W", bound=Transport)
+
+        class Wrapping:
+            protocol = Agg
+
+            def wrap(self) -> W:
+                return self.protocol()
+
+        class SubWrapping(Wrapping):
+            def wrap(self) -> Any:
+                return super().wrap()
+
+        def wrapped():
+            Wrapping().wrap().write(8)
+            SubWrapping().wrap().write(13)
+
+        class Case:
+            klass: type[Agg] | None = None
+            maker: Callable[..., W] = Transport
+
+            def setUp(self):
+                self.proto = self.klass()
+                self.made = self.maker()
+
+            def test_write(self):
+                self.proto.write(11)
+                self.made.write(12)
+
+        def through_locals(made: Factory):
+            factory = Wrapping()
+            proto = factory.wrap()
+            proto.write(9)
+            made.build().write(10)
+        """,
+    "net/use.py": """
+        from net.proto import branches, direct, generated, logged_in, maybe, rebound
+        from net.proto import wrapped_result
+
+        def run():
+            user = logged_in()
+            user.write(1)
+            direct().write(2)
+            maybe(1).write(14)
+
+        def unsure():
+            branches(1).write(3)
+            rebound(1).write(4)
+            generated().write(15)
+            wrapped_result().write(16)
+        """,
+}
+
+
+class InferredTypeTests(IndexedSourcesCase):
+    SOURCES = INFERRED
+
+    def targets(self, caller: str) -> set[tuple[str, str]]:
+        """(qualified name, method) of every CALLS edge out of one function."""
+        return {
+            tuple(row)
+            for row in self.conn.execute(
+                "SELECT t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities s ON s.entity_id = e.source_id"
+                " JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.entity_name = ? AND t.entity_type = 'Function'",
+                (caller,),
+            )
+        }
+
+    def test_an_unannotated_function_returns_the_class_its_one_return_builds(self) -> None:
+        found = self.targets("run")  # maybe() returns an Agg or None
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)
+        self.assertNotIn(("Other.write", "ambiguous"), found)
+
+    def test_a_function_that_may_return_more_than_one_class_promises_none(self) -> None:
+        self.assertEqual(
+            {q for q, m in self.targets("unsure") if q.endswith(".write")},
+            {"Agg.write", "Other.write", "Transport.write"},
+        )
+        self.assertEqual(
+            {m for q, m in self.targets("unsure") if q.endswith(".write")}, {"ambiguous"}
+        )
+
+    def test_a_class_attribute_holding_a_class_builds_it_when_called(self) -> None:
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("build"))
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("connect"))
+        self.assertIn(("Transport.write", "type_inferred"), self.targets("serve"))
+
+    def test_a_return_annotation_naming_no_class_gives_way_to_the_one_return(self) -> None:
+        # wrap() -> W (a type variable), and SubWrapping's wrap() -> Any returns super()'s
+        self.assertEqual(
+            {q for q, _ in self.targets("wrapped") if q.endswith(".write")}, {"Agg.write"}
+        )
+
+    def test_a_local_of_a_known_class_types_what_its_methods_return(self) -> None:
+        found = self.targets("through_locals")
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)
+
+    def test_an_attribute_annotated_as_holding_a_class_builds_it(self) -> None:
+        found = self.targets("test_write")
+        self.assertIn(("Agg.write", "type_inferred"), found)
+        self.assertIn(("Transport.write", "type_inferred"), found)  # the value, not Callable
+
+    def test_a_method_only_one_subclass_of_the_declared_class_has_is_that_one(self) -> None:
+        # item: Item narrowed by isinstance; last_item() -> Item returning a Space
+        self.assertEqual(
+            self.targets("narrowed"),
+            {("Space.trim", "type_inferred")} | {("last_item", "same_file")},
+        )
+
+    def test_self_class_called_builds_another_of_the_class(self) -> None:
+        self.assertIn(("Twin.flip", "type_inferred"), self.targets("twins"))

@@ -61,7 +61,10 @@ class ImportResolver:
         self.records: list[ImportRecord] = []
 
     def resolved(self, file_id: int, module: str, imported_name: str | None) -> int | None:
-        """The repository file an import of one file resolves to, or None."""
+        """The repository file an import of one file resolves to, or None (a renamed export
+        of the file's own name, module ``""``, resolves to the file itself)."""
+        if not module and imported_name:
+            return file_id
         path, language = self.path_of.get(file_id, ("", None))
         return self.index.resolve(language, path, module, imported_name)
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from attrs import define
 
+from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
@@ -386,6 +387,16 @@ def reexported(
     return []
 
 
+def _imported_type(catalog: Catalog, bindings: FileBindings, file_id: int, name: str) -> str:
+    """The name of the class an imported type name stands for (``new HonoBase()`` of
+    ``export {Hono as HonoBase}``: ``Hono``); ``name`` when no import renames one."""
+    binding = bindings.lookup(file_id, name)
+    if binding is None or not binding.file_ids:
+        return name
+    found = reexported(catalog.types_in, bindings, binding.symbol or name, binding.file_ids)
+    return found[0].name if found else name
+
+
 def pick(pool: Pool, name: str, file_id: int, extra: list[Entity] | tuple = ()):
     """Scope tiers over a candidate pool: same file, same directory, whole repository."""
     same = pool.in_file(name, file_id)
@@ -436,6 +447,14 @@ def one_of(methods: list[Entity], arity: int | None, how: str) -> tuple:
 def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: dict):
     """Return (target entity, method) or (None, unresolved reason)."""
     _cid, file_id, caller_id, name, _full, receiver, inferred, kind, arity, _line = call
+    if inferred is not None and inferred[:1] == ALIAS:
+        if receiver is not None:  # a receiver bound to a function: no type of its own
+            inferred = None
+            call = (_cid, file_id, caller_id, name, _full, receiver, None, kind, arity, _line)
+        else:  # f() of const f = obj.m (or = g): a call of what it is bound to
+            receiver, _, name = inferred[1:].rpartition(".")
+            receiver, inferred = receiver or None, None
+            call = (_cid, file_id, caller_id, name, _full, receiver, None, kind, arity, _line)
     caller = catalog.by_id.get(caller_id) if caller_id else None
     context = caller.class_context if caller is not None else None
     language = language_of.get(file_id)
@@ -486,6 +505,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         inferred = member_type(catalog, bindings, call, inferred, context, implicit)
         if inferred == "":
             return None, "external"
+        if inferred and not catalog.types.get(inferred):
+            inferred = _imported_type(catalog, bindings, file_id, inferred)
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver

@@ -205,7 +205,9 @@ class PythonCalls:
 
     def type_of(self, expr: str, file_id: int, caller: Entity | None, depth: int = 0):
         """The class a type expression (or ``callee()``) denotes; EXTERNAL; or None."""
-        klass = self.enclosing_class(caller) if expr.startswith(("self.", "cls.")) else None
+        klass = None
+        if expr.startswith(("self.", "cls.", "super().")):  # also a class's attribute types
+            klass = caller if _is_class(caller) else self.enclosing_class(caller)
         if klass is not None:
             key = (expr, file_id, -klass.nid)
         else:
@@ -217,6 +219,8 @@ class PythonCalls:
         if expr.endswith("()"):
             callee = self._callee(expr[:-2], file_id, caller, klass, depth)
             found = self._result_type(callee, depth) if isinstance(callee, Entity) else callee
+            if found is EXTERNAL and _is_class(caller):
+                found = None  # an attribute a subclass may set: not known to be outside
         elif expr.startswith("self.") and expr.count(".") == 1:  # an attribute's type
             declared = self.attribute_type(caller, expr[5:])
             found = None
@@ -236,7 +240,9 @@ class PythonCalls:
         if not receiver:
             return self.named(name, file_id, caller)
         if receiver in SELF_NAMES:
-            return self.classes.lookup(klass.nid, name) if klass is not None else None
+            return self._member(klass, name, depth) if klass is not None else None
+        if receiver == "super()":  # return super().build(): the next class's in the MRO
+            return self.classes.lookup(klass.nid, name, True) if klass is not None else None
         found = self.dotted(expr, file_id, caller) if is_dotted(expr) else None
         if found is not None:
             return found
@@ -245,8 +251,24 @@ class PythonCalls:
         if owner is None and "." not in receiver:
             return None
         if isinstance(owner, Entity):
-            return self.classes.lookup(owner.nid, name)
+            found = self._member(owner, name, depth)
+            # a library base's method of a repository class (Table().get()): what it
+            # returns is not known, not known to be outside
+            return None if found is EXTERNAL else found
         return owner
+
+    def _member(self, klass: Entity, name: str, depth: int):
+        """What calling ``name`` on an instance of ``klass`` runs: its method, or the class a
+        class attribute holds (``protocol = Echo``: ``self.protocol()`` builds an Echo)."""
+        if name == "__class__" and klass.entity_type == "Class":
+            return klass  # self.__class__(...) builds another of its class
+        found = self.classes.lookup(klass.nid, name)
+        if not isinstance(found, Entity) and klass.entity_type == "Class":
+            declared = self._class_attribute(klass, name)
+            if declared is not None and declared[0].startswith("type[") and depth < CALL_DEPTH:
+                built = self.type_of(declared[0][5:-1], declared[1], declared[2], depth + 1)
+                return built if isinstance(built, Entity) else None
+        return found
 
     def _result_type(self, callee: Entity, depth: int):
         if callee.entity_type != "Function":
@@ -254,13 +276,22 @@ class PythonCalls:
         found = self._returns.get(callee.nid, False)
         if found is False:
             found = None
-            annotation = returned_type(callee.signature)
-            if annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
-                found = self.enclosing_class(callee)
-            elif annotation is not None:
+            signature = callee.signature
+            built = _built(signature)
+            if built is not None:
+                signature = signature[: -len(built) - 4]
+            annotation = returned_type(signature)
+            if annotation is not None and annotation not in SELF_TYPES:
                 found = self.type_of(annotation, callee.file_id, callee, depth + 1)
                 if isinstance(found, Entity) and found.entity_type == "Function":
                     found = None
+            if found is None and built is not None:
+                # no annotation, or a type variable's: the call its one return gives
+                found = self.type_of(built, callee.file_id, callee, depth + 1)
+                if not isinstance(found, Entity) or found.entity_type == "Function":
+                    found = None  # unknown, not outside: its callers stay candidates
+            elif annotation in SELF_TYPES:  # the class defining it (a subclass may inherit it)
+                found = self.enclosing_class(callee)
             self._returns[callee.nid] = found
         return found
 
@@ -352,7 +383,7 @@ class PythonCalls:
             if isinstance(owner, Entity):
                 if self.classes.is_declaration(owner.nid):
                     return self._implementations(owner, name)
-                return self._method_of(owner, name, dispatch=True)
+                return self._method_of(owner, name, hooks=True, dispatch=True)
             inferred = None
         if inferred is not None:
             owner = self.type_of(inferred, where, context)
@@ -363,7 +394,9 @@ class PythonCalls:
                     return self._implementations(owner, name)
                 # an instance built here has exactly its class; a declared one may be a subclass
                 built = inferred.endswith("()") and inferred[:-2].rsplit(".", 1)[-1][:1].isupper()
-                return self._method_of(owner, name, dispatch=not built)
+                # a declared (not built) value may be of a subclass: one that alone has the
+                # method (narrowed by isinstance, say) is what runs
+                return self._method_of(owner, name, hooks=not built, dispatch=not built)
         if is_dotted(receiver):
             found = self.dotted(f"{receiver}.{name}", file_id, caller)
             if isinstance(found, Entity):
@@ -544,6 +577,19 @@ class PythonCalls:
             if 0 < len(implemented) <= AMBIGUOUS_CAP:
                 return implemented
         return list(found.values())
+
+
+def _built(signature: str | None) -> str | None:
+    """``callee()`` of a signature the extractor ended with ``-> callee()``: what an
+    unannotated function's one ``return`` gives."""
+    if not signature or not signature.endswith("()"):
+        return None
+    _, arrow, tail = signature.rpartition(" -> ")
+    return tail if arrow and is_dotted(tail[:-2].replace("()", "")) else None
+
+
+def _is_class(entity: Entity | None) -> bool:
+    return entity is not None and entity.entity_type == "Class"
 
 
 def _head(expr: str) -> str:

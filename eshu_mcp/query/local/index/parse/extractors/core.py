@@ -128,6 +128,10 @@ class LanguageSpec:
     (node, name, receiver or None) for each one it keeps, like ``reference`` reads them,
     leaving out as well a reference nothing could resolve (Python: a bare name the file
     neither defines nor imports is a local value). Without it, ``reference`` reads them all."""
+    function_aliases: bool = False
+    """Whether a local bound to a function or method (``const f = obj.m``) carries it: a bare
+    call ``f()`` records ``@obj.m`` (``@T.m`` when ``obj`` has the type ``T``) as its
+    receiver type, and the resolver follows it."""
     attribute_paths: bool = False
     """Whether such a call records ``T|f.g`` instead (Python: ``T`` may be a call result or a
     dotted class name, so the attribute path is kept apart from it)."""

@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
+    ALIAS,
     Call,
     Definition,
     ImportRow,
@@ -388,10 +389,12 @@ def _source_module(node: Node) -> str | None:
 
 def _reexports(node: Node, line: int) -> list[ImportRow]:
     """``export {a, b as c} from './x'``, ``export * from './y'``, ``export * as ns from``:
-    what a barrel file hands on; an export with no ``from`` imports nothing."""
+    what a barrel file hands on. An export with no ``from`` imports nothing, but one that
+    renames (``export {Hono as HonoBase}``) hands on a name of its own file: a row of module
+    ``""`` (the file itself), so an import of ``HonoBase`` reaches ``Hono``."""
     module = _source_module(node)
     if module is None:
-        return []
+        return _renamed_exports(node, line)
     rows = []
     for clause in node.named_children:
         if clause.type == "export_clause":
@@ -412,6 +415,22 @@ def _reexports(node: Node, line: int) -> list[ImportRow]:
         elif clause.type == "namespace_export" and clause.named_child_count:
             rows.append(ImportRow(module, "*", text(clause.named_children[-1]), "reexport", line))
     return rows or [ImportRow(module, "*", None, "reexport", line)]
+
+
+def _renamed_exports(node: Node, line: int) -> list[ImportRow]:
+    """``export {a as b}`` (no ``from``): ``a`` of this file handed on as ``b``."""
+    rows = []
+    for clause in node.named_children:
+        if clause.type != "export_clause":
+            continue
+        for spec in clause.named_children:
+            name = spec.child_by_field_name("name")
+            alias = spec.child_by_field_name("alias")
+            if spec.type != "export_specifier" or name is None or alias is None:
+                continue
+            if name.type == "identifier" and text(alias) not in (text(name), "default"):
+                rows.append(ImportRow("", text(name), text(alias), "reexport", line))
+    return rows
 
 
 def assign(node: Node) -> tuple[str, str] | None:
@@ -436,7 +455,27 @@ def assign(node: Node) -> tuple[str, str] | None:
         declared = _constructed(value)
         if declared is None and value is not None and value.type == "call_expression":
             declared = _called(value.child_by_field_name("function"))
+        if declared is None and node.type == "variable_declarator":
+            declared = _aliased(value)
     return (text(name), declared) if declared is not None else None
+
+
+def _aliased(value: Node | None) -> str | None:
+    """``@g`` or ``@obj.m`` for ``const f = g`` / ``const f = obj.m`` (``this.m`` too): a
+    local bound to a function or method, whose bare calls call it."""
+    if value is None:
+        return None
+    if value.type == "identifier":
+        return ALIAS + text(value)
+    if value.type != "member_expression":
+        return None
+    owner = value.child_by_field_name("object")
+    field = value.child_by_field_name("property")
+    if owner is None or field is None or field.type != "property_identifier":
+        return None
+    if owner.type not in ("identifier", "this"):
+        return None
+    return f"{ALIAS}{text(owner)}.{text(field)}"
 
 
 def _called(function: Node | None) -> str | None:
@@ -515,6 +554,7 @@ def _spec(key: str, load, extra: frozenset[str], field: str) -> LanguageSpec:
         assign=assign,
         instance_prefix="this.",
         typed_members=True,
+        function_aliases=True,
         references=frozenset({"reference"}),
         reference=reference,
         query_patterns={"reference": reference_pattern(jsx=key != "typescript")},

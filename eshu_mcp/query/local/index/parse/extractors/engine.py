@@ -23,6 +23,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     leading_comment,
     text,
 )
+from eshu_mcp.query.local.index.parse.typenames import call_chain
 
 
 @define
@@ -209,6 +210,7 @@ class LanguageEngine:
         prefix = spec.instance_prefix
         # how a call on ``v.f`` records its receiver's type: ``T.f``, ``T|f`` or not at all
         members = "." if spec.typed_members else "|" if spec.attribute_paths else None
+        aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -259,7 +261,7 @@ class LanguageEngine:
                                     or (_called(receiver) if spec.call_result_receivers else None)
                                 )
                                 if receiver
-                                else (_bound_alias(function[1], name) if members == "|" else None),
+                                else (_bound_alias(function[1], name) if aliases else None),
                                 call_kind,
                                 count,
                                 node.start_point[0] + 1,
@@ -340,7 +342,7 @@ class LanguageEngine:
                                     or (_called(receiver) if spec.call_result_receivers else None)
                                 )
                                 if receiver
-                                else (_bound_alias(function[1], name) if members == "|" else None),
+                                else (_bound_alias(function[1], call[0]) if aliases else None),
                                 call[3],
                                 call[4],
                                 node.start_point[0] + 1,
@@ -363,12 +365,16 @@ class LanguageEngine:
                         known = scope.get(alias) if alias else None
                         if known is not None:
                             value = known
+                        elif spec.function_aliases and alias:  # const f = obj.m
+                            value = _method_alias(scope, alias)
                         elif not (prefix and alias.startswith(prefix) and function is not None):
                             scope.pop(target, None)
                             value = None
                     if value is None:
                         pass
                     elif function is not None:
+                        if members == "|" and value[-1:] == ")":  # p = factory.build()
+                            value = _typed_chain(scope, value) or value
                         scope[target] = value
                         if prefix and target.startswith(prefix):
                             attributes.append((function[0], target, value))
@@ -524,12 +530,40 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
     if owner is None or owner[:1] == ALIAS or "|" in owner:
         return None
     if not fields.replace(".", "_").isidentifier():
+        if separator == "|" and receiver[-1:] == ")":  # v.build(x): what T().build returns
+            chain = call_chain(receiver)
+            return None if chain is None else _typed_chain(scope, chain)
         return None
     if separator == "|":
         return f"{owner}|{fields}"
     if "." not in owner and owner[-1:] != ")":
         return f"{owner}.{fields}"
     return None
+
+
+def _method_alias(scope: dict[str, str], alias: str) -> str:
+    """``@T.m`` for ``const f = obj.m`` whose ``obj`` has the type ``T`` (a class's name) in
+    scope; ``@obj.m`` (or ``@g`` for ``const f = g``) otherwise: the resolver follows it."""
+    head, dot, rest = alias.partition(".")
+    owner = scope.get(head) if dot else None
+    if owner is not None and owner.replace("_", "a").isalnum() and owner[:1].isupper():
+        return f"{ALIAS}{owner}.{rest}"
+    return ALIAS + alias
+
+
+def _typed_chain(scope: dict[str, str], chain: str) -> str | None:
+    """``T().build()`` for a call chain ``v.build()`` whose ``v`` was built as ``T()`` (or is
+    annotated ``T``) in a function's scope, ``T`` a class's (capitalised) name: the
+    resolver finds what ``build`` of a ``T`` returns."""
+    head, dot, rest = chain.partition(".")
+    owner = scope.get(head) if dot else None
+    if owner is None or "|" in owner or "[" in owner:
+        return None
+    named = owner[:-2] if owner[-2:] == "()" else owner
+    last = named.rpartition(".")[2]
+    if not last[:1].isupper() or last == "Self" or not named.replace(".", "_").isidentifier():
+        return None
+    return f"{owner}.{rest}"
 
 
 def _is_catch_all(node: Node) -> bool:

@@ -19,7 +19,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     line_of,
     text,
 )
-from eshu_mcp.query.local.index.parse.typenames import annotation_type, is_dotted
+from eshu_mcp.query.local.index.parse.typenames import annotation_type, call_chain, is_dotted
 
 COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -219,6 +219,10 @@ def define(node: Node) -> Definition | None:
         metadata["async"] = True
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
+    elif body is not None:
+        built = _returns_built(node, body, metadata.get("decorators", ()))
+        if built is not None:
+            metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
@@ -248,6 +252,96 @@ def _returns_only_self(node: Node, body: Node) -> bool:
             continue
         stack.extend(item.named_children)
     return found
+
+
+_RETURN = re.compile(rb"\breturn\b")
+
+
+def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
+    """What a function's ``return`` gives when one return gives a value and any other gives
+    None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
+    statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
+    ``v`` (its class is found at resolution: a class built, or what the callee returns; it
+    stands in for a return annotation that names no class, like a type variable). None
+    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result."""
+    if not body.named_child_count or any(_WRAPS(d) is None for d in decorators):
+        return None
+    data = CURRENT_SOURCE.data
+    first = body.named_child(0)
+    start = first.end_byte if _docstring(body) is not None else body.start_byte
+    if data is None or core.starts_with(node, b"async"):
+        return None
+    count = len(_RETURN.findall(data, start, body.end_byte))
+    if count == 1:
+        returns = [body.named_child(body.named_child_count - 1)]
+        if returns[0].type != "return_statement":
+            return None
+    elif 1 < count <= _RETURNS_READ:
+        returns = _return_statements(body)
+    else:
+        return None
+    if _YIELD(data, start, body.end_byte) is not None:
+        return None
+    values = [r.named_child(0) for r in returns if r.named_child_count == 1]
+    values = [v for v in values if v.type != "none"]
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if value.type == "identifier":
+        name = text(value)
+        assigned = [
+            statement.named_child(0)
+            for statement in body.named_children
+            if statement.type == "expression_statement"
+            and statement.named_child_count == 1
+            and statement.named_child(0).type == "assignment"
+            and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
+        ]
+        binds = re.compile(
+            rb"\b%s\s*(?::[^=\n]*)?(?:[-+*/%%&|^@]|<<|>>|//|\*\*)?=(?!=)" % name.encode()
+        )
+        if len(assigned) != 1 or len(binds.findall(data, body.start_byte, body.end_byte)) != 1:
+            return None
+        value = assigned[0].child_by_field_id(_RIGHT)
+        if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
+            return None
+    if value.type != "call":
+        return None
+    function = value.child_by_field_id(_FUNCTION)
+    if function is None or function.type not in ("identifier", "attribute"):
+        return None
+    callee = text(function)
+    if is_dotted(callee):
+        return callee + "()"
+    chain = call_chain(callee + "()")  # return super().build(addr)
+    return chain if chain is not None and "[" not in chain else None
+
+
+_RETURNS_READ = 6
+"""The most ``return`` statements :func:`_returns_built` reads of one function."""
+_YIELD = re.compile(rb"\byield\b").search
+_WRAPS = re.compile(
+    r"(?:[\w.]*\.)?(?:property|cached_property|staticmethod|classmethod|override)\Z"
+).match
+"""Decorators that hand the function's result back as it is."""
+
+
+def _return_statements(body: Node) -> list[Node]:
+    """The ``return`` statements of a function body, outside nested functions and classes."""
+    found = []
+    stack = list(body.named_children)
+    while stack:
+        item = stack.pop()
+        kind = item.type
+        if kind == "return_statement":
+            found.append(item)
+        elif kind not in _NESTED_SCOPES and kind not in _LEAVES:
+            stack.extend(item.named_children)
+    return found
+
+
+_LEAVES = frozenset({"expression_statement", "string", "comment", "pass_statement"})
+"""Nodes no ``return`` statement is inside."""
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
@@ -398,9 +492,16 @@ def assign(node: Node) -> tuple[str, str] | None:
     # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
     declared = node.child_by_field_id(_TYPE) if right is None or node.child_count > 3 else None
     if declared is not None:
-        found = annotation_type(text(declared))
-        return None if found is None else (target, found)
-    if right is None:
+        written = text(declared)
+        found = annotation_type(written)
+        if found is not None:
+            return target, found
+        holds = _HOLDS_CLASS(written)
+        if holds is not None:  # klass: type[Proto] | None: self.klass() builds a Proto
+            return target, f"type[{holds[1]}]"
+        if right is None or right.type not in ("identifier", "attribute"):
+            return None  # x: Any = f(): the annotation says not to narrow
+    if right is None:  # or an annotation naming no class (Callable[..., P] = Echo): the value
         return None
     right_kind = right.type
     if right_kind == "call":
@@ -413,17 +514,31 @@ def assign(node: Node) -> tuple[str, str] | None:
         callee = (
             text(function) if source is None else source[function.start_byte : function.end_byte]
         )
-        return (target, callee + "()") if is_dotted(callee) else None
+        if is_dotted(callee):
+            return target, callee + "()"
+        chain = call_chain(callee + "()")  # v = Factory().build(): what build returns
+        if chain is None or "[" in chain or chain.startswith("super("):
+            return None
+        return target, chain
     if right_kind != "identifier" and right_kind != "attribute":
         return target, ALIAS  # rebound to something untyped
     # an alias: the engine looks the name up
     value = text(right) if source is None else source[right.start_byte : right.end_byte]
+    last = value.rsplit(".", 1)[-1]
+    if last[:1].isupper() and not last.isupper() and value[:5] != "self." and is_dotted(value):
+        return target, f"type[{value}]"  # protocol = Echo: self.protocol() builds an Echo
     if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
     if value.startswith("cls.") and value.count(".") == 1:
         # ``adjust = cls.adjust`` in a classmethod: the class's member, as ``self.`` names it
         return target, ALIAS + "self." + value[4:]
     return target, ALIAS
+
+
+_HOLDS_CLASS = re.compile(
+    r"(?:typing\.)?[Tt]ype\[\s*([A-Za-z_][\w.]*)\s*\](?:\s*\|\s*None)?\Z"
+).match
+"""An annotation of a name that holds a class (``type[C]``, ``type[C] | None``)."""
 
 
 def _bound_by_as(node: Node) -> tuple[str, str] | None:
