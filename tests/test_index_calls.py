@@ -192,3 +192,7 @@ class RenamedExportTests(SynchronousTestCase):
         self.assertIn(("src/hono.ts", "Hono", "src/hono-base.ts", "Hono"), edges("INHERITS"))
         calls = edges("CALLS")
         self.assertIn(("src/hono.ts", "serve", "src/hono-base.ts", "Hono.fetch"), calls)
+        # renaming its own export is no import: no module '' for the file to import itself by
+        self.assertEqual(
+            conn.execute("SELECT COUNT(*) FROM modules WHERE name = ''").fetchone()[0], 0
+        )

@@ -105,7 +105,7 @@ def _import_rows(
     every row, for answers computed once per generation and paged)."""
     ceiling = CANDIDATE_CEILING if capped else None
     clause, params = repo_clause("i.repo_id", scope["repo_id"])
-    where = [clause]
+    where = [clause, "i.module <> ''"]  # '': a file renaming its own export, no import
     languages = language_values(scope["language"])
     if languages:
         clause, values = in_clause("f.language", languages)

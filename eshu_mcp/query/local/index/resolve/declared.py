@@ -48,7 +48,8 @@ def declared_edges(
         )
     folded: dict[str, list[tuple]] = {}
     for module, imported_name, alias, _kind, line in import_rows:
-        folded.setdefault(module, []).append((imported_name, alias, line))
+        if module:  # '': a file renaming its own export (``export {A as B}``), no import
+            folded.setdefault(module, []).append((imported_name, alias, line))
     for module, group in folded.items():
         names = {(name, alias) for name, alias, _ in group}
         reason = None

@@ -464,6 +464,8 @@ def _imports(
     conn.execute("DELETE FROM modules WHERE repo_id = ?", (repo_id,))
     modules: dict[str, tuple] = {}
     for record in records:
+        if not record.module:
+            continue  # a file renaming its own export: a binding (bindings.py), no import
         key = f"{repo_id}|{record.module}"
         if key not in modules or (modules[key][4] is None and record.resolved_file_id):
             modules[key] = (

@@ -276,11 +276,7 @@ class PythonCalls:
         found = self._returns.get(callee.nid, False)
         if found is False:
             found = None
-            signature = callee.signature
-            built = _built(signature)
-            if built is not None:
-                signature = signature[: -len(built) - 4]
-            annotation = returned_type(signature)
+            annotation, built = _returns_of(callee.signature)
             if annotation is not None and annotation not in SELF_TYPES:
                 found = self.type_of(annotation, callee.file_id, callee, depth + 1)
                 if isinstance(found, Entity) and found.entity_type == "Function":
@@ -443,11 +439,12 @@ class PythonCalls:
             if declared is not None:
                 return declared, owner.file_id, owner
             getter = self._getter(owner, attribute)
-            if getter is not None:  # a property: what its getter's annotation says, if any
-                annotation = returned_type(getter.signature)
+            if getter is not None:  # a property: what its getter's annotation (or return) says
+                annotation, built = _returns_of(getter.signature)
                 if annotation in SELF_TYPES:  # the class defining it
                     return owner.name, owner.file_id, owner
-                return None if annotation is None else (annotation, getter.file_id, getter)
+                typed = annotation or built
+                return None if typed is None else (typed, getter.file_id, getter)
         return None
 
     def _getter(self, owner: Entity, attribute: str) -> Entity | None:
@@ -586,6 +583,14 @@ def _built(signature: str | None) -> str | None:
         return None
     _, arrow, tail = signature.rpartition(" -> ")
     return tail if arrow and is_dotted(tail[:-2].replace("()", "")) else None
+
+
+def _returns_of(signature: str | None) -> tuple[str | None, str | None]:
+    """(the return annotation, the ``callee()`` its one return gives) of a signature."""
+    built = _built(signature)
+    if built is not None:
+        signature = signature[: -len(built) - 4]
+    return returned_type(signature), built
 
 
 def _is_class(entity: Entity | None) -> bool:
