@@ -162,29 +162,32 @@ def resolve_repository(
     seen: set[tuple] = set()
 
     def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
-        """Queue one edge row, once per (type, source, target, line)."""
-        identity = (EDGE_TYPES[kind], source, target, line)
-        if identity in seen:
-            return
-        seen.add(identity)
-        edges.append(
-            (
-                repo_key,
-                EDGE_TYPES[kind],
-                source,
-                target,
-                call_kind,
-                reason,
-                METHODS[method],
-                CONFIDENCE[method],
-                line,
-                file_id,
-            )
+        """Queue one edge row, once per (type, source, target, line); returns the row."""
+        row = (
+            repo_key,
+            EDGE_TYPES[kind],
+            source,
+            target,
+            call_kind,
+            reason,
+            METHODS[method],
+            CONFIDENCE[method],
+            line,
+            file_id,
         )
+        queue(row)
+        return row
+
+    def queue(row: tuple) -> None:
+        """Queue an edge row made earlier (a kept one), once per (type, source, target, line)."""
+        identity = (row[1], row[2], row[3], row[8])
+        if identity not in seen:
+            seen.add(identity)
+            edges.append(row)
 
     python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     outcomes = BaseOutcomes.for_build(conn, repo_id, change, scope)
-    _inheritance(inputs.bases, catalog, bindings, edge, python, language_of, outcomes)
+    _inheritance(inputs.bases, catalog, bindings, (edge, queue), python, language_of, outcomes)
     input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
     _method_sets(catalog, edge)
     if change is not None:  # edges holds every inheritance edge: store only the difference
@@ -297,12 +300,24 @@ class BaseOutcomes:
     affect (rows of affected files, and base names whose definitions appeared, vanished or
     moved); the others replay the last build's outcome, hierarchy records included. Resolving
     every base again made a one-file build at 26k files cost seconds.
+
+    A found base keeps the edge rows it gave (its INHERITS or IMPLEMENTS row, then the
+    OVERRIDES rows of the child's methods): while neither the child's file nor the base's
+    changed, both classes have the same methods, so the rows are queued again as they are
+    rather than matched method by method.
     """
 
-    def __init__(self, before: dict | None, scope: set[int] | None, touched: frozenset[str]):
+    def __init__(
+        self,
+        before: dict | None,
+        scope: set[int] | None,
+        touched: frozenset[str],
+        changed: frozenset[int] = frozenset(),
+    ):
         self.before = before
         self.scope = scope or set()
         self.touched = touched
+        self.changed = changed  # files whose entities were replaced (or removed)
         self.now: dict[tuple, tuple] = {}
 
     @classmethod
@@ -311,7 +326,8 @@ class BaseOutcomes:
         if change is None or scope is None or not change.same_layout:
             return cls(None, None, frozenset())
         before = input_cache.previous_base_outcomes(conn, repo_id)
-        return cls(before, scope, change.touched_names)
+        changed = change.changed_files | change.deleted_files
+        return cls(before, scope, change.touched_names, changed)
 
     def reusable(self, key: tuple, catalog: Catalog) -> tuple | None:
         """The last outcome of a base row this build's change cannot affect, else None."""
@@ -323,6 +339,12 @@ class BaseOutcomes:
         if outcome is None or (outcome[0] == "found" and outcome[1] not in catalog.by_id):
             return None
         return outcome
+
+    def kept_rows(self, outcome: tuple, child: Entity, base: Entity) -> tuple | None:
+        """The edge rows a reused found base gave last time, while still exact, else None."""
+        if len(outcome) < 4 or child.file_id in self.changed or base.file_id in self.changed:
+            return None
+        return outcome[3]
 
 
 def _replayed_base(child: Entity, kind: str, outcome: tuple, python: PythonCalls):
@@ -343,11 +365,14 @@ def _replayed_base(child: Entity, kind: str, outcome: tuple, python: PythonCalls
 
 
 def _python_base_kept(child, base_name, kind, file_id, python, outcomes: BaseOutcomes, catalog):
+    """(base, method, kept edge rows or None) of one Python base row, reused when it can be."""
     key = (child.nid, base_name, kind, file_id)
     outcome = outcomes.reusable(key, catalog)
     if outcome is not None:
         outcomes.now[key] = outcome
-        return _replayed_base(child, kind, outcome, python)
+        target, method = _replayed_base(child, kind, outcome, python)
+        kept = None if target is None else outcomes.kept_rows(outcome, child, target)
+        return target, method, kept
     target, method = _python_base(child, base_name, kind, file_id, python)
     if target is not None:
         outcomes.now[key] = ("found", target.nid, method)
@@ -355,32 +380,40 @@ def _python_base_kept(child, base_name, kind, file_id, python, outcomes: BaseOut
         outcomes.now[key] = ("none",)
     else:
         outcomes.now[key] = ("open", child.nid in python.classes.declarations)
-    return target, method
+    return target, method, None
 
 
 def _inheritance(
     bases,
     catalog: Catalog,
     bindings: FileBindings,
-    edge,
+    emitters,
     python: PythonCalls,
     language_of,
     outcomes: BaseOutcomes | None = None,
 ) -> None:
+    """INHERITS and IMPLEMENTS edges of the base rows, then the OVERRIDES edges below them.
+    ``emitters`` are (edge, queue): queue an edge by its parts (returning its row), or a
+    row kept from the last build."""
+    edge, queue = emitters
     outcomes = outcomes or BaseOutcomes(None, None, frozenset())
-    resolved: list[tuple[Entity, Entity, str]] = []
+    resolved: list[tuple] = []  # (child, base, method, python row key, rows so far or kept)
     for nid, base_name, kind, file_id in bases:
         child = catalog.by_id.get(nid)
         if child is None:
             continue
         if language_of.get(file_id) == "python":
-            target, method = _python_base_kept(
+            target, method, kept = _python_base_kept(
                 child, base_name, kind, file_id, python, outcomes, catalog
             )
-            if target is not None:
+            if kept is not None:
+                queue(kept[0])
+                resolved.append((None, None, None, None, kept))
+            elif target is not None:
                 edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
-                edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-                resolved.append((child, target, method))  # methods override what it declares
+                row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+                key = (nid, base_name, kind, file_id)
+                resolved.append((child, target, method, key, [row]))  # methods override
             continue
         pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
         target, method = None, None
@@ -398,13 +431,17 @@ def _inheritance(
             continue
         edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
         edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-        resolved.append((child, target, method))
-    for child, base, method in resolved:
+        resolved.append((child, target, method, None, None))
+    for child, base, method, key, rows in resolved:
+        if child is None:  # kept: the same methods on both sides
+            for row in rows[1:]:
+                queue(row)
+            continue
         base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
         for member in catalog.children.get(child.nid, []):
             overridden = base_methods.get(member.name)
             if overridden is not None and member.entity_type == "Function":
-                edge(
+                row = edge(
                     "OVERRIDES",
                     member.nid,
                     overridden.nid,
@@ -412,6 +449,10 @@ def _inheritance(
                     None,
                     member.file_id,
                 )
+                if rows is not None:
+                    rows.append(row)
+        if key is not None:
+            outcomes.now[key] = ("found", base.nid, method, tuple(rows))
 
 
 def _method_sets(catalog: Catalog, edge) -> None:
