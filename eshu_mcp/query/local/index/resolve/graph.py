@@ -20,6 +20,7 @@ from eshu_mcp.query.local.index.resolve import input_cache, rebuilt_edges
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.call_edges import resolve_calls_split
 from eshu_mcp.query.local.index.resolve.calls import REEXPORT_HOPS, Catalog, Entity, reexported
+from eshu_mcp.query.local.index.resolve.edge_tally import EdgeTally
 from eshu_mcp.query.local.index.resolve.inputs import GraphInputs
 from eshu_mcp.query.local.index.resolve.pyclasses import EXTERNAL, Hierarchy
 from eshu_mcp.query.local.index.resolve.receivers import INTERFACE_ROOTS, PythonCalls
@@ -104,6 +105,7 @@ def resolve_repository(
     change: ChangeSet | None = None,
     inputs: GraphInputs | None = None,
     meanwhile: Callable[[], None] | None = None,
+    tally: EdgeTally | None = None,
 ) -> dict[str, int]:
     """
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
@@ -117,7 +119,8 @@ def resolve_repository(
     IMPORTS edges are the writer's (see declared.py). ``inputs`` gathered by a first build
     spare reading back the rows it just wrote (and deleting what cannot exist yet).
     ``meanwhile`` runs on a thread, using the connection, while call resolution runs without
-    it (pure Python).
+    it (pure Python). ``tally``, started before the build changed any edge, spares counting
+    the repository's edges (see edge_tally.py).
     """
     (repo_key,) = conn.execute(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
@@ -222,7 +225,11 @@ def resolve_repository(
         by_type = Counter(inputs.declared)
         by_type.update(row[1] for row in edges)
         by_type.update(written)
+    elif tally is not None and change is not None:
+        by_type = Counter(tally.counts())
     else:
+        if tally is not None:
+            tally.stop()
         by_type = Counter(
             dict(
                 conn.execute(
@@ -231,6 +238,7 @@ def resolve_repository(
                 ).fetchall()
             )
         )
+    input_cache.keep_edge_counts(conn, repo_id, by_type)
     names = {code: name for name, code in EDGE_TYPES.items()}
     counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)

@@ -63,6 +63,7 @@ class KeptInputs:
     retired: frozenset[int] = frozenset()  # files whose edges this build deleted
     patched: bool = False  # this build patched them (rather than reading them back)
     base_outcomes: dict | None = None  # how each Python base row resolved (graph.py)
+    edge_counts: dict[int, int] | None = None  # the repository's edges by type code
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -139,6 +140,13 @@ def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
                 continue
             kept = _kept[key] = _read(conn, repo_id, frozenset())
             kept.generation_id, kept.settled = active, True
+            kept.edge_counts = dict(
+                conn.execute(
+                    "SELECT type, COUNT(*) FROM edge_rows WHERE repo = (SELECT repo_key"
+                    " FROM repositories WHERE repo_id = ?) GROUP BY type",
+                    (repo_id,),
+                )
+            )
         conn.execute("ROLLBACK")
     finally:
         conn.close()
@@ -168,6 +176,28 @@ def keep_base_outcomes(conn: sqlite3.Connection, repo_id: str, outcomes: dict) -
     kept = _kept.get((_db_file(conn), repo_id))
     if kept is not None and not kept.settled:
         kept.base_outcomes = outcomes
+
+
+def kept_edge_counts(conn: sqlite3.Connection, repo_id: str) -> dict[int, int] | None:
+    """Before a build changes anything: the repository's edge counts by type code, when the
+    kept ones describe the active generation; else None (they are counted)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if (
+        kept is None
+        or not kept.settled
+        or kept.edge_counts is None
+        or kept.extractor != EXTRACTOR_VERSION
+        or kept.generation_id != _active_generation(conn, repo_id)
+    ):
+        return None
+    return kept.edge_counts
+
+
+def keep_edge_counts(conn: sqlite3.Connection, repo_id: str, counts: dict[int, int]) -> None:
+    """During a build: the repository's edge counts by type code (kept if it commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.edge_counts = dict(counts)
 
 
 def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:
