@@ -22,6 +22,7 @@ from eshu_mcp.query.local.index.resolve.call_edges import resolve_calls_split
 from eshu_mcp.query.local.index.resolve.calls import REEXPORT_HOPS, Catalog, Entity, reexported
 from eshu_mcp.query.local.index.resolve.edge_tally import EdgeTally
 from eshu_mcp.query.local.index.resolve.inputs import GraphInputs
+from eshu_mcp.query.local.index.resolve.kept_inheritance import KeptInheritance
 from eshu_mcp.query.local.index.resolve.pyclasses import EXTERNAL, Hierarchy
 from eshu_mcp.query.local.index.resolve.receivers import INTERFACE_ROOTS, PythonCalls
 from eshu_mcp.query.local.index.resolve.references import (
@@ -164,8 +165,11 @@ def resolve_repository(
     edges: list[tuple] = []
     seen: set[tuple] = set()
 
-    def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
-        """Queue one edge row, once per (type, source, target, line); returns the row."""
+    def edge(
+        kind, source, target, method, line, file_id, call_kind=None, reason=None, *, queued=True
+    ):
+        """Queue one edge row, once per (type, source, target, line); returns the row
+        (only makes it when not ``queued``)."""
         row = (
             repo_key,
             EDGE_TYPES[kind],
@@ -178,7 +182,8 @@ def resolve_repository(
             line,
             file_id,
         )
-        queue(row)
+        if queued:
+            queue(row)
         return row
 
     def queue(row: tuple) -> None:
@@ -188,13 +193,21 @@ def resolve_repository(
             seen.add(identity)
             edges.append(row)
 
-    python = PythonCalls(catalog, bindings, Hierarchy(catalog))
     outcomes = BaseOutcomes.for_build(conn, repo_id, change, scope)
-    _inheritance(inputs.bases, catalog, bindings, (edge, queue), python, language_of, outcomes)
-    input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
-    _method_sets(catalog, edge)
-    if change is not None:  # edges holds every inheritance edge: store only the difference
-        edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
+    kept = _kept_hierarchy(conn, repo_id, change, scope, language_of)
+    if kept is not None:  # only the classes the change can affect
+        python = PythonCalls(catalog, bindings, kept.fresh_hierarchy(catalog))
+        outcomes.before = outcomes.now = kept.outcomes  # patched in place, as the hierarchy
+        rows = (edge, catalog, bindings, python, language_of, outcomes)
+        _patch_inheritance(conn, repo_id, change, scope, kept, rows)
+    else:
+        python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+        _inheritance(inputs.bases, catalog, bindings, (edge, queue), python, language_of, outcomes)
+        input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
+        method_sets = _method_sets(catalog, edge)
+        _keep_hierarchy(conn, repo_id, python, edges, inputs.bases, catalog, outcomes, method_sets)
+        if change is not None:  # edges holds every inheritance edge: store only the difference
+            edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     written: Counter = Counter()  # CALLS edges written as they were resolved
@@ -391,6 +404,35 @@ def _python_base_kept(child, base_name, kind, file_id, python, outcomes: BaseOut
     return target, method, None
 
 
+def _base_of(child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes):
+    """(edge type, base, method, kept rows or None, Python row key or None) of one base row
+    of ``child``, or None when it names no definition of the repository."""
+    if language_of.get(file_id) == "python":
+        target, method, kept = _python_base_kept(
+            child, base_name, kind, file_id, python, outcomes, catalog
+        )
+        if target is None:
+            return None
+        edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
+        return edge_type, target, method, kept, (child.nid, base_name, kind, file_id)
+    pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
+    target, method = None, None
+    binding = bindings.lookup(file_id, base_name)
+    if any(e.file_id == file_id for e in pool):
+        target, method = next(e for e in pool if e.file_id == file_id), "same_file"
+    elif binding is not None and binding.file_ids:
+        wanted = binding.symbol or base_name
+        bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
+        if bound:
+            target, method = bound[0], "import_binding"
+    if target is None and (binding is None or binding.file_ids):
+        target, method = _pick_among(pool, file_id, catalog.dirs)
+    if target is None:
+        return None
+    edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
+    return edge_type, target, method, None, None
+
+
 def _inheritance(
     bases,
     catalog: Catalog,
@@ -410,60 +452,161 @@ def _inheritance(
         child = catalog.by_id.get(nid)
         if child is None:
             continue
-        if language_of.get(file_id) == "python":
-            target, method, kept = _python_base_kept(
-                child, base_name, kind, file_id, python, outcomes, catalog
-            )
-            if kept is not None:
-                queue(kept[0])
-                resolved.append((None, None, None, None, kept))
-            elif target is not None:
-                edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
-                row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-                key = (nid, base_name, kind, file_id)
-                resolved.append((child, target, method, key, [row]))  # methods override
+        found = _base_of(
+            child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes
+        )
+        if found is None:
             continue
-        pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
-        target, method = None, None
-        binding = bindings.lookup(file_id, base_name)
-        if any(e.file_id == file_id for e in pool):
-            target, method = next(e for e in pool if e.file_id == file_id), "same_file"
-        elif binding is not None and binding.file_ids:
-            wanted = binding.symbol or base_name
-            bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
-            if bound:
-                target, method = bound[0], "import_binding"
-        if target is None and (binding is None or binding.file_ids):
-            target, method = _pick_among(pool, file_id, catalog.dirs)
-        if target is None:
+        edge_type, target, method, kept, key = found
+        if kept is not None:
+            queue(kept[0])
+            resolved.append((None, None, None, None, kept))
             continue
-        edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
-        edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-        resolved.append((child, target, method, None, None))
+        row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+        resolved.append((child, target, method, key, None if key is None else [row]))
     for child, base, method, key, rows in resolved:
         if child is None:  # kept: the same methods on both sides
             for row in rows[1:]:
                 queue(row)
             continue
-        base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
-        for member in catalog.children.get(child.nid, []):
-            overridden = base_methods.get(member.name)
-            if overridden is not None and member.entity_type == "Function":
-                row = edge(
-                    "OVERRIDES",
-                    member.nid,
-                    overridden.nid,
-                    method,
-                    None,
-                    member.file_id,
-                )
-                if rows is not None:
-                    rows.append(row)
+        for row in _overrides(child, base, method, catalog, edge):
+            if rows is not None:
+                rows.append(row)
         if key is not None:
             outcomes.now[key] = ("found", base.nid, method, tuple(rows))
 
 
-def _method_sets(catalog: Catalog, edge) -> None:
+def _overrides(child: Entity, base: Entity, method: str, catalog: Catalog, edge) -> list:
+    """The OVERRIDES rows of the child's methods that the base also defines."""
+    rows = []
+    base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+    for member in catalog.children.get(child.nid, []):
+        overridden = base_methods.get(member.name)
+        if overridden is not None and member.entity_type == "Function":
+            rows.append(edge("OVERRIDES", member.nid, overridden.nid, method, None, member.file_id))
+    return rows
+
+
+def _child_inheritance(child, rows, catalog, bindings, python, language_of, outcomes, edge):
+    """Every inheritance row of one class (its base rows in declared order), once per
+    (type, source, target, line) as a whole build gives them (no two classes share one)."""
+    found_rows: list[tuple] = []
+    resolved = []
+    for _, base_name, kind, file_id in rows:
+        found = _base_of(
+            child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes
+        )
+        if found is None:
+            continue
+        edge_type, target, method, kept, key = found
+        if kept is not None:
+            found_rows.append(kept[0])
+            resolved.append((None, kept, None, None))
+            continue
+        row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+        found_rows.append(row)
+        resolved.append((target, [row], method, key))
+    for target, own, method, key in resolved:
+        if target is None:
+            found_rows.extend(own[1:])
+            continue
+        own.extend(_overrides(child, target, method, catalog, edge))
+        found_rows.extend(own[1:])
+        if key is not None:
+            outcomes.now[key] = ("found", target.nid, method, tuple(own))
+    unique: dict[tuple, tuple] = {}
+    for row in found_rows:
+        unique.setdefault((row[1], row[2], row[3], row[8]), row)
+    return list(unique.values())
+
+
+def _kept_hierarchy(conn, repo_id, change: ChangeSet | None, scope, language_of):
+    """The inheritance the last build kept, when this build may patch it: same layout, and
+    no changed file in a language whose types implement interfaces by their methods."""
+    if change is None or scope is None or not change.same_layout:
+        return None
+    kept = input_cache.previous_hierarchy(conn, repo_id)
+    if kept is None or kept.method_sets:
+        return None
+    for file_id in change.changed_files:
+        language = language_of.get(file_id)
+        if language is not None and entry(language).method_sets:
+            return None
+    return kept
+
+
+def _keep_hierarchy(conn, repo_id, python, edges, bases, catalog, outcomes, method_sets) -> None:
+    """After a whole inheritance pass, in a process that keeps inputs: keep what it resolved
+    for the next build to patch."""
+    base_rows = input_cache.kept_base_rows(conn, repo_id)
+    if base_rows is None:
+        return
+    order = {row[0]: key[0] for rows in base_rows.values() for key, row in rows}
+    inheritance = [row for row in edges if row[1] in REBUILT_ALWAYS]
+    kept = KeptInheritance.of_build(python.classes, inheritance, bases, catalog, order)
+    kept.outcomes = outcomes.now
+    kept.method_sets = method_sets
+    input_cache.keep_hierarchy(conn, repo_id, kept)
+
+
+def _patch_inheritance(conn, repo_id, change: ChangeSet, scope, kept: KeptInheritance, rows):
+    """Resolve again the bases of the classes the change can affect, patch the kept
+    hierarchy, and store only the inheritance rows that changed."""
+    edge, catalog, bindings, python, language_of, outcomes = rows
+    base_rows = input_cache.kept_base_rows(conn, repo_id) or {}
+    retired = change.changed_files | change.deleted_files
+    files = set(scope) | set(change.deleted_files)
+    words = set(change.touched_names)
+    dirty = kept.affected(files, words, set(retired))
+    for file_id in scope:
+        dirty.update(row[0] for _, row in base_rows.get(file_id, ()))
+    old: list[tuple] = []
+    for nid in dirty:
+        old.extend(kept.forget(nid))
+    by_file: dict[int, list[int]] = {}
+    for nid in dirty:
+        child = catalog.by_id.get(nid)
+        if child is not None:
+            by_file.setdefault(child.file_id, []).append(nid)
+    new: list[tuple] = []
+
+    def row_of(*parts, **named):
+        return edge(*parts, **named, queued=False)
+
+    resolved: set[int] = set()
+    for file_id, nids in by_file.items():
+        wanted = set(nids)
+        its: dict[int, list[tuple]] = {}
+        for key, row in sorted(base_rows.get(file_id, ()), key=_first):
+            if row[0] in wanted:
+                its.setdefault(row[0], []).append((key, row))
+        for nid, declared in its.items():
+            child = catalog.by_id[nid]
+            bases = [(row[0], row[2], row[3], row[4]) for _, row in declared]
+            found = _child_inheritance(
+                child, bases, catalog, bindings, python, language_of, outcomes, row_of
+            )
+            kept.rows_of[nid] = found
+            kept.order[nid] = declared[0][0][0]
+            kept.note(nid, bases, found, catalog)
+            new.extend(found)
+            resolved.add(nid)
+    kept.reorder(resolved)
+    stored = {row for row in old if row[9] not in retired}  # the others went with their file
+    wanted = set(new)
+    for row in stored - wanted:
+        conn.execute(rebuilt_edges.SAME_ROW, (row[2], row[0], row[1], *row[3:]))
+    conn.executemany(INSERT_EDGES, [row for row in new if row not in stored])
+    input_cache.replace_inheritance(conn, repo_id, old, new)
+    input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
+    input_cache.keep_hierarchy(conn, repo_id, kept)
+
+
+def _first(item: tuple):
+    return item[0]
+
+
+def _method_sets(catalog: Catalog, edge) -> bool:
     """IMPLEMENTS edges of the languages whose types satisfy an interface by having its
     methods (Go): a type whose methods include every method an interface declares."""
     interfaces = [
@@ -473,7 +616,7 @@ def _method_sets(catalog: Catalog, edge) -> None:
         if e.entity_type == "Interface" and entry(e.language).method_sets
     ]
     if not interfaces:
-        return
+        return False
     names = {e.name for e in interfaces}
     receivers: dict[str, set[str]] = {}  # method name -> the types declaring it
     for (context, name), methods in catalog.by_class.items():
@@ -501,6 +644,7 @@ def _method_sets(catalog: Catalog, edge) -> None:
                         declared.line,
                         declared.file_id,
                     )
+    return True
 
 
 def _imports(

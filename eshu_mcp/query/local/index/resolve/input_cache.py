@@ -64,6 +64,7 @@ class KeptInputs:
     patched: bool = False  # this build patched them (rather than reading them back)
     base_outcomes: dict | None = None  # how each Python base row resolved (graph.py)
     edge_counts: dict[int, int] | None = None  # the repository's edges by type code
+    hierarchy: object | None = None  # kept_inheritance.KeptInheritance of the last build
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -198,6 +199,41 @@ def keep_edge_counts(conn: sqlite3.Connection, repo_id: str, counts: dict[int, i
     kept = _kept.get((_db_file(conn), repo_id))
     if kept is not None and not kept.settled:
         kept.edge_counts = dict(counts)
+
+
+def previous_hierarchy(conn: sqlite3.Connection, repo_id: str):
+    """During a build that patched the kept inputs: the inheritance the last build resolved
+    (a ``KeptInheritance``, patched in place by this one); else None."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled or not kept.patched:
+        return None
+    return kept.hierarchy
+
+
+def keep_hierarchy(conn: sqlite3.Connection, repo_id: str, hierarchy) -> None:
+    """During a build: the inheritance it resolved (kept if the build commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.hierarchy = hierarchy
+
+
+def kept_base_rows(conn: sqlite3.Connection, repo_id: str) -> dict[int, list[tuple]] | None:
+    """During a build: the kept base rows by file, each as (declared order key, (nid, class
+    name, base name, kind, file id)); None when this process keeps nothing."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled:
+        return None
+    return kept.base_rows
+
+
+def replace_inheritance(
+    conn: sqlite3.Connection, repo_id: str, gone: list[tuple], new: list[tuple]
+) -> None:
+    """During a build that replaced some classes' inheritance rows: the stored set now."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled and kept.inheritance is not None:
+        kept.inheritance.difference_update(gone)
+        kept.inheritance.update(new)
 
 
 def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:
