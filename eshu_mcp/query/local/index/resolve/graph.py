@@ -116,7 +116,9 @@ def resolve_repository(
     differently, files importing a touched name from them, and files calling a touched name.
     (A name is touched when an entity id with that name appeared or vanished: candidate pools
     of every other name are unchanged, so calls to them resolve as before.)
-    Inheritance and overrides are always rebuilt (they are few). CONTAINS and file -> module
+    Inheritance and overrides are resolved whole, except in a process that kept the last
+    build's hierarchy (see kept_inheritance.py): there only the classes the change can
+    affect are resolved again. CONTAINS and file -> module
     IMPORTS edges are the writer's (see declared.py). ``inputs`` gathered by a first build
     spare reading back the rows it just wrote (and deleting what cannot exist yet).
     ``meanwhile`` runs on a thread, using the connection, while call resolution runs without
