@@ -9,6 +9,7 @@ row by row per ``schema.sql`` (:class:`ApiIndex`) and a real Resource driven thr
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import queue
 import sqlite3
@@ -815,6 +816,11 @@ class ReaderLaneTests(SynchronousTestCase):
             self.ran.append("scan")
             return Answer({"ok": True})
 
+        @self.routes.route("POST", "/code/search")
+        def search(ctx):
+            self.ran.append("search")
+            return Answer({"ok": True})
+
         self.points, self.scans = DeferredPool(), DeferredPool()
         self.reactor = ThreadReactor()
         self.resource = LocalQueryResource(
@@ -826,9 +832,10 @@ class ReaderLaneTests(SynchronousTestCase):
             queues=LaneQueues({POINT: 4, SCAN: 2}),
         )
 
-    def render(self, method: bytes, path: bytes):
+    def render(self, method: bytes, path: bytes, body: bytes = b""):
         request, channel = synthesized_request(path)
         request.method = method
+        request.content = io.BytesIO(body)
         body = self.resource.render(request)
         if body is not NOT_DONE_YET:  # answered at once (a refusal)
             request.write(body)
@@ -844,6 +851,14 @@ class ReaderLaneTests(SynchronousTestCase):
         self.assertIn(b"200", answered.transport.written.getvalue())
         self.scans.run_all()
         self.assertEqual(self.ran, ["point", "scan", "scan"])
+
+    def test_a_substring_code_search_waits_with_the_scans_an_exact_one_does_not(self):
+        self.render(b"POST", b"code/search", b'{"query": "test"}')
+        self.render(b"POST", b"code/search", b'{"query": "Deferred", "exact": true}')
+        self.points.run_all()
+        self.assertEqual(self.ran, ["search"])  # the exact lookup only
+        self.scans.run_all()
+        self.assertEqual(self.ran, ["search", "search"])
 
     def test_a_full_scan_queue_answers_busy_at_once_and_frees_as_scans_start(self):
         self.render(b"POST", b"code/dead-code")

@@ -231,7 +231,7 @@ class LocalQueryResource(Resource):
             route, params = self._prepare(request)
         except ApiError as error:
             return self._error_bytes(request, error, self._accepts_envelope(request))
-        lane = lane_of(route.method, route.pattern)
+        lane = lane_of(route.method, route.pattern, params["body"])
         try:
             self._queues.enter(lane)
         except LaneBusy as busy:

@@ -18,6 +18,7 @@ from functools import partial
 from eshu_mcp.query.local.index.build.stopping import hold_point, start_worker
 from eshu_mcp.query.local.index.parse.rows import parse_file, read_limit
 from eshu_mcp.query.local.index.resolve.declared import declared_edges
+from eshu_mcp.query.local.index.resolve.edge_tally import EdgeTally
 from eshu_mcp.query.local.index.resolve.graph import ChangeSet, resolve_repository, retire_edges
 from eshu_mcp.query.local.index.resolve.inputs import (
     FirstBuildInputs,
@@ -175,6 +176,7 @@ class GenerationWrite:
         self.modules = writer.module_nodes(conn, self.repo_id)
         self.first: FirstBuildInputs | None = None  # graph inputs gathered by a first build
         self.planned_ids: dict[str, int] = {}  # a first build's file ids, fixed before parsing
+        self.tally = EdgeTally.start(conn, self.repo_id, self.repo_key) if existing else None
 
     def delete(self, paths: list[str]) -> None:
         """Retire deleted files: their rows, their entity facts and their file fact."""
@@ -393,7 +395,7 @@ class GenerationWrite:
         meanwhile = None
         if self.bulk is not None:
             meanwhile = partial(self.bulk.finish, GRAPH_INPUT_TABLES)
-        edges = resolve_repository(conn, repo_id, change, inputs, meanwhile)
+        edges = resolve_repository(conn, repo_id, change, inputs, meanwhile, self.tally)
         if self.bulk is not None:
             self.bulk.finish()
         conn.execute(

@@ -20,7 +20,9 @@ from eshu_mcp.query.local.index.resolve import input_cache, rebuilt_edges
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.call_edges import resolve_calls_split
 from eshu_mcp.query.local.index.resolve.calls import REEXPORT_HOPS, Catalog, Entity, reexported
+from eshu_mcp.query.local.index.resolve.edge_tally import EdgeTally
 from eshu_mcp.query.local.index.resolve.inputs import GraphInputs
+from eshu_mcp.query.local.index.resolve.kept_inheritance import KeptInheritance
 from eshu_mcp.query.local.index.resolve.pyclasses import EXTERNAL, Hierarchy
 from eshu_mcp.query.local.index.resolve.receivers import INTERFACE_ROOTS, PythonCalls
 from eshu_mcp.query.local.index.resolve.references import (
@@ -104,6 +106,7 @@ def resolve_repository(
     change: ChangeSet | None = None,
     inputs: GraphInputs | None = None,
     meanwhile: Callable[[], None] | None = None,
+    tally: EdgeTally | None = None,
 ) -> dict[str, int]:
     """
     Rebuild the repository's modules, edges and unresolved_calls; return counts by type.
@@ -113,11 +116,14 @@ def resolve_repository(
     differently, files importing a touched name from them, and files calling a touched name.
     (A name is touched when an entity id with that name appeared or vanished: candidate pools
     of every other name are unchanged, so calls to them resolve as before.)
-    Inheritance and overrides are always rebuilt (they are few). CONTAINS and file -> module
+    Inheritance and overrides are resolved whole, except in a process that kept the last
+    build's hierarchy (see kept_inheritance.py): there only the classes the change can
+    affect are resolved again. CONTAINS and file -> module
     IMPORTS edges are the writer's (see declared.py). ``inputs`` gathered by a first build
     spare reading back the rows it just wrote (and deleting what cannot exist yet).
     ``meanwhile`` runs on a thread, using the connection, while call resolution runs without
-    it (pure Python).
+    it (pure Python). ``tally``, started before the build changed any edge, spares counting
+    the repository's edges (see edge_tally.py).
     """
     (repo_key,) = conn.execute(
         "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
@@ -161,34 +167,49 @@ def resolve_repository(
     edges: list[tuple] = []
     seen: set[tuple] = set()
 
-    def edge(kind, source, target, method, line, file_id, call_kind=None, reason=None):
-        """Queue one edge row, once per (type, source, target, line)."""
-        identity = (EDGE_TYPES[kind], source, target, line)
-        if identity in seen:
-            return
-        seen.add(identity)
-        edges.append(
-            (
-                repo_key,
-                EDGE_TYPES[kind],
-                source,
-                target,
-                call_kind,
-                reason,
-                METHODS[method],
-                CONFIDENCE[method],
-                line,
-                file_id,
-            )
+    def edge(
+        kind, source, target, method, line, file_id, call_kind=None, reason=None, *, queued=True
+    ):
+        """Queue one edge row, once per (type, source, target, line); returns the row
+        (only makes it when not ``queued``)."""
+        row = (
+            repo_key,
+            EDGE_TYPES[kind],
+            source,
+            target,
+            call_kind,
+            reason,
+            METHODS[method],
+            CONFIDENCE[method],
+            line,
+            file_id,
         )
+        if queued:
+            queue(row)
+        return row
 
-    python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+    def queue(row: tuple) -> None:
+        """Queue an edge row made earlier (a kept one), once per (type, source, target, line)."""
+        identity = (row[1], row[2], row[3], row[8])
+        if identity not in seen:
+            seen.add(identity)
+            edges.append(row)
+
     outcomes = BaseOutcomes.for_build(conn, repo_id, change, scope)
-    _inheritance(inputs.bases, catalog, bindings, edge, python, language_of, outcomes)
-    input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
-    _method_sets(catalog, edge)
-    if change is not None:  # edges holds every inheritance edge: store only the difference
-        edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
+    kept = _kept_hierarchy(conn, repo_id, change, scope, language_of)
+    if kept is not None:  # only the classes the change can affect
+        python = PythonCalls(catalog, bindings, kept.fresh_hierarchy(catalog))
+        outcomes.before = outcomes.now = kept.outcomes  # patched in place, as the hierarchy
+        rows = (edge, catalog, bindings, python, language_of, outcomes)
+        _patch_inheritance(conn, repo_id, change, scope, kept, rows)
+    else:
+        python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+        _inheritance(inputs.bases, catalog, bindings, (edge, queue), python, language_of, outcomes)
+        input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
+        method_sets = _method_sets(catalog, edge)
+        _keep_hierarchy(conn, repo_id, python, edges, inputs.bases, catalog, outcomes, method_sets)
+        if change is not None:  # edges holds every inheritance edge: store only the difference
+            edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     written: Counter = Counter()  # CALLS edges written as they were resolved
@@ -219,7 +240,11 @@ def resolve_repository(
         by_type = Counter(inputs.declared)
         by_type.update(row[1] for row in edges)
         by_type.update(written)
+    elif tally is not None and change is not None:
+        by_type = Counter(tally.counts())
     else:
+        if tally is not None:
+            tally.stop()
         by_type = Counter(
             dict(
                 conn.execute(
@@ -228,6 +253,7 @@ def resolve_repository(
                 ).fetchall()
             )
         )
+    input_cache.keep_edge_counts(conn, repo_id, by_type)
     names = {code: name for name, code in EDGE_TYPES.items()}
     counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)
@@ -297,12 +323,24 @@ class BaseOutcomes:
     affect (rows of affected files, and base names whose definitions appeared, vanished or
     moved); the others replay the last build's outcome, hierarchy records included. Resolving
     every base again made a one-file build at 26k files cost seconds.
+
+    A found base keeps the edge rows it gave (its INHERITS or IMPLEMENTS row, then the
+    OVERRIDES rows of the child's methods): while neither the child's file nor the base's
+    changed, both classes have the same methods, so the rows are queued again as they are
+    rather than matched method by method.
     """
 
-    def __init__(self, before: dict | None, scope: set[int] | None, touched: frozenset[str]):
+    def __init__(
+        self,
+        before: dict | None,
+        scope: set[int] | None,
+        touched: frozenset[str],
+        changed: frozenset[int] = frozenset(),
+    ):
         self.before = before
         self.scope = scope or set()
         self.touched = touched
+        self.changed = changed  # files whose entities were replaced (or removed)
         self.now: dict[tuple, tuple] = {}
 
     @classmethod
@@ -311,7 +349,8 @@ class BaseOutcomes:
         if change is None or scope is None or not change.same_layout:
             return cls(None, None, frozenset())
         before = input_cache.previous_base_outcomes(conn, repo_id)
-        return cls(before, scope, change.touched_names)
+        changed = change.changed_files | change.deleted_files
+        return cls(before, scope, change.touched_names, changed)
 
     def reusable(self, key: tuple, catalog: Catalog) -> tuple | None:
         """The last outcome of a base row this build's change cannot affect, else None."""
@@ -323,6 +362,12 @@ class BaseOutcomes:
         if outcome is None or (outcome[0] == "found" and outcome[1] not in catalog.by_id):
             return None
         return outcome
+
+    def kept_rows(self, outcome: tuple, child: Entity, base: Entity) -> tuple | None:
+        """The edge rows a reused found base gave last time, while still exact, else None."""
+        if len(outcome) < 4 or child.file_id in self.changed or base.file_id in self.changed:
+            return None
+        return outcome[3]
 
 
 def _replayed_base(child: Entity, kind: str, outcome: tuple, python: PythonCalls):
@@ -343,11 +388,14 @@ def _replayed_base(child: Entity, kind: str, outcome: tuple, python: PythonCalls
 
 
 def _python_base_kept(child, base_name, kind, file_id, python, outcomes: BaseOutcomes, catalog):
+    """(base, method, kept edge rows or None) of one Python base row, reused when it can be."""
     key = (child.nid, base_name, kind, file_id)
     outcome = outcomes.reusable(key, catalog)
     if outcome is not None:
         outcomes.now[key] = outcome
-        return _replayed_base(child, kind, outcome, python)
+        target, method = _replayed_base(child, kind, outcome, python)
+        kept = None if target is None else outcomes.kept_rows(outcome, child, target)
+        return target, method, kept
     target, method = _python_base(child, base_name, kind, file_id, python)
     if target is not None:
         outcomes.now[key] = ("found", target.nid, method)
@@ -355,66 +403,212 @@ def _python_base_kept(child, base_name, kind, file_id, python, outcomes: BaseOut
         outcomes.now[key] = ("none",)
     else:
         outcomes.now[key] = ("open", child.nid in python.classes.declarations)
-    return target, method
+    return target, method, None
+
+
+def _base_of(child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes):
+    """(edge type, base, method, kept rows or None, Python row key or None) of one base row
+    of ``child``, or None when it names no definition of the repository."""
+    if language_of.get(file_id) == "python":
+        target, method, kept = _python_base_kept(
+            child, base_name, kind, file_id, python, outcomes, catalog
+        )
+        if target is None:
+            return None
+        edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
+        return edge_type, target, method, kept, (child.nid, base_name, kind, file_id)
+    pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
+    target, method = None, None
+    binding = bindings.lookup(file_id, base_name)
+    if any(e.file_id == file_id for e in pool):
+        target, method = next(e for e in pool if e.file_id == file_id), "same_file"
+    elif binding is not None and binding.file_ids:
+        wanted = binding.symbol or base_name
+        bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
+        if bound:
+            target, method = bound[0], "import_binding"
+    if target is None and (binding is None or binding.file_ids):
+        target, method = _pick_among(pool, file_id, catalog.dirs)
+    if target is None:
+        return None
+    edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
+    return edge_type, target, method, None, None
 
 
 def _inheritance(
     bases,
     catalog: Catalog,
     bindings: FileBindings,
-    edge,
+    emitters,
     python: PythonCalls,
     language_of,
     outcomes: BaseOutcomes | None = None,
 ) -> None:
+    """INHERITS and IMPLEMENTS edges of the base rows, then the OVERRIDES edges below them.
+    ``emitters`` are (edge, queue): queue an edge by its parts (returning its row), or a
+    row kept from the last build."""
+    edge, queue = emitters
     outcomes = outcomes or BaseOutcomes(None, None, frozenset())
-    resolved: list[tuple[Entity, Entity, str]] = []
+    resolved: list[tuple] = []  # (child, base, method, python row key, rows so far or kept)
     for nid, base_name, kind, file_id in bases:
         child = catalog.by_id.get(nid)
         if child is None:
             continue
-        if language_of.get(file_id) == "python":
-            target, method = _python_base_kept(
-                child, base_name, kind, file_id, python, outcomes, catalog
-            )
-            if target is not None:
-                edge_type = "IMPLEMENTS" if kind == "implements" else "INHERITS"
-                edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-                resolved.append((child, target, method))  # methods override what it declares
+        found = _base_of(
+            child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes
+        )
+        if found is None:
             continue
-        pool = [e for e in catalog.types.get(base_name, []) if e.nid != child.nid]
-        target, method = None, None
-        binding = bindings.lookup(file_id, base_name)
-        if any(e.file_id == file_id for e in pool):
-            target, method = next(e for e in pool if e.file_id == file_id), "same_file"
-        elif binding is not None and binding.file_ids:
-            wanted = binding.symbol or base_name
-            bound = reexported(catalog.types_in, bindings, wanted, binding.file_ids)
-            if bound:
-                target, method = bound[0], "import_binding"
-        if target is None and (binding is None or binding.file_ids):
-            target, method = _pick_among(pool, file_id, catalog.dirs)
+        edge_type, target, method, kept, key = found
+        if kept is not None:
+            queue(kept[0])
+            resolved.append((None, None, None, None, kept))
+            continue
+        row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+        resolved.append((child, target, method, key, None if key is None else [row]))
+    for child, base, method, key, rows in resolved:
+        if child is None:  # kept: the same methods on both sides
+            for row in rows[1:]:
+                queue(row)
+            continue
+        for row in _overrides(child, base, method, catalog, edge):
+            if rows is not None:
+                rows.append(row)
+        if key is not None:
+            outcomes.now[key] = ("found", base.nid, method, tuple(rows))
+
+
+def _overrides(child: Entity, base: Entity, method: str, catalog: Catalog, edge) -> list:
+    """The OVERRIDES rows of the child's methods that the base also defines."""
+    rows = []
+    base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+    for member in catalog.children.get(child.nid, []):
+        overridden = base_methods.get(member.name)
+        if overridden is not None and member.entity_type == "Function":
+            rows.append(edge("OVERRIDES", member.nid, overridden.nid, method, None, member.file_id))
+    return rows
+
+
+def _child_inheritance(child, rows, catalog, bindings, python, language_of, outcomes, edge):
+    """Every inheritance row of one class (its base rows in declared order), once per
+    (type, source, target, line) as a whole build gives them (no two classes share one)."""
+    found_rows: list[tuple] = []
+    resolved = []
+    for _, base_name, kind, file_id in rows:
+        found = _base_of(
+            child, base_name, kind, file_id, catalog, bindings, python, language_of, outcomes
+        )
+        if found is None:
+            continue
+        edge_type, target, method, kept, key = found
+        if kept is not None:
+            found_rows.append(kept[0])
+            resolved.append((None, kept, None, None))
+            continue
+        row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
+        found_rows.append(row)
+        resolved.append((target, [row], method, key))
+    for target, own, method, key in resolved:
         if target is None:
+            found_rows.extend(own[1:])
             continue
-        edge_type = "IMPLEMENTS" if kind in ("implements", "trait_impl") else "INHERITS"
-        edge(edge_type, child.nid, target.nid, method, child.line, file_id)
-        resolved.append((child, target, method))
-    for child, base, method in resolved:
-        base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
-        for member in catalog.children.get(child.nid, []):
-            overridden = base_methods.get(member.name)
-            if overridden is not None and member.entity_type == "Function":
-                edge(
-                    "OVERRIDES",
-                    member.nid,
-                    overridden.nid,
-                    method,
-                    None,
-                    member.file_id,
-                )
+        own.extend(_overrides(child, target, method, catalog, edge))
+        found_rows.extend(own[1:])
+        if key is not None:
+            outcomes.now[key] = ("found", target.nid, method, tuple(own))
+    unique: dict[tuple, tuple] = {}
+    for row in found_rows:
+        unique.setdefault((row[1], row[2], row[3], row[8]), row)
+    return list(unique.values())
 
 
-def _method_sets(catalog: Catalog, edge) -> None:
+def _kept_hierarchy(conn, repo_id, change: ChangeSet | None, scope, language_of):
+    """The inheritance the last build kept, when this build may patch it: same layout, and
+    no changed file in a language whose types implement interfaces by their methods."""
+    if change is None or scope is None or not change.same_layout:
+        return None
+    kept = input_cache.previous_hierarchy(conn, repo_id)
+    if kept is None or kept.method_sets:
+        return None
+    for file_id in change.changed_files:
+        language = language_of.get(file_id)
+        if language is not None and entry(language).method_sets:
+            return None
+    return kept
+
+
+def _keep_hierarchy(conn, repo_id, python, edges, bases, catalog, outcomes, method_sets) -> None:
+    """After a whole inheritance pass, in a process that keeps inputs: keep what it resolved
+    for the next build to patch."""
+    base_rows = input_cache.kept_base_rows(conn, repo_id)
+    if base_rows is None:
+        return
+    order = {row[0]: key[0] for rows in base_rows.values() for key, row in rows}
+    inheritance = [row for row in edges if row[1] in REBUILT_ALWAYS]
+    kept = KeptInheritance.of_build(python.classes, inheritance, bases, catalog, order)
+    kept.outcomes = outcomes.now
+    kept.method_sets = method_sets
+    input_cache.keep_hierarchy(conn, repo_id, kept)
+
+
+def _patch_inheritance(conn, repo_id, change: ChangeSet, scope, kept: KeptInheritance, rows):
+    """Resolve again the bases of the classes the change can affect, patch the kept
+    hierarchy, and store only the inheritance rows that changed."""
+    edge, catalog, bindings, python, language_of, outcomes = rows
+    base_rows = input_cache.kept_base_rows(conn, repo_id) or {}
+    retired = change.changed_files | change.deleted_files
+    files = set(scope) | set(change.deleted_files)
+    words = set(change.touched_names)
+    dirty = kept.affected(files, words, set(retired))
+    for file_id in scope:
+        dirty.update(row[0] for _, row in base_rows.get(file_id, ()))
+    old: list[tuple] = []
+    for nid in dirty:
+        old.extend(kept.forget(nid))
+    by_file: dict[int, list[int]] = {}
+    for nid in dirty:
+        child = catalog.by_id.get(nid)
+        if child is not None:
+            by_file.setdefault(child.file_id, []).append(nid)
+    new: list[tuple] = []
+
+    def row_of(*parts, **named):
+        return edge(*parts, **named, queued=False)
+
+    resolved: set[int] = set()
+    for file_id, nids in by_file.items():
+        wanted = set(nids)
+        its: dict[int, list[tuple]] = {}
+        for key, row in sorted(base_rows.get(file_id, ()), key=_first):
+            if row[0] in wanted:
+                its.setdefault(row[0], []).append((key, row))
+        for nid, declared in its.items():
+            child = catalog.by_id[nid]
+            bases = [(row[0], row[2], row[3], row[4]) for _, row in declared]
+            found = _child_inheritance(
+                child, bases, catalog, bindings, python, language_of, outcomes, row_of
+            )
+            kept.rows_of[nid] = found
+            kept.order[nid] = declared[0][0][0]
+            kept.note(nid, bases, found, catalog)
+            new.extend(found)
+            resolved.add(nid)
+    kept.reorder(resolved)
+    stored = {row for row in old if row[9] not in retired}  # the others went with their file
+    wanted = set(new)
+    for row in stored - wanted:
+        conn.execute(rebuilt_edges.SAME_ROW, (row[2], row[0], row[1], *row[3:]))
+    conn.executemany(INSERT_EDGES, [row for row in new if row not in stored])
+    input_cache.replace_inheritance(conn, repo_id, old, new)
+    input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
+    input_cache.keep_hierarchy(conn, repo_id, kept)
+
+
+def _first(item: tuple):
+    return item[0]
+
+
+def _method_sets(catalog: Catalog, edge) -> bool:
     """IMPLEMENTS edges of the languages whose types satisfy an interface by having its
     methods (Go): a type whose methods include every method an interface declares."""
     interfaces = [
@@ -424,7 +618,7 @@ def _method_sets(catalog: Catalog, edge) -> None:
         if e.entity_type == "Interface" and entry(e.language).method_sets
     ]
     if not interfaces:
-        return
+        return False
     names = {e.name for e in interfaces}
     receivers: dict[str, set[str]] = {}  # method name -> the types declaring it
     for (context, name), methods in catalog.by_class.items():
@@ -452,6 +646,7 @@ def _method_sets(catalog: Catalog, edge) -> None:
                         declared.line,
                         declared.file_id,
                     )
+    return True
 
 
 def _imports(

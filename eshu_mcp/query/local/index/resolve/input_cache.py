@@ -63,6 +63,8 @@ class KeptInputs:
     retired: frozenset[int] = frozenset()  # files whose edges this build deleted
     patched: bool = False  # this build patched them (rather than reading them back)
     base_outcomes: dict | None = None  # how each Python base row resolved (graph.py)
+    edge_counts: dict[int, int] | None = None  # the repository's edges by type code
+    hierarchy: object | None = None  # kept_inheritance.KeptInheritance of the last build
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -139,6 +141,13 @@ def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
                 continue
             kept = _kept[key] = _read(conn, repo_id, frozenset())
             kept.generation_id, kept.settled = active, True
+            kept.edge_counts = dict(
+                conn.execute(
+                    "SELECT type, COUNT(*) FROM edge_rows WHERE repo = (SELECT repo_key"
+                    " FROM repositories WHERE repo_id = ?) GROUP BY type",
+                    (repo_id,),
+                )
+            )
         conn.execute("ROLLBACK")
     finally:
         conn.close()
@@ -168,6 +177,63 @@ def keep_base_outcomes(conn: sqlite3.Connection, repo_id: str, outcomes: dict) -
     kept = _kept.get((_db_file(conn), repo_id))
     if kept is not None and not kept.settled:
         kept.base_outcomes = outcomes
+
+
+def kept_edge_counts(conn: sqlite3.Connection, repo_id: str) -> dict[int, int] | None:
+    """Before a build changes anything: the repository's edge counts by type code, when the
+    kept ones describe the active generation; else None (they are counted)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if (
+        kept is None
+        or not kept.settled
+        or kept.edge_counts is None
+        or kept.extractor != EXTRACTOR_VERSION
+        or kept.generation_id != _active_generation(conn, repo_id)
+    ):
+        return None
+    return kept.edge_counts
+
+
+def keep_edge_counts(conn: sqlite3.Connection, repo_id: str, counts: dict[int, int]) -> None:
+    """During a build: the repository's edge counts by type code (kept if it commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.edge_counts = dict(counts)
+
+
+def previous_hierarchy(conn: sqlite3.Connection, repo_id: str):
+    """During a build that patched the kept inputs: the inheritance the last build resolved
+    (a ``KeptInheritance``, patched in place by this one); else None."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled or not kept.patched:
+        return None
+    return kept.hierarchy
+
+
+def keep_hierarchy(conn: sqlite3.Connection, repo_id: str, hierarchy) -> None:
+    """During a build: the inheritance it resolved (kept if the build commits)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled:
+        kept.hierarchy = hierarchy
+
+
+def kept_base_rows(conn: sqlite3.Connection, repo_id: str) -> dict[int, list[tuple]] | None:
+    """During a build: the kept base rows by file, each as (declared order key, (nid, class
+    name, base name, kind, file id)); None when this process keeps nothing."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is None or kept.settled:
+        return None
+    return kept.base_rows
+
+
+def replace_inheritance(
+    conn: sqlite3.Connection, repo_id: str, gone: list[tuple], new: list[tuple]
+) -> None:
+    """During a build that replaced some classes' inheritance rows: the stored set now."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if kept is not None and not kept.settled and kept.inheritance is not None:
+        kept.inheritance.difference_update(gone)
+        kept.inheritance.update(new)
 
 
 def keep_inheritance(conn: sqlite3.Connection, repo_id: str, rows: set[tuple]) -> None:
