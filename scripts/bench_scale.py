@@ -40,13 +40,13 @@ from bench_support import (
     percentile,
     print_result,
     scratch_folder,
+    start_loopback_daemon,
     twisted_package,
     twisted_repository,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = "2026-07-28"
-LISTENING = re.compile(r"Site starting on (\d+)")
 TWISTED_WORD = re.compile(rb"\btwisted\b")
 ANSWER_DEADLINE = 180.0
 POLL_SECONDS = 0.05
@@ -149,43 +149,8 @@ def full_index(repo: Path, db: Path) -> dict:
 
 def start_daemon(workdir: Path, repo: Path, db: Path, name: str) -> tuple[subprocess.Popen, int]:
     """``twistd -n eshu-mcp --repo REPO`` (watching by default) on a loopback port."""
-    log_path = workdir / f"daemon-{name}.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ESHU_")}
-    env.update(PYTHONPATH=str(PROJECT_ROOT), ESHU_HOME=str(workdir))
-    command = [
-        sys.executable,
-        "-c",
-        "from twisted.scripts.twistd import run; run()",
-        "--nodaemon",
-        "--pidfile=",
-        "--logfile=-",
-        "eshu-mcp",
-        "--listen",
-        "tcp:0:interface=127.0.0.1",
-        "--repo",
-        str(repo),
-        "--db",
-        str(db),
-        "--toolsets",
-        "all",
-    ]
-    log = log_path.open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daemon exited:\n{log_path.read_text()}")
-        bound = LISTENING.search(log_path.read_text(errors="replace"))
-        if bound is not None:
-            port = int(bound.group(1))
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5):
-                    return process, port
-            except (urllib.error.URLError, OSError):
-                pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("daemon not ready after 600 s")
+    args = ["--repo", str(repo), "--db", str(db), "--toolsets", "all"]
+    return start_loopback_daemon(workdir, workdir / f"daemon-{name}.log", args, 600)
 
 
 def call_tool(port: int, tool: str, arguments: dict, timeout: float = 60.0) -> dict:

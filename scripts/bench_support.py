@@ -15,10 +15,15 @@ import ast
 import importlib.util
 import itertools
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -170,3 +175,46 @@ def print_result(result: dict, as_json: bool) -> None:
     width = max(len(key) for key in result)
     for key, value in result.items():
         print(f"{key:<{width}}  {value}")
+
+
+_LISTENING = re.compile(r"Site starting on (\d+)")
+
+
+def start_loopback_daemon(
+    workdir: Path, log_path: Path, daemon_args: list[str], ready_seconds: float
+) -> tuple[subprocess.Popen, int]:
+    """
+    ``twistd -n eshu-mcp DAEMON_ARGS`` on a kernel-chosen loopback port, with this checkout
+    on ``PYTHONPATH`` and ``ESHU_HOME`` in ``workdir``; returns once ``/readyz`` answers.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ESHU_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parent.parent), ESHU_HOME=str(workdir))
+    command = [
+        sys.executable,
+        "-c",
+        "from twisted.scripts.twistd import run; run()",
+        "--nodaemon",
+        "--pidfile=",
+        "--logfile=-",
+        "eshu-mcp",
+        "--listen",
+        "tcp:0:interface=127.0.0.1",
+        *daemon_args,
+    ]
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
+    deadline = time.monotonic() + ready_seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daemon exited:\n{log_path.read_text()}")
+        bound = _LISTENING.search(log_path.read_text(errors="replace"))
+        if bound is not None:
+            port = int(bound.group(1))
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5):
+                    return process, port
+            except (urllib.error.URLError, OSError):
+                pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"daemon not ready after {ready_seconds:.0f} s")

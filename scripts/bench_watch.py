@@ -29,13 +29,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_support import argument_parser, print_result, scratch_folder, twisted_repository
+from bench_support import (
+    argument_parser,
+    print_result,
+    scratch_folder,
+    start_loopback_daemon,
+    twisted_repository,
+)
 
 from eshu_mcp.query.local.index.build.indexer import index_repositories
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EDITED = "twisted/python/util.py"
-LISTENING = re.compile(r"Site starting on (\d+)")
 PROTOCOL = "2026-07-28"
 ANSWER_DEADLINE = 30.0
 POLL_SECONDS = 0.05
@@ -110,41 +115,9 @@ def start_daemon(
     serves ``db``) on a kernel-chosen loopback port.
     """
     log_path = workdir / f"bench-watch-daemon-{'watch' if watch else 'plain'}.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ESHU_")}
-    env.update(PYTHONPATH=str(PROJECT_ROOT), ESHU_HOME=str(workdir))
-    command = [
-        sys.executable,
-        "-c",
-        "from twisted.scripts.twistd import run; run()",
-        "--nodaemon",
-        "--pidfile=",
-        "--logfile=-",
-        "eshu-mcp",
-        "--listen",
-        "tcp:0:interface=127.0.0.1",
-        *(["--repo", str(repo), "--watch"] if watch else []),
-        "--db",
-        str(db),
-        "--toolsets",
-        "all",
-    ]
-    log = log_path.open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daemon exited:\n{log_path.read_text()}")
-        bound = LISTENING.search(log_path.read_text(errors="replace"))
-        if bound is not None:
-            port = int(bound.group(1))
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5):
-                    return process, port, log_path
-            except (urllib.error.URLError, OSError):
-                pass
-        time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("daemon not ready after 120 s")
+    args = [*(["--repo", str(repo), "--watch"] if watch else []), "--db", str(db)]
+    process, port = start_loopback_daemon(workdir, log_path, [*args, "--toolsets", "all"], 120)
+    return process, port, log_path
 
 
 def indexed_copy(workdir: Path, name: str) -> tuple[Path, Path]:
