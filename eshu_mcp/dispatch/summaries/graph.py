@@ -317,7 +317,8 @@ def relationships(data: dict) -> Lines:
         for value in (available or {}).values()
     )
     if total > count:
-        text = f"{count} of {'more than ' + str(total - 1) if saturated else total} {nouns}"
+        stated = f"more than {total - 1}" if saturated else str(total)
+        text = f"{count} of {stated} {noun if total == 1 and not saturated else nouns}"
         if scope.get("min_confidence"):  # the totals count every edge, the page the floored
             text += " (counted before the min_confidence floor)"
     if anchor:
