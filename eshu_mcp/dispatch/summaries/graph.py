@@ -277,6 +277,9 @@ def _relationship_hint(data: dict, shown: int) -> str:
     truncated = coverage.get("truncated") is True or summary.get("truncated") is True
     if not truncated or budget_cut(data):
         return ""
+    if "next_offset" in summary and summary["next_offset"] is None:
+        # a transitive answer is one page (the route refuses an offset): only a wider limit
+        return "truncated: raise limit for the rest"
     scope = field_map(data, "scope")
     offset = first_int(scope, "offset") or 0
     limit = first_int(scope, "limit") or shown
