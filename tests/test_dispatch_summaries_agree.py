@@ -93,6 +93,23 @@ EXTRA_ARGUMENTS: dict[str, list[dict[str, Any]]] = {
         {"query_type": "cross_module_calls"},
     ],
     "find_function_call_chain": [{"start": "close", "end": "settle"}],
+    "build_evidence_citation_packet": [
+        {"handles": handles, "limit": limit}
+        for handles in (
+            [{"kind": "file", "relative_path": f"ledger/{name}.py", "repo_id": "gamma"}]
+            for name in ("rules", "books", "missing")
+        )
+        for limit in (1, 10)
+    ]
+    + [
+        {
+            "handles": [
+                {"kind": "file", "relative_path": "ledger/rules.py", "repo_id": "gamma"},
+                {"kind": "file", "relative_path": "ledger/books.py", "repo_id": "gamma"},
+            ],
+            "limit": 1,
+        }
+    ],
     "inspect_code_inventory": [
         {"inventory_kind": kind}
         for kind in ("entity", "top_level", "documented", "function_count_by_file")
@@ -127,7 +144,6 @@ ERROR_ONLY = {
     "get_workload_context": "no workloads in the embedded backend",
     "get_workload_story": "no workloads in the embedded backend",
     "get_service_story": "no workloads in the embedded backend: no service name matches",
-    "build_evidence_citation_packet": "takes handle objects the generic builder cannot write",
 }
 """Tools that answer only errors here: their text must be the error, with no rows."""
 
@@ -256,6 +272,10 @@ class EveryToolSummaryAgreesTests(SynchronousTestCase):
                 if result.get("isError"):
                     if not text.strip() or text.startswith(COMPLETED):
                         found[tool.name].append(f"{args}: an error with no message")
+                    if any(
+                        rows for _, rows in row_lists(answer_data(result.get("structuredContent")))
+                    ):
+                        found[tool.name].append(f"{args}: an error with rows")
                     errors_only.add(tool.name)
                     continue
                 answered.add(tool.name)
