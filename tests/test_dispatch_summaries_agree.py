@@ -129,7 +129,6 @@ NO_TOTAL = {
     "search_file_content": "reads limit+1 files; a total would scan every file",
     "search_semantic_context": "ranks a bounded corpus; no total beyond it",
     "investigate_code_topic": "ranks a bounded candidate set (the topic-search work owns it)",
-    "inspect_code_inventory": "reads limit+1 rows of the inventory kind",
 }
 """Paged answers whose structured content has no total for the headline to state: their
 text says "more" and how to read on instead (checked), and the route says why not."""
