@@ -308,7 +308,7 @@ class EveryToolSummaryAgreesTests(SynchronousTestCase):
             answered - set().union(*(covered[c] for c in covered if c != "error")), set()
         )
         self.assertEqual(no_total, set(NO_TOTAL))
-        # 47 tools answer rows on this index; the rest have no collector here (empty answers)
+        # 48 tools answer rows on this index; the rest have no collector here (empty answers)
         self.assertGreaterEqual(len(with_rows), 45, sorted(answered - with_rows))
 
     def test_a_paged_headline_states_the_total_of_the_structured_content(self):
