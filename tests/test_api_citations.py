@@ -40,6 +40,12 @@ class CitationTests(SynchronousTestCase):
         )
         self.assertEqual(body["truth"]["capability"], "evidence_citation.packet")
 
+    def test_a_cut_packet_states_how_many_citations_resolved(self):
+        file_handle = {"kind": "file", "repo_id": "payments", "relative_path": "app/api.py"}
+        handles = [file_handle, "entity:" + self.ids["refund"], "entity:content-entity:e_no"]
+        data = self.client.post("/evidence/citations", {"handles": handles, "limit": 1}).json()
+        self.assertEqual((data["count"], data["total"], data["truncated"]), (1, 2, True))
+
     def test_unresolved_handles_are_reported_not_fatal(self):
         data = self.client.post(
             "/evidence/citations",

@@ -117,6 +117,16 @@ class InventoryTests(SynchronousTestCase):
         self.assertIn("source_cache", row)
         self.assertEqual(answer.truth["capability"], "code_inventory.structural")
 
+    def test_a_page_states_how_many_rows_there_are_in_all(self):
+        whole = call(self.conn, ROUTE, {"repo_id": "orders", "limit": 200}).data
+        self.assertEqual(whole["total"], len(whole["results"]))
+        page = call(self.conn, ROUTE, {"repo_id": "orders", "limit": 2, "offset": 1}).data
+        self.assertEqual((page["count"], page["total"]), (2, whole["total"]))
+        last = {"repo_id": "orders", "limit": 2, "offset": whole["total"] - 1}
+        self.assertEqual(call(self.conn, ROUTE, last).data["total"], whole["total"])
+        files = {"repo_id": "orders", "inventory_kind": "function_count_by_file", "limit": 1}
+        self.assertEqual(call(self.conn, ROUTE, files).data["total"], 2)
+
     def test_validation(self):
         cases = [
             ({"repo_id": "orders", "limit": 201}, "limit must be <= 200"),

@@ -42,6 +42,15 @@ class ComplexityTests(SynchronousTestCase):
         self.assertEqual(data["result_key"], "entity_id")
         self.assertEqual(answer.truth["capability"], "code_quality.complexity")
 
+    def test_a_cut_ranking_states_how_many_functions_it_ranked(self):
+        data = call(self.conn, "/code/complexity", {"repo_id": "shop", "limit": 1}).data
+        whole = call(self.conn, "/code/complexity", {"repo_id": "shop", "limit": 100}).data
+        self.assertEqual((data["count"], data["total"]), (1, len(whole["results"])))
+        self.assertEqual((whole["count"], whole["total"]), (whole["total"], whole["total"]))
+        self.assertFalse(whole["truncated"])
+        text = summarize_envelope("find_most_complex_functions", {"data": data, "truth": {}})
+        self.assertTrue(text.startswith(f"1 of {whole['total']} most complex functions"), text)
+
     def test_function_by_name_carries_edge_counts(self):
         data = call(self.conn, "/code/complexity", {"function_name": "charge", "repo_id": "shop"})
         data = data.data

@@ -123,7 +123,7 @@ class CodeFamilySummaryTests(SynchronousTestCase):
         rows = [{"name": f"f{i}", "file_path": "a.py", "start_line": i} for i in range(1, 4)]
         data = {"results": rows, "active_candidates": 160, "next_offset": 3, "truncated": True}
         text = summarize_envelope("find_dead_code", derived(data))
-        self.assertIn("3 dead-code candidates; 160 in all", text)
+        self.assertIn("3 of 160 dead-code candidates; more: call again with offset=3", text)
 
     def test_dead_code_says_how_many_are_cleanup_ready(self):
         rows = [{"name": "f", "file_path": "a.py", "start_line": 1, "classification": "unused"}]
@@ -133,7 +133,7 @@ class CodeFamilySummaryTests(SynchronousTestCase):
             "active_by_classification": {"ambiguous": 110, "unused": 9},
         }
         text = summarize_envelope("find_dead_code", derived(data))
-        self.assertIn("119 in all: 110 ambiguous (public API", text)
+        self.assertIn("1 of 119 dead-code candidates; of all: 110 ambiguous (public API", text)
         self.assertIn(
             "9 unused (cleanup-ready); the rows marked unused are the cleanup-ready ones", text
         )

@@ -80,3 +80,19 @@ class CollectedSummaryTests(SynchronousTestCase):
             self.lines("analyze_pre_change_impact", data)[0],
             "derived/fresh — 1 affected definition for 'width'",
         )
+
+    def test_an_iac_status_tells_its_story_and_the_evidence_read(self):
+        finding = {
+            "missing_evidence": ["terraform_state"],
+            "recommended_action": "apply the configuration",
+            "evidence": [{"relative_path": "infra/main.tf", "line_number": 3, "source": "tf"}],
+        }
+        data = {"story": "aws_s3_bucket.b is terraform config only", "finding": finding}
+        self.assertEqual(
+            self.lines("get_iac_management_status", data),
+            [
+                "derived/fresh — aws_s3_bucket.b is terraform config only; missing evidence:"
+                " terraform_state; next: apply the configuration",
+                "infra/main.tf:3 tf",
+            ],
+        )

@@ -398,6 +398,25 @@ class GraphFamilySummaryTests(SynchronousTestCase):
         self.assertEqual(lines[4], "t/test_a.py:12 test_one -> write")
 
 
+class PagingHintTests(SynchronousTestCase):
+    def test_a_transitive_answer_asks_for_a_wider_limit_not_an_offset_it_refuses(self):
+        rows = [edge("rule_0", "settle", "ledger/rules.py", 3)]
+        data = relationship_story(rows, available=20, truncated=True)
+        data["summary"] = {"truncated": True, "next_offset": None}  # one page: no offset
+        data["target_resolution"]["name"] = "settle"
+        headline = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[0]
+        self.assertEqual(
+            headline,
+            "derived/fresh — 1 of 20 callers of settle; truncated: raise limit for the rest",
+        )
+
+    def test_one_of_one_reads_singular_past_the_last_row(self):
+        data = relationship_story([], available=1)
+        data["scope"]["offset"] = 1
+        headline = summarize_envelope("analyze_code_relationships", derived(data)).splitlines()[0]
+        self.assertTrue(headline.startswith("derived/fresh — 0 of 1 caller "), headline)
+
+
 class SaturatedCountTests(SynchronousTestCase):
     """Edge counts stop at 10,001 per direction: the headline says 'more than', never N of M<N."""
 

@@ -238,3 +238,35 @@ class RepositoryFamilySummaryTests(SynchronousTestCase):
         )
         many = summarize_envelope("get_capability_catalog", envelope({"capabilities": rows * 2}))
         self.assertTrue(many.startswith("exact/fresh — 2 capabilities"))
+
+    def test_a_page_of_a_catalog_says_it_is_one_page_of_the_total(self):
+        rows = [{"capability": f"c{n}", "display_name": f"C {n}"} for n in range(3)]
+        data = {"capabilities": rows, "total": 120, "truncated": True, "offset": 0, "limit": 3}
+        text = summarize_envelope("get_capability_catalog", envelope(data))
+        self.assertTrue(text.startswith("exact/fresh — 3 of 120 capabilities; more:"), text)
+
+    def test_a_resolved_playbook_lists_its_calls_instead_of_completed(self):
+        steps = [
+            {"id": "find", "tool": "find_symbol", "params": {"symbol": "charge", "limit": 25}},
+            {"id": "read", "tool": "get_entity_content", "params": {}},
+        ]
+        resolved = {"id": "code.locate_symbol", "name": "Locate a symbol", "steps": steps}
+        text = summarize_envelope("resolve_query_playbook", envelope({"resolved": resolved}))
+        self.assertEqual(
+            text.splitlines(),
+            [
+                "exact/fresh — playbook code.locate_symbol (Locate a symbol): 2 steps",
+                "find: find_symbol(symbol=charge, limit=25)",
+                "read: get_entity_content()",
+            ],
+        )
+        resolved = {"id": "w", "calls": [], "unbound_calls": [{"id": "stats"}]}
+        resolved["missing_evidence"] = ["inventory"]
+        text = summarize_envelope(
+            "resolve_investigation_workflow", envelope({"resolved": resolved})
+        )
+        self.assertEqual(
+            text,
+            "exact/fresh — workflow w: 0 calls; 1 unbound (their inputs are missing);"
+            " missing evidence: inventory",
+        )

@@ -66,18 +66,25 @@ def listing(
     render=row_line,
     subject: str | None = None,
     notes: tuple = (),
+    total: int = 0,
 ) -> Lines:
-    """The usual answer: a counted headline, what was left out, then the top rows."""
-    count = first_int(data, "count", "total", "total_count")
+    """The usual answer: a counted headline (``10 of 31`` on a page of a longer answer),
+    what was left out, then the top rows."""
+    total = total or first_int(data, "total", "total_count") or 0
+    # a page's count is its rows (a total is never read as the page: "10 of 120", not "120")
+    count = first_int(data, "count") if rows else first_int(data, "count", "total", "total_count")
     if count is None or count < len(rows):
         count = len(rows)
-    if not rows and (count or data.get("count") not in (None, 0)):
+    past_end = not rows and not count and total > 0
+    if not rows and (count or data.get("count") not in (None, 0)) and not past_end:
         # A count with no rows to show (a count-only answer): the generic line says it.
         return []
     if subject is None:
         subject = first_text(data, *SUBJECT_KEYS)
     hint = more_hint(data, len(rows)) if rows else _did_you_mean(data)
-    total = first_int(data, "total", "total_count") or 0
+    if past_end:  # a page after the last row: the rows are there, on an earlier page
+        hint = f"offset={first_int(data, 'offset') or 0} is past the last row"
+        return [f"0 of {headline(total, noun, nouns, subject, (*notes, hint))}"]
     return [
         headline(count, noun, nouns, subject, (*notes, hint), total),
         *row_lines(rows, render),
@@ -213,12 +220,12 @@ _VERDICTS = {
 def dead_code(data: dict) -> Lines:
     """``find_dead_code`` and the ``dead_code`` query: candidates, least-reached first."""
     _, rows = rows_of(data, "results")
-    total = first_int(data, "active_candidates")
-    in_all = f"{total} in all" if total is not None and total > len(rows) else ""
+    total = first_int(data, "active_candidates") or 0  # the headline says "1 of 6"
+    in_all = ""
     split = field_map(data, "active_by_classification") or {}
     counts = [(name, n) for name, n in split.items() if isinstance(n, int) and n]
     if len(counts) > 1 or (counts and counts[0][0] != "unused"):
-        in_all += (": " if in_all else "") + ", ".join(
+        in_all = ("of all: " if total > len(rows) else "") + ", ".join(
             f"{n} {_VERDICTS.get(name, name)}" for name, n in counts
         )
         if len(counts) > 1:
@@ -230,6 +237,7 @@ def dead_code(data: dict) -> Lines:
         subject="",
         render=_dead_row,
         notes=(in_all, _maturity_note(data)),
+        total=total,
     )
 
 

@@ -253,7 +253,29 @@ def _impact(data: dict) -> Lines:
     return [clamp_line(head), *row_lines(rows, _affected_line)]
 
 
+def _iac_status(data: dict) -> Lines:
+    """One resource's management status: its story, the evidence read, what is missing."""
+    finding = field_map(data, "finding") or {}
+    status = first_text(data, "management_status") or first_text(finding, "management_status")
+    story = first_text(data, "story")
+    if not story and not status:
+        return []
+    head = story or f"{first_text(finding, 'resource_id') or 'resource'}: {status}"
+    missing = [item for item in finding.get("missing_evidence") or () if isinstance(item, str)]
+    if missing:
+        head += "; missing evidence: " + ", ".join(missing)
+    action = first_text(finding, "recommended_action")
+    if action:
+        head += f"; next: {action}"
+    evidence = field_rows(finding, "evidence")
+    return [
+        clamp_line(head),
+        *row_lines(evidence, lambda row: row_line(row, first_text(row, "source"))),
+    ]
+
+
 COLLECTED_FAMILIES: dict[str, Family] = {
+    "get_iac_management_status": _iac_status,
     "count_infra_resources": _counts("infrastructure resource"),
     "count_package_registry_packages": _counts("package"),
     "count_documentation_findings": _counts("documentation finding"),

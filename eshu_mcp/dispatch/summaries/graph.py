@@ -277,6 +277,9 @@ def _relationship_hint(data: dict, shown: int) -> str:
     truncated = coverage.get("truncated") is True or summary.get("truncated") is True
     if not truncated or budget_cut(data):
         return ""
+    if "next_offset" in summary and summary["next_offset"] is None:
+        # a transitive answer is one page (the route refuses an offset): only a wider limit
+        return "truncated: raise limit for the rest"
     scope = field_map(data, "scope")
     offset = first_int(scope, "offset") or 0
     limit = first_int(scope, "limit") or shown
@@ -317,7 +320,8 @@ def relationships(data: dict) -> Lines:
         for value in (available or {}).values()
     )
     if total > count:
-        text = f"{count} of {'more than ' + str(total - 1) if saturated else total} {nouns}"
+        stated = f"more than {total - 1}" if saturated else str(total)
+        text = f"{count} of {stated} {noun if total == 1 and not saturated else nouns}"
         if scope.get("min_confidence"):  # the totals count every edge, the page the floored
             text += " (counted before the min_confidence floor)"
     if anchor:

@@ -413,7 +413,38 @@ def _catalog(noun: str, *keys: str) -> Callable[[dict], Lines]:
     return build
 
 
+def _step_row(row: dict) -> str:
+    """``find: find_symbol(symbol=x, limit=25)``: a resolved call and its parameters."""
+    params = field_map(row, "params") or {}
+    given = ", ".join(f"{key}={value}" for key, value in params.items())
+    return clamp_line(f"{first_text(row, 'id')}: {first_text(row, 'tool')}({given})")
+
+
+def _resolved(noun: str, key: str, step: str) -> Callable[[dict], Lines]:
+    """A playbook or workflow bound to the caller's inputs: its calls, in order."""
+
+    def build(data: dict) -> Lines:
+        resolved = field_map(data, "resolved")
+        if not resolved:
+            return []
+        rows = field_rows(resolved, key)
+        name = first_text(resolved, "name")
+        head = f"{noun} {first_text(resolved, 'id')}" + (f" ({clamp_field(name)})" if name else "")
+        head += f": {plural(len(rows), step)}"
+        unbound = field_rows(resolved, "unbound_calls")
+        if unbound:
+            head += f"; {len(unbound)} unbound (their inputs are missing)"
+        missing = field_strings(resolved, "missing_evidence")
+        if missing:
+            head += "; missing evidence: " + clamp_field(", ".join(missing))
+        return [head, *row_lines(rows, _step_row)]
+
+    return build
+
+
 REPOSITORY_FAMILIES: dict[str, Callable[[dict], Lines]] = {
+    "resolve_query_playbook": _resolved("playbook", "steps", "step"),
+    "resolve_investigation_workflow": _resolved("workflow", "calls", "call"),
     "get_file_content": _file_content,
     "get_file_lines": _file_lines,
     "get_entity_content": _entity_content,

@@ -123,6 +123,7 @@ def evidence_citations(ctx: ApiContext) -> Answer:
     data = {
         "citations": chosen,
         "count": len(chosen),
+        "total": len(citations),
         "limit": limit,
         "truncated": truncated,
         "missing_handles": missing,

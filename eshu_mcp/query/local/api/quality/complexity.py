@@ -12,6 +12,7 @@ import sqlite3
 from typing import Any
 
 from eshu_mcp.query.local.api.code.common import (
+    ENTITY_FROM,
     RequestFields,
     clamp_limit,
     entity_by_id,
@@ -50,8 +51,8 @@ def in_path(relative_path: str, path: str) -> bool:
 
 def most_complex(
     conn: sqlite3.Connection, repo_id: str, limit: int, path: str = ""
-) -> tuple[list[dict[str, Any]], bool]:
-    """Functions with a complexity value, most complex first (``limit+1`` probe)."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Functions with a complexity value, most complex first, and how many there are."""
     where, params = scope_predicate(repo_id, "")
     where += " AND e.entity_type = 'Function' AND COALESCE(e.cyclomatic_complexity, 0) > 0"
     if path:
@@ -60,7 +61,11 @@ def most_complex(
     rows = fetch_entities(
         conn, where, params, "e.cyclomatic_complexity DESC, e.entity_name, e.entity_id", limit + 1
     )
-    return [_complexity_row(r) for r in rows[:limit]], len(rows) > limit
+    total = len(rows)
+    if total > limit:  # the headline of a top-N reads "10 of 31 most complex functions"
+        sql = f"SELECT COUNT(*) FROM {ENTITY_FROM} WHERE {where}"
+        total = conn.execute(sql, params).fetchone()[0]
+    return [_complexity_row(r) for r in rows[:limit]], total
 
 
 def unmeasured_functions(
@@ -146,7 +151,7 @@ def code_complexity(ctx: ApiContext) -> Answer:
             raise _ambiguous(function_name, repo_id, rows, truth)
         return Answer(_single(ctx.conn, rows[0]), _measured_truth(ctx, rows[0], truth))
     limit = clamp_limit(fields.integer("limit", 10), default=10, maximum=100)
-    results, truncated = most_complex(ctx.conn, repo_id, limit, path)
+    results, total = most_complex(ctx.conn, repo_id, limit, path)
     unmeasured = unmeasured_functions(ctx.conn, repo_id, path)
     if unmeasured:
         truth = ctx.truth(
@@ -158,8 +163,10 @@ def code_complexity(ctx: ApiContext) -> Answer:
         "repo_id": repo_id,
         **({"path": path} if path else {}),
         "results": results,
+        "count": len(results),
+        "total": total,
         "limit": limit,
-        "truncated": truncated,
+        "truncated": total > len(results),
         "result_key": "entity_id",
     }
     return Answer(data, truth)

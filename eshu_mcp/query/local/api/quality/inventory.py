@@ -15,6 +15,7 @@ from typing import Any
 
 from eshu_mcp.query.local.api.code.common import (
     CONTENT_BACKEND,
+    ENTITY_FROM,
     RequestFields,
     check_offset,
     entity_label,
@@ -148,10 +149,23 @@ def _where(conn: sqlite3.Connection, req: dict[str, Any], repo_id: str) -> tuple
     return where, params
 
 
+def _counted(conn: sqlite3.Connection, where: str, params: list[Any], by_file: bool) -> int:
+    """How many rows a cut inventory holds in all (a page's headline reads ``10 of 31``)."""
+    if by_file:
+        sql = (
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM entities e WHERE {where}"
+            " AND e.entity_type = 'Function' GROUP BY e.repo_id, e.relative_path)"
+        )
+    else:
+        sql = f"SELECT COUNT(*) FROM {ENTITY_FROM} WHERE {where}"
+    return conn.execute(sql, params).fetchone()[0]
+
+
 def inventory(
     conn: sqlite3.Connection, req: dict[str, Any], repo_id: str
-) -> tuple[list[dict[str, Any]], bool]:
-    """The inventory rows of one kind (``limit+1`` probe)."""
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The inventory rows of one kind, and how many there are in all when the page was cut
+    (``None`` when it was not: the page holds them all from its offset)."""
     limit, offset = req["limit"], req["offset"]
     where, params = _where(
         conn,
@@ -183,7 +197,8 @@ def inventory(
             }
             for rank, row in enumerate(rows[:limit], start=offset + 1)
         ]
-        return results, len(rows) > limit
+        cut = len(rows) > limit
+        return results, _counted(conn, where, params, True) if cut else None
     rows = fetch_entities(
         conn,
         where,
@@ -196,7 +211,8 @@ def inventory(
     for item, row in zip(results, rows, strict=False):
         if row["class_context"]:
             item["class_name"] = row["class_context"]
-    return results, len(rows) > limit
+    cut = len(rows) > limit
+    return results, _counted(conn, where, params, False) if cut else None
 
 
 @ROUTES.route("POST", "/code/structure/inventory")
@@ -204,13 +220,17 @@ def structure_inventory(ctx: ApiContext) -> Answer:
     """MCP ``inspect_code_inventory``: entities matching a structural predicate."""
     req = _request(RequestFields.of(ctx))
     repo_id = scope_repository(ctx, req["repo_id"])
-    results, truncated = inventory(ctx.conn, req, repo_id)
+    results, total = inventory(ctx.conn, req, repo_id)
+    truncated = total is not None
+    if total is None:  # the page ran to the end: the rows before it and on it are all
+        total = req["offset"] + len(results) if results else None
     data = {
         **{k: req[k] for k in ("inventory_kind", "language", *_NARROWING_FIELDS)},
         "repo_id": repo_id,
         "results": results,
         "matches": results,
         "count": len(results),
+        **({"total": total} if total is not None else {}),
         "limit": req["limit"],
         "offset": req["offset"],
         "truncated": truncated,

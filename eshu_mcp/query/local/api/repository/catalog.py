@@ -160,7 +160,14 @@ def language_inventory(ctx: ApiContext) -> Answer:
         entry["last_indexed_at"] = max(entry.get("last_indexed_at", ""), row["last_indexed_at"])
     ordered = sorted(totals.values(), key=lambda e: (-e["file_count"], e["language"]))
     window, truncated = page(ordered[offset : offset + limit + 1], limit)
-    data = {"languages": window, "limit": limit, "offset": offset, "truncated": truncated}
+    data = {
+        "languages": window,
+        "count": len(window),
+        "total": len(ordered),
+        "limit": limit,
+        "offset": offset,
+        "truncated": truncated,
+    }
     return Answer(data, ctx.truth(CATALOG, reason="resolved from indexed file languages"))
 
 
