@@ -96,3 +96,69 @@ def call_chain(receiver: str) -> str | None:
             kept.append(char)
     chain = "".join(kept)
     return chain if depth == 0 and _CHAIN.fullmatch(chain) else None
+
+
+_CHAIN_STEP = re.compile(r"[A-Za-z_$][\w$]*(?:\((?:_|->)?\))?")
+_TYPE_WORDS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|\?")
+
+
+def generic_type(type_text: str) -> str:
+    """A Java declared type as the resolver reads it: its simple name, with the simple names
+    its type arguments mention (``Map.Entry<K, List<V>>`` -> ``Entry<K,List,V>``; a diamond
+    ``ArrayList<>`` -> ``ArrayList<?>``: arguments not written, so not known)."""
+    head, bracket, rest = type_text.partition("<")
+    name = head.rsplit(".", 1)[-1].strip()
+    if not bracket:
+        return name
+    args: list[str] = []
+    for word in _TYPE_WORDS.findall(rest):
+        simple = word.rsplit(".", 1)[-1]
+        if simple not in ("extends", "super") and simple not in args:
+            args.append(simple)
+    return f"{name}<{','.join(args) or '?'}>"
+
+
+def argument_free_chain(chain: str) -> str | None:
+    """A chain of member reads and calls with each call's arguments left out (Java:
+    ``getValue().append(x)`` -> ``getValue().append(_)``, ``_`` marking that it passes some),
+    string and character literals skipped whole; a call passing a lambda or a method
+    reference keeps ``->`` instead (``map(->)``: its result type follows the function
+    passed). None for anything else."""
+    kept: list[str] = []
+    depth = 0
+    functional = passed = False
+    index, length = 0, len(chain)
+    while index < length:
+        char = chain[index]
+        if char in "\"'":
+            end = index + 1
+            while end < length and chain[end] != char:
+                end += 2 if chain[end] == "\\" else 1
+            if end >= length:
+                return None
+            passed = passed or depth > 0
+            index = end + 1
+            continue
+        if char == "(":
+            if depth == 0:
+                kept.append(char)
+                functional = passed = False
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                kept.append("->)" if functional else "_)" if passed else ")")
+        elif depth:
+            passed = passed or not char.isspace()
+            if char in "-:" and chain[index + 1 : index + 2] == (">" if char == "-" else ":"):
+                functional = True
+        elif not char.isspace():
+            kept.append(char)
+        index += 1
+    if depth:
+        return None
+    stripped = "".join(kept)
+    steps = stripped.split(".")
+    return stripped if all(_CHAIN_STEP.fullmatch(step) for step in steps) else None
