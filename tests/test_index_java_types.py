@@ -60,9 +60,22 @@ SOURCES = {
                 names.get(0).isEmpty();
                 new StringBuilder().append("x").append("y");
                 first().isEmpty();
+                Page.builder().add("a").build();
             }
 
             Block first() { return blocks.get(0); }
+        }
+        """,
+    "src/com/acme/Page.java": """
+        package com.acme;
+
+        public final class Page {
+            public static Builder builder() { return new Builder(); }
+
+            public static final class Builder {
+                public Builder add(String text) { return this; }
+                public Page build() { return new Page(); }
+            }
         }
         """,
 }
@@ -128,6 +141,28 @@ class JavaDeclaredTypesTests(IndexedSourcesCase):
         self.assertIn(("Builder.build", "type_inferred"), targets)
         self.assertIn(("Block.trimmed", "type_inferred"), targets)
         self.assertIn(("Block.isEmpty", "type_inferred"), self.targets_at(sheet, 20))  # first()
+
+    def test_a_nested_class_named_like_others_is_told_apart_by_where_it_is_declared(
+        self,
+    ) -> None:
+        # Block.Builder and Page.Builder: a chain of each runs its own class's methods
+        found = self.conn.execute(
+            "SELECT e.line_number, t.relative_path, t.qualified_name, e.resolution_method"
+            " FROM edges e JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'CALLS' AND t.class_context = 'Builder'"
+            " AND e.evidence_file_id = (SELECT file_id FROM files WHERE relative_path = ?)",
+            ("src/com/acme/Sheet.java",),
+        ).fetchall()
+        block, page = "src/com/acme/Block.java", "src/com/acme/Page.java"
+        self.assertEqual(
+            sorted(tuple(row) for row in found),
+            [
+                (16, block, "Builder.add", "type_inferred"),
+                (16, block, "Builder.build", "type_inferred"),
+                (21, page, "Builder.add", "type_inferred"),
+                (21, page, "Builder.build", "type_inferred"),
+            ],
+        )
 
     def test_a_type_argument_from_the_repository_keeps_the_name_candidates(self) -> None:
         # blocks.get(0): a List<Block>'s element may be a Block: ambiguous by name, not outside

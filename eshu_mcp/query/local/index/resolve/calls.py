@@ -515,12 +515,16 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         if pool:  # ``import static a.b.C.*``
             return one_of(pool, arity, "import_binding")
     family = RECEIVER_TYPED.get(language)
+    owner_nid = None
     if family is not None and receiver is not None:
         implicit = language in IMPLICIT_THIS_LANGUAGES
         chained = False
         if language in DECLARED_RESULTS:  # a.b().c(): b's declared result (Java)
             chained = receiver_type(catalog, bindings, call, inferred, context)
             inferred = chained if chained is not False else strip_arguments(inferred)
+            if inferred and "#" in inferred:  # one of several classes of the name
+                inferred, _, nid = inferred.partition("#")
+                owner_nid = int(nid)
         if chained is False:
             inferred = member_type(catalog, bindings, call, inferred, context, implicit)
             if language in DECLARED_RESULTS:
@@ -536,6 +540,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         # a value of a declared type may be of a type deriving from it (not in Go)
         dispatch = inferred is not None and family in DISPATCHED and kind not in CONSTRUCTIONS
         methods = catalog.by_class.get((type_name, name), [])
+        if owner_nid is not None:
+            methods = [m for m in methods if m.parent == owner_nid]
         if methods:
             local = [e for e in methods if e.file_id == file_id]
             found = one_of(local or methods, arity, "type_inferred")

@@ -44,7 +44,7 @@ def strip_arguments(type_name: str | None) -> str | None:
 
 def _split(type_text: str) -> tuple[str, tuple[str, ...] | None]:
     """(simple name, type argument names or None when not known) of a stored type."""
-    name, bracket, rest = type_text.partition("<")
+    name, bracket, rest = type_text.partition("#")[0].partition("<")
     if not bracket:
         return name, ()
     args = tuple(rest.rstrip(">").split(","))
@@ -109,7 +109,11 @@ class _Walk:
             if not call:
                 found = catalog.field_type(name, member)
                 return found if found is not None else None
-            methods = catalog.by_class.get((name, member)) or [catalog.inherited(name, member)]
+            methods = catalog.by_class.get((name, member), [])
+            nid = owner.partition("#")[2]
+            if nid:  # one of several classes of the name (a nested Builder): its own
+                methods = [m for m in methods if m.parent == int(nid)]
+            methods = methods or [catalog.inherited(name, member)]
             if methods[0] is None:
                 return OUTSIDE if member in _OBJECT_RESULTS else None
             return self._agreed(methods, member)
@@ -120,11 +124,39 @@ class _Walk:
         return OUTSIDE
 
     def _agreed(self, methods: list, member: str) -> str | None:
+        """The result type the methods agree on, ``#`` and the class's node number after
+        it when several classes have its name (``Builder`` in a method of ``TypeSpec`` is
+        ``TypeSpec.Builder``) and the methods' places tell which one."""
         results = {declared_result(m.signature, member) for m in methods}
         if len(results) != 1:
             return None
         result = results.pop()
-        return None if result in (None, "?") else result
+        if result in (None, "?"):
+            return None
+        classes = {self._nested(result.split("<", 1)[0], method) for method in methods}
+        nid = classes.pop() if len(classes) == 1 else None
+        return result if nid is None else f"{result}#{nid}"
+
+    def _nested(self, name: str, method) -> int | None:
+        """The node of the class ``name`` means in ``method``, when several classes have
+        that name: its own class, one nested in it, the class around it or one nested
+        there, or the one class of that name in its file; None when not told apart."""
+        catalog = self.catalog
+        types = catalog.types.get(name, ())
+        if len(types) < 2:
+            return None
+        owner = catalog.by_id.get(method.parent) if method.parent else None
+        around = catalog.by_id.get(owner.parent) if owner is not None and owner.parent else None
+        for scope in (owner, around):
+            if scope is None:
+                continue
+            if scope.name == name:
+                return scope.nid
+            for child in catalog.children.get(scope.nid, ()):
+                if child.name == name and child.entity_type != "Function":
+                    return child.nid
+        local = [t for t in types if t.file_id == method.file_id]
+        return local[0].nid if len(local) == 1 else None
 
     def bare(self, step: str, context: str | None) -> str | None:
         """The type of a bare call ``m()`` in a method of ``context``: its class's (or a
@@ -181,9 +213,10 @@ def receiver_type(
 ) -> str | bool | None:
     """
     The simple type name of a Java call's receiver when it is a chain the declarations type
-    (``v.get().f``, ``this.f.m()``, ``m().n()``, ``new T().m()``, ``T.m()``), OUTSIDE when
-    that type is from outside the repository, None when it cannot be known; False when the
-    receiver is no such chain (a name, ``this.f``, a field chain of a typed local).
+    (``v.get().f``, ``this.f.m()``, ``m().n()``, ``new T().m()``, ``T.m()``), with ``#`` and
+    the class's node number when several classes have the name, OUTSIDE when that type is
+    from outside the repository, None when it cannot be known; False when the receiver is no
+    such chain (a name, ``this.f``, a field chain of a typed local).
     """
     receiver, file_id = call[5], call[1]
     walk = _Walk(catalog, bindings, file_id)
@@ -222,4 +255,9 @@ def receiver_type(
 
 
 def _simple_name(found: str | None) -> str | None:
-    return found if not found else found.split("<", 1)[0]
+    """``Builder#12`` of ``Builder<T>#12``: the type's name (and class node) alone."""
+    if not found or "<" not in found:
+        return found
+    name, _, rest = found.partition("<")
+    nid = rest.partition("#")[2]
+    return f"{name}#{nid}" if nid else name
