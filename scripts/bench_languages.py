@@ -860,9 +860,9 @@ def main() -> None:
     if options.json:
         print(json.dumps(results, indent=2))
         return
-    print(" ".join(f"{column:>10}" for column in COLUMNS))
-    for result in results:
-        print(" ".join(f"{result[column]!s:>10}" for column in COLUMNS))
+    print(" ".join(f"{column:>10}" for column in COLUMNS), " repository")
+    for result in results:  # a language may have several repositories
+        print(" ".join(f"{result[column]!s:>10}" for column in COLUMNS), "", result["repository"])
         for miss in result["misses"]:
             print(f"    {miss}")
 
