@@ -99,6 +99,7 @@ def call_chain(receiver: str) -> str | None:
 
 
 _CHAIN_STEP = re.compile(r"[A-Za-z_$][\w$]*(?:\((?:_|->)?\))?")
+_CHAIN_MARKS = re.compile(r"[\"'()]|->|::")
 _TYPE_WORDS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|\?")
 
 
@@ -127,38 +128,47 @@ def argument_free_chain(chain: str) -> str | None:
     kept: list[str] = []
     depth = 0
     functional = passed = False
-    index, length = 0, len(chain)
-    while index < length:
-        char = chain[index]
-        if char in "\"'":
-            end = index + 1
-            while end < length and chain[end] != char:
-                end += 2 if chain[end] == "\\" else 1
-            if end >= length:
-                return None
+    position, length = 0, len(chain)
+    while position <= length:  # from one bracket, quote or arrow to the next
+        mark = _CHAIN_MARKS.search(chain, position)
+        stop = length if mark is None else mark.start()
+        if depth == 0:
+            kept.append(chain[position:stop])
+        elif not passed and not chain[position:stop].isspace() and stop > position:
+            passed = True
+        if mark is None:
+            break
+        token = mark.group()
+        position = mark.end()
+        if token in "\"'":  # a literal, whole: to its closing quote, escapes skipped
+            close = position
+            while True:
+                close = chain.find(token, close)
+                if close < 0:
+                    return None
+                backslashes = close - len(chain[position:close].rstrip("\\")) - position
+                if backslashes % 2 == 0:
+                    break
+                close += 1
             passed = passed or depth > 0
-            index = end + 1
-            continue
-        if char == "(":
+            position = close + 1
+        elif token == "(":
             if depth == 0:
-                kept.append(char)
+                kept.append(token)
                 functional = passed = False
             depth += 1
-        elif char == ")":
+        elif token == ")":
             depth -= 1
             if depth < 0:
                 return None
             if depth == 0:
                 kept.append("->)" if functional else "_)" if passed else ")")
-        elif depth:
-            passed = passed or not char.isspace()
-            if char in "-:" and chain[index + 1 : index + 2] == (">" if char == "-" else ":"):
-                functional = True
-        elif not char.isspace():
-            kept.append(char)
-        index += 1
+        elif depth:  # -> or :: inside a call's arguments: a function passed
+            functional = passed = True
+        else:
+            return None
     if depth:
         return None
-    stripped = "".join(kept)
+    stripped = "".join("".join(kept).split())
     steps = stripped.split(".")
     return stripped if all(_CHAIN_STEP.fullmatch(step) for step in steps) else None

@@ -9,6 +9,7 @@ call on it runs outside. Types are read as :func:`..parse.typenames.generic_type
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from eshu_mcp.query.local.index.parse.typenames import argument_free_chain, generic_type
@@ -51,6 +52,7 @@ def _split(type_text: str) -> tuple[str, tuple[str, ...] | None]:
     return name, None if "?" in args else args
 
 
+@lru_cache(maxsize=8192)
 def declared_result(signature: str | None, name: str) -> str | None:
     """The result type a Java method's signature states, as ``generic_type`` writes it;
     ``?`` when it is a type variable (bound where the method is used); None when unknown
