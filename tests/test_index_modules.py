@@ -21,6 +21,7 @@ FILES = [
     (14, "rust/src/lib.rs", "rust"),
     (15, "ruby/lib/base.rb", "ruby"),
     (16, "php/Models/User.php", "php"),
+    (17, "kt/com/acme/Cat.kt", "kotlin"),
 ]
 
 
@@ -89,3 +90,6 @@ class ModuleIndexTests(SynchronousTestCase):
         # the JDK's classes are not the repository's
         self.assertIsNone(self.resolve("java", "x/A.java", "java.lang.String", "join"))
         self.assertIsNone(self.resolve("java", "x/A.java", "com.acme", "Cat"))
+        # Kotlin imports keep their own rule (a member of a class is not looked for)
+        self.assertIsNone(self.resolve("kotlin", "x/A.kt", "com.acme.Cat", "meow"))
+        self.assertEqual(self.resolve("kotlin", "x/A.kt", "com.acme", "Cat"), 17)

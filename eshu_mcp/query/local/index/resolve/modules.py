@@ -115,17 +115,19 @@ class ModuleIndex:
         file for ``a.b.*``; for Kotlin and Scala, where a file's name need not be its type's,
         any one file named so."""
         folder = module.replace(".", "/")
-        for extension in entry(language).extensions:
+        declared = entry(language)
+        members = declared.static_imports  # Java: a module path may end in a class
+        for extension in declared.extensions:
             if imported_name == "*":
-                found = (
-                    self.first_in_dir(folder, extension)
-                    or self._class_file(folder, extension)
-                    or self._dir_suffix(folder, extension)
-                )
+                found = self.first_in_dir(folder, extension)
+                if found is None and members:
+                    found = self._class_file(folder, extension)
+                if found is None:
+                    found = self._dir_suffix(folder, extension)
             else:
-                found = self.unique_suffix(
-                    f"{folder}/{imported_name}{extension}"
-                ) or self._class_file(folder, extension)
+                found = self.unique_suffix(f"{folder}/{imported_name}{extension}")
+                if found is None and members:
+                    found = self._class_file(folder, extension)
             if found is not None:
                 return found
         return None
