@@ -64,6 +64,11 @@ SOURCES = {
             }
 
             Block first() { return blocks.get(0); }
+
+            <A extends Appendable> A write(A out) throws java.io.IOException {
+                out.append("x");
+                return out;
+            }
         }
         """,
     "src/com/acme/Page.java": """
@@ -133,6 +138,13 @@ class JavaDeclaredTypesTests(IndexedSourcesCase):
         self.assertEqual(self.targets_at(sheet, 13), [])
         self.assertEqual(self.targets_at(sheet, 19), [])  # new StringBuilder().append().append()
         self.assertEqual(self.targets_at(sheet, 18), [])  # a List<String>'s element's
+
+    def test_a_parameter_of_a_bounded_type_variable_has_the_bound_type(self) -> None:
+        # <A extends Appendable> ... out.append("x"): Appendable's, not Block.append
+        self.assertEqual(self.targets_at("src/com/acme/Sheet.java", 27), [])
+        self.assertEqual(
+            self.unresolved_at("src/com/acme/Sheet.java", 27), [("append", "external")]
+        )
 
     def test_declared_result_types_type_chained_calls(self) -> None:
         sheet = "src/com/acme/Sheet.java"

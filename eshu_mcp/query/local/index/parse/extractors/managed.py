@@ -110,16 +110,32 @@ def _typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
 
 def _java_typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
     """Parameter names with their declared types, type arguments kept (as
-    :func:`.typenames.generic_type` writes them)."""
+    :func:`.typenames.generic_type` writes them); a parameter of a method's bounded type
+    variable (``<A extends Appendable> void f(A out)``) has the bound's type."""
     found = []
+    bounds = _type_bounds(node.parent) if node is not None and node.parent is not None else {}
     for param in node.named_children if node is not None else ():
         name = param.child_by_field_name("name")
         type_node = param.child_by_field_name("type")
         if name is not None and type_node is not None:
             declared = generic_type(text(type_node))
+            declared = bounds.get(declared, declared)
             if _simple(declared).isidentifier() and declared != "var":
                 found.append((text(name), declared))
     return tuple(found)
+
+
+def _type_bounds(method: Node) -> dict[str, str]:
+    """A method's type variables that have a bound, each to its (first) bound's type."""
+    parameters = next((c for c in method.named_children if c.type == "type_parameters"), None)
+    bounds: dict[str, str] = {}
+    for parameter in parameters.named_children if parameters is not None else ():
+        name = next((c for c in parameter.named_children if c.type == "type_identifier"), None)
+        bound = next((c for c in parameter.named_children if c.type == "type_bound"), None)
+        first = bound.named_children[0] if bound is not None and bound.named_child_count else None
+        if name is not None and first is not None:
+            bounds[text(name)] = generic_type(text(first))
+    return bounds
 
 
 def _modifiers(node: Node) -> list[str]:
