@@ -61,6 +61,7 @@ SOURCES = {
                 new StringBuilder().append("x").append("y");
                 first().isEmpty();
                 Page.builder().add("a").build();
+                Page.Builder pages = Page.builder(); pages.add("b");
             }
 
             Block first() { return blocks.get(0); }
@@ -141,9 +142,9 @@ class JavaDeclaredTypesTests(IndexedSourcesCase):
 
     def test_a_parameter_of_a_bounded_type_variable_has_the_bound_type(self) -> None:
         # <A extends Appendable> ... out.append("x"): Appendable's, not Block.append
-        self.assertEqual(self.targets_at("src/com/acme/Sheet.java", 27), [])
+        self.assertEqual(self.targets_at("src/com/acme/Sheet.java", 28), [])
         self.assertEqual(
-            self.unresolved_at("src/com/acme/Sheet.java", 27), [("append", "external")]
+            self.unresolved_at("src/com/acme/Sheet.java", 28), [("append", "external")]
         )
 
     def test_declared_result_types_type_chained_calls(self) -> None:
@@ -157,7 +158,8 @@ class JavaDeclaredTypesTests(IndexedSourcesCase):
     def test_a_nested_class_named_like_others_is_told_apart_by_where_it_is_declared(
         self,
     ) -> None:
-        # Block.Builder and Page.Builder: a chain of each runs its own class's methods
+        # Block.Builder and Page.Builder: a chain of each, or a local declared as one, runs
+        # its own class's methods
         found = self.conn.execute(
             "SELECT e.line_number, t.relative_path, t.qualified_name, e.resolution_method"
             " FROM edges e JOIN entities t ON t.entity_id = e.target_id"
@@ -173,6 +175,7 @@ class JavaDeclaredTypesTests(IndexedSourcesCase):
                 (16, block, "Builder.build", "type_inferred"),
                 (21, page, "Builder.add", "type_inferred"),
                 (21, page, "Builder.build", "type_inferred"),
+                (22, page, "Builder.add", "type_inferred"),  # a local declared Page.Builder
             ],
         )
 

@@ -31,8 +31,12 @@ class ArgumentFreeChainTests(SynchronousTestCase):
 class GenericTypeTests(SynchronousTestCase):
     def test_the_simple_name_and_the_argument_names(self) -> None:
         self.assertEqual(generic_type("java.lang.String"), "String")
-        self.assertEqual(generic_type("Map.Entry<K, List<V>>"), "Entry<K,List,V>")
+        self.assertEqual(generic_type("Map.Entry<K, List<V>>"), "Entry<K,List,V>^Map")
         self.assertEqual(generic_type("List<com.acme.Block>"), "List<Block>")
+
+    def test_a_nested_class_keeps_the_class_it_is_written_in(self) -> None:
+        self.assertEqual(generic_type("CodeBlock.Builder"), "Builder^CodeBlock")
+        self.assertEqual(generic_type("com.acme.Page.Builder"), "Builder^Page")
 
     def test_unwritten_or_wildcard_arguments_are_not_known(self) -> None:
         self.assertEqual(generic_type("ArrayList<>"), "ArrayList<?>")

@@ -105,18 +105,21 @@ _TYPE_WORDS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|\?")
 
 def generic_type(type_text: str) -> str:
     """A Java declared type as the resolver reads it: its simple name, with the simple names
-    its type arguments mention (``Map.Entry<K, List<V>>`` -> ``Entry<K,List,V>``; a diamond
-    ``ArrayList<>`` -> ``ArrayList<?>``: arguments not written, so not known)."""
+    its type arguments mention (``Map.Entry<K, List<V>>`` -> ``Entry<K,List,V>^Map``; a
+    diamond ``ArrayList<>`` -> ``ArrayList<?>``: arguments not written, so not known), and
+    ``^`` and the class it is nested in when written so (``CodeBlock.Builder`` ->
+    ``Builder^CodeBlock``)."""
     head, bracket, rest = type_text.partition("<")
-    name = head.rsplit(".", 1)[-1].strip()
+    *outer, name = head.strip().split(".")
+    qualifier = f"^{outer[-1]}" if outer and outer[-1][:1].isupper() else ""
     if not bracket:
-        return name
+        return name + qualifier
     args: list[str] = []
     for word in _TYPE_WORDS.findall(rest):
         simple = word.rsplit(".", 1)[-1]
         if simple not in ("extends", "super") and simple not in args:
             args.append(simple)
-    return f"{name}<{','.join(args) or '?'}>"
+    return f"{name}<{','.join(args) or '?'}>{qualifier}"
 
 
 def argument_free_chain(chain: str) -> str | None:

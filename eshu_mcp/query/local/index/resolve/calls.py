@@ -22,7 +22,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
-from eshu_mcp.query.local.index.resolve.java_types import receiver_type, strip_arguments
+from eshu_mcp.query.local.index.resolve.java_types import receiver_class
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
     DISPATCHED,
@@ -518,17 +518,17 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
     owner_nid = None
     if family is not None and receiver is not None:
         implicit = language in IMPLICIT_THIS_LANGUAGES
-        chained = False
         if language in DECLARED_RESULTS:  # a.b().c(): b's declared result (Java)
-            chained = receiver_type(catalog, bindings, call, inferred, context)
-            inferred = chained if chained is not False else strip_arguments(inferred)
-            if inferred and "#" in inferred:  # one of several classes of the name
-                inferred, _, nid = inferred.partition("#")
-                owner_nid = int(nid)
-        if chained is False:
+            inferred, owner_nid = receiver_class(
+                catalog,
+                bindings,
+                call,
+                inferred,
+                context,
+                lambda typed: member_type(catalog, bindings, call, typed, context, implicit),
+            )
+        else:
             inferred = member_type(catalog, bindings, call, inferred, context, implicit)
-            if language in DECLARED_RESULTS:
-                inferred = strip_arguments(inferred)
         if inferred == "":
             return None, "external"
         if inferred and not catalog.types.get(inferred):

@@ -45,7 +45,7 @@ def strip_arguments(type_name: str | None) -> str | None:
 
 def _split(type_text: str) -> tuple[str, tuple[str, ...] | None]:
     """(simple name, type argument names or None when not known) of a stored type."""
-    name, bracket, rest = type_text.partition("#")[0].partition("<")
+    name, bracket, rest = type_text.partition("#")[0].partition("^")[0].partition("<")
     if not bracket:
         return name, ()
     args = tuple(rest.rstrip(">").split(","))
@@ -112,9 +112,9 @@ class _Walk:
                 found = catalog.field_type(name, member)
                 return found if found is not None else None
             methods = catalog.by_class.get((name, member), [])
-            nid = owner.partition("#")[2]
-            if nid:  # one of several classes of the name (a nested Builder): its own
-                methods = [m for m in methods if m.parent == int(nid)]
+            nid = self._class_of(owner, name)
+            if nid is not None:  # one of several classes of the name (a nested Builder)
+                methods = [m for m in methods if m.parent == nid]
             methods = methods or [catalog.inherited(name, member)]
             if methods[0] is None:
                 return OUTSIDE if member in _OBJECT_RESULTS else None
@@ -124,6 +124,15 @@ class _Walk:
         if step.endswith("->)") or (static and step.endswith("_)")):
             return None  # a generic method's result may follow what is passed
         return OUTSIDE
+
+    def _class_of(self, owner: str, name: str) -> int | None:
+        """The node of the class a stored type ``owner`` names (``#12``, or ``^Outer``: the
+        ``name`` nested in ``Outer``), when it says which; None otherwise."""
+        rest, _, nid = owner.partition("#")
+        if nid:
+            return int(nid)
+        outer = rest.partition("^")[2]
+        return _nested_in(self.catalog, outer, name) if outer else None
 
     def _agreed(self, methods: list, member: str) -> str | None:
         """The result type the methods agree on, ``#`` and the class's node number after
@@ -214,25 +223,22 @@ def receiver_type(
     context: str | None,
 ) -> str | bool | None:
     """
-    The simple type name of a Java call's receiver when it is a chain the declarations type
-    (``v.get().f``, ``this.f.m()``, ``m().n()``, ``new T().m()``, ``T.m()``), with ``#`` and
-    the class's node number when several classes have the name, OUTSIDE when that type is
-    from outside the repository, None when it cannot be known; False when the receiver is no
-    such chain (a name, ``this.f``, a field chain of a typed local).
+    The type of a Java call's receiver when it is a chain the declarations type
+    (``v.get().f``, ``v.f.g``, ``this.f.m()``, ``m().n()``, ``new T().m()``, ``T.m()``, as
+    stored: see :func:`receiver_class`), OUTSIDE when that type is from outside the
+    repository, None when it cannot be known; False when the receiver is no chain (a name,
+    ``this.f``).
     """
     receiver, file_id = call[5], call[1]
     walk = _Walk(catalog, bindings, file_id)
     if inferred is not None:
-        if "(" not in inferred:
-            return False
         depth = 0
         for index, char in enumerate(inferred):  # the local's type, then its chain
             depth += (char == "<") - (char == ">")
             if char == "." and depth == 0:
-                found = walk.follow(inferred[:index], inferred[index + 1 :].split("."))
-                return _simple_name(found)
-        return None
-    if "(" not in receiver:
+                return walk.follow(inferred[:index], inferred[index + 1 :].split("."))
+        return False
+    if "." not in receiver.removeprefix("this.") and "(" not in receiver:
         return False
     built, rest = _root(receiver)
     chain = argument_free_chain(rest) if rest else ""
@@ -240,26 +246,58 @@ def receiver_type(
         return None
     steps = chain.split(".") if chain else []
     if built is not None:
-        return _simple_name(walk.follow(built, steps))
+        return walk.follow(built, steps)
     head = steps[0]
     if head == "this":
-        return _simple_name(walk.follow(context, steps[1:])) if context else None
+        return walk.follow(context, steps[1:]) if context else None
     if head.endswith(")"):  # m().n(): a method of this class or a static import
-        return _simple_name(walk.follow(walk.bare(head, context), steps[1:]))
+        return walk.follow(walk.bare(head, context), steps[1:])
     if head == "super" or not head.isidentifier():
         return None
     field = catalog.field_type(context, head) if context is not None else None
     if field is not None:
-        return _simple_name(walk.follow(field, steps[1:]))
-    if head[:1].isupper() and len(steps) > 1:  # T.m(): a class's static method
-        return _simple_name(walk.follow(head, steps[1:], static=True))
+        return walk.follow(field, steps[1:])
+    if head[:1].isupper() and len(steps) > 1:  # T.m(), T.F.m(): a class's static member
+        return walk.follow(head, steps[1:], static=True)
     return None
 
 
-def _simple_name(found: str | None) -> str | None:
-    """``Builder#12`` of ``Builder<T>#12``: the type's name (and class node) alone."""
-    if not found or "<" not in found:
-        return found
-    name, _, rest = found.partition("<")
-    nid = rest.partition("#")[2]
-    return f"{name}#{nid}" if nid else name
+def receiver_class(
+    catalog: Catalog,
+    bindings: FileBindings,
+    call: tuple,
+    inferred: str | None,
+    context: str | None,
+    member_type,
+) -> tuple[str | None, int | None]:
+    """
+    The simple type name of a Java call's receiver (OUTSIDE: from outside the repository;
+    None: not known) and, when several classes have that name, the node number of the one
+    it is (a result typed ``Builder`` in a method of ``TypeSpec``; a declared
+    ``CodeBlock.Builder``, stored ``Builder^CodeBlock``), or None. ``member_type`` types a
+    plain receiver (a name, ``this.f``) as the other languages do.
+    """
+    found = receiver_type(catalog, bindings, call, inferred, context)
+    if found is False:
+        found = inferred if inferred is not None else member_type(None)
+    if not found:
+        return found, None
+    name, _, nid = strip_arguments(found).partition("#")
+    if nid:
+        return name, int(nid)
+    name, _, outer = name.partition("^")
+    return name, _nested_in(catalog, outer, name) if outer else None
+
+
+def _nested_in(catalog: Catalog, outer: str, name: str) -> int | None:
+    """The node of the class ``name`` nested in a class ``outer``, when several classes
+    have the name and exactly one such nested class exists; None otherwise."""
+    if len(catalog.types.get(name, ())) < 2:
+        return None
+    found = [
+        child.nid
+        for owner in catalog.types.get(outer, ())
+        for child in catalog.children.get(owner.nid, ())
+        if child.name == name and child.entity_type != "Function"
+    ]
+    return found[0] if len(found) == 1 else None

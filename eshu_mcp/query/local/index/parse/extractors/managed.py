@@ -120,7 +120,7 @@ def _java_typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
         if name is not None and type_node is not None:
             declared = generic_type(text(type_node))
             declared = bounds.get(declared, declared)
-            if _simple(declared).isidentifier() and declared != "var":
+            if _simple(declared).partition("^")[0].isidentifier() and declared != "var":
                 found.append((text(name), declared))
     return tuple(found)
 
