@@ -589,6 +589,61 @@ CASES += (
             callees("Util.checkArgument"),  # String.format, IllegalArgumentException
         ),
     ),
+    Case(
+        "java",
+        "apache/commons-cli",
+        "0a68ae0e826bb08eb59bda9bae7ec5d84008b62a",
+        (
+            callers("DefaultParser.isShortOption", "DefaultParser.isOption"),
+            callers(
+                "DefaultParser.getLongPrefix",
+                *("DefaultParser.handleShortAndLongOption", "DefaultParser.isLongOption"),
+            ),
+            callers(
+                "DefaultParser.handleLongOptionWithoutEqual",
+                *("DefaultParser.handleLongOption", "DefaultParser.handleShortAndLongOption"),
+            ),
+            callers(  # also DefaultParser.indexOfEqual(...) from the old parsers
+                "DefaultParser.indexOfEqual",
+                *("DefaultParser.handleLongOption", "DefaultParser.handleLongOptionWithEqual"),
+                *("DefaultParser.handleShortAndLongOption", "DefaultParser.isLongOption"),
+                *("DefaultParser.isShortOption", "GnuParser.flatten", "PosixParser.flatten"),
+            ),
+            # the package's Util, not help/Util (another class named Util)
+            callers(
+                "Util.stripLeadingHyphens@cli/Util.java",
+                *("UtilTest.testStripLeadingHyphens", "CommandLine.resolveOption"),
+                *("DefaultParser.getLongPrefix", "DefaultParser.handleShortAndLongOption"),
+                *("GnuParser.flatten", "Options.getMatchingOptions", "Options.getOption"),
+                *("Options.hasLongOption", "Options.hasOption", "Options.hasShortOption"),
+            ),
+            # token.startsWith/length/substring, optName.isEmpty: String's
+            callees(
+                "DefaultParser.isShortOption",
+                "DefaultParser.indexOfEqual",
+                "Options.hasShortOption",
+            ),
+            callees(
+                "DefaultParser.handleLongOption",
+                "DefaultParser.indexOfEqual",
+                *(
+                    "DefaultParser.handleLongOptionWithoutEqual",
+                    "DefaultParser.handleLongOptionWithEqual",
+                ),
+            ),
+            callees("DefaultParser.isJavaProperty", "Options.getOption", "Option.getArgs"),
+            callees(  # cmd: a CommandLine field (CommandLine.Builder has an addOption too)
+                "DefaultParser.handleOption",
+                *("DefaultParser.checkRequiredArgs", "DefaultParser.updateRequiredOptions"),
+                *("Option.clone", "CommandLine.addOption", "Option.hasArg"),
+            ),
+            callees(  # expectedOpts.remove: a JDK List's
+                "DefaultParser.updateRequiredOptions",
+                *("Option.isRequired", "Option.getKey", "Options.getOptionGroup"),
+                *("OptionGroup.isRequired", "OptionGroup.setSelected"),
+            ),
+        ),
+    ),
 )
 
 CASES += (
@@ -805,9 +860,9 @@ def main() -> None:
     if options.json:
         print(json.dumps(results, indent=2))
         return
-    print(" ".join(f"{column:>10}" for column in COLUMNS))
-    for result in results:
-        print(" ".join(f"{result[column]!s:>10}" for column in COLUMNS))
+    print(" ".join(f"{column:>10}" for column in COLUMNS), " repository")
+    for result in results:  # a language may have several repositories
+        print(" ".join(f"{result[column]!s:>10}" for column in COLUMNS), "", result["repository"])
         for miss in result["misses"]:
             print(f"    {miss}")
 

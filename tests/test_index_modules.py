@@ -21,6 +21,7 @@ FILES = [
     (14, "rust/src/lib.rs", "rust"),
     (15, "ruby/lib/base.rb", "ruby"),
     (16, "php/Models/User.php", "php"),
+    (17, "kt/com/acme/Cat.kt", "kotlin"),
 ]
 
 
@@ -80,3 +81,15 @@ class ModuleIndexTests(SynchronousTestCase):
         self.assertEqual(self.resolve("rust", "rust/src/lib.rs", "crate::util", "helper"), 13)
         self.assertEqual(self.resolve("ruby", "ruby/lib/greeter.rb", "base"), 15)
         self.assertEqual(self.resolve("php", "php/x.php", "App\\Models", "User"), 16)
+
+    def test_java_static_imports_and_nested_classes_name_the_class_file(self) -> None:
+        # import static com.acme.Dog.bark / com.acme.Dog.* / import com.acme.Dog.Collar
+        self.assertEqual(self.resolve("java", "x/A.java", "com.acme.Dog", "bark"), 10)
+        self.assertEqual(self.resolve("java", "x/A.java", "com.acme.Dog", "*"), 10)
+        self.assertEqual(self.resolve("java", "x/A.java", "com.acme.Dog.Collar", "size"), 10)
+        # the JDK's classes are not the repository's
+        self.assertIsNone(self.resolve("java", "x/A.java", "java.lang.String", "join"))
+        self.assertIsNone(self.resolve("java", "x/A.java", "com.acme", "Cat"))
+        # Kotlin imports keep their own rule (a member of a class is not looked for)
+        self.assertIsNone(self.resolve("kotlin", "x/A.kt", "com.acme.Cat", "meow"))
+        self.assertEqual(self.resolve("kotlin", "x/A.kt", "com.acme", "Cat"), 17)

@@ -302,6 +302,7 @@ export function relay(app: App) {
                 local.save();
                 name.length();
                 find().save();
+                java.util.List<Store> stores = null; stores.get(0).save();
             }
 
             Shop find() {
@@ -652,8 +653,16 @@ class TypedReceiverTests(IndexedSourcesCase):
         self.assertEqual(self.one(outlet, 7), (shop, "Shop.find", "type_inferred"))  # inherited
         self.assertEqual(self.unresolved_at(outlet, 8), ["external"])  # System.out.println
 
+    def test_java_call_result_is_typed_by_the_declared_result(self) -> None:
+        java = "java/com/acme/Shop.java"  # find().save(): find is declared to return a Shop
+        self.assertEqual(
+            [(q, m) for _, q, m, _ in self.calls_at(java, 14)],
+            [("Shop.find", "same_file"), ("Shop.save", "type_inferred")],
+        )
+
     def test_java_untyped_receiver_is_ambiguous_not_the_same_file_method(self) -> None:
-        edges = self.calls_at("java/com/acme/Shop.java", 14)  # find().save()
+        # stores.get(0): a List<Store>'s element, of no declared type here
+        edges = self.calls_at("java/com/acme/Shop.java", 15)
         self.assertEqual(
             [q for _, q, _, _ in edges if q.endswith("save")],
             ["Cache.save", "Shop.save", "Store.save"],

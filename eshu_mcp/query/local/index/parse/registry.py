@@ -67,6 +67,13 @@ class LanguageEntry:
     extension_receiver: str | None = None
     """A pattern whose group 1 is the type a function's signature extends (C# ``this T x``,
     Kotlin ``fun T.f()``): a call on a value of that type can run it."""
+    static_imports: bool = False
+    """Whether an import can bring a class's static methods in by name (Java's ``import
+    static a.b.C.m`` and ``a.b.C.*``): a bare call of one runs that class's method."""
+    declared_results: bool = False
+    """Whether a method's signature states its result type before its name (Java): a call on
+    a call's result (``a.b().c()``) is typed by it, and a result of a type from outside the
+    repository is no repository class."""
     method_sets: bool = False
     """Whether a type implements an interface by having its methods, without naming it (Go)."""
     interpreters: tuple[str, ...] = ()
@@ -242,6 +249,8 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         family="jvm",
         receivers="java",
         capitalised_types=True,
+        static_imports=True,
+        declared_results=True,
         dead_code="derived",
         exactness_blockers=("reflection", "dependency-injection wiring"),
         entry_methods=("main",),

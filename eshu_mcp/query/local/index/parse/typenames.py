@@ -96,3 +96,82 @@ def call_chain(receiver: str) -> str | None:
             kept.append(char)
     chain = "".join(kept)
     return chain if depth == 0 and _CHAIN.fullmatch(chain) else None
+
+
+_CHAIN_STEP = re.compile(r"[A-Za-z_$][\w$]*(?:\((?:_|->)?\))?")
+_CHAIN_MARKS = re.compile(r"[\"'()]|->|::")
+_TYPE_WORDS = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|\?")
+
+
+def generic_type(type_text: str) -> str:
+    """A Java declared type as the resolver reads it: its simple name, with the simple names
+    its type arguments mention (``Map.Entry<K, List<V>>`` -> ``Entry<K,List,V>^Map``; a
+    diamond ``ArrayList<>`` -> ``ArrayList<?>``: arguments not written, so not known), and
+    ``^`` and the class it is nested in when written so (``CodeBlock.Builder`` ->
+    ``Builder^CodeBlock``)."""
+    head, bracket, rest = type_text.partition("<")
+    *outer, name = head.strip().split(".")
+    qualifier = f"^{outer[-1]}" if outer and outer[-1][:1].isupper() else ""
+    if not bracket:
+        return name + qualifier
+    args: list[str] = []
+    for word in _TYPE_WORDS.findall(rest):
+        simple = word.rsplit(".", 1)[-1]
+        if simple not in ("extends", "super") and simple not in args:
+            args.append(simple)
+    return f"{name}<{','.join(args) or '?'}>{qualifier}"
+
+
+def argument_free_chain(chain: str) -> str | None:
+    """A chain of member reads and calls with each call's arguments left out (Java:
+    ``getValue().append(x)`` -> ``getValue().append(_)``, ``_`` marking that it passes some),
+    string and character literals skipped whole; a call passing a lambda or a method
+    reference keeps ``->`` instead (``map(->)``: its result type follows the function
+    passed). None for anything else."""
+    kept: list[str] = []
+    depth = 0
+    functional = passed = False
+    position, length = 0, len(chain)
+    while position <= length:  # from one bracket, quote or arrow to the next
+        mark = _CHAIN_MARKS.search(chain, position)
+        stop = length if mark is None else mark.start()
+        if depth == 0:
+            kept.append(chain[position:stop])
+        elif not passed and not chain[position:stop].isspace() and stop > position:
+            passed = True
+        if mark is None:
+            break
+        token = mark.group()
+        position = mark.end()
+        if token in "\"'":  # a literal, whole: to its closing quote, escapes skipped
+            close = position
+            while True:
+                close = chain.find(token, close)
+                if close < 0:
+                    return None
+                backslashes = close - len(chain[position:close].rstrip("\\")) - position
+                if backslashes % 2 == 0:
+                    break
+                close += 1
+            passed = passed or depth > 0
+            position = close + 1
+        elif token == "(":
+            if depth == 0:
+                kept.append(token)
+                functional = passed = False
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                kept.append("->)" if functional else "_)" if passed else ")")
+        elif depth:  # -> or :: inside a call's arguments: a function passed
+            functional = passed = True
+        else:
+            return None
+    if depth:
+        return None
+    stripped = "".join("".join(kept).split())
+    steps = stripped.split(".")
+    return stripped if all(_CHAIN_STEP.fullmatch(step) for step in steps) else None

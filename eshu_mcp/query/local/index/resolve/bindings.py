@@ -45,6 +45,7 @@ class FileBindings:
     def __init__(self) -> None:
         self.names: dict[int, dict[str, Binding]] = defaultdict(dict)
         self.star: dict[int, list[int]] = defaultdict(list)
+        self.static_star: dict[int, list[int]] = {}  # Java ``import static a.b.C.*``: C's file
 
     def lookup(self, file_id: int, name: str) -> Binding | None:
         """The binding of ``name`` (or a dotted receiver) in a file."""
@@ -173,6 +174,8 @@ def _bind(
     if name == "*":
         if alias:  # ``import * as ns``: the module under one name, not its names in scope
             names[alias] = Binding(target, None, line)
+        elif target and record.import_type == "static":  # a class's members, not a package's
+            bindings.static_star.setdefault(record.file_id, []).extend(target)
         elif target:
             bindings.star[record.file_id].extend(target)
         return

@@ -22,6 +22,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
+from eshu_mcp.query.local.index.resolve.java_types import receiver_class
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
     DISPATCHED,
@@ -58,6 +59,10 @@ GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
 IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
 DISPATCHED_LANGUAGES = keys_with(dispatched=True)
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
+STATIC_IMPORTS = keys_with(static_imports=True)
+"""Languages whose imports bring a class's static methods in (``import static a.b.C.m``)."""
+DECLARED_RESULTS = keys_with(declared_results=True)
+"""Languages whose method signatures state a result type, typing calls on call results."""
 
 
 @define
@@ -273,6 +278,8 @@ class Catalog:
                 entity.signature = row[8]
             elif row[4] and row[6] == "go" and row[8]:
                 entity.receiver = _go_receiver(row[8])
+            elif row[8] and row[6] in DECLARED_RESULTS:  # Java: the result before the name
+                entity.signature = row[8]
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
         self.by_id[entity.nid] = entity
@@ -493,16 +500,35 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             pool = reexported(catalog.callables.in_files, bindings, name, binding.file_ids)
         else:
             pool = catalog.by_class.get((binding.symbol, name), [])
+        if not pool and receiver is None and language in STATIC_IMPORTS:
+            pool = catalog.methods.in_files(binding.symbol or name, binding.file_ids)
+            if pool:  # ``import static a.b.C.m``: C's method m, by the arguments
+                return one_of(pool, arity, "import_binding")
         if pool:
             return pool[0], "import_binding"
     elif receiver is None and bindings.star.get(file_id):
         pool = catalog.callables.in_files(name, bindings.star[file_id])
         if pool:
             return pool[0], "import_binding"
+    if receiver is None and language in STATIC_IMPORTS and bindings.static_star.get(file_id):
+        pool = catalog.methods.in_files(name, bindings.static_star[file_id])
+        if pool:  # ``import static a.b.C.*``
+            return one_of(pool, arity, "import_binding")
     family = RECEIVER_TYPED.get(language)
+    owner_nid = None
     if family is not None and receiver is not None:
         implicit = language in IMPLICIT_THIS_LANGUAGES
-        inferred = member_type(catalog, bindings, call, inferred, context, implicit)
+        if language in DECLARED_RESULTS:  # a.b().c(): b's declared result (Java)
+            inferred, owner_nid = receiver_class(
+                catalog,
+                bindings,
+                call,
+                inferred,
+                context,
+                lambda typed: member_type(catalog, bindings, call, typed, context, implicit),
+            )
+        else:
+            inferred = member_type(catalog, bindings, call, inferred, context, implicit)
         if inferred == "":
             return None, "external"
         if inferred and not catalog.types.get(inferred):
@@ -514,6 +540,8 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
         # a value of a declared type may be of a type deriving from it (not in Go)
         dispatch = inferred is not None and family in DISPATCHED and kind not in CONSTRUCTIONS
         methods = catalog.by_class.get((type_name, name), [])
+        if owner_nid is not None:
+            methods = [m for m in methods if m.parent == owner_nid]
         if methods:
             local = [e for e in methods if e.file_id == file_id]
             found = one_of(local or methods, arity, "type_inferred")

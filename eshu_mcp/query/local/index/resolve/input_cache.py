@@ -318,6 +318,7 @@ def _patch_imports(
     for file_id in changed:
         bindings.names.pop(file_id, None)
         bindings.star.pop(file_id, None)
+        bindings.static_star.pop(file_id, None)
     resolver.bindings = bindings
     resolver.records = []
     import_changed = resolve_rows(conn, resolver, rows)

@@ -115,13 +115,35 @@ class ModuleIndex:
         file for ``a.b.*``; for Kotlin and Scala, where a file's name need not be its type's,
         any one file named so."""
         folder = module.replace(".", "/")
-        for extension in entry(language).extensions:
+        declared = entry(language)
+        members = declared.static_imports  # Java: a module path may end in a class
+        for extension in declared.extensions:
             if imported_name == "*":
-                found = self.first_in_dir(folder, extension) or self._dir_suffix(folder, extension)
+                found = self.first_in_dir(folder, extension)
+                if found is None and members:
+                    found = self._class_file(folder, extension)
+                if found is None:
+                    found = self._dir_suffix(folder, extension)
             else:
                 found = self.unique_suffix(f"{folder}/{imported_name}{extension}")
+                if found is None and members:
+                    found = self._class_file(folder, extension)
             if found is not None:
                 return found
+        return None
+
+    def _class_file(self, folder: str, extension: str) -> int | None:
+        """The file of the class a module path names when it ends in a class (capitalised,
+        by the JVM convention): ``a/b/C`` of a static import ``a.b.C.m`` or ``a.b.C.*``,
+        or of a nested class ``a.b.C.Inner``, is ``a/b/C.<ext>``; None otherwise."""
+        for _ in range(2):  # the class, or the class around a nested one
+            parent, _, last = folder.rpartition("/")
+            if not parent or not last[:1].isupper():
+                return None
+            found = self.unique_suffix(f"{folder}{extension}")
+            if found is not None:
+                return found
+            folder = parent
         return None
 
     def _require(self, language: str | None, importer: str, module: str) -> int | None:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 ALIAS = "@"
 """An assignment reader's type that means "whatever type the name after it has" (``x = y``);
@@ -118,6 +118,10 @@ class LanguageSpec:
     typed_members: bool = False
     """Whether a call on ``v.f`` whose ``v`` has a known type ``T`` records ``T.f`` as its
     receiver type (the field's type is looked up at resolution)."""
+    typed_chains: bool = False
+    """Whether a call on a call chain rooted at a typed local (``entry.getValue().isEmpty()``)
+    records ``T.getValue()`` as its receiver's type (the chain's arguments left out, see
+    :func:`..typenames.argument_free_chain`): the resolver follows declared result types."""
     call_result_receivers: bool = False
     """Whether a call on a call's result (``Must(NewRandom()).String()``) records ``Must()``
     as its receiver's type: the result type ``Must``'s signature declares."""

@@ -23,7 +23,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     leading_comment,
     text,
 )
-from eshu_mcp.query.local.index.parse.typenames import call_chain
+from eshu_mcp.query.local.index.parse.typenames import argument_free_chain, call_chain
 
 
 @define
@@ -210,6 +210,7 @@ class LanguageEngine:
         prefix = spec.instance_prefix
         # how a call on ``v.f`` records its receiver's type: ``T.f``, ``T|f`` or not at all
         members = "." if spec.typed_members else "|" if spec.attribute_paths else None
+        chains = spec.typed_chains  # ``v.get().m()``: ``T.get()`` (Java)
         aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
@@ -254,7 +255,7 @@ class LanguageEngine:
                                 (
                                     function[1].get(receiver)
                                     or (
-                                        _member_type(function[1], receiver, members)
+                                        _member_type(function[1], receiver, members, chains)
                                         if members and "." in receiver
                                         else None
                                     )
@@ -335,7 +336,7 @@ class LanguageEngine:
                                 (
                                     function[1].get(receiver)
                                     or (
-                                        _member_type(function[1], receiver, members)
+                                        _member_type(function[1], receiver, members, chains)
                                         if members and "." in receiver
                                         else None
                                     )
@@ -521,10 +522,13 @@ def _bound_alias(scope: dict[str, str], name: str) -> str | None:
     return value if value is not None and value[:1] == ALIAS else None
 
 
-def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | None:
+def _member_type(
+    scope: dict[str, str], receiver: str, separator: str, chains: bool = False
+) -> str | None:
     """``T.f.g`` for a receiver ``v.f.g`` whose ``v`` has the type ``T`` in a function's
     scope (the fields' types are looked up when calls resolve); None otherwise. With the
-    separator ``|``, ``T|f.g``, where ``T`` may be dotted or a call result."""
+    separator ``|``, ``T|f.g``, where ``T`` may be dotted or a call result. With ``chains``,
+    ``T.get().f`` for ``v.get(x).f`` (the results' types are looked up when calls resolve)."""
     head, dot, fields = receiver.partition(".")
     owner = scope.get(head) if dot else None  # usually None: a cheap first test
     if owner is None or owner[:1] == ALIAS or "|" in owner:
@@ -533,6 +537,9 @@ def _member_type(scope: dict[str, str], receiver: str, separator: str) -> str | 
         if separator == "|" and receiver[-1:] == ")":  # v.build(x): what T().build returns
             chain = call_chain(receiver)
             return None if chain is None else _typed_chain(scope, chain)
+        if chains and "." not in owner:
+            chain = argument_free_chain(fields)
+            return None if chain is None else f"{owner}.{chain}"
         return None
     if separator == "|":
         return f"{owner}|{fields}"

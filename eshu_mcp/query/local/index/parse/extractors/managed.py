@@ -16,6 +16,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import (
     line_of,
     text,
 )
+from eshu_mcp.query.local.index.parse.typenames import generic_type
 
 JAVA_COMPLEXITY = ComplexityTable(
     branches=frozenset(
@@ -107,6 +108,36 @@ def _typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def _java_typed_params(node: Node | None) -> tuple[tuple[str, str], ...]:
+    """Parameter names with their declared types, type arguments kept (as
+    :func:`.typenames.generic_type` writes them); a parameter of a method's bounded type
+    variable (``<A extends Appendable> void f(A out)``) has the bound's type."""
+    found = []
+    bounds = _type_bounds(node.parent) if node is not None and node.parent is not None else {}
+    for param in node.named_children if node is not None else ():
+        name = param.child_by_field_name("name")
+        type_node = param.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            declared = generic_type(text(type_node))
+            declared = bounds.get(declared, declared)
+            if _simple(declared).partition("^")[0].isidentifier() and declared != "var":
+                found.append((text(name), declared))
+    return tuple(found)
+
+
+def _type_bounds(method: Node) -> dict[str, str]:
+    """A method's type variables that have a bound, each to its (first) bound's type."""
+    parameters = next((c for c in method.named_children if c.type == "type_parameters"), None)
+    bounds: dict[str, str] = {}
+    for parameter in parameters.named_children if parameters is not None else ():
+        name = next((c for c in parameter.named_children if c.type == "type_identifier"), None)
+        bound = next((c for c in parameter.named_children if c.type == "type_bound"), None)
+        first = bound.named_children[0] if bound is not None and bound.named_child_count else None
+        if name is not None and first is not None:
+            bounds[text(name)] = generic_type(text(first))
+    return bounds
+
+
 def _modifiers(node: Node) -> list[str]:
     found = []
     for child in node.children:
@@ -144,7 +175,7 @@ def _csharp_bases(node: Node) -> tuple[tuple[str, str], ...]:
     return tuple(bases)
 
 
-def _define(labels: dict[str, str], bases_of, language: str):
+def _define(labels: dict[str, str], bases_of, language: str, typed_params=_typed_params):
     def define(node: Node) -> Definition | None:
         """Read a definition node (name, span, args, bases, metadata); None to skip it."""
         name_node = node.child_by_field_name("name")
@@ -177,7 +208,7 @@ def _define(labels: dict[str, str], bases_of, language: str):
                 node.child_by_field_name("body"),
                 args=_params(node.child_by_field_name("parameters")),
                 metadata=metadata,
-                locals=_typed_params(node.child_by_field_name("parameters")),
+                locals=typed_params(node.child_by_field_name("parameters")),
             )
         return Definition(
             label,
@@ -236,10 +267,12 @@ def java_imports(node: Node) -> list[ImportRow]:
     if path is None:
         return []
     full = text(path)
+    # ``import static a.b.C.m`` / ``a.b.C.*``: a class's static members, by the class's path
+    kind = "static" if any(c.type == "static" for c in node.children) else "import"
     if any(c.type == "asterisk" for c in node.named_children):
-        return [ImportRow(full, "*", None, "import", line_of(node))]
+        return [ImportRow(full, "*", None, kind, line_of(node))]
     module, _, name = full.rpartition(".")
-    return [ImportRow(module or full, name, None, "import", line_of(node))]
+    return [ImportRow(module or full, name, None, kind, line_of(node))]
 
 
 def csharp_imports(node: Node) -> list[ImportRow]:
@@ -261,21 +294,29 @@ def csharp_imports(node: Node) -> list[ImportRow]:
 
 
 def java_assign(node: Node) -> tuple[str, str] | None:
-    """A typed local or field (``Cls v = ...`` or ``var v = new Cls()``), for type inference;
-    ``this.v = new Cls()`` types the field ``this.v``."""
+    """A typed local or field (``Cls v = ...`` or ``var v = new Cls()``), a loop variable
+    (``for (Cls v : items)``) or a resource (``try (Cls v = ...)``), for type inference, type
+    arguments kept (:func:`.typenames.generic_type`); ``this.v = new Cls()`` types ``this.v``."""
     if node.type == "assignment_expression":
-        return _this_assigned(node, "field_access", "object", "field", "this")
+        found = _this_assigned(node, "field_access", "object", "field", "this")
+        if found is None:
+            return None
+        built = node.child_by_field_name("right").child_by_field_name("type")
+        return found[0], generic_type(text(built))
     type_node = node.child_by_field_name("type")
-    declarator = node.child_by_field_name("declarator")
+    if node.type in ("enhanced_for_statement", "resource"):
+        declarator = node
+    else:
+        declarator = node.child_by_field_name("declarator")
     if type_node is None or declarator is None:
         return None
     name = declarator.child_by_field_name("name")
-    type_name = _simple(text(type_node))
+    type_name = generic_type(text(type_node))
     if type_name == "var":
         value = declarator.child_by_field_name("value")
         if value is None or value.type != "object_creation_expression":
             return None
-        type_name = _simple(text(value.child_by_field_name("type")))
+        type_name = generic_type(text(value.child_by_field_name("type")))
     return (text(name), type_name) if name is not None else None
 
 
@@ -331,18 +372,25 @@ JAVA = LanguageSpec(
     key="java",
     load=tree_sitter_java.language,
     definitions=frozenset(JAVA_LABELS),
-    define=_define(JAVA_LABELS, _java_bases, "java"),
+    define=_define(JAVA_LABELS, _java_bases, "java", _java_typed_params),
     calls=frozenset({"method_invocation", "object_creation_expression"}),
     call=java_call,
     imports=frozenset({"import_declaration"}),
     import_rows=java_imports,
     assignments=frozenset(
-        {"local_variable_declaration", "field_declaration", "assignment_expression"}
+        {
+            "local_variable_declaration",
+            "field_declaration",
+            "assignment_expression",
+            "enhanced_for_statement",
+            "resource",
+        }
     ),
     assign=java_assign,
     instance_prefix="this.",
     implicit_instance=True,
     typed_members=True,
+    typed_chains=True,
     complexity=JAVA_COMPLEXITY,
 )
 CSHARP = LanguageSpec(
