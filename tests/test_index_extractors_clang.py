@@ -44,3 +44,29 @@ class QualifiedCallTests(SynchronousTestCase):
         )
         receivers = {c[1]: c[3] for c in parse_file("include/values.hpp", source).calls}
         self.assertEqual(receivers, {"truthy": None, "isspace": "std", "make": "Reader"})
+
+
+DECLARED = b"""static Parser shared(1);
+bool check(const std::string &text, Parser* parser) {
+    text.c_str();
+    parser->parse();
+    std::smatch result, other;
+    result.empty();
+    auto made = std::make_unique<Reader>(2);
+    made->read();
+    for (const Option& option : options) { option.name(); }
+    shared.parse();
+    return true;
+}
+"""
+
+
+class DeclaredTypeTests(SynchronousTestCase):
+    def test_parameters_locals_and_range_variables_record_their_declared_class(self) -> None:
+        typed = {c[2]: c[4] for c in parse_file("src/check.cpp", DECLARED).calls}
+        self.assertEqual(typed["text.c_str"], "std::string")
+        self.assertEqual(typed["parser->parse"], "Parser")
+        self.assertEqual(typed["result.empty"], "std::smatch")
+        self.assertEqual(typed["made->read"], "Reader")
+        self.assertEqual(typed["option.name"], "Option")
+        self.assertEqual(typed["shared.parse"], "Parser")

@@ -22,6 +22,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
+from eshu_mcp.query.local.index.resolve.declared_receivers import declared_receiver
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
     DISPATCHED,
@@ -57,6 +58,13 @@ GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
 """How a call resolves by its name alone, without an import, a type or a scope to say so."""
 IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
 DISPATCHED_LANGUAGES = keys_with(dispatched=True)
+DECLARED_RECEIVERS = {
+    language.key: language.declared_receivers == "strict"
+    for language in LANGUAGES
+    if language.declared_receivers
+}
+"""Languages resolving by name whose receivers' declared types decide the method (see the
+registry), each to whether every type the repository lacks is outside it."""
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
 
 
@@ -275,6 +283,8 @@ class Catalog:
                 entity.receiver = _go_receiver(row[8])
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
+        elif len(row) > 8 and row[4] and row[6] in DECLARED_RECEIVERS:
+            entity.signature = row[8]  # a method's declared result types a chain's next call
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)
@@ -507,6 +517,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             return None, "external"
         if inferred and not catalog.types.get(inferred):
             inferred = _imported_type(catalog, bindings, file_id, inferred)
+    elif inferred is not None and receiver is not None and language in DECLARED_RECEIVERS:
+        inferred = declared_receiver(catalog, inferred, context, DECLARED_RECEIVERS[language])
+        if inferred == "":
+            return None, "external"
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
@@ -530,6 +544,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
                 return inherited, "type_inferred"
             if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
                 return None, "external"  # a declared type the repository does not define
+        elif inferred is not None and language in DECLARED_RECEIVERS:
+            inherited = catalog.inherited(type_name, name)  # a base's, or a trait's default
+            if inherited is not None:
+                return inherited, "type_inferred"
     if family is not None and receiver is not None and kind not in CONSTRUCTIONS:
         if inferred is None and library_receiver(catalog, receiver, family):
             return None, "external"

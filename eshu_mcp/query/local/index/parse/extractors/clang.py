@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
 import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
+from eshu_mcp.query.local.index.parse.declared_types import cpp_type
 from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
     Call,
@@ -70,6 +72,90 @@ def _params(declarator: Node) -> tuple[str, ...]:
     return tuple(names)
 
 
+_HOLDERS = frozenset({"make_shared", "make_unique"})
+"""Library functions whose result holds (and calls through to) their template argument."""
+
+
+def _declared_name(declarator: Node | None, local: bool) -> str | None:
+    """The name a declarator declares (through ``&``, ``*``, ``= value``); a local's
+    ``T x(args)`` reads as a function declarator, which elsewhere is a prototype."""
+    for _ in range(8):
+        if declarator is None:
+            return None
+        if declarator.type in ("identifier", "field_identifier"):
+            return text(declarator)
+        if declarator.type == "function_declarator" and not local:
+            return None
+        if declarator.type in ("reference_declarator", "pointer_declarator"):
+            declarator = declarator.child_by_field_name("declarator") or (
+                declarator.named_children[-1] if declarator.named_child_count else None
+            )
+        elif declarator.type in ("init_declarator", "function_declarator"):
+            declarator = declarator.child_by_field_name("declarator")
+        else:
+            return None
+    return None
+
+
+def _built_type(value: Node | None) -> str | None:
+    """The class an ``auto`` local is built as: ``T(...)``, ``T{...}``, ``new T``,
+    ``std::make_unique<T>(...)``; a lower-case callee is a function, whose result is unknown."""
+    if value is None:
+        return None
+    if value.type == "new_expression":
+        return cpp_type(text(value.child_by_field_name("type")))
+    if value.type == "compound_literal_expression":
+        return cpp_type(text(value.child_by_field_name("type")))
+    if value.type != "call_expression":
+        return None
+    function = value.child_by_field_name("function")
+    if function is not None and function.type == "qualified_identifier":
+        inner = function.child_by_field_name("name")
+        if inner is not None and inner.type == "template_function":
+            function = inner
+    if function is not None and function.type == "template_function":
+        name = text(function.child_by_field_name("name"))
+        arguments = function.child_by_field_name("arguments")
+        if name in _HOLDERS and arguments is not None and arguments.named_child_count:
+            return cpp_type(text(arguments.named_children[0]))
+        return None
+    built = cpp_type(text(function)) if function is not None else None
+    return built if built and built.rsplit("::", 1)[-1][:1].isupper() else None
+
+
+def _parameter_types(declarator: Node) -> tuple[tuple[str, str], ...]:
+    """(parameter, declared class) for each parameter of a class type."""
+    params = declarator.child_by_field_name("parameters")
+    typed = []
+    for param in params.named_children if params is not None else ():
+        declared = cpp_type(text(param.child_by_field_name("type")))
+        name = _declared_name(param.child_by_field_name("declarator"), False)
+        if declared and name:
+            typed.append((name, declared))
+    return tuple(typed)
+
+
+def bind(node: Node, scope: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The locals a declaration (or a range ``for``) declares, with their declared classes
+    ("" where unknown: a name declared again loses its earlier type)."""
+    local = node.parent is not None and node.parent.type != "translation_unit"
+    type_node = node.child_by_field_name("type")
+    declared = None
+    if type_node is not None and type_node.type != "placeholder_type_specifier":
+        declared = cpp_type(text(type_node))
+    found = []
+    for index, child in enumerate(node.children):
+        field = node.field_name_for_child(index)
+        if field != "declarator":
+            continue
+        name = _declared_name(child, local)
+        if name is None:
+            continue
+        value = child.child_by_field_name("value") if child.type == "init_declarator" else None
+        found.append((name, declared or _built_type(value) or ""))
+    return found
+
+
 def _member_roots(name_node: Node, declarator: Node) -> list[str]:
     """Why a function runs without a visible call: a destructor runs when its object dies, an
     operator where its operator is written, an override where its base is called."""
@@ -117,6 +203,7 @@ def define(node: Node) -> Definition | None:
             args=_params(declarator),
             class_context=class_context,
             metadata=metadata,
+            locals=_parameter_types(declarator),
         )
     if node.type == "type_definition":
         declarator = node.child_by_field_name("declarator")
@@ -247,4 +334,6 @@ CPP = LanguageSpec(
     imports=frozenset({"preproc_include"}),
     import_rows=import_rows,
     complexity=CPP_COMPLEXITY,
+    assignments=frozenset({"declaration", "for_range_loop"}),
+    bind=bind,
 )

@@ -211,6 +211,7 @@ class LanguageEngine:
         # how a call on ``v.f`` records its receiver's type: ``T.f``, ``T|f`` or not at all
         members = "." if spec.typed_members else "|" if spec.attribute_paths else None
         aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
+        typed, binder = spec.receiver_type, spec.bind  # declared types read off nodes
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -259,6 +260,7 @@ class LanguageEngine:
                                         else None
                                     )
                                     or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], name) if aliases else None),
@@ -340,6 +342,7 @@ class LanguageEngine:
                                         else None
                                     )
                                     or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], call[0]) if aliases else None),
@@ -353,7 +356,12 @@ class LanguageEngine:
                     (r.module, r.imported_name, r.alias, r.import_type, r.line)
                     for r in import_rows(node)
                 )
-            if role & _ASSIGNS:
+            if role & _ASSIGNS and binder is not None:
+                bound_in = module_scope if top is None else None  # not a type's body
+                bound_in = function[1] if function is not None else bound_in
+                for target, value in binder(node, bound_in) if bound_in is not None else ():
+                    bound_in[target] = value
+            elif role & _ASSIGNS:
                 bound = assign(node)
                 if bound is not None:
                     target, value = bound

@@ -1,0 +1,164 @@
+"""Rust and C++ method calls resolve by their receiver's declared type (a parameter, a local,
+a loop variable, a builder chain's results), and a standard-library type's methods are
+never the repository's, however the names collide."""
+
+from .test_index_receivers import IndexedSourcesCase
+
+RUST = """
+pub struct Level;
+pub struct Filter;
+pub struct Record;
+pub struct Builder;
+
+impl Level {
+    pub fn iter() -> impl Iterator<Item = Self> { todo!() }
+    pub fn as_str(&self) -> &'static str { "level" }
+    pub fn to_owned(&self) -> Level { Level }
+}
+
+impl Filter {
+    pub fn as_str(&self) -> &'static str { "filter" }
+    pub fn level(&self) -> Level { Self::make() }
+    fn make() -> Level { Level }
+}
+
+impl Builder {
+    pub fn new() -> Builder { Builder }
+    pub fn args(&mut self, n: u8) -> &mut Builder { self }
+    pub fn line(&mut self, n: u8) -> &mut Self { self }
+    pub fn build(&self) -> Record { Record }
+}
+
+impl Record {
+    pub fn line(&self) -> u8 { 1 }
+}
+
+fn looped() {
+    for level in Level::iter() {
+        level.as_str();
+    }
+}
+
+fn pairs() {
+    let tests = &[(Filter, "OFF"), (Filter, "ERROR")];
+    for (input, expected) in tests {
+        assert_eq!(*expected, input.as_str());
+    }
+}
+
+fn slices(levels: &[Filter]) {
+    for one in levels.iter() {
+        one.as_str();
+    }
+}
+
+fn chained() {
+    let record = Builder::new().args(1).line(2).build();
+    assert_eq!(record.line(), 1);
+}
+
+fn text(name: &String) {
+    name.to_owned();
+}
+
+fn through(filter: &Filter) {
+    filter.level().as_str();
+}
+"""
+
+CPP = """
+#include <string>
+#include <memory>
+#include <regex>
+
+class StringRef {
+public:
+    const char* c_str() const { return nullptr; }
+    bool empty() const { return true; }
+};
+
+class Parser {
+public:
+    bool parse(int n) { return n > 0; }
+};
+
+class Reader {
+public:
+    bool parse(int n) { return n < 0; }
+};
+
+bool plain(const std::string &text) {
+    const char *data = text.c_str();
+    std::smatch result;
+    return !result.empty();
+}
+
+bool local() {
+    Parser parser;
+    auto reader = Reader();
+    return parser.parse(1) && reader.parse(2);
+}
+
+bool held(std::shared_ptr<Reader> reader) {
+    return reader->parse(3);
+}
+
+bool own(const StringRef &ref) {
+    return ref.empty();
+}
+"""
+
+
+class CalleesCase(IndexedSourcesCase):
+    def callees(self, caller: str) -> set[str]:
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT t.qualified_name FROM edges e JOIN entities s ON s.entity_id ="
+                " e.source_id JOIN entities t ON t.entity_id = e.target_id"
+                " WHERE e.type = 'CALLS' AND s.qualified_name = ?",
+                (caller,),
+            )
+        }
+
+
+class RustDeclaredReceiverTests(CalleesCase):
+    SOURCES = {"src/lib.rs": RUST}
+
+    def test_a_loop_over_an_associated_iterator_yields_its_declared_items(self) -> None:
+        self.assertEqual(self.callees("looped"), {"Level.iter", "Level.as_str"})
+
+    def test_a_loop_over_an_array_of_tuples_types_each_position(self) -> None:
+        self.assertEqual(self.callees("pairs"), {"Filter.as_str"})
+
+    def test_a_loop_over_a_typed_slice_types_its_elements(self) -> None:
+        self.assertEqual(self.callees("slices"), {"Filter.as_str"})
+
+    def test_each_call_of_a_builder_chain_runs_on_what_the_last_returned(self) -> None:
+        self.assertEqual(
+            self.callees("chained"),
+            {"Builder.new", "Builder.args", "Builder.line", "Builder.build", "Record.line"},
+        )
+
+    def test_a_method_of_a_type_outside_the_repository_is_not_a_repository_method(
+        self,
+    ) -> None:
+        self.assertEqual(self.callees("text"), set())
+
+    def test_a_result_type_and_self_associated_functions_resolve_to_the_declared_type(
+        self,
+    ) -> None:
+        self.assertEqual(self.callees("through"), {"Filter.level", "Level.as_str"})
+        self.assertEqual(self.callees("Filter.level"), {"Filter.make"})
+
+
+class CppDeclaredReceiverTests(CalleesCase):
+    SOURCES = {"src/parse.cpp": CPP}
+
+    def test_a_standard_library_types_methods_never_link_by_name(self) -> None:
+        self.assertEqual(self.callees("plain"), set())
+        self.assertEqual(self.callees("own"), {"StringRef.empty"})
+
+    def test_a_declared_or_built_local_calls_its_own_classs_method(self) -> None:
+        self.assertEqual(self.callees("local"), {"Parser.parse", "Reader", "Reader.parse"})
+        self.assertEqual(self.callees("held"), {"Reader.parse"})
