@@ -70,3 +70,18 @@ class DeclaredTypeTests(SynchronousTestCase):
         self.assertEqual(typed["made->read"], "Reader")
         self.assertEqual(typed["option.name"], "Option")
         self.assertEqual(typed["shared.parse"], "Parser")
+
+
+EXPORTED = b"""class LIB_API Element : public Node {
+public:
+    const char* Name() const { return Value(); }
+};
+"""
+
+
+class ExportMacroTests(SynchronousTestCase):
+    def test_a_classs_export_macro_is_not_its_name(self) -> None:
+        parsed = parse_file("src/element.h", EXPORTED)
+        names = {(e["entity_type"], e["qualified_name"]) for e in parsed.entities}
+        self.assertEqual(names, {("Class", "Element"), ("Function", "Element.Name")})
+        self.assertIn("LIB_API", parsed.entities[0]["signature"])  # the source as written

@@ -299,6 +299,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         whole_file_imports=True,
         overloading=True,
         implicit_this=True,
+        dispatched=True,
         family="c",
         declared_receivers="library",
         dead_code="derived",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 
@@ -70,6 +71,28 @@ def _params(declarator: Node) -> tuple[str, ...]:
         if inner is not None:
             names.append(text(inner))
     return tuple(names)
+
+
+_EXPORT_MACRO = re.compile(
+    rb"\b(?:class|struct)\s+([A-Z][A-Z0-9_]*[A-Z0-9])\s+(?=[A-Za-z_]\w*\s*(?:final\b|[:{]))"
+)
+"""An all-capitals word between ``class`` and the class's name: a macro that expands to an
+export attribute (``class TINYXML2_LIB XMLElement : public XMLNode``), which the grammar,
+seeing no preprocessor, reads as the class's name and the rest as a function."""
+
+
+def unexported(source: bytes) -> bytes:
+    """``source`` with each class's export macro blanked out (offsets unchanged)."""
+    if b"class " not in source and b"struct " not in source:
+        return source
+    return _EXPORT_MACRO.sub(_blank_macro, source)
+
+
+def _blank_macro(match: re.Match) -> bytes:
+    start, end = match.span(1)
+    whole = match.group(0)
+    offset = match.start(0)
+    return whole[: start - offset] + b" " * (end - start) + whole[end - offset :]
 
 
 _HOLDERS = frozenset({"make_shared", "make_unique"})
@@ -336,4 +359,5 @@ CPP = LanguageSpec(
     complexity=CPP_COMPLEXITY,
     assignments=frozenset({"declaration", "for_range_loop"}),
     bind=bind,
+    prepare=unexported,
 )

@@ -147,6 +147,9 @@ class LanguageSpec:
     """When given, the type of a call's receiver that is no typed local, read off the call
     node and the scope's types (a chain ``T::new().args(x)`` as ``T.new().args()``: the
     resolver follows each method's declared result)."""
+    prepare: Callable[[bytes], bytes] | None = None
+    """When given, what the grammar parses instead of a file's bytes: of the same length, with
+    what it misreads blanked out (C++ ``class EXPORT_MACRO Name``)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

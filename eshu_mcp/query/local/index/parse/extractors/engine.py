@@ -97,7 +97,9 @@ class LanguageEngine:
 
         ``ascii_text`` is ``source`` already decoded, when the caller has it and it is ASCII.
         """
-        tree = self.parser.parse(source)
+        prepare = self.spec.prepare
+        # same length, so every node's offsets index ``source`` as written
+        tree = self.parser.parse(source if prepare is None else prepare(source))
         CURRENT_SOURCE.data = source
         if ascii_text is None and source.isascii():
             ascii_text = source.decode("ascii")
@@ -470,7 +472,9 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
-_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--")
+_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--", b"{")
+"""How a line at a definition's own indent may start without ending it (closing it, a directive,
+a comment, or, Allman style, opening its body)."""
 
 
 def _unstretched(node: Node, source: bytes) -> int | None:
