@@ -64,6 +64,26 @@ fn text(name: &String) {
 fn through(filter: &Filter) {
     filter.level().as_str();
 }
+
+mod util;
+
+pub struct Walker {
+    stack: Vec<Filter>,
+    current: Level,
+}
+
+impl Walker {
+    pub fn push(&mut self, filter: Filter) {
+        self.stack.push(filter);
+        self.current.as_str();
+        self.stack[0].as_str();
+        util::device();
+    }
+}
+"""
+
+UTIL = """
+pub fn device() -> u64 { 0 }
 """
 
 CPP = """
@@ -77,9 +97,14 @@ public:
     bool empty() const { return true; }
 };
 
-class Parser {
+class Node {
 public:
-    bool parse(int n) { return n > 0; }
+    const char* Value() const { return ""; }
+};
+
+class Parser : public Node {
+public:
+    bool parse(int n) { return Value() != nullptr; }
 };
 
 class Reader {
@@ -123,7 +148,7 @@ class CalleesCase(IndexedSourcesCase):
 
 
 class RustDeclaredReceiverTests(CalleesCase):
-    SOURCES = {"src/lib.rs": RUST}
+    SOURCES = {"src/lib.rs": RUST, "src/util.rs": UTIL}
 
     def test_a_loop_over_an_associated_iterator_yields_its_declared_items(self) -> None:
         self.assertEqual(self.callees("looped"), {"Level.iter", "Level.as_str"})
@@ -145,6 +170,11 @@ class RustDeclaredReceiverTests(CalleesCase):
     ) -> None:
         self.assertEqual(self.callees("text"), set())
 
+    def test_a_fields_declared_type_and_a_declared_modules_functions_are_followed(
+        self,
+    ) -> None:  # self.stack.push: a Vec's, never Walker.push itself
+        self.assertEqual(self.callees("Walker.push"), {"Level.as_str", "Filter.as_str", "device"})
+
     def test_a_result_type_and_self_associated_functions_resolve_to_the_declared_type(
         self,
     ) -> None:
@@ -158,6 +188,9 @@ class CppDeclaredReceiverTests(CalleesCase):
     def test_a_standard_library_types_methods_never_link_by_name(self) -> None:
         self.assertEqual(self.callees("plain"), set())
         self.assertEqual(self.callees("own"), {"StringRef.empty"})
+
+    def test_a_bare_call_in_a_method_runs_the_base_classs_method(self) -> None:
+        self.assertEqual(self.callees("Parser.parse"), {"Node.Value"})
 
     def test_a_declared_or_built_local_calls_its_own_classs_method(self) -> None:
         self.assertEqual(self.callees("local"), {"Parser.parse", "Reader", "Reader.parse"})

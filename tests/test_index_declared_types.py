@@ -34,10 +34,11 @@ class RustTypeTests(SynchronousTestCase):
         self.assertIsNone(rust_result("fn log(&self, record: &Record)"))
 
     def test_a_chain_is_its_start_and_its_steps(self) -> None:
-        self.assertEqual(chain_steps("Builder.new().args()"), ("Builder", ["new", "args"]))
-        self.assertEqual(chain_steps("Level.iter()[]"), ("Level", ["iter", "[]"]))
-        self.assertEqual(chain_steps("[Level].iter()"), ("[Level]", ["iter"]))
-        self.assertIsNone(chain_steps("Builder.field"))
+        self.assertEqual(chain_steps("Builder.new().args()"), ("Builder", ["new()", "args()"]))
+        self.assertEqual(chain_steps("Level.iter()[]"), ("Level", ["iter()", "[]"]))
+        self.assertEqual(chain_steps("[Level].iter()"), ("[Level]", ["iter()"]))
+        self.assertEqual(chain_steps("Self.stack.last()"), ("Self", ["stack", "last()"]))
+        self.assertIsNone(chain_steps("Builder.args(1)"))
 
     def test_elements_and_tuple_positions(self) -> None:
         self.assertEqual(element("[(Filter,)]"), "(Filter,)")

@@ -104,3 +104,17 @@ class DeclaredTypeTests(SynchronousTestCase):
         typed = self.typed()
         self.assertEqual(typed["level.as_str"], "Level")
         self.assertEqual(typed["each.up"], "Level")
+
+
+class DeclarationTests(SynchronousTestCase):
+    def test_a_declared_module_file_is_imported_under_its_name(self) -> None:
+        parsed = parse_file("src/lib.rs", b"mod util;\nmod inline { fn f() {} }\n")
+        self.assertEqual([row[:4] for row in parsed.imports], [("self::util", None, "util", "mod")])
+
+    def test_a_structs_fields_keep_their_declared_types_but_not_its_parameters(self) -> None:
+        source = b"struct Walk<T> { stack: Vec<Level>, item: T, count: usize, owner: Box<Dir> }\n"
+        walk = parse_file("src/lib.rs", source).entities[0]
+        self.assertEqual(
+            walk["metadata"]["attribute_types"],
+            {"stack": "[Level]", "count": "usize", "owner": "Dir"},
+        )

@@ -21,8 +21,12 @@ _COLLECTIONS = frozenset(
 _POINTERS = frozenset({"Box", "Rc", "Arc", "Cow", "RefMut", "Ref", "MutexGuard"})
 """Generic Rust types that call their content's methods (by ``Deref``)."""
 _ITERATORS = frozenset({"Iterator", "IntoIterator", "DoubleEndedIterator", "ExactSizeIterator"})
+KEEPING = frozenset(
+    {"iter", "iter_mut", "into_iter", "drain", "copied", "cloned", "rev", "clone", "to_vec"}
+)
+"""Methods of a collection whose result yields (or holds) the same elements."""
 _BORROW = re.compile(r"^(?:&\s*(?:'\w+\s*)?(?:mut\s+)?|\*\s*(?:const|mut)\s+|mut\s+|dyn\s+)")
-_STEP = re.compile(r"\.([A-Za-z_]\w*)\(\)|\[\]")
+_STEP = re.compile(r"\.([A-Za-z_]\w*(?:\(\))?)|\[\]")
 _CPP_QUALIFIERS = re.compile(r"\b(?:const|volatile|struct|class|typename|enum|union)\b")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _CPP_HOLDER = re.compile(r"(?:::)?std\s*::\s*(?:shared_ptr|unique_ptr|weak_ptr)\s*<(.*)>")
@@ -135,8 +139,9 @@ def positions(tuple_type: str | None) -> list[str]:
 
 
 def chain_steps(expression: str) -> tuple[str, list[str]] | None:
-    """``(start type, steps)`` of a chain ``T.f().g()[]``: each step a method name or ``[]``
-    (an element); None when ``expression`` is no chain."""
+    """``(start type, steps)`` of a chain ``T.f().g()[]``: each step a method's name and
+    ``()`` (its result), a field's name (its declared type) or ``[]`` (an element); None when
+    ``expression`` is no chain."""
     cut = len(expression)
     for index, char in enumerate(expression):
         if char in ".[" and index and expression[0] != "[":

@@ -283,8 +283,11 @@ class Catalog:
                 entity.receiver = _go_receiver(row[8])
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
-        elif len(row) > 8 and row[4] and row[6] in DECLARED_RECEIVERS:
-            entity.signature = row[8]  # a method's declared result types a chain's next call
+        elif len(row) > 8 and row[6] in DECLARED_RECEIVERS:
+            if row[4]:
+                entity.signature = row[8]  # a method's declared result types a chain's call
+            if len(row) > 9 and row[9]:
+                entity.attributes = json.loads(row[9])  # a type's fields' declared types
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)

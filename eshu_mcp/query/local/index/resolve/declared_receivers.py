@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eshu_mcp.query.local.index.parse.declared_types import (
+    KEEPING,
     chain_steps,
     outside_cpp,
     rust_result,
@@ -19,9 +20,6 @@ from eshu_mcp.query.local.index.parse.declared_types import (
 
 if TYPE_CHECKING:
     from eshu_mcp.query.local.index.resolve.calls import Catalog
-
-ITERATING = frozenset({"iter", "iter_mut", "into_iter", "drain", "copied", "cloned", "rev"})
-"""Methods of a collection whose result yields its elements."""
 
 
 def declared_receiver(
@@ -43,8 +41,12 @@ def declared_receiver(
         if step == "[]":
             current = current[1:-1] if current[:1] == "[" and current[-1:] == "]" else None
             continue
+        if step[-2:] != "()":  # a field: its declared type
+            current = catalog.field_type(current, step) if current[:1] not in "[(" else None
+            continue
+        step = step[:-2]
         if current[:1] == "[":
-            if step not in ITERATING:
+            if step not in KEEPING:
                 return ""  # a slice's or a vector's own method
             continue
         methods = catalog.by_class.get((current, step)) or ()

@@ -7,7 +7,12 @@ from collections.abc import Mapping
 import tree_sitter_rust
 from tree_sitter import Node
 
-from eshu_mcp.query.local.index.parse.declared_types import element, positions, rust_type
+from eshu_mcp.query.local.index.parse.declared_types import (
+    KEEPING,
+    element,
+    positions,
+    rust_type,
+)
 from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
     Call,
@@ -93,6 +98,10 @@ def define(node: Node) -> Definition | None:
         return None
     if node.type == "mod_item" and node.child_by_field_name("body") is None:
         return None
+    if node.type == "struct_item":
+        fields = _field_types(node)
+        if fields:  # what a call on ``self.field`` runs on
+            metadata["attribute_types"] = fields
     roots = []
     attributes = _attributes(node)
     if public:
@@ -123,6 +132,21 @@ def define(node: Node) -> Definition | None:
         metadata=metadata,
         locals=_typed_parameters(node, parameters),
     )
+
+
+def _field_types(node: Node) -> dict[str, str]:
+    """A struct's named fields whose declared types name one (not its type parameters)."""
+    body = node.child_by_field_name("body")
+    if body is None or body.type != "field_declaration_list":
+        return {}
+    generics = _generics(node)
+    fields = {}
+    for field in body.named_children:
+        name = field.child_by_field_name("name")
+        declared = rust_type(text(field.child_by_field_name("type"))) if name else None
+        if declared and declared.strip("[]") not in generics:
+            fields[text(name)] = declared
+    return fields
 
 
 def _generics(node: Node) -> set[str]:
@@ -264,7 +288,14 @@ def _within_file(path: str, depth: int) -> str:
 
 
 def import_rows(node: Node) -> list[ImportRow]:
-    """The names one import node brings in."""
+    """The names one import node brings in: a ``use``'s, or the module a file's ``mod util;``
+    declares (its file ``util.rs`` or ``util/mod.rs``, named ``util``)."""
+    if node.type == "mod_item":
+        name = node.child_by_field_name("name")
+        if name is None or node.child_by_field_name("body") is not None or _inline_depth(node):
+            return []
+        module = text(name)
+        return [ImportRow(f"self::{module}", None, module, "mod", line_of(node))]
     argument = node.child_by_field_name("argument")
     if argument is None:
         return []
@@ -278,10 +309,6 @@ def import_rows(node: Node) -> list[ImportRow]:
             ImportRow(module or path, name if module else None, alias, "use", line_of(node))
         )
     return rows
-
-
-_ITERATING = frozenset({"iter", "iter_mut", "into_iter", "drain", "copied", "cloned", "rev"})
-"""Methods of a collection that iterate its elements (a ``[T]`` stays a ``[T]``)."""
 
 
 def value_type(node: Node | None, scope: Mapping[str, str], depth: int = 0) -> str | None:
@@ -320,6 +347,15 @@ def value_type(node: Node | None, scope: Mapping[str, str], depth: int = 0) -> s
         return f"({','.join(parts)})" if any(parts) else None
     if kind == "call_expression":
         return _result_type(node, scope, depth)
+    if kind == "field_expression":  # self.stack: the declared type of a field
+        owner = value_type(node.child_by_field_name("value"), scope, depth + 1)
+        field = node.child_by_field_name("field")
+        if not owner or owner[:1] in "[(" or field is None or field.type == "integer_literal":
+            return None
+        return f"{owner}.{text(field)}"
+    if kind == "index_expression":  # items[0]: an element
+        collection = node.named_children[0] if node.named_child_count else None
+        return element(value_type(collection, scope, depth + 1))
     return None
 
 
@@ -334,7 +370,7 @@ def _result_type(node: Node, scope: Mapping[str, str], depth: int) -> str | None
         method = text(function.child_by_field_name("field"))
         if not owner:
             return None
-        if owner[:1] == "[" and owner[-1:] == "]" and method in _ITERATING:
+        if owner[:1] == "[" and owner[-1:] == "]" and method in KEEPING:
             return owner
         return f"{owner}.{method}()"
     if function.type == "scoped_identifier":
@@ -467,7 +503,7 @@ SPEC = LanguageSpec(
     define=define,
     calls=frozenset({"call_expression", "macro_invocation", "identifier"}),
     call=call,
-    imports=frozenset({"use_declaration"}),
+    imports=frozenset({"use_declaration", "mod_item"}),
     import_rows=import_rows,
     assignments=frozenset({"let_declaration", "for_expression"}),
     bind=bind,
