@@ -131,6 +131,19 @@ bool held(std::shared_ptr<Reader> reader) {
 bool own(const StringRef &ref) {
     return ref.empty();
 }
+
+class Holder {
+public:
+    bool check();
+private:
+    std::string m_text;
+    StringRef m_ref;
+};
+
+bool Holder::check() {
+    m_text.c_str();
+    return this->m_ref.empty();
+}
 """
 
 
@@ -188,6 +201,9 @@ class CppDeclaredReceiverTests(CalleesCase):
     def test_a_standard_library_types_methods_never_link_by_name(self) -> None:
         self.assertEqual(self.callees("plain"), set())
         self.assertEqual(self.callees("own"), {"StringRef.empty"})
+
+    def test_a_data_members_declared_class_types_calls_on_it(self) -> None:
+        self.assertEqual(self.callees("Holder.check"), {"StringRef.empty"})
 
     def test_a_bare_call_in_a_method_runs_the_base_classs_method(self) -> None:
         self.assertEqual(self.callees("Parser.parse"), {"Node.Value"})

@@ -85,3 +85,11 @@ class ExportMacroTests(SynchronousTestCase):
         names = {(e["entity_type"], e["qualified_name"]) for e in parsed.entities}
         self.assertEqual(names, {("Class", "Element"), ("Function", "Element.Name")})
         self.assertIn("LIB_API", parsed.entities[0]["signature"])  # the source as written
+
+    def test_a_classs_data_members_keep_their_declared_classes(self) -> None:
+        source = b"class Box {\n  std::string m_text;\n  Item* m_item, *m_next;\n  int m_n;\n};\n"
+        box = parse_file("src/box.h", source).entities[0]
+        self.assertEqual(
+            box["metadata"]["attribute_types"],
+            {"m_text": "std::string", "m_item": "Item", "m_next": "Item"},
+        )

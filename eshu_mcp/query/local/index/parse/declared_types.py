@@ -29,6 +29,11 @@ _BORROW = re.compile(r"^(?:&\s*(?:'\w+\s*)?(?:mut\s+)?|\*\s*(?:const|mut)\s+|mut
 _STEP = re.compile(r"\.([A-Za-z_]\w*(?:\(\))?)|\[\]")
 _CPP_QUALIFIERS = re.compile(r"\b(?:const|volatile|struct|class|typename|enum|union)\b")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_CPP_BUILTIN = frozenset(
+    {"auto", "void", "decltype", "bool", "char", "short", "int", "long", "float", "double"}
+    | {"signed", "unsigned", "wchar_t", "char8_t", "char16_t", "char32_t"}
+)
+"""Types without methods."""
 _CPP_HOLDER = re.compile(r"(?:::)?std\s*::\s*(?:shared_ptr|unique_ptr|weak_ptr)\s*<(.*)>")
 """The standard library's smart pointers: a call through one (``p->m()``) runs the class
 it holds."""
@@ -190,7 +195,7 @@ def cpp_type(written: str | None) -> str | None:
     if parts[0] == "std" and len(parts) > 1:
         return "std::" + parts[-1]
     name = parts[-1]
-    return None if name in ("auto", "void", "decltype") else name
+    return None if name in _CPP_BUILTIN else name
 
 
 def outside_cpp(type_name: str) -> bool:

@@ -60,8 +60,8 @@ def declared_receiver(
             continue
         result = rust_result(method.signature)
         current = with_self(result, current) if result else None
-    if current and current[:1] in "[(":
-        return ""  # a collection's or a tuple's method: the language's
+    if current and (current[:1] in "[(" or outside_cpp(current)):
+        return ""  # a collection's or a tuple's method, or the standard library's
     if current and not catalog.types.get(current):
         return "" if strict else None
     return current

@@ -245,9 +245,53 @@ def define(node: Node) -> Definition | None:
                 for b in child.named_children
                 if b.type in ("type_identifier", "qualified_identifier", "template_type")
             )
+    fields = _field_types(body) if node.type in ("class_specifier", "struct_specifier") else {}
     return Definition(
-        TYPE_LABELS[node.type], text(name_node), name_node, node, body, bases=tuple(bases)
+        TYPE_LABELS[node.type],
+        text(name_node),
+        name_node,
+        node,
+        body,
+        bases=tuple(bases),
+        metadata={"attribute_types": fields} if fields else {},
     )
+
+
+def _field_types(body: Node) -> dict[str, str]:
+    """A class's data members whose declared types are classes (``std::string m_name;``)."""
+    fields = {}
+    for member in body.named_children:
+        if member.type != "field_declaration":
+            continue
+        declared = cpp_type(text(member.child_by_field_name("type")))
+        if declared is None:
+            continue
+        for index, child in enumerate(member.children):
+            if member.field_name_for_child(index) == "declarator":
+                name = _declared_name(child, False)
+                if name is not None:
+                    fields[name] = declared
+    return fields
+
+
+def receiver_type(node: Node, scope: Mapping[str, str]) -> str | None:
+    """A method's own data member as a receiver (``m_name.size()``, ``this->m_name``), which
+    the resolver types from its class's declaration; None for a local or anything else."""
+    function = node.child_by_field_name("function")
+    if function is None or function.type != "field_expression":
+        return None
+    receiver = function.child_by_field_name("argument")
+    if receiver is None:
+        return None
+    if receiver.type == "identifier":
+        name = text(receiver)
+        return None if name in scope else f"Self.{name}"
+    if receiver.type == "field_expression":
+        owner = receiver.child_by_field_name("argument")
+        field = receiver.child_by_field_name("field")
+        if owner is not None and owner.type == "this" and field is not None:
+            return f"Self.{text(field)}"
+    return None
 
 
 FIELD_ACCESS = core.MemberAccess("field_expression", "field", "argument")
@@ -359,5 +403,6 @@ CPP = LanguageSpec(
     complexity=CPP_COMPLEXITY,
     assignments=frozenset({"declaration", "for_range_loop"}),
     bind=bind,
+    receiver_type=receiver_type,
     prepare=unexported,
 )
