@@ -28,6 +28,8 @@ KEEPING = frozenset(
 _BORROW = re.compile(r"^(?:&\s*(?:'\w+\s*)?(?:mut\s+)?|\*\s*(?:const|mut)\s+|mut\s+|dyn\s+)")
 _STEP = re.compile(r"\.([A-Za-z_]\w*(?:\(\))?)|\[\]")
 _CPP_QUALIFIERS = re.compile(r"\b(?:const|volatile|struct|class|typename|enum|union)\b")
+_CPP_WORDS = re.compile(r"const|volatile|struct|class|typename|enum|union")
+_CPP_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _CPP_BUILTIN = frozenset(
     {"auto", "void", "decltype", "bool", "char", "short", "int", "long", "float", "double"}
@@ -176,19 +178,22 @@ def cpp_type(written: str | None) -> str | None:
     ``std::string`` (the standard library's, kept qualified), ``ns::Parser<T>*`` ->
     ``Parser``, ``std::shared_ptr<const Value>`` -> ``Value`` (what ``->`` calls); None for
     ``auto`` and for types without methods."""
-    text = _CPP_QUALIFIERS.sub(" ", written or "").strip().rstrip("&*").strip()
-    held = _CPP_HOLDER.fullmatch(text)
-    if held is not None:
-        return cpp_type(held.group(1))
-    depth, kept = 0, []
-    for char in text:  # template arguments left out
-        if char == "<":
-            depth += 1
-        elif char == ">":
-            depth -= 1
-        elif depth == 0:
-            kept.append(char)
-    parts = [part.strip() for part in "".join(kept).split("::")]
+    text = (written or "").strip()
+    if _CPP_WORDS.search(text) is not None:
+        text = _CPP_QUALIFIERS.sub(" ", text).strip()
+    text = text.rstrip("&* ")
+    if "<" in text:
+        held = _CPP_HOLDER.fullmatch(text)
+        if held is not None:
+            return cpp_type(held.group(1))
+        for _ in range(8):  # template arguments left out, innermost first
+            stripped = _CPP_ARGUMENTS.sub("", text)
+            if stripped == text:
+                break
+            text = stripped
+    if "::" not in text:
+        return text if _NAME.fullmatch(text) and text not in _CPP_BUILTIN else None
+    parts = [part.strip() for part in text.split("::")]
     parts = [part for part in parts if part]
     if not parts or not all(_NAME.fullmatch(part) for part in parts):
         return None

@@ -151,8 +151,11 @@ def _parameter_types(declarator: Node) -> tuple[tuple[str, str], ...]:
     params = declarator.child_by_field_name("parameters")
     typed = []
     for param in params.named_children if params is not None else ():
-        declared = cpp_type(text(param.child_by_field_name("type")))
-        name = _declared_name(param.child_by_field_name("declarator"), False)
+        type_node = param.child_by_field_name("type")
+        if type_node is None or type_node.type == "primitive_type":
+            continue  # no methods to call
+        declared = cpp_type(text(type_node))
+        name = _declared_name(param.child_by_field_name("declarator"), False) if declared else None
         if declared and name:
             typed.append((name, declared))
     return tuple(typed)
@@ -164,7 +167,10 @@ def bind(node: Node, scope: Mapping[str, str]) -> list[tuple[str, str]]:
     local = node.parent is not None and node.parent.type != "translation_unit"
     type_node = node.child_by_field_name("type")
     declared = None
-    if type_node is not None and type_node.type != "placeholder_type_specifier":
+    if type_node is not None and type_node.type not in (
+        "placeholder_type_specifier",
+        "primitive_type",
+    ):
         declared = cpp_type(text(type_node))
     found = []
     for index, child in enumerate(node.children):
@@ -263,7 +269,13 @@ def _field_types(body: Node) -> dict[str, str]:
     for member in body.named_children:
         if member.type != "field_declaration":
             continue
-        declared = cpp_type(text(member.child_by_field_name("type")))
+        type_node = member.child_by_field_name("type")
+        first = member.child_by_field_name("declarator")
+        if type_node is None or type_node.type == "primitive_type" or first is None:
+            continue
+        if first.type == "function_declarator":  # a method's declaration
+            continue
+        declared = cpp_type(text(type_node))
         if declared is None:
             continue
         for index, child in enumerate(member.children):
