@@ -65,6 +65,22 @@ fn through(filter: &Filter) {
     filter.level().as_str();
 }
 
+impl Level {
+    pub fn parse(text: &str) -> Result<Level, String> { Ok(Level) }
+    pub fn is_some(&self) -> bool { false }
+}
+
+fn options(levels: Vec<Level>, meta: Option<Filter>) -> Result<(), String> {
+    let parsed = Level::parse("x")?;
+    parsed.as_str();
+    if let Some(last) = levels.last() {
+        last.as_str();
+    }
+    meta.unwrap().as_str();
+    meta.is_some();
+    Ok(())
+}
+
 mod util;
 
 pub struct Walker {
@@ -187,6 +203,11 @@ class RustDeclaredReceiverTests(CalleesCase):
         self,
     ) -> None:  # self.stack.push: a Vec's, never Walker.push itself
         self.assertEqual(self.callees("Walker.push"), {"Level.as_str", "Filter.as_str", "device"})
+
+    def test_options_and_results_give_their_content_to_question_marks_lets_and_unwraps(
+        self,
+    ) -> None:  # meta.is_some(): an Option's own method, never a repository one
+        self.assertEqual(self.callees("options"), {"Level.parse", "Level.as_str", "Filter.as_str"})
 
     def test_a_result_type_and_self_associated_functions_resolve_to_the_declared_type(
         self,

@@ -27,6 +27,11 @@ class RustTypeTests(SynchronousTestCase):
         self.assertEqual(rust_type("impl Iterator<Item = Self>"), "[Self]")
         self.assertIsNone(rust_type("impl Fn(u8) -> u8"))
 
+    def test_options_and_results_are_their_content_marked(self) -> None:
+        self.assertEqual(rust_type("Option<&mut DirList>"), "DirList?")
+        self.assertEqual(rust_type("io::Result<Ancestor>"), "Ancestor?")
+        self.assertEqual(rust_type("Option<Result<DirEntry>>"), "DirEntry??")
+
     def test_a_signatures_declared_result_is_read_after_its_parameters(self) -> None:
         signature = "pub fn args(&mut self, args: fmt::Arguments<'a>) -> &mut RecordBuilder<'a>"
         self.assertEqual(rust_result(signature), "RecordBuilder")

@@ -4,7 +4,8 @@ them back: a type as written, reduced to the one name its methods belong to (``&
 RecordBuilder<'a>`` -> ``RecordBuilder``; ``const std::string &`` -> ``std::string``).
 
 A Rust collection is ``[T]`` (its element's type: ``Vec<T>``, ``&[T]``, ``impl Iterator<Item =
-T>``), a tuple ``(A,B)`` (a position of unknown type left empty). A call chain's type is
+T>``), an ``Option<T>`` or a ``Result<T, E>`` is ``T?``, a tuple ``(A,B)`` (a position of
+unknown type left empty). A call chain's type is
 written as a path from a known type: ``RecordBuilder.new().args()`` is what ``args``
 returns when called on what ``RecordBuilder::new`` returns, and ``Level.iter()[]`` is an
 element of what ``Level::iter`` returns; the resolver follows each method's declared result.
@@ -20,6 +21,14 @@ _COLLECTIONS = frozenset(
 """Generic Rust types whose first type argument is what iterating them yields."""
 _POINTERS = frozenset({"Box", "Rc", "Arc", "Cow", "RefMut", "Ref", "MutexGuard"})
 """Generic Rust types that call their content's methods (by ``Deref``)."""
+_WRAPPERS = frozenset({"Option", "Result"})
+"""Rust types whose content ``?``, ``unwrap`` and ``expect`` give: written ``T?``."""
+UNWRAPPING = frozenset({"unwrap", "expect", "unwrap_or_default", "unwrap_unchecked"})
+"""Methods of an ``Option`` or a ``Result`` that give its content."""
+ELEMENT_OPTIONS = frozenset(
+    {"first", "last", "first_mut", "last_mut", "get", "get_mut", "pop", "next", "next_back"}
+)
+"""Methods of a collection (or an iterator over one) that give an ``Option`` of an element."""
 _ITERATORS = frozenset({"Iterator", "IntoIterator", "DoubleEndedIterator", "ExactSizeIterator"})
 KEEPING = frozenset(
     {"iter", "iter_mut", "into_iter", "drain", "copied", "cloned", "rev", "clone", "to_vec"}
@@ -91,6 +100,9 @@ def rust_type(written: str | None) -> str | None:
         return f"[{inner}]" if inner else None
     if name in _POINTERS and arguments:
         return rust_type(arguments[0])
+    if name in _WRAPPERS and arguments:
+        inner = rust_type(arguments[0])
+        return f"{inner}?" if inner else name
     return name if name.isidentifier() else None
 
 
@@ -120,11 +132,23 @@ def rust_result(signature: str | None) -> str | None:
 
 def with_self(declared: str, owner: str) -> str:
     """``declared`` with ``Self`` standing for ``owner`` (``[Self]`` -> ``[Level]``)."""
-    if declared == "Self":
-        return owner
-    if declared == "[Self]":
-        return f"[{owner}]"
+    if declared.startswith("[Self]") or declared.startswith("Self"):
+        return declared.replace("Self", owner, 1)
     return declared
+
+
+def called(owner: str, method: str) -> str | None:
+    """What calling ``method`` on a value of the type ``owner`` gives when the language's
+    own types decide it: a collection's iterator or clone (``[T]``), its element as an
+    option (``T?``), an option's content (``T``); "" for any other method of those types;
+    None when ``owner`` is a type whose methods the repository declares."""
+    if owner[-1:] == "?":
+        return owner[:-1] if method in UNWRAPPING else ""
+    if owner[:1] == "[" and owner[-1:] == "]":
+        if method in KEEPING:
+            return owner
+        return f"{owner[1:-1]}?" if method in ELEMENT_OPTIONS and len(owner) > 2 else ""
+    return None
 
 
 def element(collection: str | None) -> str | None:

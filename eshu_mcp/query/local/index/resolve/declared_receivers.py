@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eshu_mcp.query.local.index.parse.declared_types import (
-    KEEPING,
+    called,
     chain_steps,
     outside_cpp,
     rust_result,
@@ -42,12 +42,15 @@ def declared_receiver(
             current = current[1:-1] if current[:1] == "[" and current[-1:] == "]" else None
             continue
         if step[-2:] != "()":  # a field: its declared type
-            current = catalog.field_type(current, step) if current[:1] not in "[(" else None
+            named = current[:1] not in "[(" and current[-1:] != "?"
+            current = catalog.field_type(current, step) if named else None
             continue
         step = step[:-2]
-        if current[:1] == "[":
-            if step not in KEEPING:
-                return ""  # a slice's or a vector's own method
+        known = called(current, step)  # the language's own types: collections, options
+        if known is not None:
+            if not known:
+                return ""  # a slice's, a vector's or an option's own method
+            current = known
             continue
         methods = catalog.by_class.get((current, step)) or ()
         method = methods[0] if methods else catalog.inherited(current, step)
@@ -60,8 +63,8 @@ def declared_receiver(
             continue
         result = rust_result(method.signature)
         current = with_self(result, current) if result else None
-    if current and (current[:1] in "[(" or outside_cpp(current)):
-        return ""  # a collection's or a tuple's method, or the standard library's
+    if current and (current[:1] in "[(" or current[-1:] == "?" or outside_cpp(current)):
+        return ""  # a collection's, a tuple's or an option's method, or the library's
     if current and not catalog.types.get(current):
         return "" if strict else None
     return current

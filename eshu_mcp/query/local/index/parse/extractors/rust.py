@@ -8,7 +8,7 @@ import tree_sitter_rust
 from tree_sitter import Node
 
 from eshu_mcp.query.local.index.parse.declared_types import (
-    KEEPING,
+    called,
     element,
     positions,
     rust_type,
@@ -353,6 +353,13 @@ def value_type(node: Node | None, scope: Mapping[str, str], depth: int = 0) -> s
         if not owner or owner[:1] in "[(" or field is None or field.type == "integer_literal":
             return None
         return f"{owner}.{text(field)}"
+    if kind == "try_expression":  # made()?: what the Result or Option holds
+        inner = (
+            value_type(node.named_children[0], scope, depth + 1) if node.named_children else None
+        )
+        if not inner:
+            return None
+        return inner[:-1] if inner[-1:] == "?" else f"{inner}.unwrap()" if ")" in inner else None
     if kind == "index_expression":  # items[0]: an element
         collection = node.named_children[0] if node.named_child_count else None
         return element(value_type(collection, scope, depth + 1))
@@ -370,8 +377,9 @@ def _result_type(node: Node, scope: Mapping[str, str], depth: int) -> str | None
         method = text(function.child_by_field_name("field"))
         if not owner:
             return None
-        if owner[:1] == "[" and owner[-1:] == "]" and method in KEEPING:
-            return owner
+        known = called(owner, method)  # a collection's or an option's: known here
+        if known is not None:
+            return known or None
         return f"{owner}.{method}()"
     if function.type == "scoped_identifier":
         path, name = function.child_by_field_name("path"), function.child_by_field_name("name")
@@ -476,6 +484,12 @@ def _destructured(pattern: Node | None, declared: str | None) -> list[tuple[str,
     if kind in ("reference_pattern", "ref_pattern", "mut_pattern"):
         inner = pattern.named_children[-1] if pattern.named_child_count else None
         return _destructured(inner, declared)
+    if kind == "tuple_struct_pattern":  # Some(x), Ok(x): an option's or a result's content
+        wrapper = text(pattern.child_by_field_name("type"))
+        inner = pattern.named_children[-1] if pattern.named_child_count > 1 else None
+        if wrapper not in ("Some", "Ok") or not declared or declared[-1:] != "?":
+            return _destructured(inner, None) if inner is not None else []
+        return _destructured(inner, declared[:-1])
     if kind == "tuple_pattern":
         parts = positions(declared)
         found = []
@@ -486,7 +500,8 @@ def _destructured(pattern: Node | None, declared: str | None) -> list[tuple[str,
 
 
 def bind(node: Node, scope: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The locals a ``let`` or a ``for`` binds, with their types where declared."""
+    """The locals a ``let`` (``if let``, ``while let``) or a ``for`` binds, with their types
+    where declared."""
     pattern = node.child_by_field_name("pattern")
     value = node.child_by_field_name("value")
     if node.type == "for_expression":
@@ -505,7 +520,7 @@ SPEC = LanguageSpec(
     call=call,
     imports=frozenset({"use_declaration", "mod_item"}),
     import_rows=import_rows,
-    assignments=frozenset({"let_declaration", "for_expression"}),
+    assignments=frozenset({"let_declaration", "let_condition", "for_expression"}),
     bind=bind,
     receiver_type=receiver_type,
     complexity=COMPLEXITY,
