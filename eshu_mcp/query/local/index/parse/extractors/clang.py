@@ -286,6 +286,25 @@ def _field_types(body: Node) -> dict[str, str]:
     return fields
 
 
+def _in_method(node: Node) -> bool:
+    """Whether a node is in a member function (defined in its class, or as ``C::f``)."""
+    current = node.parent
+    for _ in range(256):  # bounded: the nesting of one function's body
+        if current is None:
+            return False
+        if current.type == "function_definition":
+            holder = current.parent
+            if holder is not None and holder.type == "template_declaration":
+                holder = holder.parent
+            if holder is not None and holder.type == "field_declaration_list":
+                return True
+            declarator = _function_declarator(current)
+            named = declarator.child_by_field_name("declarator") if declarator else None
+            return named is not None and named.type == "qualified_identifier"
+        current = current.parent
+    return False
+
+
 def receiver_type(node: Node, scope: Mapping[str, str]) -> str | None:
     """A method's own data member as a receiver (``m_name.size()``, ``this->m_name``), which
     the resolver types from its class's declaration; None for a local or anything else."""
@@ -297,7 +316,7 @@ def receiver_type(node: Node, scope: Mapping[str, str]) -> str | None:
         return None
     if receiver.type == "identifier":
         name = text(receiver)
-        return None if name in scope else f"Self.{name}"
+        return None if name in scope or not _in_method(node) else f"Self.{name}"
     if receiver.type == "field_expression":
         owner = receiver.child_by_field_name("argument")
         field = receiver.child_by_field_name("field")

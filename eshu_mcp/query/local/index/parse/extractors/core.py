@@ -41,7 +41,7 @@ class Definition(NamedTuple):
     class_context: str | None = None
     bases: tuple[tuple[str, str], ...] = ()
     metadata: Mapping[str, Any] = MappingProxyType({})
-    locals: tuple[tuple[str, str], ...] = ()  # parameter name -> declared type (Python)
+    locals: tuple[tuple[str, str], ...] = ()  # parameter -> declared type (Python, C++, Rust)
 
 
 class Call(NamedTuple):
