@@ -364,6 +364,40 @@ CASES += (
 )
 
 CASES += (
+    Case(  # a second repository, its checks read off the source before the index's answers
+        "rust",
+        "BurntSushi/walkdir",
+        "6fd031c82ba5a4204b4ce6eae73dacb00dc072ec",
+        (  # src/lib.rs; sort_by's callers also in src/tests/recursive.rs and walkdir-list
+            callers("IntoIter.skippable", "IntoIter.handle_entry", "IntoIter.get_deferred_dir"),
+            callers("IntoIter.handle_entry", "IntoIter.next"),
+            callers("Error.from_io", "IntoIter.push", "IntoIter.check_loop", "DirList.next"),
+            callers(
+                "WalkDir.sort_by",
+                *("WalkDir.sort_by_key", "WalkDir.sort_by_file_name", "Args.walkdir"),
+                *("sort_by", "sort_max_open"),  # tests; entries.sort_by is a Vec's
+            ),
+            callers("DirEntry.from_path", "IntoIter.next", "IntoIter.follow"),
+            # self.stack_path.push(..), self.stack_list.push(..): a Vec's, not IntoIter.push
+            callees(
+                "IntoIter.push",
+                *("DirList.close", "DirEntry.path", "Error.from_path", "Ancestor.new"),
+                "Error.from_io",
+            ),
+            callees(
+                "IntoIter.follow",
+                *("DirEntry.from_path", "DirEntry.path", "DirEntry.is_dir", "IntoIter.check_loop"),
+            ),
+            callees("IntoIter.check_loop", "Error.from_io", "Ancestor.is_same", "Error.from_loop"),
+            callees("IntoIter.pop"),  # Vec::pop, Option::expect, cmp::min
+            callees(
+                "IntoIter.is_same_file_system", "device_num", "DirEntry.path", "Error.from_entry"
+            ),
+        ),
+    ),
+)
+
+CASES += (
     Case(
         "perl",
         "libwww-perl/URI",
@@ -667,6 +701,55 @@ CASES += (
             callees("IsTrueText"),  # result.empty(): std::smatch's, not the free empty()
             callees("IsFalseText"),
             callees("SplitInteger", "throw_or_mimic"),  # text.empty(): std::string's
+        ),
+    ),
+)
+
+CASES += (
+    Case(  # a second repository, its checks read off the source before the index's answers
+        "cpp",
+        "leethomason/tinyxml2",
+        "3dcad8e3c38e7091ae3771bf63020027f91715ce",
+        (  # tinyxml2.cpp, tinyxml2.h (inline methods), xmltest.cpp (main)
+            callers("XMLAttribute.SetName", "XMLElement.FindOrCreateAttribute"),
+            callers(
+                "XMLElement.CreateAttribute",
+                *("XMLElement.FindOrCreateAttribute", "XMLElement.ParseAttributes"),
+            ),
+            callers(  # ~XMLNode and InsertChildPreamble call it through a field (_parent)
+                "XMLNode.Unlink",
+                *("XMLNode.~XMLNode", "XMLNode.DeleteChild", "XMLNode.InsertChildPreamble"),
+            ),
+            callers(
+                "XMLUtil.ToInt",
+                *("XMLUtil.ToBool", "XMLAttribute.QueryIntValue", "XMLElement.QueryIntText"),
+            ),
+            callers(
+                "XMLElement.FindAttribute",
+                *("XMLElement.Attribute", "XMLElement.QueryIntAttribute"),
+                *("XMLElement.QueryUnsignedAttribute", "XMLElement.QueryInt64Attribute"),
+                *("XMLElement.QueryUnsigned64Attribute", "XMLElement.QueryBoolAttribute"),
+                *("XMLElement.QueryDoubleAttribute", "XMLElement.QueryFloatAttribute"),
+                *("XMLElement.QueryStringAttribute", "main"),
+            ),
+            # a->Name(): an XMLAttribute's, not XMLElement's inline Name()
+            callees("XMLElement.FindAttribute", "XMLUtil.StringEqual", "XMLAttribute.Name"),
+            callees(
+                "XMLElement.Attribute",
+                *("XMLElement.FindAttribute", "XMLUtil.StringEqual", "XMLAttribute.Value"),
+            ),
+            callees(
+                "XMLElement.FindOrCreateAttribute",
+                *("XMLUtil.StringEqual", "XMLAttribute.Name", "XMLElement.CreateAttribute"),
+                "XMLAttribute.SetName",
+            ),
+            callees(  # Value(): XMLNode's, inherited; SetAttribute: its 2-argument overloads
+                "XMLElement.ShallowClone",
+                *("XMLDocument.NewElement", "XMLNode.Value", "XMLElement.FirstAttribute"),
+                *("XMLAttribute.Next", "XMLElement.SetAttribute", "XMLAttribute.Name"),
+                "XMLAttribute.Value",
+            ),
+            callees("XMLNode.DeleteChild", "XMLNode.Unlink", "XMLNode.DeleteNode"),
         ),
     ),
 )

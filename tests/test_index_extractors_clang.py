@@ -44,3 +44,52 @@ class QualifiedCallTests(SynchronousTestCase):
         )
         receivers = {c[1]: c[3] for c in parse_file("include/values.hpp", source).calls}
         self.assertEqual(receivers, {"truthy": None, "isspace": "std", "make": "Reader"})
+
+
+DECLARED = b"""static Parser shared(1);
+bool check(const std::string &text, Parser* parser) {
+    text.c_str();
+    parser->parse();
+    std::smatch result, other;
+    result.empty();
+    auto made = std::make_unique<Reader>(2);
+    made->read();
+    for (const Option& option : options) { option.name(); }
+    shared.parse();
+    return true;
+}
+"""
+
+
+class DeclaredTypeTests(SynchronousTestCase):
+    def test_parameters_locals_and_range_variables_record_their_declared_class(self) -> None:
+        typed = {c[2]: c[4] for c in parse_file("src/check.cpp", DECLARED).calls}
+        self.assertEqual(typed["text.c_str"], "std::string")
+        self.assertEqual(typed["parser->parse"], "Parser")
+        self.assertEqual(typed["result.empty"], "std::smatch")
+        self.assertEqual(typed["made->read"], "Reader")
+        self.assertEqual(typed["option.name"], "Option")
+        self.assertEqual(typed["shared.parse"], "Parser")
+
+
+EXPORTED = b"""class LIB_API Element : public Node {
+public:
+    const char* Name() const { return Value(); }
+};
+"""
+
+
+class ExportMacroTests(SynchronousTestCase):
+    def test_a_classs_export_macro_is_not_its_name(self) -> None:
+        parsed = parse_file("src/element.h", EXPORTED)
+        names = {(e["entity_type"], e["qualified_name"]) for e in parsed.entities}
+        self.assertEqual(names, {("Class", "Element"), ("Function", "Element.Name")})
+        self.assertIn("LIB_API", parsed.entities[0]["signature"])  # the source as written
+
+    def test_a_classs_data_members_keep_their_declared_classes(self) -> None:
+        source = b"class Box {\n  std::string m_text;\n  Item* m_item, *m_next;\n  int m_n;\n};\n"
+        box = parse_file("src/box.h", source).entities[0]
+        self.assertEqual(
+            box["metadata"]["attribute_types"],
+            {"m_text": "std::string", "m_item": "Item", "m_next": "Item"},
+        )

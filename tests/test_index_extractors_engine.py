@@ -31,6 +31,14 @@ class ParseErrorTests(SynchronousTestCase):
         self.assertEqual(spans["B"], (5, 5))  # not A.B: A ended before it
         self.assertNotIn("A.B", spans)
 
+    def test_an_allman_brace_opens_a_body_with_a_parse_error_never_ends_it(self) -> None:
+        source = b"int main(int argc)\n{\n\tint x = ;\n\tgo(x);\n\treturn 0;\n}\n"
+        parsed = parse_file("src/main.cpp", source)
+        self.assertGreater(parsed.parse_errors, 0)
+        spans = {e["qualified_name"]: (e["start_line"], e["end_line"]) for e in parsed.entities}
+        self.assertEqual(spans["main"], (1, 6))
+        self.assertIn(("go", 0), [(c[1], c[0]) for c in parsed.calls])
+
     def test_a_well_formed_file_keeps_its_spans(self) -> None:
         fixed = MISSING_BRACE.replace(b"go(); }\n", b"go(); } }\n", 1)
         parsed = parse_file("src/A.java", fixed)

@@ -71,3 +71,50 @@ class InlineModuleTests(SynchronousTestCase):
         # before: the inline module's ``use super::Level`` bound Level to nothing in the
         # file, and every Level::parse call in it ended external
         self.assertEqual(callers, {"top", "tests.check"})
+
+
+CHAINS = b"""fn build(levels: &[Level]) {
+    let record = Builder::new().args(1).build();
+    assert_eq!(record.meta().target(), "x");
+    for (level, name) in &[(Level::Info, "info")] {
+        level.as_str();
+    }
+    for each in levels.iter() {
+        each.up();
+    }
+}
+"""
+
+
+class DeclaredTypeTests(SynchronousTestCase):
+    def typed(self) -> dict[str, str | None]:
+        return {c[2]: c[4] for c in parse_file("src/lib.rs", CHAINS).calls}
+
+    def test_a_builder_chain_records_each_receiver_as_the_chain_before_it(self) -> None:
+        typed = self.typed()
+        self.assertEqual(typed["Builder::new().args"], "Builder.new()")
+        self.assertEqual(typed["Builder::new().args(1).build"], "Builder.new().args()")
+
+    def test_a_chain_inside_a_macros_arguments_starts_at_a_typed_local(self) -> None:
+        self.assertEqual(
+            self.typed()["record.meta().target"], "Builder.new().args().build().meta()"
+        )
+
+    def test_loop_variables_take_their_elements_type(self) -> None:
+        typed = self.typed()
+        self.assertEqual(typed["level.as_str"], "Level")
+        self.assertEqual(typed["each.up"], "Level")
+
+
+class DeclarationTests(SynchronousTestCase):
+    def test_a_declared_module_file_is_imported_under_its_name(self) -> None:
+        parsed = parse_file("src/lib.rs", b"mod util;\nmod inline { fn f() {} }\n")
+        self.assertEqual([row[:4] for row in parsed.imports], [("self::util", None, "util", "mod")])
+
+    def test_a_structs_fields_keep_their_declared_types_but_not_its_parameters(self) -> None:
+        source = b"struct Walk<T> { stack: Vec<Level>, item: T, count: usize, owner: Box<Dir> }\n"
+        walk = parse_file("src/lib.rs", source).entities[0]
+        self.assertEqual(
+            walk["metadata"]["attribute_types"],
+            {"stack": "[Level]", "count": "usize", "owner": "Dir"},
+        )

@@ -22,6 +22,7 @@ FILES = [
     (15, "ruby/lib/base.rb", "ruby"),
     (16, "php/Models/User.php", "php"),
     (17, "kt/com/acme/Cat.kt", "kotlin"),
+    (18, "rust/src/walk/entry.rs", "rust"),
 ]
 
 
@@ -73,6 +74,12 @@ class ModuleIndexTests(SynchronousTestCase):
         self.assertEqual(self.resolve("go", "svc/main.go", "example.com/svc/server"), 8)
         self.assertEqual(self.index.go_package_dir("example.com/svc/server"), "svc/server")
         self.assertIsNone(self.resolve("go", "svc/main.go", "fmt"))
+
+    def test_a_rust_files_declared_modules_are_beside_a_root_or_in_its_own_folder(
+        self,
+    ) -> None:  # ``mod util;`` in lib.rs, ``mod entry;`` in walk.rs
+        self.assertEqual(self.resolve("rust", "rust/src/lib.rs", "self::util"), 13)
+        self.assertEqual(self.resolve("rust", "rust/src/walk.rs", "self::entry"), 18)
 
     def test_java_c_rust_ruby_php(self) -> None:
         self.assertEqual(self.resolve("java", "x/A.java", "com.acme", "Dog"), 10)

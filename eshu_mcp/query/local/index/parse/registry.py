@@ -61,6 +61,12 @@ class LanguageEntry:
     receivers: str | None = None
     """The family whose methods a call on a receiver may run, for a language whose method calls
     resolve by the receiver's type (declared, constructed or a field's); None: by name only."""
+    declared_receivers: str | None = None
+    """For a language whose method calls otherwise resolve by name: a receiver's declared type
+    decides which method a call runs (a method's declared result types the next call of a
+    chain). ``strict``: a type the repository does not define is outside it (Rust: its
+    generics are known); ``library``: only the standard library's types are (C++, whose
+    template parameters and aliases are no entities of the index)."""
     capitalised_types: bool = False
     """Whether a capitalised receiver the repository does not define is a library type
     (``System.out.println()``): the call runs outside the repository."""
@@ -302,7 +308,9 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         whole_file_imports=True,
         overloading=True,
         implicit_this=True,
+        dispatched=True,
         family="c",
+        declared_receivers="library",
         dead_code="derived",
         exactness_blockers=("virtual dispatch", "function pointers"),
         entrypoints=("main",),
@@ -319,6 +327,7 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
             Some Ok Err Box"""
         ),
         imports="rust",
+        declared_receivers="strict",
         dead_code="derived",
         exactness_blockers=("macro-generated call sites", "trait objects"),
         entrypoints=("main",),

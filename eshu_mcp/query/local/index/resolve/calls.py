@@ -22,6 +22,7 @@ from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
 from eshu_mcp.query.local.index.resolve.bindings import FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
+from eshu_mcp.query.local.index.resolve.declared_receivers import declared_receiver
 from eshu_mcp.query.local.index.resolve.java_types import receiver_class
 from eshu_mcp.query.local.index.resolve.typed_receivers import (
     AMBIGUOUS_CAP,
@@ -59,6 +60,13 @@ GUESSED = frozenset({"scope_unique_name", "repo_unique_name"})
 IMPLICIT_THIS_LANGUAGES = keys_with(implicit_this=True)
 DISPATCHED_LANGUAGES = keys_with(dispatched=True)
 """Implicit-this languages whose bare calls resolve through the class and its bases."""
+DECLARED_RECEIVERS = {
+    language.key: language.declared_receivers == "strict"
+    for language in LANGUAGES
+    if language.declared_receivers
+}
+"""Languages resolving by name whose receivers' declared types decide the method (see the
+registry), each to whether every type the repository lacks is outside it."""
 STATIC_IMPORTS = keys_with(static_imports=True)
 """Languages whose imports bring a class's static methods in (``import static a.b.C.m``)."""
 DECLARED_RESULTS = keys_with(declared_results=True)
@@ -282,6 +290,11 @@ class Catalog:
                 entity.signature = row[8]
             if len(row) > 9 and row[9]:
                 entity.attributes = json.loads(row[9])
+        elif len(row) > 8 and row[6] in DECLARED_RECEIVERS:
+            if row[4]:
+                entity.signature = row[8]  # a method's declared result types a chain's call
+            if len(row) > 9 and row[9]:
+                entity.attributes = json.loads(row[9])  # a type's fields' declared types
         self.by_id[entity.nid] = entity
         if entity.parent:
             self.children[entity.parent].append(entity)
@@ -533,6 +546,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             return None, "external"
         if inferred and not catalog.types.get(inferred):
             inferred = _imported_type(catalog, bindings, file_id, inferred)
+    elif inferred is not None and receiver is not None and language in DECLARED_RECEIVERS:
+        inferred = declared_receiver(catalog, inferred, context, DECLARED_RECEIVERS[language])
+        if inferred == "":
+            return None, "external"
     type_name = inferred
     if type_name is None and receiver and receiver[:1].isupper() and receiver.isidentifier():
         type_name = receiver
@@ -558,6 +575,10 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
                 return inherited, "type_inferred"
             if inferred is not None and len(inferred) > 1 and not catalog.types.get(inferred):
                 return None, "external"  # a declared type the repository does not define
+        elif inferred is not None and language in DECLARED_RECEIVERS:
+            inherited = catalog.inherited(type_name, name)  # a base's, or a trait's default
+            if inherited is not None:
+                return inherited, "type_inferred"
     if family is not None and receiver is not None and kind not in CONSTRUCTIONS:
         if inferred is None and library_receiver(catalog, receiver, family):
             return None, "external"

@@ -260,12 +260,20 @@ class ModuleIndex:
             if imported_name:
                 candidates.append("/".join([base, *rest, imported_name]))
             candidates.append("/".join([base, *rest]))
+            stem = importer.removesuffix(".rs")
+            if parts[0] == "self" and posixpath.basename(stem) not in _RUST_ROOTS:
+                candidates.append("/".join([stem, *rest]))  # a.rs's own modules: a/b.rs
             for candidate in candidates:
                 for probe in (candidate + ".rs", candidate + "/mod.rs"):
                     normal = posixpath.normpath(probe)
                     if normal in self.by_path:
                         return self.by_path[normal]
         return None
+
+
+_RUST_ROOTS = frozenset({"lib", "main", "mod"})
+"""File stems whose modules are files beside them (a crate root, a ``mod.rs``); any other
+file's modules are in the folder of its own name."""
 
 
 def go_module_paths(rows: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -41,7 +41,7 @@ class Definition(NamedTuple):
     class_context: str | None = None
     bases: tuple[tuple[str, str], ...] = ()
     metadata: Mapping[str, Any] = MappingProxyType({})
-    locals: tuple[tuple[str, str], ...] = ()  # parameter name -> declared type (Python)
+    locals: tuple[tuple[str, str], ...] = ()  # parameter -> declared type (Python, C++, Rust)
 
 
 class Call(NamedTuple):
@@ -143,6 +143,17 @@ class LanguageSpec:
     """Whether a bare call of a name that is a parameter or an assigned local of the enclosing
     function (or of a function around it) calls that value, not a definition: such calls are
     left out."""
+    bind: Callable[[Node, Mapping[str, str]], Iterable[tuple[str, str]]] | None = None
+    """When given, reads a captured assignment kind instead of ``assign``: the (local, type)
+    pairs a declaration, ``let`` or loop binds, given the enclosing scope's types so far
+    (C++ ``std::string s, t;``, Rust ``for (a, b) in pairs``)."""
+    receiver_type: Callable[[Node, Mapping[str, str]], str | None] | None = None
+    """When given, the type of a call's receiver that is no typed local, read off the call
+    node and the scope's types (a chain ``T::new().args(x)`` as ``T.new().args()``: the
+    resolver follows each method's declared result)."""
+    prepare: Callable[[bytes], bytes] | None = None
+    """When given, what the grammar parses instead of a file's bytes: of the same length, with
+    what it misreads blanked out (C++ ``class EXPORT_MACRO Name``)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""

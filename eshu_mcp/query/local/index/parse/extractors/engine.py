@@ -97,7 +97,9 @@ class LanguageEngine:
 
         ``ascii_text`` is ``source`` already decoded, when the caller has it and it is ASCII.
         """
-        tree = self.parser.parse(source)
+        prepare = self.spec.prepare
+        # same length, so every node's offsets index ``source`` as written
+        tree = self.parser.parse(source if prepare is None else prepare(source))
         CURRENT_SOURCE.data = source
         if ascii_text is None and source.isascii():
             ascii_text = source.decode("ascii")
@@ -212,6 +214,7 @@ class LanguageEngine:
         members = "." if spec.typed_members else "|" if spec.attribute_paths else None
         chains = spec.typed_chains  # ``v.get().m()``: ``T.get()`` (Java)
         aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
+        typed, binder = spec.receiver_type, spec.bind  # declared types read off nodes
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -260,6 +263,7 @@ class LanguageEngine:
                                         else None
                                     )
                                     or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], name) if aliases else None),
@@ -341,6 +345,7 @@ class LanguageEngine:
                                         else None
                                     )
                                     or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
                                 else (_bound_alias(function[1], call[0]) if aliases else None),
@@ -354,7 +359,12 @@ class LanguageEngine:
                     (r.module, r.imported_name, r.alias, r.import_type, r.line)
                     for r in import_rows(node)
                 )
-            if role & _ASSIGNS:
+            if role & _ASSIGNS and binder is not None:
+                bound_in = module_scope if top is None else None  # not a type's body
+                bound_in = function[1] if function is not None else bound_in
+                for target, value in binder(node, bound_in) if bound_in is not None else ():
+                    bound_in[target] = value
+            elif role & _ASSIGNS:
                 bound = assign(node)
                 if bound is not None:
                     target, value = bound
@@ -463,7 +473,9 @@ class LanguageEngine:
 
 
 _first = itemgetter(0)
-_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--")
+_CLOSERS = (b"}", b")", b"]", b"end", b"#", b"//", b"/*", b"*", b"--", b"{")
+"""How a line at a definition's own indent may start without ending it (closing it, a directive,
+a comment, or, Allman style, opening its body)."""
 
 
 def _unstretched(node: Node, source: bytes) -> int | None:
