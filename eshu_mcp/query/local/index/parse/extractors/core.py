@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attrs import Factory, frozen
 from tree_sitter import Node
 
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "12"
 """Bumped whenever extraction output changes, so cached results are invalidated."""
 ALIAS = "@"
 """An assignment reader's type that means "whatever type the name after it has" (``x = y``);
@@ -142,6 +142,10 @@ class LanguageSpec:
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""
+    captures: Callable[[Any, Node, bytes], Mapping[str, list[Node]]] | None = None
+    """Given the compiled query, a file's root and its bytes, the file's captures by kind,
+    instead of the engine's own capture pass: for a language whose readers need each
+    match's captures together (a tags query pairs a definition with its ``@name``)."""
 
 
 class _SourceBeingExtracted(threading.local):
