@@ -49,7 +49,7 @@ class DeclarationTests(SynchronousTestCase):
             [language_of(p) for p in ("a/B.kt", "x.swift", "m.ex", "t.lua", "run.sh", "A.hs")],
             ["kotlin", "swift", "elixir", "lua", "shell", "haskell"],
         )
-        self.assertEqual(parse_file("main.dart", b"void main() {}\n").parse_status, "no_parser")
+        self.assertEqual(parse_file("build.groovy", b"def x() {}\n").parse_status, "no_parser")
         self.assertEqual(language_of("Jenkinsfile"), "groovy")
 
     def test_a_header_is_c_unless_it_shows_a_cpp_construct(self) -> None:

@@ -454,8 +454,6 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_words=("public", "open"),
         test_files=r"Tests?\.swift$",
     ),
-    # dart: its grammar's methods leave their bodies as siblings (text only)
-    LanguageEntry("dart", (".dart",), dead_code="derived", program_text=True),
     LanguageEntry(
         "elixir",
         (".ex", ".exs"),
