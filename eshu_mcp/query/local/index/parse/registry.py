@@ -58,6 +58,9 @@ class LanguageEntry:
     ``script`` (JS/TS specifiers), ``go``, ``qualified`` (``a.b.C`` -> ``a/b/C.<ext>``),
     ``include`` (a path from the file or any folder), ``rust``, ``require`` (a path from the
     file, extension optional), ``php``, ``dotted_path`` (``a.b`` -> ``a/b.<ext>``)."""
+    module_paths: tuple[tuple[str, str], ...] = ()
+    """Rewrites (pattern, replacement) of an import's module into a repository path, applied
+    in turn before it is looked up (a package's own name standing for its ``lib/``)."""
     whole_file_imports: bool = False
     """Whether an import brings every name of the file it names into scope (C includes, Ruby
     requires, shell ``source``) rather than the names it lists."""

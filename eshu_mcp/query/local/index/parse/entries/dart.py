@@ -102,6 +102,7 @@ LANGUAGE = {
         )
     ),
     "imports": "require",
+    "module_paths": ((r"^package:[^/]+/", "lib/"),),  # package:name/x.dart: name's lib/x.dart
     "whole_file_imports": True,
     "implicit_this": True,
     "dispatched": True,
