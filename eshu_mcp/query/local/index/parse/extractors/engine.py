@@ -278,9 +278,11 @@ class LanguageEngine:
                 if found is not None:
                     cut = _unstretched(node, source) if node.has_error else None
                     index = self._add_entity(found, top, result, source, cut)
-                    stop = node.end_byte if cut is None else cut
+                    stop = node.end_byte
                     if found.body is not None and found.body.end_byte > stop:
                         stop = found.body.end_byte  # a body kept beside its signature
+                    if cut is not None:
+                        stop = cut
                     end = stop * scale
                     frames.append((key, end, index, found.args))
                     if found.label == "Function":
