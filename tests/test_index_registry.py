@@ -73,6 +73,14 @@ class DeclarationTests(SynchronousTestCase):
         self.assertIn("c_sharp", registry.keys_with(dispatched=True))
         self.assertEqual(registry.entry("no such language").extractor, None)
 
+    def test_a_language_declared_by_its_own_module_is_a_parsed_language(self) -> None:
+        declared = {language.key: language for language in registry.declared_in_modules()}
+        self.assertEqual(declared["dart"], registry.entry("dart"))
+        self.assertEqual(declared["dart"].extractor, "tags")
+        self.assertIn("dart", registry.parsed_keys())
+        self.assertEqual(language_of("lib/src/context.dart"), "dart")
+        self.assertTrue(is_test_path("test/context_test.dart"))
+
     def test_each_languages_own_test_files_are_tests(self) -> None:
         for path in (
             "spec/models/cart_spec.rb",
