@@ -25,6 +25,7 @@ GRAMMARS = [
     "tree-sitter-lua==0.5.0",
     "tree-sitter-bash==0.25.1",
     "tree-sitter-perl==2.0.3",
+    "tree-sitter-dart==0.1.0",
 ]
 
 SEMANTIC = [

@@ -802,6 +802,46 @@ CASES += (
             callees("ServiceRegistrar.CanBeCastTo"),  # IsAssignableFrom: System.Type's
         ),
     ),
+    Case(
+        "dart",
+        "dart-lang/path",
+        "7e3d5d87220133ad9cc99f82e85a826011a62859",
+        (
+            callers("Context._needsNormalization", "Context.canonicalize", "Context.normalize"),
+            callers("_validateArgList", "Context.absolute", "Context.join"),
+            callers(
+                "Context._parse",
+                *("Context.basename", "Context.basenameWithoutExtension", "Context.dirname"),
+                *("Context.extension", "Context.joinAll", "Context.split", "Context.hash"),
+                *("Context.canonicalize", "Context.normalize", "Context.relative"),
+                "Context.withoutExtension",
+            ),
+            # lib/path.dart's joinAll and the tests' main (context.joinAll in test closures)
+            callers("Context.joinAll", "Context.join", "joinAll", "main"),
+            # parsed.normalize() and the cascades _parse(from)..normalize()
+            callers(
+                "ParsedPath.normalize",
+                *("Context.canonicalize", "Context.normalize", "Context.relative", "Context.hash"),
+            ),
+            callees("Context.join", "_validateArgList", "Context.joinAll"),
+            callees(
+                "Context.normalize",
+                *("Context._needsNormalization", "Context._parse", "ParsedPath.normalize"),
+                "ParsedPath.toString",
+            ),
+            callees(
+                "Context.canonicalize",
+                *("Context.absolute", "Context._needsNormalization", "Context._parse"),
+                *("ParsedPath.normalize", "ParsedPath.toString"),
+            ),
+            callees(
+                "Context.hash",
+                *("Context.absolute", "Context._hashFast", "Context._parse"),
+                *("ParsedPath.normalize", "ParsedPath.toString"),
+            ),
+            callees("Context.split", "Context._parse"),  # where/toList/insert: dart:core's
+        ),
+    ),
 )
 
 CALL_EDGES = (

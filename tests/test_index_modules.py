@@ -70,6 +70,15 @@ class ModuleIndexTests(SynchronousTestCase):
         self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib"), 6)
         self.assertIsNone(self.resolve("typescript", "web/app.ts", "react"))
 
+    def test_a_registry_rewrite_turns_a_package_import_into_its_lib_path(self) -> None:
+        index = ModuleIndex([(1, "lib/src/units.dart", "dart"), (2, "lib/geo.dart", "dart")], {})
+        self.assertEqual(
+            index.resolve("dart", "lib/geo.dart", "package:geo/src/units.dart", "*"), 1
+        )
+        self.assertEqual(index.resolve("dart", "test/t.dart", "package:geo/geo.dart", "*"), 2)
+        self.assertEqual(index.resolve("dart", "lib/geo.dart", "src/units.dart", "*"), 1)
+        self.assertIsNone(index.resolve("dart", "lib/geo.dart", "package:test/test.dart", "*"))
+
     def test_go_import_path_maps_through_go_mod(self) -> None:
         self.assertEqual(self.resolve("go", "svc/main.go", "example.com/svc/server"), 8)
         self.assertEqual(self.index.go_package_dir("example.com/svc/server"), "svc/server")

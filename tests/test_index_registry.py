@@ -49,7 +49,7 @@ class DeclarationTests(SynchronousTestCase):
             [language_of(p) for p in ("a/B.kt", "x.swift", "m.ex", "t.lua", "run.sh", "A.hs")],
             ["kotlin", "swift", "elixir", "lua", "shell", "haskell"],
         )
-        self.assertEqual(parse_file("main.dart", b"void main() {}\n").parse_status, "no_parser")
+        self.assertEqual(parse_file("build.groovy", b"def x() {}\n").parse_status, "no_parser")
         self.assertEqual(language_of("Jenkinsfile"), "groovy")
 
     def test_a_header_is_c_unless_it_shows_a_cpp_construct(self) -> None:
@@ -72,6 +72,14 @@ class DeclarationTests(SynchronousTestCase):
         self.assertNotEqual(registry.family_of("shell"), registry.family_of("python"))
         self.assertIn("c_sharp", registry.keys_with(dispatched=True))
         self.assertEqual(registry.entry("no such language").extractor, None)
+
+    def test_a_language_declared_by_its_own_module_is_a_parsed_language(self) -> None:
+        declared = {language.key: language for language in registry.declared_in_modules()}
+        self.assertEqual(declared["dart"], registry.entry("dart"))
+        self.assertEqual(declared["dart"].extractor, "tags")
+        self.assertIn("dart", registry.parsed_keys())
+        self.assertEqual(language_of("lib/src/context.dart"), "dart")
+        self.assertTrue(is_test_path("test/context_test.dart"))
 
     def test_each_languages_own_test_files_are_tests(self) -> None:
         for path in (

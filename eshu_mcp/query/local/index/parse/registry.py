@@ -6,12 +6,14 @@ it (a module of :mod:`.extractors`, imported the first time a file of the langua
 extracted, so a repository pays only for the grammars it has), which pinned grammar wheel that
 extractor loads, the language's builtin callables, and how its imports name repository files.
 Modules outside the extractors ask the registry (:func:`entry`, :func:`keys_with`) instead of
-naming languages.
+naming languages. A language whose grammar's tags query (or one of its own) is enough for
+definitions and calls is one module of :mod:`.entries` and a wheel pin: no code.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 
 from attrs import frozen
@@ -29,10 +31,20 @@ class LanguageEntry:
     extensions: tuple[str, ...] = ()
     filenames: tuple[str, ...] = ()
     extractor: str | None = None
-    """``module:ATTRIBUTE`` of its :class:`.core.LanguageSpec` under ``parse.extractors``;
-    None for a language counted as text only."""
+    """``module:ATTRIBUTE`` of its :class:`.core.LanguageSpec` under ``parse.extractors``, or
+    ``tags``: the generic extractor reads :attr:`tags`; None for a language counted as text
+    only."""
     wheel: str | None = None
     """The grammar distribution its extractor loads (pinned in setup.py)."""
+    grammar: str | None = None
+    """``module:function`` returning the wheel's grammar, for ``tags`` (default: the wheel's
+    name with ``_`` for ``-``, ``language``)."""
+    tags: str = ""
+    """A query in tree-sitter's tags conventions (``@definition.class`` ... with ``@name``,
+    ``@reference.call`` ...; see :mod:`.extractors.tags` for what each capture becomes),
+    compiled the first time a file of the language is extracted."""
+    shipped_tags: bool = False
+    """Whether the grammar wheel's own ``queries/tags.scm`` is read too, before :attr:`tags`."""
     builtins: frozenset[str] = frozenset()
     """Callables every program of the language has: an unresolved bare call to one is builtin."""
     library_globals: frozenset[str] = frozenset()
@@ -46,6 +58,9 @@ class LanguageEntry:
     ``script`` (JS/TS specifiers), ``go``, ``qualified`` (``a.b.C`` -> ``a/b/C.<ext>``),
     ``include`` (a path from the file or any folder), ``rust``, ``require`` (a path from the
     file, extension optional), ``php``, ``dotted_path`` (``a.b`` -> ``a/b.<ext>``)."""
+    module_paths: tuple[tuple[str, str], ...] = ()
+    """Rewrites (pattern, replacement) of an import's module into a repository path, applied
+    in turn before it is looked up (a package's own name standing for its ``lib/``)."""
     whole_file_imports: bool = False
     """Whether an import brings every name of the file it names into scope (C includes, Ruby
     requires, shell ``source``) rather than the names it lists."""
@@ -460,8 +475,6 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
         public_words=("public", "open"),
         test_files=r"Tests?\.swift$",
     ),
-    # dart: its grammar's methods leave their bodies as siblings (text only)
-    LanguageEntry("dart", (".dart",), dead_code="derived", program_text=True),
     LanguageEntry(
         "elixir",
         (".ex", ".exs"),
@@ -598,6 +611,20 @@ LANGUAGES: tuple[LanguageEntry, ...] = (
     LanguageEntry("gomod", filenames=("go.mod",)),
 )
 
+
+def declared_in_modules() -> tuple[LanguageEntry, ...]:
+    """The languages declared one module each in :mod:`.entries`: its ``LANGUAGE``, the
+    keyword arguments of its :class:`LanguageEntry` (plain data, so no module imports back)."""
+    package = importlib.import_module("eshu_mcp.query.local.index.parse.entries")
+    names = sorted(found.name for found in pkgutil.iter_modules(package.__path__))
+    return tuple(
+        LanguageEntry(**importlib.import_module(f"{package.__name__}.{name}").LANGUAGE)
+        for name in names
+    )
+
+
+LANGUAGES += declared_in_modules()
+
 SHARED_EXTENSIONS: dict[str, tuple[str, str, re.Pattern[bytes]]] = {
     ".h": (
         "cpp",
@@ -677,10 +704,11 @@ def parsed_keys() -> frozenset[str]:
 
 
 def load_spec(language: str) -> object | None:
-    """The language's extractor spec, importing its module (and so its grammar) on first use."""
-    extractor = entry(language).extractor
-    if extractor is None:
+    """The language's extractor spec, importing its module (and so its grammar) on first use;
+    an extractor named without an attribute builds the spec from the entry (``spec_for``)."""
+    declared = entry(language)
+    if declared.extractor is None:
         return None
-    module, _, attribute = extractor.partition(":")
+    module, _, attribute = declared.extractor.partition(":")
     loaded = importlib.import_module(f"eshu_mcp.query.local.index.parse.extractors.{module}")
-    return getattr(loaded, attribute)
+    return getattr(loaded, attribute) if attribute else loaded.spec_for(declared)

@@ -225,7 +225,8 @@ def signature_with_return(signature: str | None, metadata: str) -> str | None:
     gives it."""
     if '"returns"' not in metadata or signature is None:
         return signature
-    return f"{signature} -> {json.loads(metadata)['returns']}"
+    returned = json.loads(metadata).get("returns")  # the word may be a parameter's name
+    return signature if returned is None else f"{signature} -> {returned}"
 
 
 def attribute_types_json(metadata: str) -> str | None:

@@ -148,10 +148,12 @@ class ModuleIndex:
 
     def _require(self, language: str | None, importer: str, module: str) -> int | None:
         """A path from the importing file's folder, then from any folder (Ruby ``require``,
-        Dart ``import 'x.dart'``, shell ``source``); the extension may be left out."""
-        if module.startswith("package:"):  # Dart: package:name/path is name's lib/path
-            module = "lib/" + module.partition("/")[2]
-        extensions = entry(language).extensions
+        shell ``source``), once the registry's :attr:`module_paths` rewrote it; the extension
+        may be left out."""
+        declared = entry(language)
+        for pattern, replacement in declared.module_paths:
+            module = re.sub(pattern, replacement, module)
+        extensions = declared.extensions
         names = [module] if module.endswith(extensions) else [module + e for e in extensions]
         names.append(module)
         for name in names:

@@ -157,6 +157,10 @@ class LanguageSpec:
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
     must return None for every node the narrowed pattern leaves out."""
+    captures: Callable[[Any, Node, bytes], Mapping[str, list[Node]]] | None = None
+    """Given the compiled query, a file's root and its bytes, the file's captures by kind,
+    instead of the engine's own capture pass: for a language whose readers need each
+    match's captures together (a tags query pairs a definition with its ``@name``)."""
 
 
 class _SourceBeingExtracted(threading.local):

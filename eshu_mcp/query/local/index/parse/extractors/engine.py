@@ -121,7 +121,12 @@ class LanguageEngine:
         items: list[tuple[float, str, Node]] = []
         values: list[Node] = []
         roles = self.roles
-        for kind, nodes in QueryCursor(self.query).captures(root).items():
+        read = self.spec.captures
+        if read is None:
+            captured = QueryCursor(self.query).captures(root)
+        else:  # a language reading each match's captures together (a tags query)
+            captured = read(self.query, root, source)
+        for kind, nodes in captured.items():
             if kind not in roles:  # a helper capture a pattern's predicate tests
                 continue
             if roles[kind] == _REFERS:  # attributed after the sweep, once filtered
@@ -278,7 +283,12 @@ class LanguageEngine:
                 if found is not None:
                     cut = _unstretched(node, source) if node.has_error else None
                     index = self._add_entity(found, top, result, source, cut)
-                    end = (node.end_byte if cut is None else cut) * scale
+                    stop = node.end_byte
+                    if found.body is not None and found.body.end_byte > stop:
+                        stop = found.body.end_byte  # a body kept beside its signature
+                    if cut is not None:
+                        stop = cut
+                    end = stop * scale
                     frames.append((key, end, index, found.args))
                     if found.label == "Function":
                         counts[index] = 0
@@ -429,12 +439,14 @@ class LanguageEngine:
             elif parent_row["entity_type"] == "Function" and label == "Function":
                 metadata.setdefault("enclosing_function", parent_row["entity_name"])
         start_line = name_node.start_point[0] + 1
-        end_byte = span.end_byte
+        end_byte, end_point = span.end_byte, span.end_point
+        if body is not None and body.end_byte > end_byte:  # a body beside its signature
+            end_byte, end_point = body.end_byte, body.end_point
         if cut is not None and cut < end_byte:  # a parse error swallowed what follows
             end_byte = cut
             end_line = source.count(b"\n", 0, cut) + 1
         else:
-            end_row, end_column = span.end_point
+            end_row, end_column = end_point
             end_line = end_row + 1
             if end_column == 0 and end_line > start_line:
                 end_line -= 1
