@@ -248,6 +248,7 @@ def _index_one(
         {
             "phase": "discover",
             "path": str(tree.root),
+            "requested": path,
             "repo_id": repo_id,
             "git": tree.is_git,
             "git_refused": tree.git_refused,
