@@ -167,6 +167,7 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
     """Between builds: read and keep the graph inputs of the repositories just built that
     are not kept yet, so the next change is patched (see :mod:`..resolve.input_cache`)."""
     from eshu_mcp.query.local.index.resolve import input_cache
+    from eshu_mcp.query.local.index.resolve.graph import warm_inheritance
 
     repo_ids = [
         repo["repo_id"]
@@ -174,7 +175,7 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
         if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
     ]
     try:
-        input_cache.warm(db_path, repo_ids)
+        input_cache.warm(db_path, repo_ids, warm_inheritance)
     except Exception:  # keeping is an optimisation: never the end of the child
         input_cache.drop_kept()  # the next build reads back, as without keeping
 

@@ -61,11 +61,17 @@ class GraphInputs:
     calls: list[tuple] | None = None  # every call row, when already in memory
     declared: Counter | None = None  # a first build's writer-made edges by type code
     references: list[tuple] | None = None  # every reference row, when already in memory
+    nested: dict[int, set[str]] | None = None  # file -> names defined in functions, when kept
+    records_of: dict[int, list[ImportRecord]] | None = None  # file -> its records, when kept
+    modules_touched: set[str] | None = None  # modules whose import rows a patch changed
+    languages: dict[int, str | None] | None = None
 
     @property
     def language_of(self) -> dict[int, str | None]:
         """Each file's language."""
-        return {file_id: language for file_id, _, language in self.files}
+        if self.languages is None:
+            self.languages = {file_id: language for file_id, _, language in self.files}
+        return self.languages
 
 
 def declared_order(rows: list[tuple]) -> list[tuple]:
