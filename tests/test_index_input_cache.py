@@ -132,6 +132,18 @@ def module_rows(db: Path) -> set[tuple]:
         conn.close()
 
 
+def totals(db: Path) -> tuple[int, int]:
+    """The files and entities ``--status`` counts."""
+    conn = open_reader(db)
+    try:
+        return tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("files", "entities")
+        )
+    finally:
+        conn.close()
+
+
 class BuilderChild:
     """``python -m eshu_mcp.query.local.index.build.builder`` fed one request at a time."""
 
@@ -205,6 +217,7 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         (summary,) = built["repositories"]
         self.assertEqual(summary["edges"], len(ours))  # the count --status gives
         self.assertEqual((step, ours - cold, cold - ours), (step, set(), set()))
+        self.assertEqual((step, summary["files"], summary["entities"]), (step, *totals(cold_db)))
         self.assertEqual((step, module_rows(self.db)), (step, module_rows(cold_db)))
 
     def write(self, path: str, text: str) -> None:

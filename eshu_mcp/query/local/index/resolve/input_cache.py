@@ -206,6 +206,21 @@ def kept_edge_counts(conn: sqlite3.Connection, repo_id: str) -> dict[int, int] |
     return kept.edge_counts
 
 
+def kept_counts(conn: sqlite3.Connection, repo_id: str) -> dict[str, int] | None:
+    """After a build: the repository's files and entities, when the kept inputs describe the
+    active generation (``conn`` sees); else None (they are counted)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if (
+        kept is None
+        or not kept.settled
+        or kept.extractor != EXTRACTOR_VERSION
+        or kept.generation_id != _active_generation(conn, repo_id)
+    ):
+        return None
+    inputs = kept.inputs
+    return {"files": len(inputs.files), "entities": len(inputs.catalog.by_id)}
+
+
 def keep_edge_counts(conn: sqlite3.Connection, repo_id: str, counts: dict[int, int]) -> None:
     """During a build: the repository's edge counts by type code (kept if it commits)."""
     kept = _kept.get((_db_file(conn), repo_id))
