@@ -738,16 +738,11 @@ def _patch_modules(conn, repo_id: str, names: set[str], language_of) -> None:
         if not name:
             continue  # a file renaming its own export: no import
         key = f"{repo_id}|{name}"
-        chosen = None
-        for file_id, resolved in conn.execute(
+        chosen = conn.execute(  # the first import resolving it, else the first import
             "SELECT file_id, resolved_file_id FROM imports WHERE repo_id = ? AND module = ?"
-            " ORDER BY import_id",
+            " ORDER BY resolved_file_id IS NULL, import_id LIMIT 1",
             (repo_id, name),
-        ):
-            if chosen is None or (chosen[1] is None and resolved):
-                chosen = (file_id, resolved)
-                if resolved:
-                    break
+        ).fetchone()
         if chosen is None:  # no import names it any more
             conn.execute("DELETE FROM modules WHERE module_key = ?", (key,))
             conn.execute("DELETE FROM nodes WHERE node_id = ?", (key,))
