@@ -377,6 +377,11 @@ def summary(inputs) -> dict:
             for file_id, records in (inputs.records_of or by_file(inputs.records)).items()
             if records
         },
+        "module_records": {
+            module: [r.import_id for r in records]
+            for module, records in (inputs.module_records or by_module(inputs.records)).items()
+            if records
+        },
         "nested": {
             file_id: names
             for file_id, names in (
@@ -389,6 +394,13 @@ def summary(inputs) -> dict:
         "files": sorted(tuple(row) for row in inputs.files),
         "file_nids": inputs.file_nids,
     }
+
+
+def by_module(records) -> dict:
+    grouped: dict = {}
+    for record in records:
+        grouped.setdefault(record.module, []).append(record)
+    return grouped
 
 
 def by_file(records) -> dict:

@@ -184,7 +184,7 @@ def resolve_repository(
             edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
     if scope is not None and inputs.records_of is not None and inputs.modules_touched is not None:
         records = [r for file_id in sorted(scope) for r in inputs.records_of.get(file_id, ())]
-        _patch_modules(conn, repo_id, inputs.modules_touched, language_of)
+        _patch_modules(conn, repo_id, inputs.modules_touched, inputs.module_records, language_of)
     else:
         _modules(conn, repo_id, records, language_of)
     _imports(records, catalog, bindings, edge, scope, file_nids)
@@ -731,26 +731,24 @@ def _modules(conn, repo_id: str, records, language_of) -> None:
     conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])
 
 
-def _patch_modules(conn, repo_id: str, names: set[str], language_of) -> None:
+def _patch_modules(conn, repo_id: str, names: set[str], module_records, language_of) -> None:
     """The modules rows of the modules some changed files import (or imported), as
-    :func:`_modules` makes them: from the import rows naming each, in row order."""
+    :func:`_modules` makes them, from the kept import records of each module (row order)."""
     for name in sorted(names):
         if not name:
             continue  # a file renaming its own export: no import
         key = f"{repo_id}|{name}"
-        chosen = conn.execute(  # the first import resolving it, else the first import
-            "SELECT file_id, resolved_file_id FROM imports WHERE repo_id = ? AND module = ?"
-            " ORDER BY resolved_file_id IS NULL, import_id LIMIT 1",
-            (repo_id, name),
-        ).fetchone()
-        if chosen is None:  # no import names it any more
+        records = module_records.get(name)
+        if not records:  # no import names it any more
             conn.execute("DELETE FROM modules WHERE module_key = ?", (key,))
             conn.execute("DELETE FROM nodes WHERE node_id = ?", (key,))
             continue
+        # the first import resolving it, else the first import
+        chosen = next((r for r in records if r.resolved_file_id), records[0])
         conn.execute(
             "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
             " VALUES (?, ?, ?, ?, ?)",
-            (key, repo_id, name, language_of.get(chosen[0]), chosen[1]),
+            (key, repo_id, name, language_of.get(chosen.file_id), chosen.resolved_file_id),
         )
 
 

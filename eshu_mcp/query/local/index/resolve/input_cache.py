@@ -302,8 +302,10 @@ def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | No
     for entity in catalog.by_id.values():
         kept.entities_of[entity.file_id].append(entity)
     kept.records_of = defaultdict(list)
+    inputs.module_records = defaultdict(list)
     for record in inputs.records:
         kept.records_of[record.file_id].append(record)
+        inputs.module_records[record.module].append(record)
     inputs.nested = nested_names(catalog.by_id, catalog.by_id.values())
     inputs.records_of = kept.records_of
     return kept
@@ -372,25 +374,37 @@ def _patch_imports(
     resolver.bindings = bindings
     resolver.records = []
     import_changed = resolve_rows(conn, resolver, rows)
-    records, records_of = inputs.records, kept.records_of
+    records_of, by_module = kept.records_of, inputs.module_records
     gone = [r for file_id in changed for r in records_of.pop(file_id, ())]
     touched = {r.module for r in gone}
     for record in gone:
-        at = bisect_left(records, record.import_id, key=_import_order)
-        if at < len(records) and records[at] is record:
-            del records[at]
-        else:  # not where row order puts it: find it the slow way
-            records.remove(record)
+        _remove_in_order(inputs.records, record)
+        _remove_in_order(by_module[record.module], record)
     for record in resolver.records:
         records_of[record.file_id].append(record)
         touched.add(record.module)
-    if resolver.records and records and records[-1].import_id > resolver.records[0].import_id:
-        records.extend(resolver.records)  # rows numbered below others: order them again
-        records.sort(key=_import_order)
-    else:
-        records.extend(resolver.records)  # new rows are numbered after every other
+        _add_in_order(by_module[record.module], record)
+    for record in resolver.records:
+        _add_in_order(inputs.records, record)
     inputs.modules_touched = touched
     return import_changed
+
+
+def _remove_in_order(records: list[ImportRecord], record: ImportRecord) -> None:
+    """Take a record out of a list in row order."""
+    at = bisect_left(records, record.import_id, key=_import_order)
+    if at < len(records) and records[at] is record:
+        del records[at]
+    else:  # not where row order puts it: find it the slow way
+        records.remove(record)
+
+
+def _add_in_order(records: list[ImportRecord], record: ImportRecord) -> None:
+    """Put a record into a list in row order (new rows are numbered after every other)."""
+    if not records or records[-1].import_id < record.import_id:
+        records.append(record)
+    else:
+        records.insert(bisect_left(records, record.import_id, key=_import_order), record)
 
 
 def _import_order(record: ImportRecord) -> int:

@@ -64,6 +64,7 @@ class GraphInputs:
     nested: dict[int, set[str]] | None = None  # file -> names defined in functions, when kept
     records_of: dict[int, list[ImportRecord]] | None = None  # file -> its records, when kept
     modules_touched: set[str] | None = None  # modules whose import rows a patch changed
+    module_records: dict[str, list[ImportRecord]] | None = None  # module -> records, when kept
     languages: dict[int, str | None] | None = None
 
     @property
