@@ -295,8 +295,10 @@ def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | No
     inputs = read_graph_inputs(conn, repo_id, reresolve)
     resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
     base_rows: dict[int, list[tuple]] = {}
-    _keep_bases(base_rows, conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)))
-    kept = KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
+    for item in inputs.keyed_bases:  # each with its place in declared_order, by file
+        base_rows.setdefault(item[1][4], []).append(item)
+    inputs.keyed_bases = None
+    kept = KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, base_rows, False)
     catalog = inputs.catalog
     kept.entities_of = defaultdict(list)
     for entity in catalog.by_id.values():
@@ -328,7 +330,10 @@ def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) 
     inputs.import_changed = _patch_imports(conn, kept, changed, imports)
     old_bases = {file_id: kept.base_rows.pop(file_id, None) for file_id in files}
     _keep_bases(kept.base_rows, conn.execute(BASE_ROWS + f" WHERE b.file_id IN ({marks})", files))
-    if all(kept.base_rows.get(file_id) == rows for file_id, rows in old_bases.items()):
+    if all(
+        sorted(kept.base_rows.get(file_id) or ()) == sorted(rows or ())
+        for file_id, rows in old_bases.items()
+    ):
         return  # the same base rows: the ordered bases and the catalog's bases stand
     keyed = [item for items in kept.base_rows.values() for item in items]
     keyed.sort(key=_first)
