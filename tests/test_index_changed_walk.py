@@ -58,6 +58,25 @@ class ChangedWalkTests(SynchronousTestCase):
         self.assertEqual(report.repositories[0].reparsed, ("pkg/lib.py",))
         self.assertIn("appended", self.names())
 
+    def test_an_edit_reads_back_only_its_own_file_row(self) -> None:
+        """The files table is read for the changed path (and counted), not row by row: a
+        one-file build at 30,000 files then costs what it costs at 900."""
+        with (self.repo / "pkg" / "lib.py").open("a") as source:
+            source.write("\n\ndef appended():\n    return 2\n")
+        rows = []
+        original = indexer._indexed_files
+
+        def counting(conn, repo_id, walked):
+            found = original(conn, repo_id, walked)
+            rows.append((sorted(found.rows), len(found)))
+            return found
+
+        with mock.patch.object(indexer, "_indexed_files", counting):
+            report = self.build("pkg/lib.py")
+        self.assertEqual(rows, [(["pkg/lib.py"], 3)])  # lib.py, other.py, .gitignore
+        (repo,) = report.repositories
+        self.assertEqual((repo.files_seen, repo.unchanged, repo.modified), (3, 2, ("pkg/lib.py",)))
+
     def test_a_deleted_file_leaves_the_index(self) -> None:
         (self.repo / "pkg" / "other.py").unlink()
         report = self.build("pkg/other.py")

@@ -22,7 +22,9 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.resolve import input_cache
+from eshu_mcp.query.local.index.resolve.graph import warm_inheritance
 from eshu_mcp.query.local.index.resolve.inputs import read_graph_inputs
+from eshu_mcp.query.local.index.resolve.receivers import nested_names
 from eshu_mcp.query.local.index.store.database import open_reader, open_writer
 from tests.daemon import child_environment
 from tests.test_index_indexer import git
@@ -115,6 +117,33 @@ def edge_set(db: Path) -> set[tuple]:
         conn.close()
 
 
+def module_rows(db: Path) -> set[tuple]:
+    """Every modules row, its file named by path."""
+    conn = open_reader(db)
+    try:
+        return {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT m.name, m.language, f.relative_path FROM modules m"
+                " LEFT JOIN files f ON f.file_id = m.file_id"
+            )
+        }
+    finally:
+        conn.close()
+
+
+def totals(db: Path) -> tuple[int, int]:
+    """The files and entities ``--status`` counts."""
+    conn = open_reader(db)
+    try:
+        return tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("files", "entities")
+        )
+    finally:
+        conn.close()
+
+
 class BuilderChild:
     """``python -m eshu_mcp.query.local.index.build.builder`` fed one request at a time."""
 
@@ -188,6 +217,8 @@ class KeptInputsThroughTheChildTests(SynchronousTestCase):
         (summary,) = built["repositories"]
         self.assertEqual(summary["edges"], len(ours))  # the count --status gives
         self.assertEqual((step, ours - cold, cold - ours), (step, set(), set()))
+        self.assertEqual((step, summary["files"], summary["entities"]), (step, *totals(cold_db)))
+        self.assertEqual((step, module_rows(self.db)), (step, module_rows(cold_db)))
 
     def write(self, path: str, text: str) -> None:
         (self.repo / path).write_text(text)
@@ -287,6 +318,34 @@ class PatchedInputsTests(SynchronousTestCase):
             conn.close()
         self.assertEqual(summary(kept.inputs), summary(fresh))
 
+    def test_the_first_edit_after_warming_patches_the_warmed_inheritance(self) -> None:
+        """The child resolves the inheritance when it warms up (after the daemon's first
+        build): the first edit then patches it, as every later one does, rather than
+        resolving every base row (23 s for the first edit at 26k files)."""
+        report = index_repositories(self.db, [self.repo], workers=1)
+        input_cache.warm(self.db, [report.repositories[0].repo_id], warm_inheritance)
+        ((_, kept),) = input_cache._kept.items()
+        warmed = kept.hierarchy
+        self.assertIsNotNone(warmed)
+        self.write_and_index("pkg/child.py", CHILD + "\n    def run(self):\n        return 4\n")
+        self.assertIs(kept.hierarchy, warmed)  # patched in place, not resolved whole
+        self.write_and_index("pkg/filler_0.py", filler(0) + "\n\ndef a():\n    return 1\n")
+        self.assertIs(kept.hierarchy, warmed)
+        cold_db = self.tmp / "cold.sqlite"
+        index_repositories(cold_db, [self.repo], workers=1)
+        self.assertEqual(edge_set(self.db), edge_set(cold_db))
+
+    def test_inheritance_stored_otherwise_is_not_warmed(self) -> None:
+        report = index_repositories(self.db, [self.repo], workers=1)
+        conn = open_writer(self.db)
+        try:
+            conn.execute("DELETE FROM edge_rows WHERE type = 5")  # as if another version wrote
+        finally:
+            conn.close()
+        input_cache.warm(self.db, [report.repositories[0].repo_id], warm_inheritance)
+        ((_, kept),) = input_cache._kept.items()
+        self.assertIsNone(kept.hierarchy)  # the next build resolves it whole, as before
+
     def write_and_index(self, path: str, text: str) -> None:
         (self.repo / path).write_text(text)
         report = index_repositories(self.db, [self.repo], workers=1)
@@ -313,11 +372,42 @@ def summary(inputs) -> dict:
         "records": [
             (r.file_id, r.module, r.imported_name, r.resolved_file_id) for r in inputs.records
         ],
+        "records_of": {
+            file_id: [r.import_id for r in records]
+            for file_id, records in (inputs.records_of or by_file(inputs.records)).items()
+            if records
+        },
+        "module_records": {
+            module: [r.import_id for r in records]
+            for module, records in (inputs.module_records or by_module(inputs.records)).items()
+            if records
+        },
+        "nested": {
+            file_id: names
+            for file_id, names in (
+                inputs.nested or nested_names(catalog.by_id, catalog.by_id.values())
+            ).items()
+            if names
+        },
         "names": {k: v for k, v in inputs.bindings.names.items() if v},
         "star": {k: v for k, v in inputs.bindings.star.items() if v},
         "files": sorted(tuple(row) for row in inputs.files),
         "file_nids": inputs.file_nids,
     }
+
+
+def by_module(records) -> dict:
+    grouped: dict = {}
+    for record in records:
+        grouped.setdefault(record.module, []).append(record)
+    return grouped
+
+
+def by_file(records) -> dict:
+    grouped: dict = {}
+    for record in records:
+        grouped.setdefault(record.file_id, []).append(record)
+    return grouped
 
 
 class UncommittedPatchTests(SynchronousTestCase):

@@ -358,6 +358,74 @@ class OutstandingChangesTests(SynchronousTestCase):
         self.successResultOf(second)
         self.assertEqual(self.service.pending_changes(), {})
 
+    def test_the_first_build_is_indexed_once_committed_before_the_childs_summary(self) -> None:
+        """A call right after the first build commits, before the child has summed up the
+        build (counting rows takes a while at 26k files), is answered as current."""
+        waiter = self.service.when_caught_up()
+        build = self.child.requests[-1]["build"]
+        self.child.say(
+            phase="discover", build=build, repo_id="repository:r_1", path="/repo", requested="/repo"
+        )
+        self.child.say(phase="write", build=build, repo_id="repository:r_1", generation_id="g1")
+        writing = PendingChange(None, rebuilding=True, writing="g1", queued=0)
+        self.assertEqual(self.service.pending_changes(), {"/repo": writing})
+        self.assertNoResult(waiter)
+        self.child.say(phase="committed", build=build, repo_id="repository:r_1", seq=1)
+        self.assertEqual(self.service.pending_changes(), {})
+        self.successResultOf(waiter)
+        self.assertIsNone(self.service.when_caught_up())
+        self.child.built()
+        self.assertEqual(self.service.pending_changes(), {})
+
+    def test_an_edit_noticed_during_a_build_stays_outstanding_after_its_commit(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.reactor.advance(1.0)
+        build = self.child.requests[-1]["build"]
+        self.child.say(phase="discover", build=build, repo_id="repository:r_1", requested="/repo")
+        self.child.say(phase="write", build=build, repo_id="repository:r_1", generation_id="g2")
+        self.service._changed("/repo", "b.py")
+        waiter = self.service.when_caught_up()
+        self.assertEqual(
+            self.service.pending_changes(),
+            {"/repo": PendingChange(2, rebuilding=True, writing="g2", queued=1)},
+        )
+        self.child.say(phase="committed", build=build, repo_id="repository:r_1", seq=2)
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(1, rebuilding=False)}
+        )
+        self.assertNoResult(waiter)  # b.py is not in that build
+        self.child.built()
+        self.reactor.advance(1.0)
+        self.child.built()
+        self.successResultOf(waiter)
+
+    def test_a_build_with_nothing_to_do_is_indexed_when_it_says_so(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.reactor.advance(1.0)
+        waiter = self.service.when_caught_up()
+        build = self.child.requests[-1]["build"]
+        self.child.say(phase="discover", build=build, repo_id="repository:r_1", requested="/repo")
+        self.child.say(phase="fresh", build=build, repo_id="repository:r_1")
+        self.successResultOf(waiter)
+        self.assertEqual(self.service.pending_changes(), {})
+
+    def test_events_of_an_earlier_build_change_nothing(self) -> None:
+        self.child.built()
+        self.service._changed("/repo", "a.py")
+        self.reactor.advance(1.0)
+        waiter = self.service.when_caught_up()
+        stale = self.child.requests[-1]["build"] - 1
+        self.child.say(phase="discover", build=stale, repo_id="repository:r_1", requested="/repo")
+        self.child.say(phase="committed", build=stale, repo_id="repository:r_1", seq=1)
+        self.assertNoResult(waiter)
+        self.assertEqual(
+            self.service.pending_changes(), {"/repo": PendingChange(1, rebuilding=True)}
+        )
+        self.child.built()
+        self.successResultOf(waiter)
+
     def test_a_failed_build_leaves_its_changes_outstanding_and_releases_waiters(self) -> None:
         self.child.built()
         self.service._changed("/repo", "a.py")

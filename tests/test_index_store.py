@@ -22,6 +22,29 @@ class StoreTests(SynchronousTestCase):
         self.assertEqual(mode, "wal")
         self.assertEqual(int(version[0]), database.SCHEMA_VERSION)
 
+    def test_an_index_written_without_the_name_indexes_gains_them_when_opened(self) -> None:
+        """Who calls or refers to a name is looked up through an index (an incremental
+        build's scope), also in an index file written before those indexes existed."""
+        conn = database.open_writer(self.db)
+        conn.execute("DROP INDEX call_rows_callee")
+        conn.execute("DROP INDEX reference_rows_name")
+        conn.close()
+        conn = database.open_writer(self.db)
+        try:
+            names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            plan = " ".join(
+                str(row[3])
+                for row in conn.execute(
+                    "EXPLAIN QUERY PLAN SELECT DISTINCT c.file_id FROM call_rows c CROSS JOIN"
+                    " files f ON f.file_id = c.file_id WHERE c.callee_name IN ('run')"
+                    " AND f.repo_id = 'r'"
+                )
+            )
+        finally:
+            conn.close()
+        self.assertLessEqual({"call_rows_callee", "reference_rows_name"}, names)
+        self.assertIn("USING INDEX call_rows_callee", plan)
+
     def test_reader_returns_rows_and_refuses_writes(self) -> None:
         database.open_writer(self.db).close()
         reader = database.open_reader(self.db)

@@ -93,6 +93,30 @@ class TreeCompareTests(SynchronousTestCase):
         self.assertEqual((freshness["state"], freshness["rebuilding"]), ("stale", True))
         self.assertIn("a rebuild is under way", freshness["detail"])
 
+    def test_a_build_a_reader_already_sees_committed_is_not_under_way(self) -> None:
+        """The keeper hears of a commit a moment after readers can see it: a reader that
+        sees the generation the running build writes is answered as current."""
+        (self.repo / "pkg" / "new.py").write_text("Y = 2\n")
+        active = self.row()["active_generation_id"]
+        root = str(self.repo)
+
+        def keeper(writing: str, queued: int | None) -> KeeperView:
+            return KeeperView(
+                watched=(root,), pending={root: (1, True)}, landing={root: (writing, queued)}
+            )
+
+        committed = repository_freshness(self.conn, self.row(), keeper(active, 0))
+        self.assertEqual(committed["state"], "fresh")
+        still_writing = repository_freshness(self.conn, self.row(), keeper("another", 0))
+        self.assertEqual((still_writing["state"], still_writing["rebuilding"]), ("stale", True))
+        self.assertIn("a rebuild is under way", still_writing["detail"])
+        more_after = repository_freshness(self.conn, self.row(), keeper(active, 2))
+        self.assertEqual(
+            (more_after["state"], more_after["changed_paths"], more_after["rebuilding"]),
+            ("stale", 2, False),
+        )
+        self.assertIn("a rebuild is queued", more_after["detail"])
+
     def test_an_answer_that_waited_for_an_edit_says_so(self) -> None:
         waited = KeeperView(watched=(str(self.repo),), waited=0.25)
         freshness = repository_freshness(self.conn, self.row(), waited)

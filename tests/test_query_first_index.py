@@ -142,6 +142,17 @@ class CatchUpTests(SynchronousTestCase):
         self.assertEqual(self.view().waited, 2.0)
         self.assertEqual(self.view().outstanding("/repo"), (4, True))
 
+    def test_a_call_past_the_bound_knows_which_generation_ends_the_rebuild(self):
+        self.keeper.outstanding = {
+            "/repo": PendingChange(1, rebuilding=True, writing="g7", queued=0)
+        }
+        self.exchange.request(b"GET", b"/repositories")
+        self.clock.advance(2.0)
+        view = self.view()
+        self.assertEqual(view.landing, {"/repo": ("g7", 0)})
+        self.assertEqual(view.outstanding("/repo", "g6"), (1, True))  # not committed yet
+        self.assertIsNone(view.outstanding("/repo", "g7"))  # committed: nothing outstanding
+
     def test_a_client_that_leaves_while_waiting_gets_nothing_rendered(self):
         self.keeper.outstanding = {"/repo": PendingChange(1, rebuilding=False)}
         self.exchange.request(b"GET", b"/repositories")

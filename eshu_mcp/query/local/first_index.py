@@ -108,6 +108,11 @@ class AwaitFirstIndex(Resource):
                 root: (change.changed_paths, change.rebuilding) for root, change in changes.items()
             },
             waited=waited,
+            landing={
+                root: (change.writing, change.queued)
+                for root, change in changes.items()
+                if getattr(change, "writing", None) is not None
+            },
         )
 
     def _render(self, request, waited: float | None):

@@ -25,17 +25,30 @@ class KeeperView:
     """Root -> (changed paths not indexed yet, None when unknown; whether a build runs)."""
     waited: float | None = None
     """Seconds the request waited for noticed changes to be indexed (None: it did not)."""
+    landing: dict[str, tuple[str, int | None]] = Factory(dict)
+    """Root -> (the generation the running build writes for it, how many of its pending
+    changes that build does not cover: 0 none, None unknown). A reader that already sees
+    that generation active sees the build's changes: the keeper hears of the commit a
+    moment after readers can see it."""
 
     def watches(self, local_path: str) -> bool:
         """Whether a watcher keeps the repository at ``local_path`` current."""
         return any(_covers(root, local_path) for root in self.watched)
 
-    def outstanding(self, local_path: str) -> tuple[int | None, bool] | None:
-        """The changes not indexed yet under ``local_path``: (count, rebuilding), or None."""
+    def outstanding(
+        self, local_path: str, active_generation: str | None = None
+    ) -> tuple[int | None, bool] | None:
+        """The changes not indexed yet under ``local_path``: (count, rebuilding), or None.
+        ``active_generation``: the repository's active generation as the reader sees it."""
         found: tuple[int | None, bool] | None = None
         for root, (count, rebuilding) in self.pending.items():
             if not _covers(root, local_path):
                 continue
+            writing, queued = self.landing.get(root, (None, None))
+            if rebuilding and writing is not None and writing == active_generation:
+                if queued == 0:
+                    continue  # the build committed: nothing of this root is outstanding
+                count, rebuilding = queued, False
             if found is None:
                 found = (count, rebuilding)
             else:

@@ -276,7 +276,7 @@ def _work_tree_changes(
 ) -> dict[str, Any]:
     """Stale when the work tree holds changes the active generation does not."""
     path = repo["local_path"]
-    outstanding = keeper.outstanding(path)
+    outstanding = keeper.outstanding(path, repo["active_generation_id"])
     if keeper.watches(path):
         if outstanding is None:
             return freshness

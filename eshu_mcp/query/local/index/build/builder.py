@@ -53,23 +53,29 @@ def repository_totals(
     db_path: str | os.PathLike[str], repo_ids: list[str], edges: dict[str, int] | None = None
 ) -> dict[str, dict]:
     """Row counts per repository as ``--status`` reports them (files, entities, edges);
-    ``edges`` gives the edge totals a build already counted (not counted again)."""
+    ``edges`` gives the edge totals a build already counted (not counted again), and the
+    graph inputs this process keeps give the files and entities (counting a 26k-file
+    repository's entities took a third of a second)."""
     if not repo_ids:
         return {}
-    known = edges or {}
+    from eshu_mcp.query.local.index.resolve import input_cache
+
     conn = open_reader(db_path)
     try:
-        return {
-            repo_id: {
-                table: known[repo_id]
-                if table == "edges" and repo_id in known
+        totals = {}
+        for repo_id in repo_ids:
+            known = dict(input_cache.kept_counts(conn, repo_id) or {})  # files, entities
+            if edges and repo_id in edges:
+                known["edges"] = edges[repo_id]
+            totals[repo_id] = {
+                table: known[table]
+                if table in known
                 else conn.execute(
                     f"SELECT COUNT(*) FROM {table} WHERE repo_id = ?", (repo_id,)
                 ).fetchone()[0]
                 for table in TOTAL_TABLES
             }
-            for repo_id in repo_ids
-        }
+        return totals
     finally:
         conn.close()
 
@@ -167,6 +173,7 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
     """Between builds: read and keep the graph inputs of the repositories just built that
     are not kept yet, so the next change is patched (see :mod:`..resolve.input_cache`)."""
     from eshu_mcp.query.local.index.resolve import input_cache
+    from eshu_mcp.query.local.index.resolve.graph import warm_inheritance
 
     repo_ids = [
         repo["repo_id"]
@@ -174,7 +181,7 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
         if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
     ]
     try:
-        input_cache.warm(db_path, repo_ids)
+        input_cache.warm(db_path, repo_ids, warm_inheritance)
     except Exception:  # keeping is an optimisation: never the end of the child
         input_cache.drop_kept()  # the next build reads back, as without keeping
 

@@ -173,7 +173,9 @@ class GenerationWrite:
         self.repo_key = conn.execute(
             "SELECT repo_key FROM repositories WHERE repo_id = ?", (self.repo_id,)
         ).fetchone()[0]
-        self.modules = writer.module_nodes(conn, self.repo_id)
+        # every module node of the repository at once for a build that writes many files;
+        # one by one (as files import them) for a few: reading thousands cost a one-file build
+        self.modules = writer.module_nodes(conn, self.repo_id) if not existing else {}
         self.first: FirstBuildInputs | None = None  # graph inputs gathered by a first build
         self.planned_ids: dict[str, int] = {}  # a first build's file ids, fixed before parsing
         self.tally = EdgeTally.start(conn, self.repo_id, self.repo_key) if existing else None
@@ -331,6 +333,9 @@ class GenerationWrite:
     def _module_nid(self, module: str) -> int:
         key = f"{self.repo_id}|{module}"
         nid = self.modules.get(key)
+        if nid is None and self.existing:
+            row = self.conn.execute("SELECT nid FROM nodes WHERE node_id = ?", (key,)).fetchone()
+            nid = None if row is None else self.modules.setdefault(key, row[0])
         if nid is None:
             nid = self.modules[key] = self.numbers.new(key)
         return nid

@@ -48,6 +48,11 @@ class PendingChange:
     """How many changed paths are known; None when the whole tree is being walked again."""
     rebuilding: bool
     """Whether a build covering them runs now (False: it is queued or being debounced)."""
+    writing: str | None = None
+    """The generation the running build writes for the repository, once it has begun it:
+    a reader that sees it active sees those changes indexed."""
+    queued: int | None = 0
+    """While rebuilding: how many of them the running build does not cover (None: unknown)."""
 
 
 class IndexFailed(Exception):
@@ -108,6 +113,12 @@ class IndexService(Service):
         self._unindexed: dict[str, set[str] | None] = {}
         """Per repository: changed paths noticed and not yet indexed (None: unknown)."""
         self._catch_up: list[tuple[int, defer.Deferred]] = []
+        self._roots: dict[str, str] = {}
+        """Repository id -> the requested path the running build found it at."""
+        self._writing: dict[str, str] = {}
+        """Root -> the generation the running build writes for it."""
+        self._landed: set[str] = set()
+        """Roots whose part of the running build is indexed (committed, or nothing to do)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -180,9 +191,14 @@ class IndexService(Service):
         found = {}
         for root in {*self._unindexed, *in_flight}:
             noticed = self._unindexed.get(root, set())
-            building = in_flight.get(root, set())
+            queued = None if noticed is None else len(noticed)
+            if root not in in_flight or root in self._landed:
+                if queued != 0:
+                    found[root] = PendingChange(queued, rebuilding=False)
+                continue
+            building = in_flight[root]
             count = None if noticed is None or building is None else len(noticed | building)
-            found[root] = PendingChange(count, rebuilding=root in in_flight)
+            found[root] = PendingChange(count, True, self._writing.get(root), queued)
         return found
 
     def when_caught_up(self) -> defer.Deferred | None:
@@ -299,6 +315,7 @@ class IndexService(Service):
             if known is None or known:
                 self._unindexed[root] = known
         self.state = "building"
+        self._roots, self._writing, self._landed = {}, {}, set()
         paths = [path for path in self.repo_paths if path in batch]
         paths += [path for path in batch if path not in paths]
         changed = sum(len(v) for v in batch.values() if v is not None)
@@ -334,6 +351,8 @@ class IndexService(Service):
                 count=event.get("undecodable_names"),
                 example=event.get("example"),
             )
+        if event.get("phase") in ("discover", "write", "committed", "fresh"):
+            self._progress(event)
         if event.get("phase") == BUILT:
             self._built(event)
         for listener in list(self._listeners):
@@ -342,15 +361,43 @@ class IndexService(Service):
             except Exception:
                 self.log.failure("index progress listener failed")
 
+    def _progress(self, event: dict) -> None:
+        """Follow the running build repository by repository: the generation it writes for
+        each, and once each is indexed (committed, or found with nothing to do), count its
+        changes indexed and release the requests waiting for them, without waiting for the
+        child's summary of the whole build."""
+        if self._in_flight is None or event.get("build") != self._in_flight[0]:
+            return
+        batch = self._in_flight[1]
+        repo_id = str(event.get("repo_id"))
+        if event["phase"] == "discover":
+            requested = event.get("requested")
+            if requested in batch:
+                self._roots[repo_id] = requested
+            return
+        root = self._roots.get(repo_id)
+        if root is None:
+            return
+        if event["phase"] == "write":
+            self._writing[root] = str(event.get("generation_id"))
+            return
+        self._landed.add(root)
+        if all(path in self._landed for path in batch):
+            self._indexed_upto = max(self._indexed_upto, self._in_flight_upto)
+            self._release_caught_up()
+
     def _built(self, event: dict) -> None:
         if self._in_flight is None or event.get("build") != self._in_flight[0]:
             return
         run, batch = self._in_flight
         self._in_flight = None
+        landed = self._landed
+        self._roots, self._writing, self._landed = {}, {}, set()
         self.last_build = event
         if not event.get("ok"):
             for root, changed in batch.items():  # still not indexed
-                self._merge_unindexed(root, changed)
+                if root not in landed:
+                    self._merge_unindexed(root, changed)
         self._indexed_upto = max(self._indexed_upto, self._in_flight_upto)
         self._release_caught_up()
         self._log_build(run, event)

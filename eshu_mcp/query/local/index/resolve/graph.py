@@ -83,12 +83,12 @@ def _affected_files(conn, repo_id: str, change: ChangeSet, import_changed: set[i
             break
     for chunk in _chunks(sorted(change.touched_names)):
         marks = ",".join("?" * len(chunk))
-        affected.update(
+        affected.update(  # CROSS JOIN: through the callee index, never every file's calls
             r[0]
             for r in conn.execute(
-                f"SELECT DISTINCT c.file_id FROM call_rows c JOIN files f"
-                f" ON f.file_id = c.file_id WHERE f.repo_id = ? AND c.callee_name IN ({marks})",
-                (repo_id, *chunk),
+                f"SELECT DISTINCT c.file_id FROM call_rows c CROSS JOIN files f"
+                f" ON f.file_id = c.file_id WHERE c.callee_name IN ({marks}) AND f.repo_id = ?",
+                (*chunk, repo_id),
             )
         )
     affected |= files_referring(conn, repo_id, names)
@@ -164,53 +164,30 @@ def resolve_repository(
                 f" (SELECT call_id FROM call_rows WHERE file_id IN ({marks}))",
                 chunk,
             )
-    edges: list[tuple] = []
-    seen: set[tuple] = set()
-
-    def edge(
-        kind, source, target, method, line, file_id, call_kind=None, reason=None, *, queued=True
-    ):
-        """Queue one edge row, once per (type, source, target, line); returns the row
-        (only makes it when not ``queued``)."""
-        row = (
-            repo_key,
-            EDGE_TYPES[kind],
-            source,
-            target,
-            call_kind,
-            reason,
-            METHODS[method],
-            CONFIDENCE[method],
-            line,
-            file_id,
-        )
-        if queued:
-            queue(row)
-        return row
-
-    def queue(row: tuple) -> None:
-        """Queue an edge row made earlier (a kept one), once per (type, source, target, line)."""
-        identity = (row[1], row[2], row[3], row[8])
-        if identity not in seen:
-            seen.add(identity)
-            edges.append(row)
+    queued = EdgeQueue(repo_key)
+    edge, queue, edges = queued.edge, queued.queue, queued.rows
 
     outcomes = BaseOutcomes.for_build(conn, repo_id, change, scope)
     kept = _kept_hierarchy(conn, repo_id, change, scope, language_of)
     if kept is not None:  # only the classes the change can affect
-        python = PythonCalls(catalog, bindings, kept.fresh_hierarchy(catalog))
+        python = PythonCalls(catalog, bindings, kept.fresh_hierarchy(catalog), inputs.nested)
         outcomes.before = outcomes.now = kept.outcomes  # patched in place, as the hierarchy
         rows = (edge, catalog, bindings, python, language_of, outcomes)
         _patch_inheritance(conn, repo_id, change, scope, kept, rows)
     else:
-        python = PythonCalls(catalog, bindings, Hierarchy(catalog))
+        python = PythonCalls(catalog, bindings, Hierarchy(catalog), inputs.nested)
         _inheritance(inputs.bases, catalog, bindings, (edge, queue), python, language_of, outcomes)
         input_cache.keep_base_outcomes(conn, repo_id, outcomes.now)
         method_sets = _method_sets(catalog, edge)
         _keep_hierarchy(conn, repo_id, python, edges, inputs.bases, catalog, outcomes, method_sets)
         if change is not None:  # edges holds every inheritance edge: store only the difference
             edges[:] = rebuilt_edges.only_new(conn, repo_id, repo_key, edges)
-    _imports(conn, repo_id, records, catalog, bindings, language_of, edge, scope, file_nids)
+    if scope is not None and inputs.records_of is not None and inputs.modules_touched is not None:
+        records = [r for file_id in sorted(scope) for r in inputs.records_of.get(file_id, ())]
+        _patch_modules(conn, repo_id, inputs.modules_touched, inputs.module_records, language_of)
+    else:
+        _modules(conn, repo_id, records, language_of)
+    _imports(records, catalog, bindings, edge, scope, file_nids)
     calls = inputs.calls if inputs.calls is not None else _calls(conn, repo_id, scope)
     written: Counter = Counter()  # CALLS edges written as they were resolved
 
@@ -228,11 +205,10 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
-    typed_files = {f for f, language in language_of.items() if language in RECEIVER_TYPED}
     typed = {  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
         (call[2], call[5]): call[6]
         for call in calls
-        if call[6] and call[5] and call[1] in typed_files
+        if call[6] and call[5] and language_of.get(call[1]) in RECEIVER_TYPED
     }
     resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
     conn.executemany(INSERT_EDGES, edges)
@@ -258,6 +234,83 @@ def resolve_repository(
     counts = {names.get(code, str(code)): count for code, count in sorted(by_type.items())}
     counts["rebuilt_files"] = len(files) if scope is None else len(scope)
     return counts
+
+
+class EdgeQueue:
+    """Edge rows a resolve makes, once per (type, source, target, line)."""
+
+    def __init__(self, repo_key: int) -> None:
+        self.repo_key = repo_key
+        self.rows: list[tuple] = []
+        self.seen: set[tuple] = set()
+
+    def edge(
+        self,
+        kind,
+        source,
+        target,
+        method,
+        line,
+        file_id,
+        call_kind=None,
+        reason=None,
+        *,
+        queued=True,
+    ):
+        """Queue one edge row, once per (type, source, target, line); returns the row
+        (only makes it when not ``queued``)."""
+        row = (
+            self.repo_key,
+            EDGE_TYPES[kind],
+            source,
+            target,
+            call_kind,
+            reason,
+            METHODS[method],
+            CONFIDENCE[method],
+            line,
+            file_id,
+        )
+        if queued:
+            self.queue(row)
+        return row
+
+    def queue(self, row: tuple) -> None:
+        """Queue an edge row made earlier (a kept one), once per (type, source, target, line)."""
+        identity = (row[1], row[2], row[3], row[8])
+        if identity not in self.seen:
+            self.seen.add(identity)
+            self.rows.append(row)
+
+
+def warm_inheritance(conn: sqlite3.Connection, repo_id: str, inputs: GraphInputs, base_rows):
+    """
+    Between builds, in a process that keeps inputs (just read back): resolve the whole
+    inheritance as a build does, so that the next one-file build patches it rather than
+    resolving every base row itself (seconds at 26k files, paid by the first edit after
+    the daemon started). Returns (the kept hierarchy, the inheritance rows, the base
+    outcomes), or None when the rows differ from the stored ones (another version wrote
+    them: the next build resolves them whole, as before).
+    """
+    (repo_key,) = conn.execute(
+        "SELECT repo_key FROM repositories WHERE repo_id = ?", (repo_id,)
+    ).fetchone()
+    catalog, bindings, language_of = inputs.catalog, inputs.bindings, inputs.language_of
+    queued = EdgeQueue(repo_key)
+    python = PythonCalls(catalog, bindings, Hierarchy(catalog), inputs.nested)
+    outcomes = BaseOutcomes(None, None, frozenset())
+    _inheritance(
+        inputs.bases, catalog, bindings, (queued.edge, queued.queue), python, language_of, outcomes
+    )
+    method_sets = _method_sets(catalog, queued.edge)
+    rows = set(queued.rows)
+    if rows != rebuilt_edges.stored_rows(conn, repo_key):
+        return None
+    order = {row[0]: key[0] for rows in base_rows.values() for key, row in rows}
+    kept = KeptInheritance.of_build(python.classes, queued.rows, inputs.bases, catalog, order)
+    kept.outcomes = outcomes.now
+    kept.method_sets = method_sets
+    return kept, rows, outcomes.now
 
 
 def _marks(values: tuple) -> str:
@@ -649,9 +702,8 @@ def _method_sets(catalog: Catalog, edge) -> bool:
     return True
 
 
-def _imports(
-    conn, repo_id, records, catalog: Catalog, bindings, language_of, edge, scope, file_nids
-) -> None:
+def _modules(conn, repo_id: str, records, language_of) -> None:
+    """The repository's modules table, from every import record (in row order)."""
     old_keys = {
         key
         for (key,) in conn.execute("SELECT module_key FROM modules WHERE repo_id = ?", (repo_id,))
@@ -670,6 +722,41 @@ def _imports(
                 language_of.get(record.file_id),
                 record.resolved_file_id,
             )
+    conn.executemany(
+        "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        list(modules.values()),
+    )
+    vanished = old_keys - set(modules)  # the writer numbers module keys as files import them
+    conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])
+
+
+def _patch_modules(conn, repo_id: str, names: set[str], module_records, language_of) -> None:
+    """The modules rows of the modules some changed files import (or imported), as
+    :func:`_modules` makes them, from the kept import records of each module (row order)."""
+    for name in sorted(names):
+        if not name:
+            continue  # a file renaming its own export: no import
+        key = f"{repo_id}|{name}"
+        records = module_records.get(name)
+        if not records:  # no import names it any more
+            conn.execute("DELETE FROM modules WHERE module_key = ?", (key,))
+            conn.execute("DELETE FROM nodes WHERE node_id = ?", (key,))
+            continue
+        # the first import resolving it, else the first import
+        chosen = next((r for r in records if r.resolved_file_id), records[0])
+        conn.execute(
+            "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (key, repo_id, name, language_of.get(chosen.file_id), chosen.resolved_file_id),
+        )
+
+
+def _imports(records, catalog: Catalog, bindings, edge, scope, file_nids) -> None:
+    """The file -> entity IMPORTS edges of the records (only the ``scope`` files')."""
+    for record in records:
+        if not record.module:
+            continue  # a file renaming its own export: a binding (bindings.py), no import
         if scope is not None and record.file_id not in scope:
             continue
         if record.imported_name and record.imported_name not in ("*", "default"):
@@ -691,10 +778,3 @@ def _imports(
                         record.line,
                         record.file_id,
                     )
-    conn.executemany(
-        "INSERT OR REPLACE INTO modules (module_key, repo_id, name, language, file_id)"
-        " VALUES (?, ?, ?, ?, ?)",
-        list(modules.values()),
-    )
-    vanished = old_keys - set(modules)  # the writer numbers module keys as files import them
-    conn.executemany("DELETE FROM nodes WHERE node_id = ?", [(key,) for key in vanished])

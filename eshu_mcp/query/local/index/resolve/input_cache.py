@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Callable
 
 from attrs import define
 
@@ -40,6 +42,7 @@ from eshu_mcp.query.local.index.resolve.inputs import (
     declared_key,
     read_graph_inputs,
 )
+from eshu_mcp.query.local.index.resolve.receivers import nested_names
 from eshu_mcp.query.local.index.store.database import open_reader
 
 IMPORT_COLUMNS = (
@@ -65,6 +68,8 @@ class KeptInputs:
     base_outcomes: dict | None = None  # how each Python base row resolved (graph.py)
     edge_counts: dict[int, int] | None = None  # the repository's edges by type code
     hierarchy: object | None = None  # kept_inheritance.KeptInheritance of the last build
+    entities_of: dict[int, list[Entity]] | None = None  # file id -> its catalog entities
+    records_of: dict[int, list[ImportRecord]] | None = None  # file id -> its import records
 
 
 _kept: dict[tuple[str, str], KeptInputs] = {}
@@ -121,12 +126,16 @@ def graph_inputs(
     return kept.inputs
 
 
-def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
+def warm(
+    db_path: str | os.PathLike[str], repo_ids: list[str], inheritance: Callable | None = None
+) -> None:
     """
     Read back and keep the inputs of repositories this process does not keep yet (after a
     first build, or a build that found nothing to do), from one read snapshot, so that the
     next change is patched rather than read back. Imports keep the files they resolved to,
-    as a build with the same layout keeps them.
+    as a build with the same layout keeps them. ``inheritance(conn, repo_id, inputs,
+    base_rows)`` (``graph.warm_inheritance``) resolves the inheritance too, so the next build
+    patches that as well; it returns (hierarchy, stored rows, base outcomes) or None.
     """
     if not _keeping or not repo_ids:
         return
@@ -141,6 +150,9 @@ def warm(db_path: str | os.PathLike[str], repo_ids: list[str]) -> None:
                 continue
             kept = _kept[key] = _read(conn, repo_id, frozenset())
             kept.generation_id, kept.settled = active, True
+            resolved = inheritance and inheritance(conn, repo_id, kept.inputs, kept.base_rows)
+            if resolved:
+                kept.hierarchy, kept.inheritance, kept.base_outcomes = resolved
             kept.edge_counts = dict(
                 conn.execute(
                     "SELECT type, COUNT(*) FROM edge_rows WHERE repo = (SELECT repo_key"
@@ -192,6 +204,21 @@ def kept_edge_counts(conn: sqlite3.Connection, repo_id: str) -> dict[int, int] |
     ):
         return None
     return kept.edge_counts
+
+
+def kept_counts(conn: sqlite3.Connection, repo_id: str) -> dict[str, int] | None:
+    """After a build: the repository's files and entities, when the kept inputs describe the
+    active generation (``conn`` sees); else None (they are counted)."""
+    kept = _kept.get((_db_file(conn), repo_id))
+    if (
+        kept is None
+        or not kept.settled
+        or kept.extractor != EXTRACTOR_VERSION
+        or kept.generation_id != _active_generation(conn, repo_id)
+    ):
+        return None
+    inputs = kept.inputs
+    return {"files": len(inputs.files), "entities": len(inputs.catalog.by_id)}
 
 
 def keep_edge_counts(conn: sqlite3.Connection, repo_id: str, counts: dict[int, int]) -> None:
@@ -268,26 +295,46 @@ def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | No
     inputs = read_graph_inputs(conn, repo_id, reresolve)
     resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
     base_rows: dict[int, list[tuple]] = {}
-    _keep_bases(base_rows, conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)))
-    return KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, dict(base_rows), False)
+    for item in inputs.keyed_bases:  # each with its place in declared_order, by file
+        base_rows.setdefault(item[1][4], []).append(item)
+    inputs.keyed_bases = None
+    kept = KeptInputs(None, EXTRACTOR_VERSION, inputs, resolver, base_rows, False)
+    catalog = inputs.catalog
+    kept.entities_of = defaultdict(list)
+    for entity in catalog.by_id.values():
+        kept.entities_of[entity.file_id].append(entity)
+    kept.records_of = defaultdict(list)
+    inputs.module_records = defaultdict(list)
+    for record in inputs.records:
+        kept.records_of[record.file_id].append(record)
+        inputs.module_records[record.module].append(record)
+    inputs.nested = nested_names(catalog.by_id, catalog.by_id.values())
+    inputs.records_of = kept.records_of
+    return kept
 
 
 def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) -> None:
-    """Swap the changed files' rows into the kept inputs (no path added or removed)."""
+    """Swap the changed files' rows into the kept inputs (no path added or removed), at a
+    cost that grows with the changed files, not with the repository."""
     inputs = kept.inputs
     files = sorted(changed)
     marks = ",".join("?" * len(files))
     entities = conn.execute(
         CATALOG_ROWS + f" WHERE r.file_id IN ({marks}) ORDER BY r.file_id, r.rid", files
     ).fetchall()
-    _patch_catalog(inputs.catalog, changed, entities)
+    _patch_catalog(inputs.catalog, kept.entities_of, changed, entities)
+    _patch_nested(inputs, kept.entities_of, changed)
     imports = conn.execute(
         IMPORT_COLUMNS + f" WHERE file_id IN ({marks}) ORDER BY import_id", files
     ).fetchall()
-    inputs.records, inputs.import_changed = _patch_imports(conn, kept, changed, imports)
-    for file_id in files:
-        kept.base_rows.pop(file_id, None)
+    inputs.import_changed = _patch_imports(conn, kept, changed, imports)
+    old_bases = {file_id: kept.base_rows.pop(file_id, None) for file_id in files}
     _keep_bases(kept.base_rows, conn.execute(BASE_ROWS + f" WHERE b.file_id IN ({marks})", files))
+    if all(
+        sorted(kept.base_rows.get(file_id) or ()) == sorted(rows or ())
+        for file_id, rows in old_bases.items()
+    ):
+        return  # the same base rows: the ordered bases and the catalog's bases stand
     keyed = [item for items in kept.base_rows.values() for item in items]
     keyed.sort(key=_first)
     bases = [row for _, row in keyed]  # as declared_order gives them
@@ -297,6 +344,15 @@ def _patch(conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int]) 
     for _, class_name, base_name, _, _ in bases:
         catalog.add_base(class_name, base_name)
     inputs.bases = [(nid, base, kind, file_id) for nid, _, base, kind, file_id in bases]
+
+
+def _patch_nested(inputs, entities_of: dict[int, list[Entity]], changed: frozenset[int]) -> None:
+    """The changed files' names defined inside functions, found again."""
+    nested = inputs.nested
+    by_id = inputs.catalog.by_id
+    for file_id in changed:
+        nested.pop(file_id, None)
+        nested.update(nested_names(by_id, entities_of.get(file_id, ())))
 
 
 def _keep_bases(kept: dict[int, list[tuple]], rows) -> None:
@@ -311,10 +367,12 @@ def _first(item: tuple):
 
 def _patch_imports(
     conn: sqlite3.Connection, kept: KeptInputs, changed: frozenset[int], rows: list
-) -> tuple[list[ImportRecord], set[int]]:
-    """Resolve the changed files' imports again (updating their rows), rebind their names;
-    returns every record in row order and the files whose imports now resolve differently."""
-    resolver, bindings = kept.resolver, kept.inputs.bindings
+) -> set[int]:
+    """Resolve the changed files' imports again (updating their rows), rebind their names,
+    swap their records (kept in row order); returns the files whose imports now resolve
+    differently. Notes the modules their old and new imports name (``modules_touched``)."""
+    inputs = kept.inputs
+    resolver, bindings = kept.resolver, inputs.bindings
     for file_id in changed:
         bindings.names.pop(file_id, None)
         bindings.star.pop(file_id, None)
@@ -322,19 +380,49 @@ def _patch_imports(
     resolver.bindings = bindings
     resolver.records = []
     import_changed = resolve_rows(conn, resolver, rows)
-    records = [r for r in kept.inputs.records if r.file_id not in changed] + resolver.records
-    records.sort(key=_import_order)
-    return records, import_changed
+    records_of, by_module = kept.records_of, inputs.module_records
+    gone = [r for file_id in changed for r in records_of.pop(file_id, ())]
+    touched = {r.module for r in gone}
+    for record in gone:
+        _remove_in_order(inputs.records, record)
+        _remove_in_order(by_module[record.module], record)
+    for record in resolver.records:
+        records_of[record.file_id].append(record)
+        touched.add(record.module)
+        _add_in_order(by_module[record.module], record)
+    for record in resolver.records:
+        _add_in_order(inputs.records, record)
+    inputs.modules_touched = touched
+    return import_changed
+
+
+def _remove_in_order(records: list[ImportRecord], record: ImportRecord) -> None:
+    """Take a record out of a list in row order."""
+    at = bisect_left(records, record.import_id, key=_import_order)
+    if at < len(records) and records[at] is record:
+        del records[at]
+    else:  # not where row order puts it: find it the slow way
+        records.remove(record)
+
+
+def _add_in_order(records: list[ImportRecord], record: ImportRecord) -> None:
+    """Put a record into a list in row order (new rows are numbered after every other)."""
+    if not records or records[-1].import_id < record.import_id:
+        records.append(record)
+    else:
+        records.insert(bisect_left(records, record.import_id, key=_import_order), record)
 
 
 def _import_order(record: ImportRecord) -> int:
     return record.import_id
 
 
-def _patch_catalog(catalog: Catalog, changed: frozenset[int], rows: list) -> None:
+def _patch_catalog(
+    catalog: Catalog, entities_of: dict[int, list[Entity]], changed: frozenset[int], rows: list
+) -> None:
     """Replace the changed files' entities, keeping every list in (file_id, nid) order as a
     read-back builds it."""
-    old = [e for e in catalog.by_id.values() if e.file_id in changed]
+    old = [e for file_id in sorted(changed) for e in entities_of.pop(file_id, ())]
     for entity in old:
         del catalog.by_id[entity.nid]
         catalog.children.pop(entity.nid, None)  # a parent and its children share a file
@@ -344,6 +432,7 @@ def _patch_catalog(catalog: Catalog, changed: frozenset[int], rows: list) -> Non
     }
     for row in rows:
         catalog.add(tuple(row))
+        entities_of[row[1]].append(catalog.by_id[row[0]])
         touched.add(row[3])
         if row[2] == "Function" and row[4]:
             classes.add((row[4], row[3]))
@@ -360,16 +449,25 @@ def _patch_catalog(catalog: Catalog, changed: frozenset[int], rows: list) -> Non
 
 def _replace(lists: dict, key, changed: frozenset[int], new: set[int]) -> None:
     """Drop the old entities of the changed files from one list (``Catalog.add`` appended
-    the new ones, whose ``id()`` is in ``new``) and restore (file_id, nid) order."""
+    the new ones, whose ``id()`` is in ``new``) and put the new ones in (file_id, nid) order,
+    as a read-back lists them. The rest of the list is in that order already: only the
+    changed files' stretches move."""
     members = lists.get(key)
     if members is None:
         return
-    kept = [e for e in members if e.file_id not in changed or id(e) in new]
-    if not kept:
+    added = 0
+    while added < len(members) and id(members[-1 - added]) in new:
+        added += 1
+    fresh = sorted(members[len(members) - added :], key=_order)
+    del members[len(members) - added :]
+    for file_id in sorted(changed, reverse=True):
+        start = bisect_left(members, (file_id, -1), key=_order)
+        end = bisect_left(members, (file_id + 1, -1), key=_order)
+        del members[start:end]
+    for entity in fresh:
+        members.insert(bisect_left(members, _order(entity), key=_order), entity)
+    if not members:
         del lists[key]
-        return
-    kept.sort(key=_order)
-    lists[key] = kept
 
 
 def _order(entity: Entity) -> tuple[int, int]:

@@ -61,11 +61,19 @@ class GraphInputs:
     calls: list[tuple] | None = None  # every call row, when already in memory
     declared: Counter | None = None  # a first build's writer-made edges by type code
     references: list[tuple] | None = None  # every reference row, when already in memory
+    nested: dict[int, set[str]] | None = None  # file -> names defined in functions, when kept
+    records_of: dict[int, list[ImportRecord]] | None = None  # file -> its records, when kept
+    modules_touched: set[str] | None = None  # modules whose import rows a patch changed
+    module_records: dict[str, list[ImportRecord]] | None = None  # module -> records, when kept
+    languages: dict[int, str | None] | None = None
+    keyed_bases: list[tuple] | None = None  # read back: (declared order key, base row)
 
     @property
     def language_of(self) -> dict[int, str | None]:
         """Each file's language."""
-        return {file_id: language for file_id, _, language in self.files}
+        if self.languages is None:
+            self.languages = {file_id: language for file_id, _, language in self.files}
+        return self.languages
 
 
 def declared_order(rows: list[tuple]) -> list[tuple]:
@@ -98,7 +106,11 @@ def read_graph_inputs(
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
-    bases = declared_order(conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,)).fetchall())
+    keyed = sorted(
+        (declared_key(row), tuple(row[1:6]))
+        for row in conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,))
+    )
+    bases = [row for _, row in keyed]  # as declared_order gives them
     catalog = Catalog(
         conn.execute(
             CATALOG_ROWS + " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid", (repo_id,)
@@ -114,7 +126,7 @@ def read_graph_inputs(
             (repo_id,),
         )
     }
-    return GraphInputs(
+    inputs = GraphInputs(
         files,
         catalog,
         records,
@@ -123,6 +135,8 @@ def read_graph_inputs(
         [(row[0], row[2], row[3], row[4]) for row in bases],
         file_nids,
     )
+    inputs.keyed_bases = keyed
+    return inputs
 
 
 class FirstBuildInputs:

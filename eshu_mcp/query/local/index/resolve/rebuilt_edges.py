@@ -62,3 +62,15 @@ def _against_stored_rows(conn: sqlite3.Connection, repo_key: int, wanted: set[tu
             stale.append((edge_id,))
     conn.executemany("DELETE FROM edge_rows WHERE edge_id = ?", stale)
     return wanted - stored
+
+
+def stored_rows(conn: sqlite3.Connection, repo_key: int) -> set[tuple]:
+    """The repository's stored inheritance edge rows (as ``INSERT_EDGES`` takes them)."""
+    marks = ",".join("?" * len(REBUILT_ALWAYS))
+    return {
+        tuple(row)
+        for row in conn.execute(
+            f"SELECT {COLUMNS} FROM edge_rows WHERE repo = ? AND type IN ({marks})",
+            (repo_key, *REBUILT_ALWAYS),
+        )
+    }

@@ -36,10 +36,26 @@ CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 """What calling a class runs of it, in order (``__post_init__``: a dataclass's hook)."""
 
 
+def nested_names(by_id: dict[int, Entity], entities) -> dict[int, set[str]]:
+    """File id -> the names of ``entities`` defined inside a function (by_id: every entity,
+    where their parents are)."""
+    nested: dict[int, set[str]] = defaultdict(set)
+    for e in entities:
+        if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
+            nested[e.file_id].add(e.name)
+    return nested
+
+
 class PythonCalls:
     """Resolves the Python calls of one repository (memoised per process)."""
 
-    def __init__(self, catalog: Catalog, bindings: FileBindings, hierarchy: Hierarchy) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        bindings: FileBindings,
+        hierarchy: Hierarchy,
+        nested: dict[int, set[str]] | None = None,
+    ) -> None:
         self.catalog = catalog
         self.bindings = bindings
         self.classes = hierarchy
@@ -50,11 +66,10 @@ class PythonCalls:
         self._dotted: dict[tuple[str, int], object] = {}
         self._constructors: dict[int, list[Entity]] = {}
         self._getters: dict[int, dict[str, Entity]] = {}  # class -> its property getters
-        by_id = catalog.by_id
-        self.nested: dict[int, set[str]] = defaultdict(set)  # names defined in functions
-        for e in by_id.values():
-            if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
-                self.nested[e.file_id].add(e.name)
+        # names defined in functions, per file (kept between builds: given, not gathered)
+        self.nested = (
+            nested_names(catalog.by_id, catalog.by_id.values()) if nested is None else nested
+        )
 
     def scope_key(
         self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred

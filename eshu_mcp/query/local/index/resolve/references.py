@@ -47,12 +47,12 @@ def files_referring(conn: sqlite3.Connection, repo_id: str, names: Iterable[str]
     for start in range(0, len(ordered), 500):
         chunk = ordered[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        found.update(
+        found.update(  # CROSS JOIN: through the name index, never every file's references
             file_id
             for (file_id,) in conn.execute(
-                f"SELECT DISTINCT r.file_id FROM reference_rows r JOIN files f"
-                f" ON f.file_id = r.file_id WHERE f.repo_id = ? AND r.name IN ({marks})",
-                (repo_id, *chunk),
+                f"SELECT DISTINCT r.file_id FROM reference_rows r CROSS JOIN files f"
+                f" ON f.file_id = r.file_id WHERE r.name IN ({marks}) AND f.repo_id = ?",
+                (*chunk, repo_id),
             )
         )
     return found

@@ -13,7 +13,7 @@ import sqlite3
 
 BULK_MIN_FILES = 200
 """Below this many new files row-by-row maintenance is cheap enough."""
-BULK_TABLES = ("entity_rows", "call_rows", "imports", "edge_rows", "modules")
+BULK_TABLES = ("entity_rows", "call_rows", "imports", "edge_rows", "modules", "reference_rows")
 """Tables whose secondary indexes are rebuilt after a bulk load."""
 
 

@@ -303,6 +303,8 @@ CREATE TABLE IF NOT EXISTS call_rows (
     line_number       INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS call_rows_file ON call_rows (file_id);
+-- who calls a name: an incremental build rescopes the files calling a name it touched
+CREATE INDEX IF NOT EXISTS call_rows_callee ON call_rows (callee_name);
 
 -- Call sites as every reader sees them.
 --   caller_entity_id: innermost enclosing Function (or Class body for class-level calls);
@@ -402,6 +404,8 @@ CREATE TABLE IF NOT EXISTS reference_rows (
     line_number  INTEGER NOT NULL,
     PRIMARY KEY (file_id, name, receiver, source)
 ) WITHOUT ROWID;
+-- who refers to a name (an incremental build's scope, as for call_rows_callee)
+CREATE INDEX IF NOT EXISTS reference_rows_name ON reference_rows (name);
 
 -- ---------------------------------------------------------------- resolved code graph
 
