@@ -201,6 +201,7 @@ def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> No
     asked = set(words.asked)
     wanted = [(word, stem(word), word in asked and len(word) >= PREFIX_FROM) for word in words.all]
     documents = candidate_documents(conn, [hit.doc_id for hit in hits])
+    seen: dict[str, list[str]] = {}  # a field's text -> the words found in it
     for hit in hits:
         document = documents.get(hit.doc_id)
         if document is None:
@@ -208,14 +209,23 @@ def _explain(conn: sqlite3.Connection, hits: list[Hit], words: QueryWords) -> No
         hit.key = document[0]
         hit.documented = bool(document[3])
         for name, text in zip(FIELDS, document, strict=True):
-            stems = {stem(word) for word in _WORDS.findall(text.lower())}
-            found = [
-                word
-                for word, root, prefix in wanted
-                if root in stems or (prefix and any(map(methodcaller("startswith", root), stems)))
-            ]
+            found = seen.get(text)
+            if found is None:
+                found = seen[text] = _found_in(text, wanted)
             if found:
-                hit.matched[name] = found
+                hit.matched[name] = list(found)
+
+
+def _found_in(text: str, wanted: list[tuple[str, str, bool]]) -> list[str]:
+    """The wanted words whose stem (or, for a prefix word, stem's start) ``text`` holds."""
+    if not text:
+        return []
+    stems = {stem(word) for word in _WORDS.findall(text.lower())}
+    return [
+        word
+        for word, root, prefix in wanted
+        if root in stems or (prefix and any(map(methodcaller("startswith", root), stems)))
+    ]
 
 
 def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords) -> None:
