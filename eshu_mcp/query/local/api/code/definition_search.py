@@ -118,17 +118,15 @@ def search(
     if languages:
         language_where = f" AND f.language IN ({','.join('?' * len(languages))})"
     kind_where = f" AND d.kind IN ({','.join(str(int(k)) for k in kinds)})"
-    rows = conn.execute(
-        f"SELECT d.doc_id, d.kind, d.tier, d.file_id, d.rid,"
-        f" bm25(search_fts, {', '.join(map(str, WEIGHTS))}) AS score"
-        # CROSS JOIN: the word index drives (a repository filter first would test MATCH
-        # once per document of the repository)
-        " FROM search_fts CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid"
-        " CROSS JOIN files f ON f.file_id = d.file_id"
-        f" WHERE search_fts MATCH ? AND {repo_where}{language_where}{kind_where}"
-        " ORDER BY score LIMIT ?",
-        [fts_query(words), *repo_params, *languages, CANDIDATES],
-    ).fetchall()
+    rows = _candidates(
+        conn,
+        fts_query(words),
+        f"{repo_where}{language_where}{kind_where}",
+        [
+            *repo_params,
+            *languages,
+        ],
+    )
     hits = [Hit(r[0], r[1], r[2], r[3], r[4], -float(r[5])) for r in rows]
     _weigh_concepts(conn, words)
     _explain(conn, hits, words)
@@ -146,6 +144,51 @@ def search(
     hits.sort(key=lambda h: (-h.score, h.doc_id))
     _diversify(hits)
     return hits[:limit]
+
+
+BEST_FIRST = 4 * CANDIDATES
+"""Documents the word index ranks on its own before they are filtered by repository,
+language and kind (see ``_candidates``)."""
+
+
+def _candidates(
+    conn: sqlite3.Connection, expression: str, where: str, params: list[Any]
+) -> list[tuple]:
+    """
+    The CANDIDATES best documents matching ``expression`` that pass ``where``, as
+    ``(doc_id, kind, tier, file_id, rid, bm25)`` rows, best first.
+
+    The word index ranks its matches alone first and only its best BEST_FIRST are joined
+    to their documents and files and filtered: on a large index a common word matches
+    tens of thousands of documents, and looking each one up costs as much as ranking it.
+    When the filter leaves fewer than CANDIDATES of them and there were more matches, every
+    match is filtered before ranking instead.
+    """
+    weights = ", ".join(map(str, WEIGHTS))
+    join = (
+        " CROSS JOIN search_docs d ON d.doc_id = m.rowid CROSS JOIN files f"
+        f" ON f.file_id = d.file_id WHERE {where} ORDER BY m.score, m.rowid LIMIT ?"
+    )
+    columns = "SELECT d.doc_id, d.kind, d.tier, d.file_id, d.rid, m.score FROM"
+    rows = conn.execute(
+        f"{columns} (SELECT rowid, bm25(search_fts, {weights}) AS score FROM search_fts"
+        " WHERE search_fts MATCH ? ORDER BY score, rowid LIMIT ?) m" + join,
+        [expression, BEST_FIRST, *params, CANDIDATES],
+    ).fetchall()
+    if len(rows) >= CANDIDATES:
+        return rows
+    matches = conn.execute(
+        "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (expression,)
+    ).fetchone()[0]
+    if matches <= BEST_FIRST:
+        return rows
+    # CROSS JOIN: the word index drives (a repository filter first would test MATCH once
+    # per document of the repository)
+    return conn.execute(
+        f"{columns} (SELECT rowid, bm25(search_fts, {weights}) AS score FROM search_fts"
+        " WHERE search_fts MATCH ?) m" + join,
+        [expression, *params, CANDIDATES],
+    ).fetchall()
 
 
 REPEATS_KEPT = 2
@@ -234,17 +277,32 @@ def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords) -> None:
     through ``search_docs`` so a scoped caller counts only the repositories it may read.
     """
     total = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0] or 1
+    # every document has its row in search_docs: unless a grant hides some, the word
+    # index counts them alone (a lookup per matching document costs more than the count)
+    counted = (
+        "search_fts CROSS JOIN search_docs d ON d.doc_id = search_fts.rowid"
+        if _shadowed(conn, "search_docs")
+        else "search_fts"
+    )
     weights = []
     for concept in words.concepts:
         word = next((w for w in words.asked if w in concept), None) or min(concept)
         pattern = f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
         held = conn.execute(
-            "SELECT COUNT(*) FROM search_fts CROSS JOIN search_docs d"
-            " ON d.doc_id = search_fts.rowid WHERE search_fts MATCH ?",
-            (pattern,),
+            f"SELECT COUNT(*) FROM {counted} WHERE search_fts MATCH ?", (pattern,)
         ).fetchone()[0]
         weights.append(math.log(1 + total / (1 + held)))
     words.weights = weights
+
+
+def _shadowed(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether a granted reader's temporary view stands in for ``table`` (``grants``)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_temp_master WHERE name = ? AND type = 'view'", (table,)
+        ).fetchone()
+        is not None
+    )
 
 
 BODY_SHARE = 0.8
@@ -265,23 +323,23 @@ def _add_body_matches(
     word index: their file document gains the best score times ``BODY_SHARE`` times the
     square of the share of words held.
     """
-    repo_where, repo_params, language_where, languages = scope
     held: dict[int, list[str]] = {}
     for word in words.asked:
         root = stem(word)
         pattern = f'"{root}"*' if len(root) >= 4 else f'"{word}"'
+        # the word index alone (a files row looked up per match would cost more than
+        # the match); the files in scope are kept below, among those that hold enough
         for (file_id,) in conn.execute(
-            "SELECT f.file_id FROM files_fts CROSS JOIN files f ON f.file_id = files_fts.rowid"
-            f" WHERE files_fts MATCH ? AND {repo_where}{language_where}",
-            [pattern, *repo_params, *languages],
+            "SELECT rowid FROM files_fts WHERE files_fts MATCH ?", (pattern,)
         ):
             held.setdefault(file_id, []).append(word)
     if not held:
         return
     needed = min(2, len(words.concepts)) / max(len(words.concepts), 1)
     shares = {file_id: words.coverage(found) for file_id, found in held.items()}
+    enough = [file_id for file_id, share in shares.items() if share >= needed]
     ranked = sorted(
-        ((file_id, found) for file_id, found in held.items() if shares[file_id] >= needed),
+        ((file_id, held[file_id]) for file_id in _in_scope(conn, enough, scope)),
         key=lambda item: (-shares[item[0]], item[0]),
     )[:BODY_FILES]
     if not ranked:
@@ -302,6 +360,25 @@ def _add_body_matches(
         if hit is not None:
             hit.matched["text"] = found
             hit.bm25 += BODY_SHARE * best * shares[file_id] ** 2
+
+
+def _in_scope(
+    conn: sqlite3.Connection, file_ids: list[int], scope: tuple[str, list[Any], str, list[str]]
+) -> list[int]:
+    """The files of ``file_ids`` in the repositories and languages of ``scope``."""
+    repo_where, repo_params, language_where, languages = scope
+    if repo_where == "1 = 1" and not languages and not _shadowed(conn, "files"):
+        return file_ids
+    kept: list[int] = []
+    for clause, params in in_clauses("f.file_id", file_ids):
+        kept += [
+            file_id
+            for (file_id,) in conn.execute(
+                f"SELECT f.file_id FROM files f WHERE {clause} AND {repo_where}{language_where}",
+                [*params, *repo_params, *languages],
+            )
+        ]
+    return kept
 
 
 def attach_rows(conn: sqlite3.Connection, hits: list[Hit]) -> None:
