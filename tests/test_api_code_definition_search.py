@@ -147,3 +147,42 @@ class ScopeTests(SynchronousTestCase):
         self.assertNotIn("retry.go", busy)
         python = [path for path, _ in self.paths("retry", self.quiet, languages=["python"])]
         self.assertNotIn("retry.go", python)
+
+
+def common_word_index(case: SynchronousTestCase):
+    """Twenty definitions named ``handler`` and one ``retry_handler``."""
+    index = CodeIndex(scratch_dir(case))
+    repo = index.repository("words")
+    source = "".join(f"def handler():\n    return {i}\n\n\n" for i in range(20))
+    handlers = index.file(repo, "handlers.py", source)
+    for i in range(20):
+        index.entity(handlers, "Function", "handler", 1 + 4 * i, 2 + 4 * i)
+    retry = index.file(repo, "retry.py", "def retry_handler():\n    return None\n")
+    index.entity(retry, "Function", "retry_handler", 1, 2)
+    index.writer.commit()
+    return index.reader(), repo
+
+
+class CommonWordTests(SynchronousTestCase):
+    """Past the budget, bm25 ranks only documents holding the question's rarer terms."""
+
+    def setUp(self):
+        self.conn, self.repo = common_word_index(self)
+        self.patch(definition_search, "SELECTIVE_FLOOR", 5)
+        self.patch(definition_search, "SELECTIVE_SHARE", 0.0)
+        self.patch(definition_search, "BEST_FIRST", 2)
+        self.patch(definition_search, "CANDIDATES", 2)
+
+    def test_the_rarer_terms_are_kept_and_the_answer_still_found(self):
+        words = query_words("retry the handler")
+        selective = definition_search._selective(self.conn, words, 100)
+        self.assertIn('"retry"*', selective.split(" OR "))
+        self.assertNotIn('"handler"*', selective.split(" OR "))
+        hits = search(self.conn, words, self.repo, kinds=(DEFINITION,))
+        attach_rows(self.conn, hits)
+        self.assertEqual(hits[0].row["entity_name"], "retry_handler")
+        self.assertEqual(hits[0].matched["name"][:2], ["retry", "handler"])
+
+    def test_a_question_of_few_matches_ranks_every_match(self):
+        self.patch(definition_search, "SELECTIVE_FLOOR", 1000)
+        self.assertIsNone(definition_search._selective(self.conn, query_words("handler"), 100))

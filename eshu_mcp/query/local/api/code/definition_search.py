@@ -26,6 +26,7 @@ from eshu_mcp.query.local.api.code.question_words import (
     PREFIX_FROM,
     QueryWords,
     fts_query,
+    fts_terms,
     query_words,
     stem,
 )
@@ -118,9 +119,11 @@ def search(
     if languages:
         language_where = f" AND f.language IN ({','.join('?' * len(languages))})"
     kind_where = f" AND d.kind IN ({','.join(str(int(k)) for k in kinds)})"
+    total = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0] or 1
     rows = _candidates(
         conn,
         fts_query(words),
+        _selective(conn, words, total),
         f"{repo_where}{language_where}{kind_where}",
         [
             *repo_params,
@@ -128,7 +131,7 @@ def search(
         ],
     )
     hits = [Hit(r[0], r[1], r[2], r[3], r[4], -float(r[5])) for r in rows]
-    _weigh_concepts(conn, words)
+    _weigh_concepts(conn, words, total)
     _explain(conn, hits, words)
     if CODE_FILE in kinds or DOCUMENT in kinds:
         scope = (repo_where, repo_params, language_where, languages)
@@ -151,12 +154,49 @@ BEST_FIRST = 4 * CANDIDATES
 language and kind (see ``_candidates``)."""
 
 
+SELECTIVE_SHARE = 0.02
+SELECTIVE_FLOOR = 4 * BEST_FIRST
+"""Past max(SELECTIVE_FLOOR, SELECTIVE_SHARE x documents) matches, bm25 ranks only the
+documents holding one of the question's rarer terms (see ``_selective``)."""
+
+
+def _selective(conn: sqlite3.Connection, words: QueryWords, total: int) -> str | None:
+    """
+    The rarer terms of the question as an FTS5 expression, or None when all its terms
+    together match few enough documents to rank every match.
+
+    bm25 costs a lookup per document it ranks, and a common word (``call``, ``result``)
+    matches tens of thousands of documents of a large index; a document holding only
+    common words ranks low in bm25 and in the concept score alike. So terms are taken
+    rarest first while their matches stay within the budget (and at least until they
+    match BEST_FIRST documents), each counted no further than the budget.
+    """
+    budget = max(SELECTIVE_FLOOR, int(SELECTIVE_SHARE * total))
+    terms = fts_terms(words)
+    counts = [
+        conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+            (term, budget + 1),
+        ).fetchone()[0]
+        for term in terms
+    ]
+    if sum(counts) <= budget:
+        return None
+    kept, matched = [], 0
+    for count, term in sorted(zip(counts, terms, strict=True)):
+        if matched >= BEST_FIRST and matched + count > budget:
+            break
+        kept.append(term)
+        matched += count
+    return " OR ".join(kept)
+
+
 def _candidates(
-    conn: sqlite3.Connection, expression: str, where: str, params: list[Any]
+    conn: sqlite3.Connection, expression: str, selective: str | None, where: str, params: list
 ) -> list[tuple]:
     """
-    The CANDIDATES best documents matching ``expression`` that pass ``where``, as
-    ``(doc_id, kind, tier, file_id, rid, bm25)`` rows, best first.
+    The CANDIDATES best documents matching ``expression`` (and ``selective`` when given)
+    that pass ``where``, as ``(doc_id, kind, tier, file_id, rid, bm25)`` rows, best first.
 
     The word index ranks its matches alone first and only its best BEST_FIRST are joined
     to their documents and files and filtered: on a large index a common word matches
@@ -170,10 +210,16 @@ def _candidates(
         f" ON f.file_id = d.file_id WHERE {where} ORDER BY m.score, m.rowid LIMIT ?"
     )
     columns = "SELECT d.doc_id, d.kind, d.tier, d.file_id, d.rid, m.score FROM"
+    # +rowid: a set to test each match against, not rowids to look up one by one
+    within = (
+        " AND +rowid IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)"
+        if selective
+        else ""
+    )
     rows = conn.execute(
         f"{columns} (SELECT rowid, bm25(search_fts, {weights}) AS score FROM search_fts"
-        " WHERE search_fts MATCH ? ORDER BY score, rowid LIMIT ?) m" + join,
-        [expression, BEST_FIRST, *params, CANDIDATES],
+        f" WHERE search_fts MATCH ?{within} ORDER BY score, rowid LIMIT ?) m" + join,
+        [expression, *([selective] if selective else []), BEST_FIRST, *params, CANDIDATES],
     ).fetchall()
     if len(rows) >= CANDIDATES:
         return rows
@@ -271,12 +317,12 @@ def _found_in(text: str, wanted: list[tuple[str, str, bool]]) -> list[str]:
     ]
 
 
-def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords) -> None:
+def _weigh_concepts(conn: sqlite3.Connection, words: QueryWords, total: int) -> None:
     """
     Each concept's rarity: log(documents / documents holding its first word), both counted
-    through ``search_docs`` so a scoped caller counts only the repositories it may read.
+    through ``search_docs`` (``total``) so a scoped caller counts only the repositories it
+    may read.
     """
-    total = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0] or 1
     # every document has its row in search_docs: unless a grant hides some, the word
     # index counts them alone (a lookup per matching document costs more than the count)
     counted = (
