@@ -369,25 +369,31 @@ def _add_body_matches(
     word index: their file document gains the best score times ``BODY_SHARE`` times the
     square of the share of words held.
     """
-    held: dict[int, list[str]] = {}
-    for word in words.asked:
+    held: dict[int, int] = {}  # file -> bit i set when it holds the question's word i
+    for bit, word in enumerate(words.asked):
         root = stem(word)
         pattern = f'"{root}"*' if len(root) >= 4 else f'"{word}"'
+        flag = 1 << bit
         # the word index alone (a files row looked up per match would cost more than
         # the match); the files in scope are kept below, among those that hold enough
         for (file_id,) in conn.execute(
             "SELECT rowid FROM files_fts WHERE files_fts MATCH ?", (pattern,)
         ):
-            held.setdefault(file_id, []).append(word)
+            held[file_id] = held.get(file_id, 0) | flag
     if not held:
         return
     needed = min(2, len(words.concepts)) / max(len(words.concepts), 1)
-    shares = {file_id: words.coverage(found) for file_id, found in held.items()}
-    enough = [file_id for file_id, share in shares.items() if share >= needed]
+    found_words = {
+        bits: [word for bit, word in enumerate(words.asked) if bits >> bit & 1]
+        for bits in set(held.values())
+    }  # thousands of files share a few combinations of words
+    share_of = {bits: words.coverage(found) for bits, found in found_words.items()}
+    enough = [file_id for file_id, bits in held.items() if share_of[bits] >= needed]
     ranked = sorted(
-        ((file_id, held[file_id]) for file_id in _in_scope(conn, enough, scope)),
-        key=lambda item: (-shares[item[0]], item[0]),
+        ((file_id, found_words[held[file_id]]) for file_id in _in_scope(conn, enough, scope)),
+        key=lambda item: (-share_of[held[item[0]]], item[0]),
     )[:BODY_FILES]
+    shares = {file_id: share_of[held[file_id]] for file_id, _ in ranked}
     if not ranked:
         return
     best = max((hit.bm25 for hit in hits), default=0.0) or 1.0
@@ -404,7 +410,7 @@ def _add_body_matches(
     for file_id, found in ranked:
         hit = by_file.get(file_id)
         if hit is not None:
-            hit.matched["text"] = found
+            hit.matched["text"] = list(found)
             hit.bm25 += BODY_SHARE * best * shares[file_id] ** 2
 
 
