@@ -3,7 +3,9 @@ Ranked search over the definition index (``search_docs``/``search_fts``): plain 
 definitions out, each with the words that made it match and where.
 
 FTS5 ranks every document holding any of the question's words (``question_words``) with
-``bm25()`` and field weights. The best few hundred are re-ranked by their concept score:
+``bm25()`` and field weights (on a large index, where a common word matches tens of
+thousands, only those holding one of its rarer words: ``_selective``). The best few
+hundred are re-ranked by their concept score:
 each concept of the question counts its rarity times the best field it was found in (a
 name most, then the docstring, class, path, signature; a synonym less). Definitions come
 before files and documentation pages, code before tests, examples, changelogs and
