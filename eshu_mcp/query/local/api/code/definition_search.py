@@ -226,7 +226,8 @@ def _candidates(
     if len(rows) >= CANDIDATES:
         return rows
     matches = conn.execute(
-        "SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?", (expression,)
+        "SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+        (selective or expression, BEST_FIRST + 1),
     ).fetchone()[0]
     if matches <= BEST_FIRST:
         return rows
