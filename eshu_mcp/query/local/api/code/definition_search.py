@@ -127,10 +127,7 @@ def search(
         fts_query(words),
         _selective(conn, words, total),
         f"{repo_where}{language_where}{kind_where}",
-        [
-            *repo_params,
-            *languages,
-        ],
+        [*repo_params, *languages],
     )
     hits = [Hit(r[0], r[1], r[2], r[3], r[4], -float(r[5])) for r in rows]
     _weigh_concepts(conn, words, total)
