@@ -223,6 +223,37 @@ export function relay(app: App) {
           target.push();
         }
         """,
+    "js/alias.js": """
+        class Deque {
+          put() {}
+
+          drain() {
+            let node = this;
+            node.put();
+            const later = () => {
+              const me = this;
+              me.put();
+            };
+            return function () {
+              const other = this;
+              other.put();
+            };
+          }
+        }
+
+        class Heap {
+          put() {}
+        }
+
+        function Ring() {}
+
+        Ring.prototype.put = function () {};
+
+        Ring.prototype.turn = function () {
+          var self = this;
+          self.put();
+        };
+        """,
     "js/layer.js": """
         function Layer(path) {
           this.path = path;
@@ -566,6 +597,15 @@ class TypedReceiverTests(IndexedSourcesCase):
         self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
         # two candidates, and push is as likely Array.prototype.push
         self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
+
+    def test_javascript_local_bound_to_this_is_typed_by_its_class(self) -> None:
+        js = "js/alias.js"
+        self.assertEqual(self.one(js, 6), (js, "Deque.put", "type_inferred"))  # let node = this
+        self.assertEqual(self.one(js, 9), (js, "Deque.put", "type_inferred"))  # in an arrow
+        # a function expression has a ``this`` of its own: its alias stays untyped
+        edges = self.calls_at(js, 13)
+        self.assertEqual([q for _, q, _, _ in edges], ["Deque.put", "Heap.put", "Ring.put"])
+        self.assertEqual(self.one(js, 28)[:2], (js, "Ring.put"))  # var self = this
 
     def test_javascript_functions_stored_on_prototypes_and_objects_are_methods(self) -> None:
         js = "js/layer.js"
