@@ -131,6 +131,13 @@ export function relay(app: App) {
         "  return work()\n"
         "}\n"
     ),
+    "tsx/tsconfig.json": '{"compilerOptions": {"baseUrl": "."}}\n',
+    "tsx/kit/a_private.tsx": "function Glyph() {\n  return <i />\n}\n",
+    "tsx/kit/b_icons.tsx": "export function Glyph() {\n  return <b />\n}\n",
+    "tsx/kit/index.ts": "export * from './a_private'\nexport * from './b_icons'\n",
+    "tsx/page.tsx": (
+        "import { Glyph } from 'kit'\n\nexport function Page() {\n  return <Glyph />\n}\n"
+    ),
     "ts/mock_one.ts": "export function fetch() {}\n",
     "ts/mock_two.ts": "export function fetch() {}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
@@ -551,6 +558,13 @@ class TypedReceiverTests(IndexedSourcesCase):
                 ("Bare", "Dispatcher.serveOne", "type_inferred"),  # the method's own receiver
                 ("Handler", "Dispatcher.serveOne", "type_inferred"),  # typed by d.serveOne()
             ],
+        )
+
+    def test_export_star_hands_on_the_exported_definition_not_a_private_namesake(self) -> None:
+        # 'kit' is a path from the folder of tsx/tsconfig.json (its baseUrl); the barrel's
+        # first star file has a Glyph of its own that it does not export
+        self.assertEqual(
+            self.one("tsx/page.tsx", 4), ("tsx/kit/b_icons.tsx", "Glyph", "import_binding")
         )
 
     def test_imports_through_a_barrel_reach_the_definition_it_hands_on(self) -> None:
