@@ -641,6 +641,44 @@ CASES += (
 
 CASES += (
     Case(
+        "tsx",
+        "pacocoursey/cmdk",
+        "d6fde235386414196bf80d9b9fa91e2cf89a72ea",
+        (
+            # functions nested in the ``Command`` component (``React.forwardRef((props) => ...)``)
+            callers(
+                "getValidItems",
+                *("sort", "selectFirstItem", "updateSelectedToIndex", "updateSelectedByItem"),
+                "last",  # const last = () => ...
+            ),
+            # Command: inside an object literal's arrow and the onKeyDown arrow of its JSX
+            callers(
+                "getSelectedItem",
+                *("Command", "scrollSelectedIntoView", "updateSelectedByItem"),
+                "updateSelectedByGroup",
+            ),
+            callers("updateSelectedByItem", "updateSelectedByGroup", "next", "prev"),
+            # <CopyIcon/>, imported from 'components/icons' (vercel.tsx has a CopyIcon of its own)
+            callers("CopyIcon@website/components/icons/index.tsx", "InstallButton", "Code"),
+            # <Item value=...> in raycast.tsx (framer.tsx, vercel.tsx and cmdk define Items too)
+            callers("Item@website/components/cmdk/raycast.tsx", "RaycastCMDK"),
+            # store.setState: an arrow in an object literal, no function of the index
+            callees(
+                "updateSelectedByGroup",
+                *("getSelectedItem", "findNextSibling", "findPreviousSibling"),
+                "updateSelectedByItem",
+            ),
+            callees("filterItems", "score"),
+            callees("next", "last", "updateSelectedByGroup", "updateSelectedByItem"),
+            # <CopiedIcon/>, <CopyIcon/>; setCopied: a useState setter; setTimeout: a builtin
+            callees("InstallButton", "CopiedIcon", "CopyIcon"),
+            callees("GitHubButton", "GitHubIcon"),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
         "java",
         "square/javapoet",
         "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0",
