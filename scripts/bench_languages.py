@@ -597,6 +597,88 @@ CASES += (
 
 CASES += (
     Case(
+        "javascript",
+        "tj/commander.js",
+        "ba6d13ddb4243e5913367734f8c159089ffe7834",
+        (
+            callers("editDistance", "suggestSimilar"),
+            callers("suggestSimilar", "Command.unknownOption", "Command.unknownCommand"),
+            callers("camelcase", "Option.attributeName"),
+            # ``option.attributeName()`` on untyped parameters, mostly inside arrow callbacks.
+            # First read off a truncated grep (its first 10 hits: six callers); the source has
+            # 19 call sites in 12 functions, two of them arrow functions held in ``const``s of
+            # ``_conflictingOption``, corrected by reading each site.
+            callers(
+                "Option.attributeName",
+                *("Command.addOption", "Command._prepareForParse", "Command.opts"),
+                *("Command._checkForMissingMandatoryOptions", "Command._parseOptionsEnv"),
+                *("Command._checkForConflictingLocalOptions", "Command._parseOptionsImplied"),
+                *("DualOptions.constructor", "DualOptions.valueFromOption", "Command.version"),
+                *("findBestOptionFromValue", "getErrorMessage"),
+            ),
+            callers("Help.groupItems", "Help.formatHelp"),
+            callees("suggestSimilar", "editDistance"),  # Array.from, Math.max: builtins
+            callees("Option.attributeName", "Option.name", "camelcase"),
+            # ``helper.padWidth(...)``: the ``helper`` parameter is a Help (JSDoc only)
+            callees(
+                "Help.padWidth",
+                *("Help.longestOptionTermLength", "Help.longestGlobalOptionTermLength"),
+                *("Help.longestSubcommandTermLength", "Help.longestArgumentTermLength"),
+            ),
+            callees(
+                "Help.longestOptionTermLength",
+                *("Help.visibleOptions", "Help.displayWidth", "Help.styleOptionTerm"),
+                "Help.optionTerm",
+            ),
+            # ``let command = this``; command.createHelp().visibleOptions(command): a Help's
+            callees(
+                "Command.unknownOption",
+                *("Command.createHelp", "Help.visibleOptions", "suggestSimilar", "Command.error"),
+            ),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
+        "tsx",
+        "pacocoursey/cmdk",
+        "d6fde235386414196bf80d9b9fa91e2cf89a72ea",
+        (
+            # functions nested in the ``Command`` component (``React.forwardRef((props) => ...)``)
+            callers(
+                "getValidItems",
+                *("sort", "selectFirstItem", "updateSelectedToIndex", "updateSelectedByItem"),
+                "last",  # const last = () => ...
+            ),
+            # Command: inside an object literal's arrow and the onKeyDown arrow of its JSX
+            callers(
+                "getSelectedItem",
+                *("Command", "scrollSelectedIntoView", "updateSelectedByItem"),
+                "updateSelectedByGroup",
+            ),
+            callers("updateSelectedByItem", "updateSelectedByGroup", "next", "prev"),
+            # <CopyIcon/>, imported from 'components/icons' (vercel.tsx has a CopyIcon of its own)
+            callers("CopyIcon@website/components/icons/index.tsx", "InstallButton", "Code"),
+            # <Item value=...> in raycast.tsx (framer.tsx, vercel.tsx and cmdk define Items too)
+            callers("Item@website/components/cmdk/raycast.tsx", "RaycastCMDK"),
+            # store.setState: an arrow in an object literal, no function of the index
+            callees(
+                "updateSelectedByGroup",
+                *("getSelectedItem", "findNextSibling", "findPreviousSibling"),
+                "updateSelectedByItem",
+            ),
+            callees("filterItems", "score"),
+            callees("next", "last", "updateSelectedByGroup", "updateSelectedByItem"),
+            # <CopiedIcon/>, <CopyIcon/>; setCopied: a useState setter; setTimeout: a builtin
+            callees("InstallButton", "CopiedIcon", "CopyIcon"),
+            callees("GitHubButton", "GitHubIcon"),
+        ),
+    ),
+)
+
+CASES += (
+    Case(
         "java",
         "square/javapoet",
         "b9017a9503b76e11b4ad4c1a9f050e2d29112cb0",

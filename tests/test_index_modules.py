@@ -70,6 +70,28 @@ class ModuleIndexTests(SynchronousTestCase):
         self.assertEqual(self.resolve("typescript", "web/app.ts", "./lib"), 6)
         self.assertIsNone(self.resolve("typescript", "web/app.ts", "react"))
 
+    def test_a_bare_specifier_is_a_path_from_the_nearest_tsconfig_folder(self) -> None:
+        index = ModuleIndex(
+            [
+                (1, "site/tsconfig.json", "json"),
+                (2, "site/components/index.ts", "typescript"),
+                (3, "site/components/icons/index.tsx", "tsx"),
+                (4, "site/pages/home.tsx", "tsx"),
+                (5, "site/src/lib/util.ts", "typescript"),
+                (6, "other/app.ts", "typescript"),
+            ],
+            {},
+        )
+        home = "site/pages/home.tsx"
+        self.assertEqual(index.resolve("tsx", home, "components", "Code"), 2)  # baseUrl "."
+        self.assertEqual(index.resolve("tsx", home, "components/icons", "CopyIcon"), 3)
+        self.assertEqual(index.resolve("tsx", home, "@/lib/util", "f"), 5)  # @/* -> src/*
+        self.assertEqual(index.resolve("tsx", home, "lib/util", "f"), 5)
+        # a package, and a folder no tsconfig governs
+        self.assertIsNone(index.resolve("tsx", home, "react", "useState"))
+        self.assertIsNone(index.resolve("tsx", home, "@radix-ui/react-popover", "*"))
+        self.assertIsNone(index.resolve("typescript", "other/app.ts", "components", "Code"))
+
     def test_a_registry_rewrite_turns_a_package_import_into_its_lib_path(self) -> None:
         index = ModuleIndex([(1, "lib/src/units.dart", "dart"), (2, "lib/geo.dart", "dart")], {})
         self.assertEqual(

@@ -131,6 +131,13 @@ export function relay(app: App) {
         "  return work()\n"
         "}\n"
     ),
+    "tsx/tsconfig.json": '{"compilerOptions": {"baseUrl": "."}}\n',
+    "tsx/kit/a_private.tsx": "function Glyph() {\n  return <i />\n}\n",
+    "tsx/kit/b_icons.tsx": "export function Glyph() {\n  return <b />\n}\n",
+    "tsx/kit/index.ts": "export * from './a_private'\nexport * from './b_icons'\n",
+    "tsx/page.tsx": (
+        "import { Glyph } from 'kit'\n\nexport function Page() {\n  return <Glyph />\n}\n"
+    ),
     "ts/mock_one.ts": "export function fetch() {}\n",
     "ts/mock_two.ts": "export function fetch() {}\n",
     "ts/cache.ts": "export class Cache {\n  get() {}\n  close() {}\n}\n",
@@ -222,6 +229,37 @@ export function relay(app: App) {
           q.push();
           target.push();
         }
+        """,
+    "js/alias.js": """
+        class Deque {
+          put() {}
+
+          drain() {
+            let node = this;
+            node.put();
+            const later = () => {
+              const me = this;
+              me.put();
+            };
+            return function () {
+              const other = this;
+              other.put();
+            };
+          }
+        }
+
+        class Heap {
+          put() {}
+        }
+
+        function Ring() {}
+
+        Ring.prototype.put = function () {};
+
+        Ring.prototype.turn = function () {
+          var self = this;
+          self.put();
+        };
         """,
     "js/layer.js": """
         function Layer(path) {
@@ -522,6 +560,13 @@ class TypedReceiverTests(IndexedSourcesCase):
             ],
         )
 
+    def test_export_star_hands_on_the_exported_definition_not_a_private_namesake(self) -> None:
+        # 'kit' is a path from the folder of tsx/tsconfig.json (its baseUrl); the barrel's
+        # first star file has a Glyph of its own that it does not export
+        self.assertEqual(
+            self.one("tsx/page.tsx", 4), ("tsx/kit/b_icons.tsx", "Glyph", "import_binding")
+        )
+
     def test_imports_through_a_barrel_reach_the_definition_it_hands_on(self) -> None:
         self.assertEqual(
             self.one("ts/uses_barrel.ts", 6), ("ts/barrel/impl.ts", "realWork", "import_binding")
@@ -566,6 +611,15 @@ class TypedReceiverTests(IndexedSourcesCase):
         self.assertEqual([q for _, q, _, _ in edges], ["Queue.push", "Stack.push"])
         # two candidates, and push is as likely Array.prototype.push
         self.assertEqual({(m, c) for *_, m, c in edges}, {("ambiguous", 0.25)})
+
+    def test_javascript_local_bound_to_this_is_typed_by_its_class(self) -> None:
+        js = "js/alias.js"
+        self.assertEqual(self.one(js, 6), (js, "Deque.put", "type_inferred"))  # let node = this
+        self.assertEqual(self.one(js, 9), (js, "Deque.put", "type_inferred"))  # in an arrow
+        # a function expression has a ``this`` of its own: its alias stays untyped
+        edges = self.calls_at(js, 13)
+        self.assertEqual([q for _, q, _, _ in edges], ["Deque.put", "Heap.put", "Ring.put"])
+        self.assertEqual(self.one(js, 28)[:2], (js, "Ring.put"))  # var self = this
 
     def test_javascript_functions_stored_on_prototypes_and_objects_are_methods(self) -> None:
         js = "js/layer.js"

@@ -401,10 +401,19 @@ def reexported(
             found = reexported(defined, bindings, binding.symbol, binding.file_ids, hops - 1)
         elif bindings.star.get(file_id):
             star = tuple(bindings.star[file_id])
-            found = reexported(defined, bindings, name, star, hops - 1)
+            found = _exported(reexported(defined, bindings, name, star, hops - 1))
         if found:
             return found
     return []
+
+
+def _exported(found: list[Entity]) -> list[Entity]:
+    """Of the definitions ``export *`` reached in several files, those declared ``export``
+    (a TypeScript function's kept signature says so; a file's private helper of the same name
+    is not handed on); all of them when none is known to be."""
+    if len(found) < 2:
+        return found
+    return [e for e in found if e.signature and e.signature.startswith("export ")] or found
 
 
 def _imported_type(catalog: Catalog, bindings: FileBindings, file_id: int, name: str) -> str:

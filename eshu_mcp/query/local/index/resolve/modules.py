@@ -19,6 +19,7 @@ from eshu_mcp.query.local.index.parse.rows import python_module_name
 JS_LANGUAGES = keys_with(imports="script")
 PYTHON_LANGUAGES = keys_with(imports="python")
 JS_PROBES = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts")
+SCRIPT_CONFIGS = frozenset({"tsconfig.json", "jsconfig.json"})
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _GO_MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 
@@ -55,6 +56,7 @@ class ModuleIndex:
                 if "/".join(parts[:start]) not in packages:
                     self.python_suffix[".".join(parts[start:])].append(file_id)
         self.go_modules = {module: posixpath.dirname(path) for path, module in go_mods.items()}
+        self.script_roots: set[str] | None = None  # folders of a tsconfig/jsconfig, on demand
 
     def unique_suffix(self, suffix: str) -> int | None:
         """The single file whose path ends with ``suffix`` (whole segments), if exactly one."""
@@ -218,8 +220,42 @@ class ModuleIndex:
 
     def _js(self, importer: str, module: str) -> int | None:
         if not module.startswith("."):
+            return self._js_project(importer, module)
+        return self._js_path(
+            posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+        )
+
+    def _js_project(self, importer: str, module: str) -> int | None:
+        """A bare specifier (``components/icons``, ``@/lib/util``) as a path from the folder of
+        the nearest ``tsconfig.json``/``jsconfig.json`` above the importer, or its ``src/``:
+        where a ``baseUrl`` (or the usual ``@/*``/``~/*`` paths) points. The config is not
+        read, so only a file that exists there is taken; a package name resolves nowhere."""
+        if self.script_roots is None:
+            self.script_roots = {
+                posixpath.dirname(path)
+                for path in self.by_path
+                if posixpath.basename(path) in SCRIPT_CONFIGS
+            }
+        if not self.script_roots:
             return None
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+        for alias in ("@/", "~/"):
+            module = module.removeprefix(alias)
+        if not module or module.startswith((".", "/", "@")):
+            return None
+        folder = posixpath.dirname(importer)
+        while True:
+            if folder in self.script_roots:
+                for base in (folder, posixpath.join(folder, "src") if folder else "src"):
+                    found = self._js_path(posixpath.join(base, module) if base else module)
+                    if found is not None:
+                        return found
+                return None
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
+
+    def _js_path(self, base: str) -> int | None:
+        """The file a specifier's repository path names, with extension and index probing."""
         if base in self.by_path:
             return self.by_path[base]
         stem = base

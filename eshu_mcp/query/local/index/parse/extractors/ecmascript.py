@@ -456,8 +456,36 @@ def assign(node: Node) -> tuple[str, str] | None:
         if declared is None and value is not None and value.type == "call_expression":
             declared = _called(value.child_by_field_name("function"))
         if declared is None and node.type == "variable_declarator":
-            declared = _aliased(value)
+            declared = _this_class(value) if value is not None and value.type == "this" else None
+            declared = declared or _aliased(value)
     return (text(name), declared) if declared is not None else None
+
+
+_OWN_THIS = frozenset({"function_expression", "function", "function_declaration"})
+_CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration"})
+
+
+def _this_class(node: Node) -> str | None:
+    """The class ``this`` is an instance of where ``node`` stands (``let command = this`` in
+    a method, an arrow inside it, or ``Cls.prototype.m = function () {...}``); None inside a
+    plain function, which has a ``this`` of its own."""
+    parent = node.parent
+    while parent is not None:
+        kind = parent.type
+        if kind in _CLASSES:
+            name = parent.child_by_field_name("name")
+            return text(name) if name is not None else None
+        if kind in _OWN_THIS:
+            target = parent.parent
+            if target is None or target.type != "assignment_expression":
+                return None
+            owner = target.child_by_field_name("left")
+            owner = None if owner is None else owner.child_by_field_name("object")
+            if owner is None or not text(owner).endswith(".prototype"):
+                return None
+            return text(owner)[: -len(".prototype")].rsplit(".", 1)[-1] or None
+        parent = parent.parent
+    return None
 
 
 def _aliased(value: Node | None) -> str | None:
