@@ -209,6 +209,25 @@ class LanguageExtractionTests(SynchronousTestCase):
             uses, [("size", "other", "property_read"), ("size", "other", "property_write")]
         )
 
+    def test_python_called_attributes_are_no_property_uses_but_what_they_are_read_on_are(
+        self,
+    ) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def use(other):\n    other.conn.send(other.conn.peer)\n"
+            b"    other.factory().size\n    (other.box).open()\n",
+        )
+        uses = sorted((c[1], c[2], c[5]) for c in parsed.calls if c[5].startswith("property"))
+        self.assertEqual(
+            uses,
+            [
+                ("box", "other.box", "property_read"),
+                ("conn", "other.conn", "property_read"),
+                ("conn", "other.conn", "property_read"),
+                ("peer", "other.conn.peer", "property_read"),
+            ],
+        )
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

@@ -365,6 +365,7 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
     if kind == "identifier":
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
+    _CALLED[0] = function  # its capture comes next: no attribute use (see _attribute_use)
     if _HAS_GAP(full) is None:
         # no space, comment or continuation between object, dot and attribute (the
         # common case): the attribute is the identifier after the last dot
@@ -376,11 +377,18 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     return (name, full, receiver, kind, count)
 
 
+_CALLED: list[Node | None] = [None]
+"""The attribute :func:`call` last read as a call's function: captures come outermost
+first, so that attribute's own capture follows its call's, and it is no attribute use."""
+
+
 def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
     None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
     instance attribute of the file, or an attribute of a module or class. Runs for every
     attribute of the file: the cheap tests come first."""
+    if node == _CALLED[0]:  # the called attribute of the call read just before
+        return None
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
