@@ -89,9 +89,7 @@ def main(argv: list[str]) -> int:
         for table, (count, digest) in tables.items():
             print(f"  {table:24} {count:>9} {digest}")
     differing = sorted(
-        table
-        for table in set().union(*every)
-        if len({tables.get(table) for tables in every}) > 1
+        table for table in set().union(*every) if len({tables.get(table) for tables in every}) > 1
     )
     if len(argv) > 1:
         print("differ: " + (", ".join(differing) if differing else "none"))

@@ -228,6 +228,20 @@ class LanguageExtractionTests(SynchronousTestCase):
             ],
         )
 
+    def test_python_a_local_returned_types_the_result_only_when_bound_once(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def once():\n    v = make()\n    xv = 2\n    v == 3\n    return v\n"
+            b"def again():\n    v = make()\n    v += 1\n    return v\n"
+            b"def annotated_again():\n    v = make()\n    v: int = 1\n    return v\n"
+            b"def other_word():\n    v = make()\n    self.v2 = 1\n    return v\n",
+        )
+        returns = {e["entity_name"]: e["metadata"].get("returns") for e in parsed.entities}
+        self.assertEqual(
+            returns,
+            {"once": "make()", "again": None, "annotated_again": None, "other_word": "make()"},
+        )
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

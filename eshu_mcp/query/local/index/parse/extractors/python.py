@@ -297,10 +297,10 @@ def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
             and statement.named_child(0).type == "assignment"
             and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
         ]
-        binds = re.compile(
-            rb"\b%s\s*(?::[^=\n]*)?(?:[-+*/%%&|^@]|<<|>>|//|\*\*)?=(?!=)" % name.encode()
-        )
-        if len(assigned) != 1 or len(binds.findall(data, body.start_byte, body.end_byte)) != 1:
+        if (
+            len(assigned) != 1
+            or _bindings(data, name.encode(), body.start_byte, body.end_byte) != 1
+        ):
             return None
         value = assigned[0].child_by_field_id(_RIGHT)
         if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
@@ -315,6 +315,37 @@ def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
         return callee + "()"
     chain = call_chain(callee + "()")  # return super().build(addr)
     return chain if chain is not None and "[" not in chain else None
+
+
+_BINDING_TAIL = re.compile(rb"\s*(?::[^=\n]*)?(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)")
+"""What follows a name bound by an assignment: ``=``, ``: T =``, ``+=``, ``//=``..."""
+
+
+def _bindings(data: bytes, name: bytes, start: int, end: int) -> int:
+    """How many times (up to two) ``data[start:end]`` binds ``name`` (``name =``, ``name: T
+    =``, ``name += ``...) where a word boundary precedes it, as the regular expression
+    ``\\bname`` + :data:`_BINDING_TAIL` would find them, without compiling one per name."""
+    count = 0
+    name_is_word = _is_word(name[0])
+    position = start
+    while count < 2:
+        found = data.find(name, position, end)
+        if found < 0:
+            break
+        before = data[found - 1] if found > 0 else None
+        bound = before is not None and _is_word(before)
+        match = _BINDING_TAIL.match(data, found + len(name), end) if bound != name_is_word else None
+        if match is None:
+            position = found + 1
+        else:
+            count += 1
+            position = match.end()
+    return count
+
+
+def _is_word(byte: int) -> bool:
+    """A byte that ``\\b`` in a bytes pattern counts as part of a word (ASCII only)."""
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122
 
 
 _RETURNS_READ = 6
