@@ -220,7 +220,7 @@ def define(node: Node) -> Definition | None:
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
     elif body is not None:
-        built = _returns_built(node, body, metadata.get("decorators", ()))
+        built = _returns_built(node, body, metadata.get("decorators", ()), docstring)
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
@@ -257,19 +257,24 @@ def _returns_only_self(node: Node, body: Node) -> bool:
 _RETURN = re.compile(rb"\breturn\b")
 
 
-def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
+def _returns_built(
+    node: Node, body: Node, decorators: list[str], docstring: str | None
+) -> str | None:
     """What a function's ``return`` gives when one return gives a value and any other gives
     None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
     statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
     ``v`` (its class is found at resolution: a class built, or what the callee returns; it
     stands in for a return annotation that names no class, like a type variable). None
-    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result."""
+    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result.
+    ``docstring`` is :func:`_docstring` of ``body``."""
     if not body.named_child_count or any(_WRAPS(d) is None for d in decorators):
         return None
     data = CURRENT_SOURCE.data
     first = body.named_child(0)
-    start = first.end_byte if _docstring(body) is not None else body.start_byte
+    start = first.end_byte if docstring is not None else body.start_byte
     if data is None or core.starts_with(node, b"async"):
+        return None
+    if data.find(b"return", start, body.end_byte) < 0:  # no return: the pattern cannot match
         return None
     count = len(_RETURN.findall(data, start, body.end_byte))
     if count == 1:
