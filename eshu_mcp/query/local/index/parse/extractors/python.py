@@ -401,7 +401,6 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
     if kind == "identifier":
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
-    _CALLED[0] = function  # its capture comes next: no attribute use (see _attribute_use)
     if _HAS_GAP(full) is None:
         # no space, comment or continuation between object, dot and attribute (the
         # common case): the attribute is the identifier after the last dot
@@ -413,18 +412,11 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     return (name, full, receiver, kind, count)
 
 
-_CALLED: list[Node | None] = [None]
-"""The attribute :func:`call` last read as a call's function: captures come outermost
-first, so that attribute's own capture follows its call's, and it is no attribute use."""
-
-
 def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
     None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
     instance attribute of the file, or an attribute of a module or class. Runs for every
-    attribute of the file: the cheap tests come first."""
-    if node == _CALLED[0]:  # the called attribute of the call read just before
-        return None
+    attribute :data:`ATTRIBUTE_PATTERN` captures (no call's): the cheap tests come first."""
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
@@ -627,6 +619,68 @@ REFERENCE_PATTERN = core.reference_patterns(
 """Where a function, method or class is used as a value rather than called: passed as an
 argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
 given as a default, caught. Captured as ``reference`` (one capture name for all forms)."""
+ATTRIBUTE_PARENTS = (
+    "ERROR",
+    "argument_list",
+    "as_pattern",
+    "as_pattern_target",
+    "assert_statement",
+    "assignment",
+    "attribute",
+    "augmented_assignment",
+    "await",
+    "binary_operator",
+    "boolean_operator",
+    "chevron",
+    "comparison_operator",
+    "conditional_expression",
+    "default_parameter",
+    "dictionary_splat",
+    "dictionary_splat_pattern",
+    "elif_clause",
+    "except_clause",
+    "exec_statement",
+    "expression_list",
+    "expression_statement",
+    "for_in_clause",
+    "for_statement",
+    "format_expression",
+    "generator_expression",
+    "if_clause",
+    "if_statement",
+    "interpolation",
+    "keyword_argument",
+    "lambda",
+    "list",
+    "list_comprehension",
+    "list_pattern",
+    "list_splat",
+    "list_splat_pattern",
+    "match_statement",
+    "named_expression",
+    "not_operator",
+    "pair",
+    "parenthesized_expression",
+    "pattern_list",
+    "print_statement",
+    "raise_statement",
+    "return_statement",
+    "set",
+    "set_comprehension",
+    "slice",
+    "subscript",
+    "tuple",
+    "tuple_pattern",
+    "type",
+    "typed_default_parameter",
+    "unary_operator",
+    "while_statement",
+    "with_item",
+    "yield",
+)
+"""Every node the grammar lets hold an attribute, but a call (whose attribute child is its
+function), a decorator and a ``del``: where an attribute may be a property's use."""
+ATTRIBUTE_PATTERN = " ".join(f"({parent} (attribute) @attribute)" for parent in ATTRIBUTE_PARENTS)
 _NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
 
@@ -728,6 +782,7 @@ SPEC = LanguageSpec(
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
         "reference": REFERENCE_PATTERN,
+        "attribute": ATTRIBUTE_PATTERN,
     },
     instance_prefix="self.",
     attribute_paths=True,
