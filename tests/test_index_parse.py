@@ -209,6 +209,76 @@ class LanguageExtractionTests(SynchronousTestCase):
             uses, [("size", "other", "property_read"), ("size", "other", "property_write")]
         )
 
+    def test_python_called_attributes_are_no_property_uses_but_what_they_are_read_on_are(
+        self,
+    ) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def use(other):\n    other.conn.send(other.conn.peer)\n"
+            b"    other.factory().size\n    (other.box).open()\n",
+        )
+        uses = sorted((c[1], c[2], c[5]) for c in parsed.calls if c[5].startswith("property"))
+        self.assertEqual(
+            uses,
+            [
+                ("box", "other.box", "property_read"),
+                ("conn", "other.conn", "property_read"),
+                ("conn", "other.conn", "property_read"),
+                ("peer", "other.conn.peer", "property_read"),
+            ],
+        )
+
+    def test_python_a_local_returned_types_the_result_only_when_bound_once(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def once():\n    v = make()\n    xv = 2\n    v == 3\n    return v\n"
+            b"def again():\n    v = make()\n    v += 1\n    return v\n"
+            b"def annotated_again():\n    v = make()\n    v: int = 1\n    return v\n"
+            b"def other_word():\n    v = make()\n    self.v2 = 1\n    return v\n",
+        )
+        returns = {e["entity_name"]: e["metadata"].get("returns") for e in parsed.entities}
+        self.assertEqual(
+            returns,
+            {"once": "make()", "again": None, "annotated_again": None, "other_word": "make()"},
+        )
+
+    def test_python_attribute_uses_are_captured_under_every_parent_that_can_hold_one(
+        self,
+    ) -> None:
+        # The query names the parents an attribute use can have; a grammar that lets a new
+        # kind of node hold an attribute must add it there, or its property uses vanish.
+        import tree_sitter_python
+        from tree_sitter import Language, Query
+
+        from eshu_mcp.query.local.index.parse.extractors import python
+
+        language = Language(tree_sitter_python.language())
+        named = {
+            language.node_kind_for_id(kind)
+            for kind in range(language.node_kind_count)
+            if language.node_kind_is_named(kind) and language.node_kind_is_visible(kind)
+        }
+        can_hold = set()
+        for kind in named:
+            try:
+                Query(language, f"({kind} (attribute) @attribute)")
+            except Exception:  # the grammar never puts an attribute directly under it
+                continue
+            can_hold.add(kind)
+        self.assertEqual(
+            set(python.ATTRIBUTE_PARENTS),
+            can_hold - {"call", "decorator", "delete_statement"} | {"ERROR"},
+        )
+        parsed = parse_file(
+            "p.py",
+            b"def use(o):\n    print(o.a, [o.b], {o.c: o.d}, o.e[o.f], not o.g, -o.h)\n"
+            b"    o.i.run()\n    del o.j\n    return lambda: o.k if o.l else (o.m)\n",
+        )
+        self.assertEqual(
+            sorted(c[1] for c in parsed.calls if c[5] == "property_read"),
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "k", "l", "m"],
+        )
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

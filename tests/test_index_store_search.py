@@ -40,6 +40,15 @@ class WordsTests(SynchronousTestCase):
         self.assertEqual(name_words("addTimeout"), "add timeout addtimeout")
         self.assertEqual(name_words("run"), "run")
 
+    def test_words_stay_the_same_when_asked_again_and_changing_them_changes_no_later_answer(
+        self,
+    ):
+        first = split_words("addTimeout")
+        first.append("changed by a caller")
+        self.assertEqual(split_words("addTimeout"), ["add", "timeout"])
+        self.assertEqual(name_words("addTimeout"), name_words("addTimeout"))
+        self.assertEqual(name_words("addTimeout"), "add timeout addtimeout")
+
     def test_paths_lose_extensions_and_noise_folders(self):
         self.assertEqual(path_words("src/twisted/internet/defer.py"), "twisted internet defer")
         self.assertEqual(path_words("Makefile"), "makefile")

@@ -81,6 +81,10 @@ class WordVectors:
         """
         :meth:`embed` of many documents at once, as int8 rows (unit vectors x 127): one
         NumPy pass over every known word instead of a few small ones per document.
+
+        The sums are taken in the order ``numpy.add.reduceat`` and ``numpy.add.at`` would
+        take them (each segment's rows one after another), a step per position instead of a
+        call per segment: the same float32 additions, many times faster.
         """
         numpy = self.numpy
         rows: list[int] = []
@@ -88,11 +92,14 @@ class WordVectors:
         owners: list[int] = []
         field_weights: list[float] = []
         lookup = self.row.get
+        known_words: dict[str, list[int]] = {}  # a path or class repeats across documents
         for index, fields in enumerate(documents):
             for text, weight in zip(fields, weights, strict=False):
-                known = [
-                    row for row in map(lookup, _WORDS.findall(text.lower())) if row is not None
-                ]
+                known = known_words.get(text)
+                if known is None:
+                    known = known_words[text] = [
+                        row for row in map(lookup, _WORDS.findall(text.lower())) if row is not None
+                    ]
                 if known:
                     starts.append(len(rows))
                     rows.extend(known)
@@ -102,8 +109,9 @@ class WordVectors:
         if rows:
             picked = numpy.asarray(rows)
             rarity = self.weights[picked]
-            sums = numpy.add.reduceat(self.matrix[picked] * rarity[:, None], starts, axis=0)
-            totals = numpy.maximum(numpy.add.reduceat(rarity, starts), 1e-6)
+            first = numpy.asarray(starts)
+            sums = _segment_sums(numpy, self.matrix[picked] * rarity[:, None], first)
+            totals = numpy.maximum(numpy.add.reduceat(rarity, first), 1e-6)
             means = (
                 sums / totals[:, None] * numpy.asarray(field_weights, dtype=numpy.float32)[:, None]
             )
@@ -120,6 +128,51 @@ class WordVectors:
                 total += weight * self.mean(text)
         norm = float(self.numpy.linalg.norm(total))
         return total / norm if norm > 0 else total
+
+
+PAIRWISE_BLOCK = 128
+"""NumPy's pairwise summation adds up to this many values with eight running sums."""
+
+
+def _segment_sums(numpy, values: Any, starts: Any) -> Any:
+    """
+    ``numpy.add.reduceat(values, starts, axis=0)`` for increasing ``starts`` (the last
+    segment running to the end), bit for bit, without its call per segment and column.
+
+    NumPy reduces a segment as its first row plus the pairwise sum of the others: below
+    eight rows one after another, up to :data:`PAIRWISE_BLOCK` in eight interleaved sums
+    combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), the leftover rows added
+    after. Each step here adds one such row of every segment that has it; the rare longer
+    segment is left to NumPy itself.
+    """
+    rest = numpy.diff(starts, append=len(values)) - 1  # rows after each segment's first
+    sums = values[starts]  # a copy: the first rows
+    short = numpy.flatnonzero(rest < 8)
+    partial = numpy.full((len(short), values.shape[1]), -0.0, dtype=values.dtype)
+    for position in range(1, 8):
+        longer = numpy.flatnonzero(rest[short] >= position)
+        partial[longer] += values[starts[short[longer]] + position]
+    sums[short] += partial
+    block = numpy.flatnonzero((rest >= 8) & (rest <= PAIRWISE_BLOCK))
+    if len(block):
+        first = starts[block] + 1
+        whole = rest[block] - rest[block] % 8  # rows summed in the eight running sums
+        lanes = numpy.arange(8)
+        running = values[first[:, None] + lanes]  # (segments, 8, columns)
+        for offset in range(8, int(whole.max()), 8):
+            longer = numpy.flatnonzero(whole > offset)
+            running[longer] += values[first[longer, None] + offset + lanes]
+        r = [running[:, lane] for lane in range(8)]
+        partial = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        leftover = rest[block] % 8
+        for extra in range(7):
+            longer = numpy.flatnonzero(leftover > extra)
+            partial[longer] += values[first[longer] + whole[longer] + extra]
+        sums[block] += partial
+    for segment in numpy.flatnonzero(rest > PAIRWISE_BLOCK):
+        start = starts[segment]
+        sums[segment] = numpy.add.reduceat(values[start : start + rest[segment] + 1], [0], axis=0)
+    return sums
 
 
 def model() -> WordVectors | None:

@@ -50,21 +50,38 @@ _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _IDENTIFIERS = re.compile(r"[^\W\d]\w*")
 
 
+WORDS_REMEMBERED = 65536
+"""Identifiers whose words are kept (names, classes, paths and signature tokens repeat)."""
+_words_of: dict[str, tuple[str, ...]] = {}
+_name_words_of: dict[str, str] = {}
+
+
 def split_words(identifier: str) -> list[str]:
     """``addTimeout``: add, timeout; ``HTTPServer``: http, server; ``soft_wrap``: soft, wrap."""
-    if not identifier.isascii():  # café, naïve_path: whole words (the index folds accents)
-        return [part.lower() for part in re.findall(r"[^\W_]+", identifier)]
-    return [part.lower() for part in _PARTS.findall(identifier)]
+    found = _words_of.get(identifier)
+    if found is None:
+        if len(_words_of) >= WORDS_REMEMBERED:
+            _words_of.clear()
+        if not identifier.isascii():  # café, naïve_path: whole words (the index folds accents)
+            parts = re.findall(r"[^\W_]+", identifier)
+        else:
+            parts = _PARTS.findall(identifier)
+        found = _words_of[identifier] = tuple(part.lower() for part in parts)
+    return list(found)
 
 
 def name_words(identifier: str) -> str:
     """An identifier's words, then the identifier itself when it has several (``add timeout
     addtimeout``), so a query may name it either way."""
-    words = split_words(identifier)
-    whole = "".join(words)
-    if len(words) > 1:
-        words.append(whole)
-    return " ".join(words)
+    found = _name_words_of.get(identifier)
+    if found is None:
+        if len(_name_words_of) >= WORDS_REMEMBERED:
+            _name_words_of.clear()
+        words = split_words(identifier)
+        if len(words) > 1:
+            words.append("".join(words))
+        found = _name_words_of[identifier] = " ".join(words)
+    return found
 
 
 def text_words(text: str) -> str:

@@ -220,7 +220,7 @@ def define(node: Node) -> Definition | None:
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
     elif body is not None:
-        built = _returns_built(node, body, metadata.get("decorators", ()))
+        built = _returns_built(node, body, metadata.get("decorators", ()), docstring)
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
@@ -257,19 +257,24 @@ def _returns_only_self(node: Node, body: Node) -> bool:
 _RETURN = re.compile(rb"\breturn\b")
 
 
-def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
+def _returns_built(
+    node: Node, body: Node, decorators: list[str], docstring: str | None
+) -> str | None:
     """What a function's ``return`` gives when one return gives a value and any other gives
     None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
     statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
     ``v`` (its class is found at resolution: a class built, or what the callee returns; it
     stands in for a return annotation that names no class, like a type variable). None
-    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result."""
+    otherwise: more values, a generator, a coroutine, a decorator that may wrap the result.
+    ``docstring`` is :func:`_docstring` of ``body``."""
     if not body.named_child_count or any(_WRAPS(d) is None for d in decorators):
         return None
     data = CURRENT_SOURCE.data
     first = body.named_child(0)
-    start = first.end_byte if _docstring(body) is not None else body.start_byte
+    start = first.end_byte if docstring is not None else body.start_byte
     if data is None or core.starts_with(node, b"async"):
+        return None
+    if data.find(b"return", start, body.end_byte) < 0:  # no return: the pattern cannot match
         return None
     count = len(_RETURN.findall(data, start, body.end_byte))
     if count == 1:
@@ -297,10 +302,10 @@ def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
             and statement.named_child(0).type == "assignment"
             and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
         ]
-        binds = re.compile(
-            rb"\b%s\s*(?::[^=\n]*)?(?:[-+*/%%&|^@]|<<|>>|//|\*\*)?=(?!=)" % name.encode()
-        )
-        if len(assigned) != 1 or len(binds.findall(data, body.start_byte, body.end_byte)) != 1:
+        if (
+            len(assigned) != 1
+            or _bindings(data, name.encode(), body.start_byte, body.end_byte) != 1
+        ):
             return None
         value = assigned[0].child_by_field_id(_RIGHT)
         if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
@@ -315,6 +320,37 @@ def _returns_built(node: Node, body: Node, decorators: list[str]) -> str | None:
         return callee + "()"
     chain = call_chain(callee + "()")  # return super().build(addr)
     return chain if chain is not None and "[" not in chain else None
+
+
+_BINDING_TAIL = re.compile(rb"\s*(?::[^=\n]*)?(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)")
+"""What follows a name bound by an assignment: ``=``, ``: T =``, ``+=``, ``//=``..."""
+
+
+def _bindings(data: bytes, name: bytes, start: int, end: int) -> int:
+    """How many times (up to two) ``data[start:end]`` binds ``name`` (``name =``, ``name: T
+    =``, ``name += ``...) where a word boundary precedes it, as the regular expression
+    ``\\bname`` + :data:`_BINDING_TAIL` would find them, without compiling one per name."""
+    count = 0
+    name_is_word = _is_word(name[0])
+    position = start
+    while count < 2:
+        found = data.find(name, position, end)
+        if found < 0:
+            break
+        before = data[found - 1] if found > 0 else None
+        bound = before is not None and _is_word(before)
+        match = _BINDING_TAIL.match(data, found + len(name), end) if bound != name_is_word else None
+        if match is None:
+            position = found + 1
+        else:
+            count += 1
+            position = match.end()
+    return count
+
+
+def _is_word(byte: int) -> bool:
+    """A byte that ``\\b`` in a bytes pattern counts as part of a word (ASCII only)."""
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122
 
 
 _RETURNS_READ = 6
@@ -380,7 +416,7 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
     None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
     instance attribute of the file, or an attribute of a module or class. Runs for every
-    attribute of the file: the cheap tests come first."""
+    attribute :data:`ATTRIBUTE_PATTERN` captures (no call's): the cheap tests come first."""
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
@@ -583,6 +619,68 @@ REFERENCE_PATTERN = core.reference_patterns(
 """Where a function, method or class is used as a value rather than called: passed as an
 argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
 given as a default, caught. Captured as ``reference`` (one capture name for all forms)."""
+ATTRIBUTE_PARENTS = (
+    "ERROR",
+    "argument_list",
+    "as_pattern",
+    "as_pattern_target",
+    "assert_statement",
+    "assignment",
+    "attribute",
+    "augmented_assignment",
+    "await",
+    "binary_operator",
+    "boolean_operator",
+    "chevron",
+    "comparison_operator",
+    "conditional_expression",
+    "default_parameter",
+    "dictionary_splat",
+    "dictionary_splat_pattern",
+    "elif_clause",
+    "except_clause",
+    "exec_statement",
+    "expression_list",
+    "expression_statement",
+    "for_in_clause",
+    "for_statement",
+    "format_expression",
+    "generator_expression",
+    "if_clause",
+    "if_statement",
+    "interpolation",
+    "keyword_argument",
+    "lambda",
+    "list",
+    "list_comprehension",
+    "list_pattern",
+    "list_splat",
+    "list_splat_pattern",
+    "match_statement",
+    "named_expression",
+    "not_operator",
+    "pair",
+    "parenthesized_expression",
+    "pattern_list",
+    "print_statement",
+    "raise_statement",
+    "return_statement",
+    "set",
+    "set_comprehension",
+    "slice",
+    "subscript",
+    "tuple",
+    "tuple_pattern",
+    "type",
+    "typed_default_parameter",
+    "unary_operator",
+    "while_statement",
+    "with_item",
+    "yield",
+)
+"""Every node the grammar lets hold an attribute, but a call (whose attribute child is its
+function), a decorator and a ``del``: where an attribute may be a property's use."""
+ATTRIBUTE_PATTERN = " ".join(f"({parent} (attribute) @attribute)" for parent in ATTRIBUTE_PARENTS)
 _NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
 
@@ -684,6 +782,7 @@ SPEC = LanguageSpec(
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
         "reference": REFERENCE_PATTERN,
+        "attribute": ATTRIBUTE_PATTERN,
     },
     instance_prefix="self.",
     attribute_paths=True,
