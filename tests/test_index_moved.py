@@ -234,3 +234,14 @@ class MovedDefinitionsTests(SynchronousTestCase):
     def test_a_new_definition_above_the_others_is_resolved_again(self) -> None:
         second = self.edit_and_compare(lambda text: "def early():\n    return 0\n\n\n" + text)
         self.assertGreater(second.edges["rebuilt_files"], 1)
+
+    def test_a_definition_moving_onto_the_line_of_its_namesake_takes_its_place(self) -> None:
+        # the two helpers are four lines apart: the first one's new id is the second's old one
+        second = self.edit_and_compare(lambda text: "# one\n# two\n# three\n# four\n" + text)
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_lines_removed_above_the_definitions(self) -> None:
+        second = self.edit_and_compare(
+            lambda text: text.replace("import functools\n\n\n", "import functools\n"), keep=True
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 1)
