@@ -191,18 +191,19 @@ class MovedDefinitionsTests(SynchronousTestCase):
         input_cache.keep_between_builds(False)
         self.addCleanup(input_cache.keep_between_builds, False)
 
-    def edit_and_compare(self, edit, keep: bool = False):
-        """Build, edit the library, build again; the index equals a full build's. Returns
-        the second build's report."""
+    def edit_and_compare(self, *edits, keep: bool = False):
+        """Build, then edit the library and build again for each edit; the index equals a
+        full build's. Returns the last build's report."""
         if keep:
             input_cache.keep_between_builds()
         first = index_repositories(self.db, [self.repo], workers=1).repositories[0]
         if keep:
             input_cache.warm(self.db, [first.repo_id])
         library = self.repo / "pkg" / "library.py"
-        library.write_text(edit(library.read_text()))
-        second = index_repositories(self.db, [self.repo], workers=1).repositories[0]
-        self.assertEqual(second.modified, ("pkg/library.py",))
+        for edit in edits:
+            library.write_text(edit(library.read_text()))
+            second = index_repositories(self.db, [self.repo], workers=1).repositories[0]
+            self.assertEqual(second.modified, ("pkg/library.py",))
         full_db = self.tmp / "full.sqlite"
         index_repositories(full_db, [self.repo], workers=1)
         incremental, full = contents(self.db), contents(full_db)
@@ -243,5 +244,15 @@ class MovedDefinitionsTests(SynchronousTestCase):
     def test_lines_removed_above_the_definitions(self) -> None:
         second = self.edit_and_compare(
             lambda text: text.replace("import functools\n\n\n", "import functools\n"), keep=True
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_moves_between_other_edits_with_inputs_kept(self) -> None:
+        second = self.edit_and_compare(
+            lambda text: "\n\n" + text,
+            lambda text: text + "\n\ndef late():\n    return helper(3)\n",
+            lambda text: text[2:],  # the two lines removed again
+            lambda text: "# first\n" + text.replace("return value + 2", "return value * 2"),
+            keep=True,
         )
         self.assertEqual(second.edges["rebuilt_files"], 1)
