@@ -35,6 +35,7 @@ from eshu_mcp.query.local.index.store.generations import (
     repository_key,
 )
 from eshu_mcp.query.local.index.store.identity import repository_slug
+from eshu_mcp.query.local.index.store.moved import moved_nids, rename_nodes
 from eshu_mcp.query.local.index.store.writer import PreparedFile
 from eshu_mcp.query.local.index.walk.reading import read_bounded
 from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree
@@ -260,6 +261,7 @@ class GenerationWrite:
             result, self.pending.generation_id, self.tree.head_commit, walked.mtime_ns
         )
         old: list[writer.OldEntity] = []
+        moved: list[int] | None = None
         if row is None:
             file_id = self._new_file_id(walked.relative_path)
             self.new_files.append((file_id, self.repo_id, walked.relative_path, *values))
@@ -267,12 +269,17 @@ class GenerationWrite:
         else:
             file_id = row[1]
             self._note_hierarchy(file_id, prepared)
+            moved = moved_nids(self.conn, file_id, prepared)
             old = writer.clear_file(self.conn, file_id)
             writer.update_file(self.conn, file_id, values)
             file_nid = self._file_nid(file_id)
-        reuse = {e.entity_id: e.nid for e in old}
-        nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]
-        writer.forget_nodes(self.conn, list(reuse.values()))
+        if moved is not None:  # the same definitions, moved: their nodes stay, renamed
+            nids = moved
+            rename_nodes(self.conn, nids, prepared.entity_ids)
+        else:
+            reuse = {e.entity_id: e.nid for e in old}
+            nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]
+            writer.forget_nodes(self.conn, list(reuse.values()))
         first = self.first
         resolved = None if first is None else first.resolve_imports(file_id, prepared)
         calls_from = len(self.batch.calls)
@@ -294,11 +301,12 @@ class GenerationWrite:
             first.references.extend(self.batch.references[references_from:])
             first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
-        # names defined, removed, moved, or re-signed (a return annotation types call results)
-        before = {(e.entity_id, e.name, e.signature) for e in old}
+        # names defined, removed, or re-signed (a return annotation types call results); a
+        # definition that only moved kept its node, so resolving its name gives what it gave
+        before = {(e.nid, e.name, e.signature) for e in old}
         after = {
-            (eid, row[1], row[writer.SIGNATURE])
-            for eid, row in zip(prepared.entity_ids, prepared.entity_rows, strict=True)
+            (nid, row[1], row[writer.SIGNATURE])
+            for nid, row in zip(nids, prepared.entity_rows, strict=True)
         }
         self.touched_names.update(name for _, name, _ in before ^ after)
         self.entities += len(payloads)
