@@ -3,6 +3,7 @@ constructed type, or say they cannot (ambiguous), never by file or directory pro
 
 from eshu_mcp.query.local.index.build import generation_write
 from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve.bindings import go_package_name
 from eshu_mcp.query.local.index.store.database import open_reader
 
 from .test_index_receivers import EditedRepositoryCase, IndexedSourcesCase
@@ -824,3 +825,29 @@ class GoStandardLibraryMethodNamesTests(EditedRepositoryCase):
         methods = dict(rows)
         self.assertEqual(methods["lookup"], "type_inferred")  # s is declared endpoints
         self.assertEqual(methods.get("route", "ambiguous"), "ambiguous")  # maybe context's
+
+
+class GoMajorVersionImportsTests(EditedRepositoryCase):
+    """``import "example.com/lib/v2"`` binds the package's name (``lib``), not ``v2``: a
+    package-qualified call reaches the package's function, not a method named alike."""
+
+    def setUp(self) -> None:
+        files = {
+            "go.mod": "module example.com/lib/v2\n",
+            "lib.go": "package lib\n\nfunc Param(key string) string { return key }\n",
+            "ctx.go": "package lib\n\ntype Ctx struct{}\n\n"
+            "func (c *Ctx) Param(key string) string { return key }\n",
+        }
+        self.make_repository(files)
+        (self.repo / "app").mkdir()
+        (self.repo / "app" / "main.go").write_text(
+            'package main\n\nimport "example.com/lib/v2"\n\n'
+            'func handle() string {\n\treturn lib.Param("id")\n}\n'
+        )
+        self.commit()
+
+    def test_a_versioned_import_path_binds_the_package_name(self) -> None:
+        self.assertEqual(go_package_name("github.com/go-chi/chi/v5"), "chi")
+        self.assertEqual(go_package_name("gopkg.in/yaml.v3"), "yaml")
+        self.assertEqual(go_package_name("example.com/v1"), "v1")  # v1 is no suffix
+        self.assertEqual(self.callers_of("Param"), {"handle": "Param"})  # not Ctx.Param
