@@ -74,6 +74,25 @@ class ImportsTests(SynchronousTestCase):
         found = [d["source_file"] for d in data.data["dependencies"]]
         self.assertEqual(found, ["src/pkg_x/user.py"])
 
+    def test_importers_of_a_file_are_the_imports_resolved_to_it(self):
+        data = call(self.conn, ROUTE, {"query_type": "importers", "target_file": "pkg/b.py"})
+        found = [(d["source_file"], d["target_file"]) for d in data.data["dependencies"]]
+        self.assertEqual(found, [("pkg/a.py", "pkg/b.py")])
+
+    def test_importers_of_a_go_file_are_the_importers_of_its_package(self):
+        index, repo = self.index, self.repo
+        auth = index.file(repo, "mw/auth.go", "package mw\n", language="go")
+        index.file(repo, "mw/throttle.go", "package mw\n", language="go")
+        index.file(repo, "mw/sub/x.go", "package sub\n", language="go")
+        main = index.file(repo, "cmd/main.go", 'import "example.com/m/mw"\n', language="go")
+        index.import_row(repo, main, "example.com/m/mw", 1, resolved_file_id=auth)
+        index.writer.commit()
+        body = {"query_type": "importers", "target_file": "mw/throttle.go"}
+        found = [d["source_file"] for d in call(self.conn, ROUTE, body).data["dependencies"]]
+        self.assertEqual(found, ["cmd/main.go"])
+        body["target_file"] = "mw/sub/x.go"  # another package: nobody imports it
+        self.assertEqual(call(self.conn, ROUTE, body).data["dependencies"], [])
+
     def test_package_imports_are_distinct(self):
         data = call(self.conn, ROUTE, {"query_type": "package_imports", "repo_id": "shop"}).data
         self.assertEqual(
@@ -122,7 +141,8 @@ class ImportsTests(SynchronousTestCase):
             ),
             (
                 {"target_file": "a.py"},
-                "target_file is supported only for file_import_cycles and cross_module_calls",
+                "target_file is supported only for importers, file_import_cycles,"
+                " cross_module_calls",
             ),
             (
                 {"repo_id": "shop", "query_type": "file_import_cycles", "language": "go"},

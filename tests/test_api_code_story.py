@@ -113,6 +113,7 @@ class StoryTests(SynchronousTestCase):
         self.assertEqual(row["definition_entity_id"], row["source_id"])
         self.assertEqual(data["definition_groups"][0]["edge_count"], 1)
         self.assertIsNone(data["summary"]["next_offset"])
+        self.assertEqual(data["coverage"]["missing_edge_reason"], "complete")
 
     def test_class_hierarchy_of_child(self):
         data = self.story(target="Child", query_type="class_hierarchy", direction="both").data

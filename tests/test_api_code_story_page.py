@@ -228,6 +228,8 @@ class StoryGroupedByDefinitionTests(SynchronousTestCase):
         self.assertEqual(data["summary"]["next_offset"], 20)
         self.assertEqual(data["summary"]["definition_count"], 3)
         self.assertEqual(data["summary"]["definitions_with_relationships"], 2)
+        # every definition's rows were read: more rows are a page away, none are missing
+        self.assertEqual(data["coverage"]["missing_edge_reason"], "truncated_by_limit")
 
     def test_paging_a_shared_name_serves_every_row_once_in_the_unpaged_order(self):
         whole = self.story(target="write", direction="incoming", limit=200)

@@ -119,13 +119,14 @@ class DefaultSurfaceTests(SynchronousTestCase):
 
     def test_the_importers_of_a_file_are_asked_the_way_the_description_says(self):
         description = self.served.get("investigate_import_dependencies").description
-        self.assertNotIn("target_file or target_module", description)
+        self.assertIn("target_file, the imports resolved to it", description)
         self.assertIn("find_importers", description)
-        refused = self.ask(
+        by_file = self.ask(
             "investigate_import_dependencies",
             {"query_type": "importers", "target_file": "pkg/service.py"},
         )
-        self.assertTrue(refused.get("isError"))
+        self.assertFalse(by_file.get("isError"))
+        self.assertIn("pkg/helpers.py", by_file["content"][0]["text"])
         answer = self.ask(
             "analyze_code_relationships",
             {"query_type": "find_importers", "target": "pkg/service.py"},

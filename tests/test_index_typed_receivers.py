@@ -2,6 +2,8 @@
 constructed type, or say they cannot (ambiguous), never by file or directory proximity."""
 
 from eshu_mcp.query.local.index.build import generation_write
+from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve.bindings import go_package_name
 from eshu_mcp.query.local.index.store.database import open_reader
 
 from .test_index_receivers import EditedRepositoryCase, IndexedSourcesCase
@@ -793,3 +795,59 @@ class BarrelsAcrossGenerationsTests(EditedRepositoryCase):
             " WHERE e.type = 'CALLS' AND t.entity_name = 'realWork'"
         ).fetchone()
         self.assertEqual(line, 3)
+
+
+class GoStandardLibraryMethodNamesTests(EditedRepositoryCase):
+    """A Go method named like one of net/http's or context's (``r.Context().Value(k)``) on a
+    receiver of unknown type is not the one repository method of that name."""
+
+    def setUp(self) -> None:
+        files = {
+            "go.mod": "module example.com/m\n",
+            "tree.go": "package m\n\ntype endpoints map[int]string\n\n"
+            "func (s endpoints) Value(k int) string { return s[k] }\n",
+            "mux.go": 'package m\n\nimport "net/http"\n\n'
+            "func route(r *http.Request) {\n\t_ = r.Context().Value(1)\n}\n\n"
+            "func lookup(s endpoints) string {\n\treturn s.Value(1)\n}\n",
+        }
+        self.make_repository(files)
+
+    def test_context_value_is_not_linked_to_the_repository_method_for_sure(self) -> None:
+        self.assertTrue(index_repositories(self.db, [self.repo], workers=1).ok)
+        conn = open_reader(self.db)
+        self.addCleanup(conn.close)
+        rows = conn.execute(
+            "SELECT s.entity_name, e.resolution_method FROM edges e"
+            " JOIN entities s ON s.entity_id = e.source_id"
+            " JOIN entities t ON t.entity_id = e.target_id"
+            " WHERE e.type = 'CALLS' AND t.entity_name = 'Value'"
+        ).fetchall()
+        methods = dict(rows)
+        self.assertEqual(methods["lookup"], "type_inferred")  # s is declared endpoints
+        self.assertEqual(methods.get("route", "ambiguous"), "ambiguous")  # maybe context's
+
+
+class GoMajorVersionImportsTests(EditedRepositoryCase):
+    """``import "example.com/lib/v2"`` binds the package's name (``lib``), not ``v2``: a
+    package-qualified call reaches the package's function, not a method named alike."""
+
+    def setUp(self) -> None:
+        files = {
+            "go.mod": "module example.com/lib/v2\n",
+            "lib.go": "package lib\n\nfunc Param(key string) string { return key }\n",
+            "ctx.go": "package lib\n\ntype Ctx struct{}\n\n"
+            "func (c *Ctx) Param(key string) string { return key }\n",
+        }
+        self.make_repository(files)
+        (self.repo / "app").mkdir()
+        (self.repo / "app" / "main.go").write_text(
+            'package main\n\nimport "example.com/lib/v2"\n\n'
+            'func handle() string {\n\treturn lib.Param("id")\n}\n'
+        )
+        self.commit()
+
+    def test_a_versioned_import_path_binds_the_package_name(self) -> None:
+        self.assertEqual(go_package_name("github.com/go-chi/chi/v5"), "chi")
+        self.assertEqual(go_package_name("gopkg.in/yaml.v3"), "yaml")
+        self.assertEqual(go_package_name("example.com/v1"), "v1")  # v1 is no suffix
+        self.assertEqual(self.callers_of("Param"), {"handle": "Param"})  # not Ctx.Param

@@ -89,6 +89,35 @@ def _module_files(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[int]:
     return exact or [row[0] for row in rows]
 
 
+PACKAGE_IMPORT_LANGUAGES = ("go",)
+"""Languages whose import names a directory's package: it resolves to one of its files."""
+
+
+def _target_files(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[int]:
+    """The files an import of ``target_file`` resolves to: that file, or for a Go file any
+    file of its package (its directory), since a Go import names the package."""
+    clause, params = repo_clause("repo_id", scope["repo_id"])
+    rows = conn.execute(
+        f"SELECT file_id, language, relative_path FROM files WHERE {clause}"
+        " AND relative_path = ? LIMIT ?",
+        [*params, scope["target_file"], MODULE_FILE_CAP],
+    ).fetchall()
+    found = [row[0] for row in rows]
+    for _, language, path in rows:
+        if language in PACKAGE_IMPORT_LANGUAGES:
+            directory = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+            found += [
+                file_id
+                for file_id, sibling in conn.execute(
+                    f"SELECT file_id, relative_path FROM files WHERE {clause}"
+                    " AND language = ? AND relative_path LIKE ? ESCAPE '\\' LIMIT ?",
+                    [*params, language, _like(directory) + "%", MODULE_FILE_CAP],
+                )
+                if "/" not in sibling[len(directory) :]
+            ]
+    return sorted(set(found))
+
+
 def _ceiling(rows: list[Any]) -> None:
     if len(rows) > CANDIDATE_CEILING:
         raise ApiError(
@@ -114,6 +143,10 @@ def _import_rows(
     if scope["source_file"]:
         where.append("f.relative_path = ?")
         params.append(scope["source_file"])
+    if scope["target_file"]:
+        files = _target_files(conn, scope) or [-1]
+        where.append(f"i.resolved_file_id IN ({','.join('?' * len(files))})")
+        params += files
     if scope["target_module"]:
         defining = _module_files(conn, scope)
         by_file = f" OR i.resolved_file_id IN ({','.join('?' * len(defining))})" if defining else ""
@@ -184,7 +217,9 @@ def import_cycles(
     """
     rows = [
         r
-        for r in _import_rows(conn, {**scope, "source_file": "", "target_module": ""}, capped)
+        for r in _import_rows(
+            conn, {**scope, "source_file": "", "target_module": "", "target_file": ""}, capped
+        )
         if r["resolved_file_id"] is not None and r["language"] == "python"
     ]
     pairs = {(row["file_id"], row["resolved_file_id"]) for row in rows}
@@ -311,6 +346,10 @@ def cross_module_calls(conn: sqlite3.Connection, scope: dict[str, Any]) -> list[
     return rows
 
 
+TARGET_FILE_QUERIES = ("importers", "file_import_cycles", "cross_module_calls")
+"""Questions ``target_file`` narrows (importers: the imports resolved to that file)."""
+
+
 def _validate(fields: RequestFields) -> tuple[str, dict[str, Any]]:
     query_type = fields.string("query_type").strip() or "imports_by_file"
     if query_type not in QUERY_TYPES:
@@ -341,10 +380,8 @@ def _validate(fields: RequestFields) -> tuple[str, dict[str, Any]]:
             400,
             "one of repo_id, source_file, target_file, source_module, or target_module is required",
         )
-    if scope["target_file"] and query_type not in ("file_import_cycles", "cross_module_calls"):
-        raise ApiError(
-            400, "target_file is supported only for file_import_cycles and cross_module_calls"
-        )
+    if scope["target_file"] and query_type not in TARGET_FILE_QUERIES:
+        raise ApiError(400, "target_file is supported only for " + ", ".join(TARGET_FILE_QUERIES))
     if query_type == "file_import_cycles" and scope["language"].lower() not in ("", "python"):
         raise ApiError(
             400, "file_import_cycles currently supports python module-name cycle detection"

@@ -6,6 +6,7 @@ module is external). Feeds the ``import_binding`` tier of call and base resoluti
 from __future__ import annotations
 
 import posixpath
+import re
 import sqlite3
 from collections import defaultdict
 
@@ -145,6 +146,23 @@ def resolve_rows(
     return changed_files
 
 
+GO_MAJOR_VERSION = re.compile(r"v[2-9]|v[1-9][0-9]+")
+"""A Go import path's major version element (``.../chi/v5``), which names no package."""
+
+
+def go_package_name(import_path: str) -> str:
+    """The name a Go import binds when it has no alias: the path's last element, less a
+    major version suffix (``github.com/go-chi/chi/v5`` -> ``chi``, ``gopkg.in/yaml.v3`` ->
+    ``yaml``)."""
+    parts = [part for part in import_path.split("/") if part]
+    if len(parts) > 1 and GO_MAJOR_VERSION.fullmatch(parts[-1]):
+        parts.pop()
+    last = parts[-1] if parts else import_path
+    if import_path.startswith("gopkg.in/"):
+        last = last.split(".v", 1)[0]
+    return last
+
+
 def _bind(
     bindings: FileBindings,
     record: ImportRecord,
@@ -165,7 +183,7 @@ def _bind(
                 for path, fid in index.by_dir.get(directory, ())
                 if path.endswith(".go") and not path.endswith("_test.go")
             )
-        local = alias or module.rsplit("/", 1)[-1]
+        local = alias or go_package_name(module)
         if local not in ("_", "."):
             names[local] = Binding(files, None, line)
         elif local == ".":

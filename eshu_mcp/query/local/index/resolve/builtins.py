@@ -43,7 +43,8 @@ TYPE_METHODS: dict[str, frozenset[str]] = {
     ),
     "go": _words(
         """Error String Close Read Write Lock Unlock RLock RUnlock Wait Done Add Err Len Get
-        Set Load Store Delete Range Seek Flush Sync WriteString Printf Println"""
+        Set Load Store Delete Range Seek Flush Sync WriteString Printf Println Value Deadline
+        Header WriteHeader Context WithContext Unwrap"""
     ),
 }
 """Methods of the standard library's common types, per language family: an untyped

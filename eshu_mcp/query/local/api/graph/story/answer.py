@@ -288,8 +288,8 @@ def relationship_story(
         data["summary"]["groups_with_rows"] = sum(1 for g in grouping.groups if g["returned"])
     if req["token_budget"]:
         data["summary"]["token_budget"] = req["token_budget"]
-    if resolution is not None and resolution["status"] != "resolved":
-        reason = "target_unresolved"
+    if resolution is not None and resolution["status"] != "resolved" and grouping is None:
+        reason = "target_unresolved"  # grouped: every definition's rows were read
     elif sum(available.values()) == 0 and floored == 0:
         reason = "no_relationships_found"
     elif floored == 0:
