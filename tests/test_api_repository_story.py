@@ -129,6 +129,18 @@ class StoryTests(SynchronousTestCase):
             [("create_charge", "app/api.py"), ("main", "examples/demo.py")],
         )
 
+    def test_a_tutorial_program_comes_after_the_repository_api(self):
+        index = self.ids["index"]
+        lesson = index.file(
+            self.ids["repo"], "tutorials/basics/main.go", "func main() {}\n", language="go"
+        )
+        index.entity(
+            lesson, "Function", "main", 1, 1, metadata={"dead_code_root_kinds": ["go.entrypoint"]}
+        )
+        index.writer.commit()
+        entries = self.client.get("/repositories/payments/context").json()["api_surface"]
+        self.assertEqual([e["name"] for e in entries["entry_points"]], ["create_charge", "main"])
+
     def test_what_a_typescript_index_module_exports_leads_the_api_surface(self):
         index = self.ids["index"]
         repo = self.ids["repo"]

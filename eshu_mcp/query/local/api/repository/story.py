@@ -72,6 +72,8 @@ _SAMPLE_FOLDERS = frozenset(
         "demos",
         "samples",
         "sample",
+        "tutorials",
+        "tutorial",
         "benchmarks",
         "benchmark",
         "bench",
