@@ -99,13 +99,21 @@ def _public_modules(conn: sqlite3.Connection, repo_ids: list[str]) -> Modules:
             f"SELECT file_id, content FROM files WHERE {clause} AND instr(content, '__all__')",
             clause_params,
         ):
-            declared = _ALL.findall(content or "")
-            if declared:
-                exported[file_id] = frozenset(_QUOTED.findall(" ".join(declared)))
+            declared = declared_all(content or "")
+            if declared is not None:
+                exported[file_id] = frozenset(declared)
     return {
         file_id: (module, exported.get(file_id), posixpath.basename(paths[file_id][1]))
         for file_id, module in public.items()
     }
+
+
+def declared_all(content: str) -> list[str] | None:
+    """The names a Python module's ``__all__`` lists, in order, or None when it has none."""
+    declared = _ALL.findall(content)
+    if not declared:
+        return None
+    return list(dict.fromkeys(_QUOTED.findall(" ".join(declared))))
 
 
 def _public_path(path: str) -> bool:

@@ -72,6 +72,8 @@ _SAMPLE_FOLDERS = frozenset(
         "demos",
         "samples",
         "sample",
+        "tutorials",
+        "tutorial",
         "benchmarks",
         "benchmark",
         "bench",
@@ -93,13 +95,16 @@ def _entry_rank(kinds: list[str]) -> int | None:
     return 0 if any(k.endswith(("entrypoint", "main_method", "main_function")) for k in kept) else 1
 
 
-def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str, Any]], int]:
+def entry_points(
+    conn: sqlite3.Connection, repo_id: str
+) -> tuple[list[dict[str, Any]], int, dict[str, int]]:
     """
     Ways into the repository's code: ``main`` functions and other entry points first, then
-    the API surface (what Python packages export, exports, handlers), then those of
-    examples and benchmarks; never the dunder
+    the API surface (what Python, JavaScript and Go packages hand on, exports, handlers),
+    then those of examples and benchmarks; never the dunder
     methods, properties and overrides that are dead-code roots only because something
-    calls them implicitly. The first :data:`TOP_LIMIT`, and how many there are.
+    calls them implicitly. The first :data:`TOP_LIMIT`, how many there are, and how many
+    names each package entry hands on.
     """
     found: list[tuple[float, int, str, int, dict[str, Any]]] = []
     rows = conn.execute(
@@ -144,7 +149,30 @@ def entry_points(conn: sqlite3.Connection, repo_id: str) -> tuple[list[dict[str,
             rank += 2  # an example's or a benchmark's: after the repository's own
         found.append((rank, row["is_test"], row["relative_path"], row["start_line"], item))
     found.sort(key=lambda entry: entry[:4])
-    return [entry[-1] for entry in found[:TOP_LIMIT]], len(found)
+    handed_on: dict[str, int] = {}
+    for item in exported:
+        handed_on[item["exported_by"]] = handed_on.get(item["exported_by"], 0) + 1
+    return [entry[-1] for entry in found[:TOP_LIMIT]], len(found), handed_on
+
+
+def _entry_summary(entries: list[dict[str, Any]], total: int, handed_on: dict[str, int]) -> str:
+    """What the entry-point section lists, and in which order."""
+    if not entries:
+        return "no main function, export or handler was found"
+    shown = f", the first {len(entries)} listed" if total > len(entries) else ""
+    if not handed_on:
+        order = "main functions first, then the API surface (exports, handlers)"
+    else:
+        packages = sorted(handed_on.items(), key=lambda item: (-item[1], item[0]))
+        named = ", ".join(
+            f"{'the root package' if by == '.' else by}: {count}" for by, count in packages[:3]
+        )
+        more = f" and {len(packages) - 3} more" if len(packages) > 3 else ""
+        order = (
+            f"main functions first, then what the packages hand on ({named}{more}), then the"
+            " other exports and handlers"
+        )
+    return f"{total} entry points{shown}: {order}; examples and tests last"
 
 
 def relationship_totals(conn: sqlite3.Connection, repo_id: str) -> dict[str, int]:
@@ -184,7 +212,7 @@ def repository_context(ctx: ApiContext) -> Answer:
     repo = require_repository(ctx)
     repo_id = repo["repo_id"]
     languages = language_breakdown(ctx.conn, repo_id)
-    entries, entry_total = entry_points(ctx.conn, repo_id)
+    entries, entry_total, _ = entry_points(ctx.conn, repo_id)
     totals = relationship_totals(ctx.conn, repo_id)
     data = {
         "repository": catalog_row(repo),
@@ -220,7 +248,7 @@ def repository_story(ctx: ApiContext) -> Answer:
     files = _count(ctx.conn, "SELECT COUNT(*) FROM files WHERE repo_id = ?", repo_id)
     entities = _count(ctx.conn, "SELECT COUNT(*) FROM entities WHERE repo_id = ?", repo_id)
     languages = language_breakdown(ctx.conn, repo_id)
-    entries, entry_total = entry_points(ctx.conn, repo_id)
+    entries, entry_total, handed_on = entry_points(ctx.conn, repo_id)
     totals = relationship_totals(ctx.conn, repo_id)
     modules = top_modules(ctx.conn, repo_id)
     main = languages[0]["language"] if languages else "no recognised language"
@@ -234,14 +262,7 @@ def repository_story(ctx: ApiContext) -> Answer:
         {
             "id": "entry_points",
             "title": "Entry points",
-            "summary": (
-                f"{entry_total} entry points"
-                + (f", the first {len(entries)} listed" if entry_total > len(entries) else "")
-                + ": main functions first, then the API surface (package exports, exports,"
-                " handlers)"
-                if entries
-                else "no main function, export or handler was found"
-            ),
+            "summary": _entry_summary(entries, entry_total, handed_on),
             "items": entries,
         },
         {
