@@ -1,4 +1,4 @@
-"""Tests for eshu_mcp.query.local.index.resolve.calls: extension methods."""
+"""Tests for eshu_mcp.query.local.index.resolve.calls: extension methods, Go package calls."""
 
 import shutil
 import tempfile
@@ -7,6 +7,7 @@ from pathlib import Path
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.resolve.bindings import go_package_name
 from eshu_mcp.query.local.index.store.database import open_reader
 from tests.test_index_indexer import git
 
@@ -196,3 +197,89 @@ class RenamedExportTests(SynchronousTestCase):
         self.assertEqual(
             conn.execute("SELECT COUNT(*) FROM modules WHERE name = ''").fetchone()[0], 0
         )
+
+
+GO_PACKAGES = {
+    "go.mod": "module example.com/shop\n\ngo 1.21\n",
+    "store/store.go": (
+        "package store\n\n"
+        "type Failure struct{ msg string }\n\n"
+        "func (f *Failure) Error() string { return f.msg }\n\n"
+        "func (f *Failure) Reset() {}\n\n"
+        "func Open(path string) *Failure { return &Failure{msg: path} }\n\n"
+        "func ToUpper(s string) string { return s }\n"
+    ),
+    "web/web.go": (
+        "package web\n\n"
+        "import (\n"
+        '\t"net/http"\n\n'
+        '\t"example.com/shop/store"\n'
+        '\tdb "example.com/shop/store"\n'
+        '\t"github.com/mattn/go-colorable"\n'
+        '\t. "strings"\n'
+        '\t_ "embed"\n'
+        ")\n\n"
+        "func Serve(w http.ResponseWriter, r *http.Request) {\n"
+        '\thttp.Error(w, "no", 500)\n'  # line 14
+        '\tstore.Open("a")\n'
+        '\tdb.Open("b")\n'
+        "\tstore.Reset()\n"
+        "\tdb.Reset()\n"
+        "\tcolorable.Reset()\n"
+        "\thttp.DefaultClient.Reset()\n"
+        '\tToUpper("x")\n'
+        "}\n"
+    ),
+}
+
+
+class GoPackageCallTests(SynchronousTestCase):
+    def test_a_package_qualified_call_never_falls_back_to_a_method_by_name(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = tmp / "repo"
+        for path, content in GO_PACKAGES.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(content)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "fixture")
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        edges = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT e.line_number, t.qualified_name, e.resolution_method FROM edges e"
+                " JOIN entities t ON t.entity_id = e.target_id WHERE e.type = 'CALLS'"
+            )
+        }
+        unresolved = {
+            tuple(row)
+            for row in conn.execute(
+                "SELECT c.line_number, c.full_name, u.reason FROM unresolved_calls u"
+                " JOIN call_sites c USING (call_id)"
+            )
+        }
+        # the store package's functions, under its name and under an alias
+        self.assertEqual(edges, {(15, "Open", "import_binding"), (16, "Open", "import_binding")})
+        self.assertEqual(
+            unresolved,
+            {
+                (14, "http.Error", "external"),  # not Failure.Error
+                (17, "store.Reset", "no_definition"),  # the package has no function Reset:
+                (18, "db.Reset", "no_definition"),  # not the method Failure.Reset
+                (19, "colorable.Reset", "external"),  # go-colorable's package is colorable
+                (20, "http.DefaultClient.Reset", "external"),  # a value of net/http
+                (21, "ToUpper", "external"),  # strings', dot-imported; not store's
+            },
+        )
+
+    def test_an_import_path_no_package_can_be_named_binds_its_conventional_name(self) -> None:
+        self.assertEqual(go_package_name("github.com/mattn/go-isatty"), "isatty")
+        self.assertEqual(go_package_name("github.com/dgrijalva/jwt-go"), "jwt")
+        self.assertEqual(go_package_name("github.com/satori/go.uuid"), "uuid")
+        self.assertEqual(go_package_name("example.com/yaml.v2"), "yaml")
+        self.assertEqual(go_package_name("example.com/mini-redis"), "miniredis")
+        self.assertEqual(go_package_name("github.com/google/uuid"), "uuid")

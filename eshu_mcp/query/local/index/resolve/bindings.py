@@ -150,16 +150,27 @@ GO_MAJOR_VERSION = re.compile(r"v[2-9]|v[1-9][0-9]+")
 """A Go import path's major version element (``.../chi/v5``), which names no package."""
 
 
+GO_NAME_PADDING = re.compile(r"^go[-.]|[-.]go$|\.v[0-9]+$")
+GO_NAME_SEPARATORS = re.compile(r"[-.]")
+GO_OUTSIDE_DOT_IMPORT = "."
+"""The name bound in a Go file that dot-imports a package outside the repository (no
+identifier can be ``.``): its bare calls may run that package's functions."""
+
+
 def go_package_name(import_path: str) -> str:
     """The name a Go import binds when it has no alias: the path's last element, less a
     major version suffix (``github.com/go-chi/chi/v5`` -> ``chi``, ``gopkg.in/yaml.v3`` ->
-    ``yaml``)."""
+    ``yaml``); for an element no package can be named, the conventional name
+    (``github.com/mattn/go-isatty`` -> ``isatty``, ``github.com/satori/go.uuid`` -> ``uuid``)."""
     parts = [part for part in import_path.split("/") if part]
     if len(parts) > 1 and GO_MAJOR_VERSION.fullmatch(parts[-1]):
         parts.pop()
     last = parts[-1] if parts else import_path
     if import_path.startswith("gopkg.in/"):
         last = last.split(".v", 1)[0]
+    if not last.isidentifier():  # no package can be named so: the conventional name
+        last = GO_NAME_PADDING.sub("", last)
+        last = "".join(GO_NAME_SEPARATORS.split(last)) or last
     return last
 
 
@@ -188,6 +199,8 @@ def _bind(
             names[local] = Binding(files, None, line)
         elif local == ".":
             bindings.star[record.file_id].extend(files)
+            if not files:
+                names.setdefault(GO_OUTSIDE_DOT_IMPORT, Binding((), None, line))
         return
     if name == "*":
         if alias:  # ``import * as ns``: the module under one name, not its names in scope

@@ -20,7 +20,7 @@ from attrs import define
 
 from eshu_mcp.query.local.index.parse.extractors.core import ALIAS
 from eshu_mcp.query.local.index.parse.registry import LANGUAGES, family_of, keys_with
-from eshu_mcp.query.local.index.resolve.bindings import FileBindings
+from eshu_mcp.query.local.index.resolve.bindings import GO_OUTSIDE_DOT_IMPORT, FileBindings
 from eshu_mcp.query.local.index.resolve.builtins import is_builtin, runs_outside
 from eshu_mcp.query.local.index.resolve.declared_receivers import declared_receiver
 from eshu_mcp.query.local.index.resolve.java_types import receiver_class
@@ -71,6 +71,8 @@ STATIC_IMPORTS = keys_with(static_imports=True)
 """Languages whose imports bring a class's static methods in (``import static a.b.C.m``)."""
 DECLARED_RESULTS = keys_with(declared_results=True)
 """Languages whose method signatures state a result type, typing calls on call results."""
+PACKAGE_QUALIFIED = frozenset(language.key for language in LANGUAGES if language.imports == "go")
+"""Languages whose ``pkg.F()`` names an imported package's function, never a method."""
 
 
 @define
@@ -528,6 +530,12 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
                 return one_of(pool, arity, "import_binding")
         if pool:
             return pool[0], "import_binding"
+        if receiver is not None and inferred is None and language in PACKAGE_QUALIFIED:
+            return None, "no_definition"  # the repository's package lacks it: no method's
+    elif receiver is not None and language in PACKAGE_QUALIFIED:
+        package = bindings.lookup(file_id, receiver.split(".", 1)[0])
+        if package is not None and not package.file_ids:  # ``http.DefaultClient.Do()``,
+            return None, "external"  # ``time.Now().Unix()``: an outside package's value
     elif receiver is None and bindings.star.get(file_id):
         pool = catalog.callables.in_files(name, bindings.star[file_id])
         if pool:
@@ -601,6 +609,12 @@ def resolve_call(call, catalog: Catalog, bindings: FileBindings, language_of: di
             # a builtin's name that the file neither defines nor imports is the builtin
             # (``fetch()`` in a module, whatever functions named fetch tests define)
             return None, "builtin"
+        if (
+            method not in ("same_file", "scope_unique_name")
+            and language in PACKAGE_QUALIFIED
+            and bindings.lookup(file_id, GO_OUTSIDE_DOT_IMPORT) is not None
+        ):
+            return None, "external"  # ``. "strings"``: not another package's function
     else:
         if runs_outside(language, receiver) and not catalog.types.get(receiver.split(".")[0]):
             return None, "external"  # ``Keyword.get``: the standard library's, not a method
