@@ -4,10 +4,12 @@ One-file builds that move definitions, against one that appends one, in the same
 Builds (or reuses, in --keep) the synthetic monorepo of ``bench_scale.py`` (COPIES renamed
 copies of Twisted) and its full index, then, in this process and as the daemon's builder
 child does (graph inputs kept between builds, warmed first, the watcher's changed path
-given), makes EDITS rounds of four one-file builds of ``twisted_c00/internet/defer.py``:
-a line inserted at the top (every definition below moves), the line removed again, a
-function appended (the baseline: nothing moves), the function removed. Reports each kind's
-median CPU seconds and files re-resolved, and the ratio of a move to an append. Usage:
+given), makes EDITS rounds of six one-file builds of ``twisted_c00/internet/defer.py``:
+a line inserted at the top (every definition below moves), the line removed again, a new
+function inserted at the top (one definition added, every other one moves), that function
+removed again, a function appended (the baseline: nothing moves), the function removed.
+Reports each kind's median CPU seconds and files re-resolved, and the ratios of a move and
+of an insertion to an append. Usage:
 ``python scripts/bench_moves.py [--copies 5] [--edits 3] [--keep DIR] [--json]``.
 """
 
@@ -30,6 +32,7 @@ from eshu_mcp.query.local.index.resolve import input_cache
 EDITED = "twisted_c00/internet/defer.py"
 TOP_LINE = "# a line inserted at the top moves every definition below it\n"
 APPENDED = "\n\ndef bench_moves_appended(value):\n    return value\n"
+INSERTED = "def bench_moves_inserted(value):\n    return value\n\n\n"
 
 
 def cpu_seconds() -> float:
@@ -67,6 +70,8 @@ def main() -> None:
     runs: dict[str, list[tuple[float, int]]] = {
         "move": [],
         "move_back": [],
+        "insert": [],
+        "insert_back": [],
         "append": [],
         "append_back": [],
     }
@@ -74,6 +79,8 @@ def main() -> None:
         for _ in range(options.edits):
             runs["move"].append(build(db, repo, TOP_LINE + original))
             runs["move_back"].append(build(db, repo, original))
+            runs["insert"].append(build(db, repo, INSERTED + original))
+            runs["insert_back"].append(build(db, repo, original))
             runs["append"].append(build(db, repo, original + APPENDED))
             runs["append_back"].append(build(db, repo, original))
     finally:
@@ -91,6 +98,9 @@ def main() -> None:
         "builds": figures,
         "move_over_append_cpu": round(
             figures["move"]["cpu_s_median"] / figures["append"]["cpu_s_median"], 2
+        ),
+        "insert_over_append_cpu": round(
+            figures["insert"]["cpu_s_median"] / figures["append"]["cpu_s_median"], 2
         ),
     }
     print_result(result, options.json)

@@ -232,9 +232,86 @@ class MovedDefinitionsTests(SynchronousTestCase):
         )
         self.assertGreater(second.edges["rebuilt_files"], 1)
 
-    def test_a_new_definition_above_the_others_is_resolved_again(self) -> None:
+    def test_a_new_function_inserted_at_the_top_rebuilds_only_the_edited_file(self) -> None:
         second = self.edit_and_compare(lambda text: "def early():\n    return 0\n\n\n" + text)
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_a_new_function_inserted_in_the_middle_with_inputs_kept(self) -> None:
+        second = self.edit_and_compare(
+            lambda text: text.replace(
+                "@decorate\n", "def tune(engine):\n    return engine.speed\n\n\n@decorate\n"
+            ),
+            keep=True,
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_a_new_method_above_another_with_inputs_kept(self) -> None:
+        second = self.edit_and_compare(
+            lambda text: text.replace(
+                "    def spin(self):\n        return helper",
+                "    def brake(self):\n        return 0\n\n"
+                "    def spin(self):\n        return helper",
+            ),
+            keep=True,
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_a_removed_function_is_resolved_again_where_it_is_called(self) -> None:
+        # launch goes (its callers resolve again), the rest move: eight users and the library
+        second = self.edit_and_compare(
+            lambda text: "# moved\n" + text[: text.index("@decorate\ndef launch")]
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 9)
+
+    def test_a_function_inserted_and_another_removed_between_moves_with_inputs_kept(
+        self,
+    ) -> None:
+        second = self.edit_and_compare(
+            lambda text: "def early():\n    return helper(0)\n\n\n" + text,
+            lambda text: text.replace("def early():\n    return helper(0)\n\n\n", "\n\n"),
+            lambda text: text.replace(
+                "class Engine:", "def tune(engine):\n    return engine.spin()\n\n\nclass Engine:"
+            ),
+            lambda text: "# top\n" + text + "\n\ndef late():\n    return tune(Engine())\n",
+            keep=True,
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 1)
+
+    def test_a_new_function_named_as_a_kept_method_takes_the_wide_path(self) -> None:
+        # a module-level start numbered after Engine.start would differ from a full build
+        second = self.edit_and_compare(lambda text: "def start():\n    return 0\n\n\n" + text)
         self.assertGreater(second.edges["rebuilt_files"], 1)
+
+    def test_a_new_namesake_in_the_middle_with_inputs_kept_takes_the_wide_path(self) -> None:
+        second = self.edit_and_compare(
+            lambda text: text.replace(
+                "class Engine:", "def helper(value):\n    return value\n\n\nclass Engine:"
+            ),
+            keep=True,
+        )
+        self.assertGreater(second.edges["rebuilt_files"], 1)
+
+    def test_a_new_namesake_method_above_a_kept_one_takes_the_wide_path(self) -> None:
+        # numbered after the kept spin, it would lose the tie a full build gives it (the
+        # edges differ from a full build's when this edit keeps the other nodes)
+        second = self.edit_and_compare(
+            lambda text: text.replace(
+                "    def start(self):",
+                "    def spin(self):\n        return 0\n\n    def start(self):",
+            )
+        )
+        self.assertGreater(second.edges["rebuilt_files"], 1)
+
+    def test_a_function_resigned_in_place_while_another_is_added(self) -> None:
+        # launch's new definition has its old id (same line and name): its node is renewed
+        second = self.edit_and_compare(
+            lambda text: (
+                text.replace("def launch(engine: Engine)", "def launch(engine, again=0)")
+                + "\n\ndef late():\n    return 3\n"
+            ),
+            keep=True,
+        )
+        self.assertEqual(second.edges["rebuilt_files"], 9)
 
     def test_a_definition_moving_onto_the_line_of_its_namesake_takes_its_place(self) -> None:
         # the two helpers are four lines apart: the first one's new id is the second's old one

@@ -35,7 +35,7 @@ from eshu_mcp.query.local.index.store.generations import (
     repository_key,
 )
 from eshu_mcp.query.local.index.store.identity import repository_slug
-from eshu_mcp.query.local.index.store.moved import moved_nids, rename_nodes
+from eshu_mcp.query.local.index.store.moved import Kept, kept_nodes, rename_nodes
 from eshu_mcp.query.local.index.store.writer import PreparedFile
 from eshu_mcp.query.local.index.walk.reading import read_bounded
 from eshu_mcp.query.local.index.walk.worktree import WalkedFile, WorkTree
@@ -261,7 +261,7 @@ class GenerationWrite:
             result, self.pending.generation_id, self.tree.head_commit, walked.mtime_ns
         )
         old: list[writer.OldEntity] = []
-        moved: list[int] | None = None
+        kept: Kept | None = None
         if row is None:
             file_id = self._new_file_id(walked.relative_path)
             self.new_files.append((file_id, self.repo_id, walked.relative_path, *values))
@@ -269,13 +269,22 @@ class GenerationWrite:
         else:
             file_id = row[1]
             self._note_hierarchy(file_id, prepared)
-            moved = moved_nids(self.conn, file_id, prepared)
+            kept = kept_nodes(self.conn, file_id, prepared)
             old = writer.clear_file(self.conn, file_id)
             writer.update_file(self.conn, file_id, values)
             file_nid = self._file_nid(file_id)
-        if moved is not None:  # the same definitions, moved: their nodes stay, renamed
-            nids = moved
-            rename_nodes(self.conn, nids, prepared.entity_ids)
+        if kept is not None:  # kept definitions' nodes stay, renamed; new ones numbered after
+            writer.forget_nodes(self.conn, kept.removed)
+            staying = [
+                (nid, eid)
+                for nid, eid in zip(kept.nids, prepared.entity_ids, strict=True)
+                if nid is not None
+            ]
+            rename_nodes(self.conn, [nid for nid, _ in staying], [eid for _, eid in staying])
+            nids = [
+                self.numbers.new(eid) if nid is None else nid
+                for nid, eid in zip(kept.nids, prepared.entity_ids, strict=True)
+            ]
         else:
             reuse = {e.entity_id: e.nid for e in old}
             nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]

@@ -2,56 +2,97 @@
 Definitions an edit only moved keep their node numbers.
 
 An entity's id carries its start line (Eshu's formula), so a line inserted near the top of a
-file gives every definition below it a new id. When a re-parsed file has the same definitions
-as before, in the same order and the same in everything resolution reads (type, name,
-enclosing definition, class, arity, signature, metadata), only their lines and bytes moved:
-each new definition takes the node number of the old one in its place, and the node is given
-its new id. Edges other files hold (stored by node number) then stay right, and the names of
-those definitions need not be resolved again anywhere.
+file gives every definition below it a new id. When a re-parsed file keeps definitions that
+are the same in everything resolution reads (type, name, enclosing definition, class, arity,
+signature, metadata), only their lines and bytes moved: each takes the node number of its
+old self, and the node is given its new id. Edges other files hold (stored by node number)
+then stay right, and the names of those definitions need not be resolved again anywhere.
+
+Definitions may be added and removed around the kept ones when the tie-breaks a full build
+gives stay the same. A full build numbers a file's definitions in the order the parser lists
+them, and resolution orders candidates by (file, node number) only among definitions of one
+name. So the kept definitions must appear in the same order among the old ones (by node
+number) and the new ones (as listed), and no added or removed definition may share its name
+with a kept one anywhere in the file: each name's definitions in the file are then all kept
+(their node numbers in the old, listed order) or all new (numbered afresh, in listed order).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from difflib import SequenceMatcher
+
+from attrs import frozen
 
 from eshu_mcp.query.local.index.store.writer import PARENT, PreparedFile
 
 MOVABLE_LANGUAGES = frozenset({"python"})
-"""Languages whose resolution reads lines only to order definitions of one file (Go's
+"""Languages whose resolution reads lines only to order definitions of one name (Go's
 IMPLEMENTS rows carry the struct's line, written by a resolve that may not revisit them)."""
 
 _OLD_ROWS = (
     "SELECT rid, entity_type, entity_name, start_line, start_byte, parent, class_context,"
     " cyclomatic_complexity, arg_count, signature, metadata FROM entity_rows WHERE file_id = ?"
+    " ORDER BY rid"
 )
 
 
-def moved_nids(conn: sqlite3.Connection, file_id: int, prepared: PreparedFile) -> list[int] | None:
-    """The old node number of each of ``prepared``'s entity rows when the file's definitions
-    only moved (see the module docstring), else None. Read before the file's rows are
-    cleared."""
+@frozen
+class Kept:
+    """Which definitions of a re-parsed file keep their nodes."""
+
+    nids: list[int | None]  # per new entity row: the old node number it keeps, or None (new)
+    removed: list[int]  # old node numbers no new definition keeps
+
+
+def kept_nodes(conn: sqlite3.Connection, file_id: int, prepared: PreparedFile) -> Kept | None:
+    """Each of ``prepared``'s entity rows' old node number when the file's kept definitions
+    only moved and additions and removals leave every tie-break as a full build's (see the
+    module docstring), else None. Read before the file's rows are cleared."""
     if prepared.parsed.language not in MOVABLE_LANGUAGES:
         return None
     new_rows = prepared.entity_rows
     old_rows = conn.execute(_OLD_ROWS, (file_id,)).fetchall()
-    if not old_rows or len(old_rows) != len(new_rows):
+    if not old_rows or not new_rows:
         return None
-    old_rows.sort(key=lambda r: (r[3], r[4] if r[4] is not None else -1, r[0]))
-    old_place = {row[0]: at for at, row in enumerate(old_rows)}
-    order = sorted(
-        range(len(new_rows)),
-        key=lambda i: (new_rows[i][2], new_rows[i][4] if new_rows[i][4] is not None else -1, i),
-    )
-    new_place = {row: at for at, row in enumerate(order)}
+    old_by_rid = {row[0]: row for row in old_rows}
+
+    def old_key(row: tuple) -> tuple:
+        parent = old_by_rid.get(row[5]) if row[5] is not None else None
+        enclosing = None if row[5] is None else (parent[1], parent[2]) if parent else ()
+        return (row[1], row[2], enclosing, *row[6:])
+
+    def new_key(row: tuple) -> tuple:
+        parent = None if row[PARENT] is None else new_rows[row[PARENT]]
+        return (row[0], row[1], None if parent is None else (parent[0], parent[1]), *row[7:])
+
+    old_keys = [old_key(row) for row in old_rows]
+    new_keys = [new_key(row) for row in new_rows]
+    if old_keys == new_keys:  # the same definitions in the same order
+        pairs = list(zip(range(len(old_rows)), range(len(new_rows)), strict=True))
+    else:
+        blocks = SequenceMatcher(None, old_keys, new_keys, autojunk=False).get_matching_blocks()
+        pairs = [(a + k, b + k) for a, b, size in blocks for k in range(size)]
+    if not pairs:
+        return None
     nids: list[int | None] = [None] * len(new_rows)
-    for at, row_index in enumerate(order):
-        old, new = old_rows[at], new_rows[row_index]
-        old_parent = None if old[5] is None else old_place.get(old[5], -1)
-        new_parent = None if new[PARENT] is None else new_place[new[PARENT]]
-        if (old[1], old[2], old_parent, *old[6:]) != (new[0], new[1], new_parent, *new[7:]):
+    kept_old: dict[int, int] = {}  # old row place -> new row place
+    for old_at, new_at in pairs:
+        nids[new_at] = old_rows[old_at][0]
+        kept_old[old_at] = new_at
+    new_of_rid = {old_rows[o][0]: n for o, n in kept_old.items()}
+    for old_at, new_at in kept_old.items():  # each kept one inside its old enclosing one
+        old_parent, new_parent = old_rows[old_at][5], new_rows[new_at][PARENT]
+        if (old_parent is None) != (new_parent is None):
             return None
-        nids[row_index] = old[0]
-    return nids  # type: ignore[return-value]
+        if old_parent is not None and new_of_rid.get(old_parent) != new_parent:
+            return None
+    kept_names = {old_rows[o][2] for o in kept_old}
+    removed = [row for at, row in enumerate(old_rows) if at not in kept_old]
+    added = [row for row, nid in zip(new_rows, nids, strict=True) if nid is None]
+    if any(row[2] in kept_names for row in removed) or any(row[1] in kept_names for row in added):
+        return None
+    return Kept(nids, [row[0] for row in removed])
 
 
 def rename_nodes(conn: sqlite3.Connection, nids: list[int], entity_ids: list[str]) -> None:
