@@ -397,35 +397,10 @@ def _unit_type(name: str) -> str | None:
     return name if name[:1].isupper() and not name.isupper() else None
 
 
-def _token_receiver(name: Node) -> str | None:
-    """The receiver of a chained call in a token tree (``a.b(x)`` of ``a.b(x).name()``), as
-    written; None when the chain does not start at a name or ``self``."""
-    separator = name.prev_sibling
-    for _ in range(16):
-        if separator is None or separator.type != ".":
-            return None
-        owner = separator.prev_sibling
-        if owner is None:
-            return None
-        if owner.type in ("identifier", "self"):
-            tokens = []
-            current = owner
-            while current is not None and current != name.prev_sibling:  # at most 48 tokens
-                tokens.append(text(current))
-                current = current.next_sibling
-            return "".join(tokens)
-        if owner.type != "token_tree" or not core.starts_with(owner, b"("):
-            return None
-        method = owner.prev_sibling
-        if method is None or method.type != "identifier":
-            return None
-        separator = method.prev_sibling
-    return None
-
-
-def _token_chain(name: Node, scope: Mapping[str, str]) -> str | None:
-    """The receiver type of a call inside a macro's token tree (``a.b().c()`` read from
-    tokens, right to left), where its start is a typed local or ``self``."""
+def _token_walk(name: Node) -> tuple[Node, list[str]] | None:
+    """Walk a chained call in a macro's token tree leftwards from the called ``name``
+    (``a.b(x).c().name()``): the chain's start (a name or ``self``) and the methods called
+    on it, nearest first; None when the chain does not start at a name or ``self``."""
     steps: list[str] = []
     separator = name.prev_sibling
     for _ in range(16):
@@ -435,11 +410,7 @@ def _token_chain(name: Node, scope: Mapping[str, str]) -> str | None:
         if owner is None:
             return None
         if owner.type in ("identifier", "self"):
-            start = "Self" if owner.type == "self" else scope.get(text(owner))
-            if not start:
-                return None
-            steps.reverse()
-            return start + "".join(f".{step}()" for step in steps)
+            return owner, steps
         if owner.type != "token_tree" or not core.starts_with(owner, b"("):
             return None
         method = owner.prev_sibling
@@ -448,6 +419,33 @@ def _token_chain(name: Node, scope: Mapping[str, str]) -> str | None:
         steps.append(text(method))
         separator = method.prev_sibling
     return None
+
+
+def _token_receiver(name: Node) -> str | None:
+    """The receiver of a chained call in a token tree (``a.b(x)`` of ``a.b(x).name()``), as
+    written; None when the chain does not start at a name or ``self``."""
+    walked = _token_walk(name)
+    if walked is None:
+        return None
+    tokens = []
+    current = walked[0]
+    while current is not None and current != name.prev_sibling:  # at most 48 tokens
+        tokens.append(text(current))
+        current = current.next_sibling
+    return "".join(tokens)
+
+
+def _token_chain(name: Node, scope: Mapping[str, str]) -> str | None:
+    """The receiver type of a call inside a macro's token tree (``a.b().c()`` read from
+    tokens, right to left), where its start is a typed local or ``self``."""
+    walked = _token_walk(name)
+    if walked is None:
+        return None
+    owner, steps = walked
+    start = "Self" if owner.type == "self" else scope.get(text(owner))
+    if not start:
+        return None
+    return start + "".join(f".{step}()" for step in reversed(steps))
 
 
 def receiver_type(node: Node, scope: Mapping[str, str]) -> str | None:
