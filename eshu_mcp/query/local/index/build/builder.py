@@ -172,6 +172,7 @@ def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
 def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
     """Between builds: read and keep the graph inputs of the repositories just built that
     are not kept yet, so the next change is patched (see :mod:`..resolve.input_cache`)."""
+    from eshu_mcp.query.local.index.build.indexer import collector_paused
     from eshu_mcp.query.local.index.resolve import input_cache
     from eshu_mcp.query.local.index.resolve.graph import warm_inheritance
 
@@ -181,7 +182,8 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
         if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
     ]
     try:
-        input_cache.warm(db_path, repo_ids, warm_inheritance)
+        with collector_paused():  # a million long-lived objects: collections would walk them
+            input_cache.warm(db_path, repo_ids, warm_inheritance)
     except Exception:  # keeping is an optimisation: never the end of the child
         input_cache.drop_kept()  # the next build reads back, as without keeping
 

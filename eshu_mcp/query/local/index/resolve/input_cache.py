@@ -31,7 +31,6 @@ from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
 from eshu_mcp.query.local.index.resolve.bindings import (
     ImportRecord,
     ImportResolver,
-    repository_go_mods,
     resolve_rows,
 )
 from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
@@ -293,7 +292,7 @@ def _active_generation(conn: sqlite3.Connection, repo_id: str) -> str | None:
 def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None) -> KeptInputs:
     """Everything read back, as a cold incremental build reads it, plus what patching needs."""
     inputs = read_graph_inputs(conn, repo_id, reresolve)
-    resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
+    resolver, inputs.resolver = inputs.resolver, None  # its module index serves patches
     base_rows: dict[int, list[tuple]] = {}
     for item in inputs.keyed_bases:  # each with its place in declared_order, by file
         base_rows.setdefault(item[1][4], []).append(item)
