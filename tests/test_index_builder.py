@@ -6,6 +6,7 @@ and the terminal progress names the resolve step.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -66,6 +67,23 @@ class BuilderLoopTests(SynchronousTestCase):
         self.assertEqual(second["repositories"][0]["status"], "fresh")
         phases = [event["phase"] for event in events if event["build"] == 1]
         self.assertLess(phases.index("resolve"), phases.index("committed"))
+
+    def test_warming_after_a_build_keeps_inputs_and_leaves_the_collector_running(self) -> None:
+        from eshu_mcp.query.local.index.resolve import input_cache
+
+        seen: list[bool] = []
+        warm = input_cache.warm
+
+        def watched(*args) -> None:
+            seen.append(gc.isenabled())
+            warm(*args)
+            seen.append(bool(input_cache._kept))
+
+        self.patch(input_cache, "warm", watched)
+        self.assertTrue(gc.isenabled())
+        self.serve({"build": 1, "paths": [str(self.repo)], "workers": 1})
+        self.assertEqual(seen, [False, True])  # paused while warming, and something was kept
+        self.assertTrue(gc.isenabled())
 
     def test_a_failed_build_is_reported_and_the_next_one_still_runs(self) -> None:
         events = self.serve(
