@@ -68,21 +68,28 @@ class BuilderLoopTests(SynchronousTestCase):
         phases = [event["phase"] for event in events if event["build"] == 1]
         self.assertLess(phases.index("resolve"), phases.index("committed"))
 
-    def test_warming_after_a_build_keeps_inputs_and_leaves_the_collector_running(self) -> None:
+    def test_warming_after_a_build_keeps_inputs_out_of_later_collections(self) -> None:
         from eshu_mcp.query.local.index.resolve import input_cache
 
-        seen: list[bool] = []
+        seen: list = []
         warm = input_cache.warm
 
-        def watched(*args) -> None:
+        def watched(*args) -> int:
             seen.append(gc.isenabled())
-            warm(*args)
-            seen.append(bool(input_cache._kept))
+            read = warm(*args)
+            seen.append((read, bool(input_cache._kept)))
+            return read
 
         self.patch(input_cache, "warm", watched)
+        self.patch(gc, "freeze", lambda: seen.append("frozen"))  # not this test process
         self.assertTrue(gc.isenabled())
-        self.serve({"build": 1, "paths": [str(self.repo)], "workers": 1})
-        self.assertEqual(seen, [False, True])  # paused while warming, and something was kept
+        self.serve(
+            {"build": 1, "paths": [str(self.repo)], "workers": 1},
+            {"build": 2, "paths": [str(self.repo)], "workers": 1},
+        )
+        # paused while warming; the first build's inputs read, kept and frozen; the second
+        # build (nothing changed) finds them kept and freezes nothing more
+        self.assertEqual(seen, [False, (1, True), "frozen", False, (0, True)])
         self.assertTrue(gc.isenabled())
 
     def test_a_failed_build_is_reported_and_the_next_one_still_runs(self) -> None:
