@@ -6,6 +6,7 @@ and the terminal progress names the resolve step.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -66,6 +67,30 @@ class BuilderLoopTests(SynchronousTestCase):
         self.assertEqual(second["repositories"][0]["status"], "fresh")
         phases = [event["phase"] for event in events if event["build"] == 1]
         self.assertLess(phases.index("resolve"), phases.index("committed"))
+
+    def test_warming_after_a_build_keeps_inputs_out_of_later_collections(self) -> None:
+        from eshu_mcp.query.local.index.resolve import input_cache
+
+        seen: list = []
+        warm = input_cache.warm
+
+        def watched(*args) -> int:
+            seen.append(gc.isenabled())
+            read = warm(*args)
+            seen.append((read, bool(input_cache._kept)))
+            return read
+
+        self.patch(input_cache, "warm", watched)
+        self.patch(gc, "freeze", lambda: seen.append("frozen"))  # not this test process
+        self.assertTrue(gc.isenabled())
+        self.serve(
+            {"build": 1, "paths": [str(self.repo)], "workers": 1},
+            {"build": 2, "paths": [str(self.repo)], "workers": 1},
+        )
+        # paused while warming; the first build's inputs read, kept and frozen; the second
+        # build (nothing changed) finds them kept and freezes nothing more
+        self.assertEqual(seen, [False, (1, True), "frozen", False, (0, True)])
+        self.assertTrue(gc.isenabled())
 
     def test_a_failed_build_is_reported_and_the_next_one_still_runs(self) -> None:
         events = self.serve(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import select
@@ -172,6 +173,7 @@ def serve(db_path: str, requests: TextIO, out: TextIO) -> int:
 def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
     """Between builds: read and keep the graph inputs of the repositories just built that
     are not kept yet, so the next change is patched (see :mod:`..resolve.input_cache`)."""
+    from eshu_mcp.query.local.index.build.indexer import collector_paused
     from eshu_mcp.query.local.index.resolve import input_cache
     from eshu_mcp.query.local.index.resolve.graph import warm_inheritance
 
@@ -181,7 +183,13 @@ def _keep_inputs(db_path: str, built: dict[str, Any]) -> None:
         if repo.get("repo_id") and repo.get("status") in ("indexed", "fresh")
     ]
     try:
-        input_cache.warm(db_path, repo_ids, warm_inheritance)
+        with collector_paused():  # a million long-lived objects: collections would walk them
+            gc.collect()  # what the build left (it ran paused), not to be frozen below
+            if input_cache.warm(db_path, repo_ids, warm_inheritance):
+                # The kept inputs live until replaced and hold no cycles (dropping them
+                # frees them): kept out of every later collection, rather than walked by
+                # the next few (more CPU than pausing saved, paid by the first edit).
+                gc.freeze()
     except Exception:  # keeping is an optimisation: never the end of the child
         input_cache.drop_kept()  # the next build reads back, as without keeping
 

@@ -148,7 +148,8 @@ class Pool:
 
     def add(self, entity: Entity) -> None:
         self.by_name[entity.name].append(entity)
-        self._views.pop(entity.name, None)
+        if self._views:  # none while a catalog is read back
+            self._views.pop(entity.name, None)
 
     def _view(self, name: str) -> tuple[dict[int, list[Entity]], dict[str | None, list[Entity]]]:
         view = self._views.get(name)
@@ -274,45 +275,51 @@ class Catalog:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
         signature, attribute types as JSON, parameter count)."""
         entity = Entity(*row[:8])
-        if len(row) > 10 and row[6] in OVERLOADING_LANGUAGES and row[10] is not None:
+        _, _, entity_type, name, class_context, parent, language, _ = row[:8]
+        size = len(row)
+        signature = row[8] if size > 8 else None
+        attributes = row[9] if size > 9 else None
+        if size > 10 and language in OVERLOADING_LANGUAGES and row[10] is not None:
             entity.arity = row[10]
-            entity.variadic = bool(row[8]) and ("..." in row[8] or "params " in row[8])
-        if len(row) > 8 and row[4] and (row[6] == "python" or row[6] in CONSTRUCTOR_LANGUAGES):
-            entity.accessor = accessor_of(row[8], row[6])
+            entity.variadic = bool(signature) and ("..." in signature or "params " in signature)
+        python = language == "python"
+        if size > 8 and class_context and (python or language in CONSTRUCTOR_LANGUAGES):
+            entity.accessor = accessor_of(signature, language)
             if entity.accessor is not None:
-                self.accessors.add(entity.name)
-        if len(row) > 8 and (row[6] == "python" or row[6] in RECEIVER_TYPED):
+                self.accessors.add(name)
+        if size > 8 and (python or language in RECEIVER_TYPED):
             # Python: a return annotation; Go, TypeScript: a function's result (v := F())
-            python = row[6] == "python"
-            if row[8] and ("->" in row[8] if python else row[6] in RESULT_TYPED and not row[4]):
-                entity.signature = row[8]
-            elif row[4] and row[6] == "go" and row[8]:
-                entity.receiver = _go_receiver(row[8])
-            elif row[8] and row[6] in DECLARED_RESULTS:  # Java: the result before the name
-                entity.signature = row[8]
-            if len(row) > 9 and row[9]:
-                entity.attributes = json.loads(row[9])
-        elif len(row) > 8 and row[6] in DECLARED_RECEIVERS:
-            if row[4]:
-                entity.signature = row[8]  # a method's declared result types a chain's call
-            if len(row) > 9 and row[9]:
-                entity.attributes = json.loads(row[9])  # a type's fields' declared types
+            if signature and (
+                "->" in signature if python else language in RESULT_TYPED and not class_context
+            ):
+                entity.signature = signature
+            elif class_context and language == "go" and signature:
+                entity.receiver = _go_receiver(signature)
+            elif signature and language in DECLARED_RESULTS:  # Java: the result before the name
+                entity.signature = signature
+            if attributes:
+                entity.attributes = json.loads(attributes)
+        elif size > 8 and language in DECLARED_RECEIVERS:
+            if class_context:
+                entity.signature = signature  # a method's declared result types a chain's call
+            if attributes:
+                entity.attributes = json.loads(attributes)  # a type's fields' declared types
         self.by_id[entity.nid] = entity
-        if entity.parent:
-            self.children[entity.parent].append(entity)
-        if entity.entity_type == "Function":
-            if entity.class_context:
+        if parent:
+            self.children[parent].append(entity)
+        if entity_type == "Function":
+            if class_context:
                 self.methods.add(entity)
-                self.by_class[(entity.class_context, entity.name)].append(entity)
+                self.by_class[(class_context, name)].append(entity)
             else:
                 self.callables.add(entity)
-            extends = EXTENDED.get(row[6]) if len(row) > 8 and row[8] else None
-            extended = extends.search(row[8]) if extends is not None else None
+            extends = EXTENDED.get(language) if signature else None
+            extended = extends.search(signature) if extends is not None else None
             if extended is not None:  # an extension method: a method of the type it extends
-                self.by_class[(extended.group(1), entity.name)].append(entity)
-        elif entity.entity_type in TYPE_LABELS:
-            self.types[entity.name].append(entity)
-            if entity.entity_type in CALLABLE_TYPES:
+                self.by_class[(extended.group(1), name)].append(entity)
+        elif entity_type in TYPE_LABELS:
+            self.types[name].append(entity)
+            if entity_type in CALLABLE_TYPES:
                 self.callables.add(entity)
                 self.constructible.add(entity)
 

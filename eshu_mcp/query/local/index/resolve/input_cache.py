@@ -31,7 +31,6 @@ from eshu_mcp.query.local.index.parse.extractors import EXTRACTOR_VERSION
 from eshu_mcp.query.local.index.resolve.bindings import (
     ImportRecord,
     ImportResolver,
-    repository_go_mods,
     resolve_rows,
 )
 from eshu_mcp.query.local.index.resolve.calls import Catalog, Entity
@@ -128,7 +127,7 @@ def graph_inputs(
 
 def warm(
     db_path: str | os.PathLike[str], repo_ids: list[str], inheritance: Callable | None = None
-) -> None:
+) -> int:
     """
     Read back and keep the inputs of repositories this process does not keep yet (after a
     first build, or a build that found nothing to do), from one read snapshot, so that the
@@ -136,9 +135,11 @@ def warm(
     as a build with the same layout keeps them. ``inheritance(conn, repo_id, inputs,
     base_rows)`` (``graph.warm_inheritance``) resolves the inheritance too, so the next build
     patches that as well; it returns (hierarchy, stored rows, base outcomes) or None.
+    Returns how many repositories it read.
     """
     if not _keeping or not repo_ids:
-        return
+        return 0
+    read = 0
     conn = open_reader(db_path)
     try:
         conn.execute("BEGIN")
@@ -149,6 +150,7 @@ def warm(
             if active is None or (kept and kept.settled and kept.generation_id == active):
                 continue
             kept = _kept[key] = _read(conn, repo_id, frozenset())
+            read += 1
             kept.generation_id, kept.settled = active, True
             resolved = inheritance and inheritance(conn, repo_id, kept.inputs, kept.base_rows)
             if resolved:
@@ -163,6 +165,7 @@ def warm(
         conn.execute("ROLLBACK")
     finally:
         conn.close()
+    return read
 
 
 def stored_inheritance(conn: sqlite3.Connection, repo_id: str) -> set[tuple] | None:
@@ -293,7 +296,7 @@ def _active_generation(conn: sqlite3.Connection, repo_id: str) -> str | None:
 def _read(conn: sqlite3.Connection, repo_id: str, reresolve: frozenset[int] | None) -> KeptInputs:
     """Everything read back, as a cold incremental build reads it, plus what patching needs."""
     inputs = read_graph_inputs(conn, repo_id, reresolve)
-    resolver = ImportResolver(inputs.files, repository_go_mods(conn, repo_id))
+    resolver, inputs.resolver = inputs.resolver, None  # its module index serves patches
     base_rows: dict[int, list[tuple]] = {}
     for item in inputs.keyed_bases:  # each with its place in declared_order, by file
         base_rows.setdefault(item[1][4], []).append(item)

@@ -19,7 +19,8 @@ from eshu_mcp.query.local.index.resolve.bindings import (
     FileBindings,
     ImportRecord,
     ImportResolver,
-    resolve_imports,
+    import_resolver,
+    plain_rows,
 )
 from eshu_mcp.query.local.index.resolve.calls import Catalog
 from eshu_mcp.query.local.index.resolve.modules import go_module_paths
@@ -67,6 +68,7 @@ class GraphInputs:
     module_records: dict[str, list[ImportRecord]] | None = None  # module -> records, when kept
     languages: dict[int, str | None] | None = None
     keyed_bases: list[tuple] | None = None  # read back: (declared order key, base row)
+    resolver: ImportResolver | None = None  # read back: the one that resolved the imports
 
     @property
     def language_of(self) -> dict[int, str | None]:
@@ -83,11 +85,19 @@ def declared_order(rows: list[tuple]) -> list[tuple]:
     return [tuple(row[1:6]) for row in sorted(rows, key=declared_key)]
 
 
-def declared_key(row: tuple) -> tuple:
+def declared_key(row: tuple, decoded: dict[str, list] | None = None) -> tuple:
     """Where one (entity id, nid, class name, base name, kind, file_id, bases as JSON) row
-    goes in :func:`declared_order`."""
+    goes in :func:`declared_order`; ``decoded`` keeps the lists of bases already decoded
+    (a class has a row per base, all with the same list)."""
     entity_id, _, _, base_name, kind, _, written = row
-    return _declared_place(entity_id, base_name, kind, json.loads(written) if written else [])
+    if not written:
+        return _declared_place(entity_id, base_name, kind, [])
+    listed = None if decoded is None else decoded.get(written)
+    if listed is None:
+        listed = json.loads(written)
+        if decoded is not None:
+            decoded[written] = listed
+    return _declared_place(entity_id, base_name, kind, listed)
 
 
 def _declared_place(entity_id: str, base_name: str, kind: str, listed: list[str]) -> tuple:
@@ -102,19 +112,20 @@ def read_graph_inputs(
     Read a repository's graph inputs back, resolving its imports again on the way (only
     those of the ``reresolve`` files, when the repository's layout is unchanged).
     """
-    records, bindings, import_changed = resolve_imports(conn, repo_id, reresolve)
+    resolver, import_changed = import_resolver(conn, repo_id, reresolve)
     files = conn.execute(
         "SELECT file_id, relative_path, language FROM files WHERE repo_id = ?", (repo_id,)
     ).fetchall()
+    decoded: dict[str, list] = {}
     keyed = sorted(
-        (declared_key(row), tuple(row[1:6]))
-        for row in conn.execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,))
+        (declared_key(row, decoded), row[1:6])
+        for row in plain_rows(conn).execute(BASE_ROWS + " WHERE b.repo_id = ?", (repo_id,))
     )
     bases = [row for _, row in keyed]  # as declared_order gives them
     catalog = Catalog(
-        conn.execute(
+        plain_rows(conn).execute(
             CATALOG_ROWS + " WHERE f.repo_id = ? ORDER BY r.file_id, r.rid", (repo_id,)
-        ).fetchall(),
+        ),
         {file_id: posixpath.dirname(path) for file_id, path, _ in files},
         [(row[1], row[2]) for row in bases],
     )
@@ -129,13 +140,14 @@ def read_graph_inputs(
     inputs = GraphInputs(
         files,
         catalog,
-        records,
-        bindings,
+        resolver.records,
+        resolver.bindings,
         import_changed,
         [(row[0], row[2], row[3], row[4]) for row in bases],
         file_nids,
     )
     inputs.keyed_bases = keyed
+    inputs.resolver = resolver
     return inputs
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from eshu_mcp.query.local.index.resolve import input_cache
+from eshu_mcp.query.local.index.resolve.bindings import plain_rows
 from eshu_mcp.query.local.index.store.codes import EDGE_TYPES
 
 REBUILT_ALWAYS = tuple(EDGE_TYPES[t] for t in ("INHERITS", "IMPLEMENTS", "OVERRIDES"))
@@ -67,10 +68,9 @@ def _against_stored_rows(conn: sqlite3.Connection, repo_key: int, wanted: set[tu
 def stored_rows(conn: sqlite3.Connection, repo_key: int) -> set[tuple]:
     """The repository's stored inheritance edge rows (as ``INSERT_EDGES`` takes them)."""
     marks = ",".join("?" * len(REBUILT_ALWAYS))
-    return {
-        tuple(row)
-        for row in conn.execute(
+    return set(
+        plain_rows(conn).execute(
             f"SELECT {COLUMNS} FROM edge_rows WHERE repo = ? AND type IN ({marks})",
             (repo_key, *REBUILT_ALWAYS),
         )
-    }
+    )
