@@ -92,6 +92,27 @@ class BuilderLoopTests(SynchronousTestCase):
         self.assertEqual(seen, [False, (1, True), "frozen", False, (0, True)])
         self.assertTrue(gc.isenabled())
 
+    def test_kept_inputs_hold_no_reference_cycles_so_freezing_them_cannot_leak(self) -> None:
+        from eshu_mcp.query.local.index.resolve import input_cache
+
+        held: dict = {}
+        warm = input_cache.warm
+
+        def holding(*args) -> int:
+            read = warm(*args)
+            held.update(input_cache._kept)
+            return read
+
+        self.patch(input_cache, "warm", holding)
+        self.patch(gc, "freeze", lambda: None)  # not this test process
+        self.serve({"build": 1, "paths": [str(self.repo)], "workers": 1})
+        self.assertTrue(held)
+        gc.collect()  # everything else unreachable goes first
+        held.clear()  # the last references to the kept inputs
+        # frozen objects are never collected: kept inputs that needed the cycle collector
+        # to be freed would leak each time they are replaced
+        self.assertEqual(gc.collect(), 0)
+
     def test_a_failed_build_is_reported_and_the_next_one_still_runs(self) -> None:
         events = self.serve(
             {"build": 1, "paths": [str(self.tmp / "gone")]},
