@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from twisted.internet.task import Clock
@@ -19,6 +17,7 @@ from eshu_mcp.query.local.api.deadcode.interfaces import (
 from eshu_mcp.query.local.api.platform.resource import LocalQueryResource
 from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.store.database import open_reader
+from tests.indexed import index_files
 from tests.test_api_code_common import call
 from tests.test_api_resource import InlinePool, ThreadReactor
 
@@ -201,17 +200,7 @@ PAGED = "".join(f"def unused_number_{i:02d}():\n    return {i}\n\n\n" for i in r
 def indexed_files(case: SynchronousTestCase, files: dict[str, str]) -> tuple[Path, Path]:
     """A git repository of ``files`` (path -> text), indexed; (repository, index path).
     The dead-code scan cache is emptied before and after the test."""
-    tmp = Path(tempfile.mkdtemp(prefix="eshu-dead-"))
-    case.addCleanup(shutil.rmtree, tmp, True)
-    repo = tmp / "repo"
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-    db = tmp / "index.sqlite"
-    case.assertTrue(index_repositories(db, [repo], workers=1).ok)
+    repo, db = index_files(case, files)
     cache.forget()
     case.addCleanup(cache.forget)
     return repo, db

@@ -1,15 +1,9 @@
 """Tests for eshu_mcp.query.local.index.resolve.calls: extension methods, Go package calls."""
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.resolve.bindings import go_package_name
-from eshu_mcp.query.local.index.store.database import open_reader
-from tests.test_index_indexer import git
+from tests.indexed import indexed_reader
 
 FILES = {
     "src/Slugs.cs": (
@@ -30,19 +24,7 @@ FILES = {
 
 class ExtensionMethodTests(SynchronousTestCase):
     def test_a_call_on_a_value_of_the_extended_type_runs_the_extension(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        for path, content in FILES.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(content)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, FILES)
         edges = {
             tuple(row)
             for row in conn.execute(
@@ -63,25 +45,15 @@ class ExtensionMethodTests(SynchronousTestCase):
 
 class PropertyTypeTests(SynchronousTestCase):
     def test_a_kotlin_property_types_the_calls_made_on_it_in_the_classs_methods(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        (repo / "src").mkdir(parents=True)
-        (repo / "src/Repo.kt").write_text(
+        repo_kt = (
             "package shop\nclass Repo {\n    fun save(x: Int) {}\n}\n"
             "class Audit {\n    fun save(x: Int) {}\n}\n"
         )
-        (repo / "src/Cart.kt").write_text(
+        cart_kt = (
             "package shop\nclass Cart(private val repo: Repo) {\n    val audit = Audit()\n"
             "    fun add(x: Int) {\n        repo.save(x)\n        audit.save(x)\n    }\n}\n"
         )
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, {"src/Repo.kt": repo_kt, "src/Cart.kt": cart_kt})
         edges = {
             tuple(row)
             for row in conn.execute(
@@ -125,19 +97,7 @@ ALIASES = {
 
 class AliasTests(SynchronousTestCase):
     def test_a_local_bound_to_a_function_or_method_calls_it(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        for path, content in ALIASES.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(content)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, ALIASES)
         edges = {
             tuple(row)
             for row in conn.execute(
@@ -165,19 +125,7 @@ RENAMED = {
 
 class RenamedExportTests(SynchronousTestCase):
     def test_an_export_under_another_name_reaches_the_class(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        for path, content in RENAMED.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(content)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, RENAMED)
 
         def edges(kind: str) -> set[tuple]:
             return {
@@ -235,19 +183,7 @@ GO_PACKAGES = {
 
 class GoPackageCallTests(SynchronousTestCase):
     def test_a_package_qualified_call_never_falls_back_to_a_method_by_name(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-calls-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        for path, content in GO_PACKAGES.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(content)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, GO_PACKAGES)
         edges = {
             tuple(row)
             for row in conn.execute(

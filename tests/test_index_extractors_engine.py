@@ -1,17 +1,10 @@
 """Tests for eshu_mcp.query.local.index.parse.extractors.engine: parse errors, shadowing and
 receivers that are call results."""
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.rows import parse_file
-from eshu_mcp.query.local.index.store.database import open_reader
-
-from .test_index_indexer import git
+from tests.indexed import indexed_reader
 
 MISSING_BRACE = b"""class A {
   void f() { if (x) { go(); }
@@ -66,18 +59,7 @@ func NewString() string { return Must(NewRandom()).String() }
 
 class CallResultReceiverTests(SynchronousTestCase):
     def test_a_call_on_a_call_result_runs_the_declared_result_types_method(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-engine-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        repo.mkdir()
-        (repo / "id.go").write_text(GO_RESULTS)
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", ".")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, {"id.go": GO_RESULTS})
         callees = {
             row[0]
             for row in conn.execute(

@@ -1,16 +1,10 @@
 """Tests for eshu_mcp.query.local.index.parse.extractors.ruby: calls without parentheses,
 mixins and the methods Ruby runs without a visible call."""
 
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.rows import parse_file
-from eshu_mcp.query.local.index.store.database import open_reader
+from tests.indexed import indexed_reader
 
 SOURCE = b"""def hello(a, b = 1)
   base_helper
@@ -25,15 +19,6 @@ rescue => e
   e
 end
 """
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 class BareCallTests(SynchronousTestCase):
@@ -70,23 +55,13 @@ class BareCallTests(SynchronousTestCase):
 
 class MixinTests(SynchronousTestCase):
     def test_a_bare_call_resolves_to_an_included_modules_or_superclass_method(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-ruby-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        (repo / "lib").mkdir(parents=True)
-        (repo / "lib/greeting.rb").write_text("module Greeting\n  def greet(n)\n  end\nend\n")
-        (repo / "lib/person.rb").write_text(
+        person = (
             "class Base\n  def base_helper\n  end\nend\n"
             "class Person < Base\n  include Greeting\n"
             "  def hello\n    greet 'x'\n    base_helper\n  end\nend\n"
         )
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        greeting = "module Greeting\n  def greet(n)\n  end\nend\n"
+        conn = indexed_reader(self, {"lib/greeting.rb": greeting, "lib/person.rb": person})
         edges = {
             tuple(row)
             for row in conn.execute(

@@ -1,16 +1,10 @@
 """Tests for eshu_mcp.query.local.index.parse.extractors.rust: calls inside macro arguments and
 ``use`` in inline modules."""
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.rows import parse_file
-from eshu_mcp.query.local.index.store.database import open_reader
-from tests.test_index_indexer import git
+from tests.indexed import indexed_reader
 
 SOURCE = b"""fn total(x: i32) -> i32 { x }
 fn check() {
@@ -43,23 +37,13 @@ class MacroArgumentCallTests(SynchronousTestCase):
 
 class InlineModuleTests(SynchronousTestCase):
     def test_a_use_of_super_in_an_inline_module_names_the_files_own_items(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-rust-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
-        (repo / "src").mkdir(parents=True)
-        (repo / "src/lib.rs").write_text(
+        lib = (
             "pub struct Level;\nimpl Level {\n    pub fn parse(n: u8) -> Level { Level }\n}\n"
             "fn top() -> Level { Level::parse(1) }\n"
             "mod tests {\n    use super::Level;\n"
             "    fn check() { let _ = Level::parse(2); }\n}\n"
         )
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "fixture")
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, {"src/lib.rs": lib})
         callers = {
             row[0]
             for row in conn.execute(

@@ -1,20 +1,17 @@
 """Tests for eshu_mcp.query.local.index.parse.extractors.tags: a language read from a tags
 query (Dart's, declared in its registry module; Python's as its wheel ships it)."""
 
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.parse.extractors.engine import LanguageEngine
 from eshu_mcp.query.local.index.parse.extractors.tags import spec_for
 from eshu_mcp.query.local.index.parse.registry import LanguageEntry
 from eshu_mcp.query.local.index.parse.rows import parse_file
-from eshu_mcp.query.local.index.store.database import open_reader
+from tests.indexed import indexed_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -190,9 +187,6 @@ class LazyQueryTests(SynchronousTestCase):
 
 class ResolutionTests(SynchronousTestCase):
     def test_calls_resolve_through_imports_and_receiver_types(self) -> None:
-        tmp = Path(tempfile.mkdtemp(prefix="eshu-tags-"))
-        self.addCleanup(shutil.rmtree, tmp, True)
-        repo = tmp / "repo"
         files = {
             "lib/src/ruler.dart": (
                 "class Ruler {\n  double length() => 1;\n  void reset() {}\n}\n"
@@ -204,20 +198,7 @@ class ResolutionTests(SynchronousTestCase):
                 "double run() {\n  final r = make();\n  r.reset();\n  return r.length();\n}\n"
             ),
         }
-        for path, content in files.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(content)
-        for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "-m", "f")):
-            subprocess.run(
-                ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                cwd=repo,
-                check=True,
-                capture_output=True,
-            )
-        db = tmp / "index.sqlite"
-        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
-        conn = open_reader(db)
-        self.addCleanup(conn.close)
+        conn = indexed_reader(self, files)
         edges = {
             tuple(row)
             for row in conn.execute(
