@@ -10,13 +10,21 @@ to the baseline: the median of the per-round ratios (rounds pair builds made und
 load) and the ratio of the medians.
 
 Usage: ``python scripts/bench_index_baseline.py --baseline /path/to/checkout [--rounds 5]
-[--workers N] [--json]``. Make a baseline checkout with ``git worktree add <dir> <commit>``.
+[--workers N] [--instructions] [--json]``. Make a baseline checkout with ``git worktree add
+<dir> <commit>``.
+
+``--instructions`` adds one single-process build (``workers=1``) per checkout under
+``valgrind --tool=callgrind`` and reports the instructions each executed, and their ratio:
+a count that does not move with the machine's load, unlike CPU seconds (about 50 times
+slower to run; valgrind must be installed).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -60,6 +68,36 @@ def build(checkout: Path, repo: Path, db: Path, workers: int) -> tuple[float, fl
     return usage.ru_utime + usage.ru_stime, wall, size
 
 
+def instructions(checkout: Path, repo: Path, db: Path) -> int:
+    """Instructions a single-process full build by ``checkout`` executes (callgrind)."""
+    for stale in db.parent.glob(db.name + "*"):
+        stale.unlink()
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    out = db.parent / "callgrind.out"
+    done = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-c",
+            BUILD,
+            str(db),
+            str(repo),
+            "1",
+        ],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    out.unlink(missing_ok=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the callgrind build by {checkout} failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
 def summary(runs: list[tuple[float, float, int]], base: list[tuple[float, float, int]]) -> dict:
     cpu = [r[0] for r in runs]
     wall = [r[1] for r in runs]
@@ -87,8 +125,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--instructions", action="store_true")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args(argv)
+    if options.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on PATH")
     baseline = options.baseline.resolve()
     if not (baseline / "eshu_mcp").is_dir():
         raise SystemExit(f"{baseline} is no eshu-mcp checkout")
@@ -105,14 +146,25 @@ def main(argv: list[str]) -> int:
                 runs[name].append(
                     build(checkouts[name], repo, root / "index.sqlite", options.workers)
                 )
+        counted = {
+            name: instructions(checkout, repo, root / "counted.sqlite")
+            for name, checkout in checkouts.items()
+            if options.instructions
+        }
     result = {
         "baseline": str(baseline),
         "rounds": options.rounds,
         "workers": options.workers,
         "cpus": os.cpu_count(),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
-        **{name: summary(runs[name], runs["baseline"]) for name in checkouts},
     }
+    if options.rounds:
+        result.update({name: summary(runs[name], runs["baseline"]) for name in checkouts})
+    if counted:
+        result["instructions"] = {
+            **counted,
+            "ratio": round(counted["this"] / counted["baseline"], 3),
+        }
     print_result(result, options.json)
     return 0
 
