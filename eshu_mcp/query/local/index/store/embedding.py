@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,10 @@ misspellings that code seldom uses, and the model loads in a fifth of the time."
 FIELD_WEIGHTS = (2.0, 1.0, 0.5, 1.0, 0.5)
 """Weight of the name, qualified, signature, doc and path words in a document's vector."""
 _WORDS = re.compile(r"[^\W\d_]+")
+_ASCII_WORDS = re.compile(r"[a-z]+")
+"""``_WORDS`` in lower-case ASCII, where it is faster."""
+TEXTS_REMEMBERED = 65536
+"""Field texts whose known words are kept between calls (paths, classes and names repeat)."""
 _lock = threading.Lock()
 _loaded: list[Any] = []
 
@@ -63,8 +68,10 @@ class WordVectors:
         import numpy
 
         self.numpy = numpy
-        self.row = {word: index for index, word in enumerate(words)}
+        self.row = dict(zip(words, range(len(words)), strict=True))
         self.matrix = matrix
+        self._rows_of: dict[str, list[int]] = {}
+        self._rows_lock = threading.Lock()  # builds in two threads share the model
         # GloVe's words are in frequency order: the rank stands in for the frequency, so a
         # word as common as "the" weighs ~0 and a rare one ~1 (smooth inverse frequency).
         self.weights = numpy.arange(len(words), dtype=numpy.float32)
@@ -84,42 +91,54 @@ class WordVectors:
         NumPy pass over every known word instead of a few small ones per document.
 
         The sums are taken in the order ``numpy.add.reduceat`` and ``numpy.add.at`` would
-        take them (each segment's rows one after another), a step per position instead of a
-        call per segment: the same float32 additions, many times faster.
+        take them (each segment's rows one after another, each document's fields one
+        after another), a step per position instead of a call per segment: the same
+        float32 additions, many times faster.
         """
         numpy = self.numpy
-        rows: list[int] = []
-        starts: list[int] = []
-        owners: list[int] = []
-        field_weights: list[float] = []
-        lookup = self.row.get
-        known_words: dict[str, list[int]] = {}  # a path or class repeats across documents
-        for index, fields in enumerate(documents):
-            for text, weight in zip(fields, weights, strict=False):
-                known = known_words.get(text)
-                if known is None:
-                    known = known_words[text] = [
-                        row for row in map(lookup, _WORDS.findall(text.lower())) if row is not None
-                    ]
-                if known:
-                    starts.append(len(rows))
-                    rows.extend(known)
-                    owners.append(index)
-                    field_weights.append(weight)
+        fields = len(weights)
+        texts = [text for document in documents for text in document[:fields]]
+        segments = self._known_rows(texts)
+        # Where each (document, field) segment belongs: documents may have fewer fields.
+        per_document = numpy.fromiter(map(len, documents), numpy.intp, len(documents))
+        per_document = numpy.minimum(per_document, fields)
+        owner = numpy.repeat(numpy.arange(len(documents)), per_document)
+        first_segment = numpy.cumsum(per_document) - per_document
+        position = numpy.arange(len(segments)) - numpy.repeat(first_segment, per_document)
+        lengths = numpy.fromiter(map(len, segments), numpy.intp, len(segments))
+        known = numpy.flatnonzero(lengths)
         out = numpy.zeros((len(documents), DIMENSIONS), dtype=numpy.float32)
-        if rows:
-            picked = numpy.asarray(rows)
+        if len(known):
+            picked = numpy.fromiter(chain.from_iterable(segments), numpy.intp, lengths.sum())
             rarity = self.weights[picked]
-            first = numpy.asarray(starts)
+            first = (numpy.cumsum(lengths) - lengths)[known]
             sums = _segment_sums(numpy, self.matrix[picked] * rarity[:, None], first)
             totals = numpy.maximum(numpy.add.reduceat(rarity, first), 1e-6)
-            means = (
-                sums / totals[:, None] * numpy.asarray(field_weights, dtype=numpy.float32)[:, None]
-            )
-            numpy.add.at(out, numpy.asarray(owners), means)
+            field_weights = numpy.asarray(weights, dtype=numpy.float32)[position[known]]
+            means = sums / totals[:, None] * field_weights[:, None]
+            owners, positions = owner[known], position[known]
+            for field in range(fields):  # a document's fields in order, as add.at adds them
+                at = numpy.flatnonzero(positions == field)
+                out[owners[at]] += means[at]
         norms = numpy.linalg.norm(out, axis=1)
         out /= numpy.where(norms > 0, norms, 1.0)[:, None]
         return numpy.round(out * 127).astype(numpy.int8)
+
+    def _known_rows(self, texts: list[str]) -> list[list[int]]:
+        """The rows of each text's known words, in order (texts repeat: each found once)."""
+        rows_of = self._rows_of
+        with self._rows_lock:
+            missing = {text for text in texts if text not in rows_of}
+            if len(rows_of) + len(missing) > TEXTS_REMEMBERED:
+                rows_of.clear()
+                missing = set(texts)
+            for text in missing:
+                rows_of[text] = self._find_rows(text)
+            return list(map(rows_of.__getitem__, texts))
+
+    def _find_rows(self, text: str) -> list[int]:
+        words = (_ASCII_WORDS if text.isascii() else _WORDS).findall(text.lower())
+        return [row for row in map(self.row.get, words) if row is not None]
 
     def embed(self, fields: tuple[str, ...] | list[str], weights=FIELD_WEIGHTS) -> Any:
         """A unit vector for a document's word fields (or a question as one field)."""
@@ -206,7 +225,8 @@ def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
     found = model()
     if found is None:
         return [None] * len(documents)
-    return [row.tobytes() for row in found.embed_many(documents)]
+    data = found.embed_many(documents).tobytes()
+    return [data[start : start + DIMENSIONS] for start in range(0, len(data), DIMENSIONS)]
 
 
 def matrix_of(blobs: list[bytes]) -> Any:
