@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.store import embedding
@@ -136,3 +138,42 @@ class EmbedManyTests(SynchronousTestCase):
             self.reference(documents, (1.0,)).tobytes(),
         )
         self.assertEqual(self.model.embed_many([]).shape, (0, embedding.DIMENSIONS))
+
+
+class LeadingRowsTests(SynchronousTestCase):
+    """The model's vectors are the first rows of its matrix, however it is stored."""
+
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            raise self.skipTest("numpy (the semantic extra) is not installed") from None
+        self.numpy = numpy
+        self.path = Path(self.mktemp() + ".npy")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        generator = numpy.random.default_rng(3)
+        self.matrix = generator.standard_normal((40, embedding.DIMENSIONS)).astype(numpy.float32)
+
+    def test_the_first_rows_read_as_stored(self):
+        self.numpy.save(self.path, self.matrix)
+        rows = embedding.leading_rows(self.numpy, self.path, 25)
+        self.assertEqual(rows.dtype, self.numpy.float32)
+        self.assertEqual(rows.tobytes(), self.matrix[:25].tobytes())
+
+    def test_other_layouts_read_as_the_same_float32_rows(self):
+        for stored in (self.numpy.asfortranarray(self.matrix), self.matrix.astype(">f4")):
+            self.numpy.save(self.path, stored)
+            rows = embedding.leading_rows(self.numpy, self.path, 25)
+            self.assertEqual(rows.tobytes(), self.matrix[:25].tobytes())
+
+    def test_too_few_rows_or_a_cut_file_is_refused(self):
+        self.numpy.save(self.path, self.matrix)
+        with self.assertRaises(ValueError):
+            embedding.leading_rows(self.numpy, self.path, 41)
+        self.path.write_bytes(self.path.read_bytes()[:-400])  # two rows short
+        with self.assertRaises(ValueError):
+            embedding.leading_rows(self.numpy, self.path, 40)
+        self.assertEqual(
+            embedding.leading_rows(self.numpy, self.path, 38).tobytes(),
+            self.matrix[:38].tobytes(),
+        )

@@ -211,13 +211,33 @@ def _load() -> WordVectors:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     assert spec is not None and spec.origin is not None
     data = Path(spec.origin).parent / "data"
-    matrix = numpy.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
     words = parquet_strings((data / "glove_6B_index.parquet").read_bytes(), VOCABULARY)
-    if matrix.shape[0] < len(words) or matrix.shape[1] != DIMENSIONS:
-        raise ValueError(f"the embedding model has {len(words)} words for {matrix.shape} vectors")
+    kept = leading_rows(numpy, data / "glove_6B_50d_emb.npy", len(words))
     log.info("embedding model loaded: {count} words", count=len(words))
-    kept = numpy.ascontiguousarray(matrix[: len(words)], dtype=numpy.float32)
     return WordVectors(words, kept)
+
+
+def leading_rows(numpy, path: Path, count: int) -> Any:
+    """
+    The first ``count`` rows of a ``.npy`` matrix of :data:`DIMENSIONS` columns as float32,
+    read straight into memory when it is stored so (copying them from a memory map of the
+    whole file costs more).
+    """
+    from numpy.lib import format as npy
+
+    with path.open("rb") as file:
+        version = npy.read_magic(file)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran_order, dtype = read_header(file)
+        if len(shape) != 2 or shape[0] < count or shape[1] != DIMENSIONS:
+            raise ValueError(f"the embedding model has {count} words for {shape} vectors")
+        if not fortran_order and dtype == numpy.dtype(numpy.float32):
+            rows = numpy.empty((count, DIMENSIONS), dtype=numpy.float32)
+            if file.readinto(memoryview(rows).cast("B")) != rows.nbytes:
+                raise ValueError("the embedding model's vectors are cut short")
+            return rows
+    matrix = numpy.load(path, mmap_mode="r")
+    return numpy.ascontiguousarray(matrix[:count], dtype=numpy.float32)
 
 
 def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
