@@ -98,28 +98,36 @@ class WordVectors:
         numpy = self.numpy
         fields = len(weights)
         texts = [text for document in documents for text in document[:fields]]
-        segments = self._known_rows(texts)
-        # Where each (document, field) segment belongs: documents may have fewer fields.
-        per_document = numpy.fromiter(map(len, documents), numpy.intp, len(documents))
-        per_document = numpy.minimum(per_document, fields)
-        owner = numpy.repeat(numpy.arange(len(documents)), per_document)
-        first_segment = numpy.cumsum(per_document) - per_document
-        position = numpy.arange(len(segments)) - numpy.repeat(first_segment, per_document)
+        # A path or class repeats across documents: each distinct text's mean is found once.
+        distinct = list(dict.fromkeys(texts))
+        slot_of = dict(zip(distinct, range(len(distinct)), strict=True))
+        segments = self._known_rows(distinct)
         lengths = numpy.fromiter(map(len, segments), numpy.intp, len(segments))
-        known = numpy.flatnonzero(lengths)
+        found = numpy.flatnonzero(lengths)
         out = numpy.zeros((len(documents), DIMENSIONS), dtype=numpy.float32)
-        if len(known):
+        if len(found):
             picked = numpy.fromiter(chain.from_iterable(segments), numpy.intp, lengths.sum())
             rarity = self.weights[picked]
-            first = (numpy.cumsum(lengths) - lengths)[known]
+            first = (numpy.cumsum(lengths) - lengths)[found]
             sums = _segment_sums(numpy, self.matrix[picked] * rarity[:, None], first)
             totals = numpy.maximum(numpy.add.reduceat(rarity, first), 1e-6)
-            field_weights = numpy.asarray(weights, dtype=numpy.float32)[position[known]]
-            means = sums / totals[:, None] * field_weights[:, None]
-            owners, positions = owner[known], position[known]
+            units = sums / totals[:, None]
+            # Each (document, field) with known words: its text's mean, its field's weight.
+            unit_of = numpy.full(len(distinct), -1)
+            unit_of[found] = numpy.arange(len(found))
+            slots = numpy.fromiter(map(slot_of.__getitem__, texts), numpy.intp, len(texts))
+            unit = unit_of[slots]
+            known = numpy.flatnonzero(unit >= 0)
+            per_document = numpy.fromiter(map(len, documents), numpy.intp, len(documents))
+            per_document = numpy.minimum(per_document, fields)  # documents may have fewer
+            owner = numpy.repeat(numpy.arange(len(documents)), per_document)[known]
+            first_field = numpy.repeat(numpy.cumsum(per_document) - per_document, per_document)
+            position = (numpy.arange(len(texts)) - first_field)[known]
+            field_weights = numpy.asarray(weights, dtype=numpy.float32)[position]
+            means = units[unit[known]] * field_weights[:, None]
             for field in range(fields):  # a document's fields in order, as add.at adds them
-                at = numpy.flatnonzero(positions == field)
-                out[owners[at]] += means[at]
+                at = numpy.flatnonzero(position == field)
+                out[owner[at]] += means[at]
         norms = numpy.linalg.norm(out, axis=1)
         out /= numpy.where(norms > 0, norms, 1.0)[:, None]
         return numpy.round(out * 127).astype(numpy.int8)
