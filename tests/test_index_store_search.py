@@ -8,6 +8,7 @@ from pathlib import Path
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store import embedding
 from eshu_mcp.query.local.index.store.search import (
     CODE,
     SIDE,
@@ -146,3 +147,22 @@ class IndexedSearchTests(SynchronousTestCase):
         self.assertTrue(index_repositories(self.db, [str(self.tree)], workers=1).ok)
         self.assertEqual(self.matches("reusing"), ["ConnectionPool"])
         self.integrity()
+
+
+class NoVectorsTests(SynchronousTestCase):
+    def test_documentation_and_tests_alone_build_without_the_embedding_model(self):
+        # Only definitions in code get vectors: with none, the model is not even loaded.
+        embedded: list[list] = []
+        self.patch(embedding, "vectors", lambda documents: embedded.append(documents))
+        root = Path(scratch_dir(self))
+        tree = root / "tree"
+        (tree / "tests").mkdir(parents=True)
+        (tree / "tests" / "test_pool.py").write_text(POOL)
+        (tree / "README.md").write_text("# Pool\n\n## Reusing connections\n")
+        db = str(root / "index.sqlite")
+        self.assertTrue(index_repositories(db, [str(tree)], workers=1).ok)
+        conn = sqlite3.connect(db)
+        self.addCleanup(conn.close)
+        documents = conn.execute("SELECT COUNT(*), COUNT(vector) FROM search_docs").fetchone()
+        self.assertEqual(documents, (4, 0))  # two files, a class and a method: no vectors
+        self.assertEqual(embedded, [])

@@ -274,10 +274,8 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         return
     first = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM search_docs").fetchone()[0]
     vectors: list[bytes | None] = [None] * len(rows)
-    if embedding.available():
-        wanted = [
-            index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE
-        ]
+    wanted = [index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE]
+    if wanted and embedding.available():  # no definition in code: no model to load
         for index, vector in zip(
             wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
         ):
