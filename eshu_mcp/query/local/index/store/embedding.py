@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import struct
 import threading
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from twisted.logger import Logger
+
+from eshu_mcp.query.local.index.store.parquet import parquet_strings
 
 log = Logger()
 
@@ -38,6 +40,10 @@ misspellings that code seldom uses, and the model loads in a fifth of the time."
 FIELD_WEIGHTS = (2.0, 1.0, 0.5, 1.0, 0.5)
 """Weight of the name, qualified, signature, doc and path words in a document's vector."""
 _WORDS = re.compile(r"[^\W\d_]+")
+_ASCII_WORDS = re.compile(r"[a-z]+")
+"""``_WORDS`` in lower-case ASCII, where it is faster."""
+TEXTS_REMEMBERED = 65536
+"""Field texts whose known words are kept between calls (paths, classes and names repeat)."""
 _lock = threading.Lock()
 _loaded: list[Any] = []
 
@@ -62,8 +68,10 @@ class WordVectors:
         import numpy
 
         self.numpy = numpy
-        self.row = {word: index for index, word in enumerate(words)}
+        self.row = dict(zip(words, range(len(words)), strict=True))
         self.matrix = matrix
+        self._rows_of: dict[str, list[int]] = {}
+        self._rows_lock = threading.Lock()  # builds in two threads share the model
         # GloVe's words are in frequency order: the rank stands in for the frequency, so a
         # word as common as "the" weighs ~0 and a rare one ~1 (smooth inverse frequency).
         self.weights = numpy.arange(len(words), dtype=numpy.float32)
@@ -83,42 +91,62 @@ class WordVectors:
         NumPy pass over every known word instead of a few small ones per document.
 
         The sums are taken in the order ``numpy.add.reduceat`` and ``numpy.add.at`` would
-        take them (each segment's rows one after another), a step per position instead of a
-        call per segment: the same float32 additions, many times faster.
+        take them (each segment's rows one after another, each document's fields one
+        after another), a step per position instead of a call per segment: the same
+        float32 additions, many times faster.
         """
         numpy = self.numpy
-        rows: list[int] = []
-        starts: list[int] = []
-        owners: list[int] = []
-        field_weights: list[float] = []
-        lookup = self.row.get
-        known_words: dict[str, list[int]] = {}  # a path or class repeats across documents
-        for index, fields in enumerate(documents):
-            for text, weight in zip(fields, weights, strict=False):
-                known = known_words.get(text)
-                if known is None:
-                    known = known_words[text] = [
-                        row for row in map(lookup, _WORDS.findall(text.lower())) if row is not None
-                    ]
-                if known:
-                    starts.append(len(rows))
-                    rows.extend(known)
-                    owners.append(index)
-                    field_weights.append(weight)
+        fields = len(weights)
+        texts = [text for document in documents for text in document[:fields]]
+        # A path or class repeats across documents: each distinct text's mean is found once.
+        distinct = list(dict.fromkeys(texts))
+        slot_of = dict(zip(distinct, range(len(distinct)), strict=True))
+        segments = self._known_rows(distinct)
+        lengths = numpy.fromiter(map(len, segments), numpy.intp, len(segments))
+        found = numpy.flatnonzero(lengths)
         out = numpy.zeros((len(documents), DIMENSIONS), dtype=numpy.float32)
-        if rows:
-            picked = numpy.asarray(rows)
+        if len(found):
+            picked = numpy.fromiter(chain.from_iterable(segments), numpy.intp, lengths.sum())
             rarity = self.weights[picked]
-            first = numpy.asarray(starts)
+            first = (numpy.cumsum(lengths) - lengths)[found]
             sums = _segment_sums(numpy, self.matrix[picked] * rarity[:, None], first)
             totals = numpy.maximum(numpy.add.reduceat(rarity, first), 1e-6)
-            means = (
-                sums / totals[:, None] * numpy.asarray(field_weights, dtype=numpy.float32)[:, None]
-            )
-            numpy.add.at(out, numpy.asarray(owners), means)
+            units = sums / totals[:, None]
+            # Each (document, field) with known words: its text's mean, its field's weight.
+            unit_of = numpy.full(len(distinct), -1)
+            unit_of[found] = numpy.arange(len(found))
+            slots = numpy.fromiter(map(slot_of.__getitem__, texts), numpy.intp, len(texts))
+            unit = unit_of[slots]
+            known = numpy.flatnonzero(unit >= 0)
+            per_document = numpy.fromiter(map(len, documents), numpy.intp, len(documents))
+            per_document = numpy.minimum(per_document, fields)  # documents may have fewer
+            owner = numpy.repeat(numpy.arange(len(documents)), per_document)[known]
+            first_field = numpy.repeat(numpy.cumsum(per_document) - per_document, per_document)
+            position = (numpy.arange(len(texts)) - first_field)[known]
+            field_weights = numpy.asarray(weights, dtype=numpy.float32)[position]
+            means = units[unit[known]] * field_weights[:, None]
+            for field in range(fields):  # a document's fields in order, as add.at adds them
+                at = numpy.flatnonzero(position == field)
+                out[owner[at]] += means[at]
         norms = numpy.linalg.norm(out, axis=1)
         out /= numpy.where(norms > 0, norms, 1.0)[:, None]
         return numpy.round(out * 127).astype(numpy.int8)
+
+    def _known_rows(self, texts: list[str]) -> list[list[int]]:
+        """The rows of each text's known words, in order (texts repeat: each found once)."""
+        rows_of = self._rows_of
+        with self._rows_lock:
+            missing = {text for text in texts if text not in rows_of}
+            if len(rows_of) + len(missing) > TEXTS_REMEMBERED:
+                rows_of.clear()
+                missing = set(texts)
+            for text in missing:
+                rows_of[text] = self._find_rows(text)
+            return list(map(rows_of.__getitem__, texts))
+
+    def _find_rows(self, text: str) -> list[int]:
+        words = (_ASCII_WORDS if text.isascii() else _WORDS).findall(text.lower())
+        return [row for row in map(self.row.get, words) if row is not None]
 
     def embed(self, fields: tuple[str, ...] | list[str], weights=FIELD_WEIGHTS) -> Any:
         """A unit vector for a document's word fields (or a question as one field)."""
@@ -191,13 +219,33 @@ def _load() -> WordVectors:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     assert spec is not None and spec.origin is not None
     data = Path(spec.origin).parent / "data"
-    matrix = numpy.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
     words = parquet_strings((data / "glove_6B_index.parquet").read_bytes(), VOCABULARY)
-    if matrix.shape[0] < len(words) or matrix.shape[1] != DIMENSIONS:
-        raise ValueError(f"the embedding model has {len(words)} words for {matrix.shape} vectors")
+    kept = leading_rows(numpy, data / "glove_6B_50d_emb.npy", len(words))
     log.info("embedding model loaded: {count} words", count=len(words))
-    kept = numpy.ascontiguousarray(matrix[: len(words)], dtype=numpy.float32)
     return WordVectors(words, kept)
+
+
+def leading_rows(numpy, path: Path, count: int) -> Any:
+    """
+    The first ``count`` rows of a ``.npy`` matrix of :data:`DIMENSIONS` columns as float32,
+    read straight into memory when it is stored so (copying them from a memory map of the
+    whole file costs more).
+    """
+    from numpy.lib import format as npy
+
+    with path.open("rb") as file:
+        version = npy.read_magic(file)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran_order, dtype = read_header(file)
+        if len(shape) != 2 or shape[0] < count or shape[1] != DIMENSIONS:
+            raise ValueError(f"the embedding model has {count} words for {shape} vectors")
+        if not fortran_order and dtype == numpy.dtype(numpy.float32):
+            rows = numpy.empty((count, DIMENSIONS), dtype=numpy.float32)
+            if file.readinto(memoryview(rows).cast("B")) != rows.nbytes:
+                raise ValueError("the embedding model's vectors are cut short")
+            return rows
+    matrix = numpy.load(path, mmap_mode="r")
+    return numpy.ascontiguousarray(matrix[:count], dtype=numpy.float32)
 
 
 def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
@@ -205,7 +253,8 @@ def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
     found = model()
     if found is None:
         return [None] * len(documents)
-    return [row.tobytes() for row in found.embed_many(documents)]
+    data = found.embed_many(documents).tobytes()
+    return [data[start : start + DIMENSIONS] for start in range(0, len(data), DIMENSIONS)]
 
 
 def matrix_of(blobs: list[bytes]) -> Any:
@@ -219,165 +268,3 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
-
-
-# A reader for the one Parquet file the model ships (a single optional string column,
-# Snappy pages, dictionary then plain encoded), so the extra needs no Parquet library.
-
-
-def parquet_strings(data: bytes, limit: int | None = None) -> list[str]:
-    """The values of a one-column Parquet file of strings, in row order (the first
-    ``limit`` of them when given)."""
-    if data[:4] != b"PAR1" or data[-4:] != b"PAR1":
-        raise ValueError("not a Parquet file")
-    footer_size = struct.unpack("<i", data[-8:-4])[0]
-    footer, _ = _struct(data, len(data) - 8 - footer_size)
-    rows = footer[3] if limit is None else min(limit, footer[3])
-    chunk = footer[4][0][1][0][3]  # row group 0, column 0, its metadata
-    if chunk[4] not in (0, 1):
-        raise ValueError(f"unsupported Parquet codec {chunk[4]}")
-    snappy = chunk[4] == 1
-    position = chunk.get(11, chunk[9])  # dictionary page offset, else data page offset
-    end = chunk[9] + chunk[7] if 11 not in chunk else chunk[11] + chunk[7]
-    dictionary: list[str] = []
-    values: list[str] = []
-    while position < end and len(values) < rows:
-        header, position = _struct(data, position)
-        page = data[position : position + header[3]]
-        position += header[3]
-        dictionary_encoded = header[1] == 0 and header[5][2] in (2, 8)
-        body = _unsnappy(page) if snappy and not dictionary_encoded else page
-        if header[1] == 2:  # dictionary page: PLAIN strings
-            dictionary = _plain_strings(body, 0, header[7][1])
-        elif header[1] == 0:  # data page v1: definition levels, then values
-            count, encoding = header[5][1], header[5][2]
-            if encoding == 0:
-                start = 4 + struct.unpack("<i", body[:4])[0]
-                values += _plain_strings(body, start, count)
-            elif encoding in (2, 8):
-                # Every value of this column is distinct, so the dictionary holds the
-                # values in row order and its indexes run 0, 1, 2...: take them in order.
-                values += dictionary[len(values) : len(values) + count]
-            else:
-                raise ValueError(f"unsupported Parquet encoding {encoding}")
-        else:
-            raise ValueError(f"unsupported Parquet page type {header[1]}")
-    del values[rows:]
-    if len(values) != rows or len(set(values)) != rows:
-        raise ValueError("the model's word list is not the distinct words it should be")
-    return values
-
-
-def _plain_strings(body: bytes, position: int, count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        size = struct.unpack_from("<i", body, position)[0]
-        position += 4
-        out.append(body[position : position + size].decode("utf-8"))
-        position += size
-    return out
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[position]
-        position += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, position
-        shift += 7
-
-
-def _struct(data: bytes, position: int) -> tuple[dict[int, Any], int]:
-    """A Thrift compact-protocol struct: field id -> value."""
-    fields: dict[int, Any] = {}
-    last = 0
-    while True:
-        head = data[position]
-        position += 1
-        if head == 0:
-            return fields, position
-        kind, delta = head & 0x0F, head >> 4
-        if delta:
-            field_id = last + delta
-        else:
-            raw, position = _varint(data, position)
-            field_id = (raw >> 1) ^ -(raw & 1)
-        last = field_id
-        fields[field_id], position = _value(data, position, kind)
-
-
-def _value(data: bytes, position: int, kind: int) -> tuple[Any, int]:
-    if kind in (1, 2):
-        return kind == 1, position
-    if kind == 3:
-        return data[position], position + 1
-    if kind in (4, 5, 6):
-        raw, position = _varint(data, position)
-        return (raw >> 1) ^ -(raw & 1), position
-    if kind == 7:
-        return struct.unpack_from("<d", data, position)[0], position + 8
-    if kind == 8:
-        size, position = _varint(data, position)
-        return data[position : position + size], position + size
-    if kind in (9, 10):
-        head = data[position]
-        position += 1
-        count, element = head >> 4, head & 0x0F
-        if count == 15:
-            count, position = _varint(data, position)
-        items = []
-        for _ in range(count):
-            item, position = _value(data, position, element)
-            items.append(item)
-        return items, position
-    if kind == 12:
-        return _struct(data, position)
-    raise ValueError(f"unsupported Thrift type {kind}")
-
-
-def _unsnappy(data: bytes) -> bytes:
-    """Decompress a raw Snappy block."""
-    size, position = _varint(data, 0)
-    out = bytearray()
-    end = len(data)
-    while position < end:
-        tag = data[position]
-        position += 1
-        kind = tag & 3
-        if kind == 0:
-            length = tag >> 2
-            if length >= 60:
-                extra = length - 59
-                length = int.from_bytes(data[position : position + extra], "little")
-                position += extra
-            length += 1
-            out += data[position : position + length]
-            position += length
-            continue
-        if kind == 1:
-            length = ((tag >> 2) & 7) + 4
-            offset = ((tag >> 5) << 8) | data[position]
-            position += 1
-        elif kind == 2:
-            length = (tag >> 2) + 1
-            offset = int.from_bytes(data[position : position + 2], "little")
-            position += 2
-        else:
-            length = (tag >> 2) + 1
-            offset = int.from_bytes(data[position : position + 4], "little")
-            position += 4
-        if offset <= 0 or offset > len(out):
-            raise ValueError("corrupt Snappy data")
-        start = len(out) - offset
-        if offset >= length:
-            out += out[start : start + length]
-        else:
-            while length > 0:
-                piece = out[start : start + min(offset, length)]
-                out += piece
-                length -= len(piece)
-    if len(out) != size:
-        raise ValueError("corrupt Snappy data")
-    return bytes(out)

@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable
+from itertools import chain
 
 from eshu_mcp.query.local.index.store import embedding
 
@@ -47,7 +48,10 @@ SIDE_DIRECTORIES = frozenset(
 SIDE_NAMES = re.compile(r"^(changelog|changes|history|news|release[-_]?notes)\b", re.I)
 PATH_NOISE = frozenset(("src", "lib", "pkg", "internal", "init", "main", "index", "mod"))
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_UNICODE_PARTS = re.compile(r"[^\W_]+")
 _IDENTIFIERS = re.compile(r"[^\W\d]\w*")
+_ASCII_IDENTIFIERS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""``_IDENTIFIERS`` in ASCII text, where it is faster."""
 
 
 WORDS_REMEMBERED = 65536
@@ -58,16 +62,23 @@ _name_words_of: dict[str, str] = {}
 
 def split_words(identifier: str) -> list[str]:
     """``addTimeout``: add, timeout; ``HTTPServer``: http, server; ``soft_wrap``: soft, wrap."""
+    return list(_split(identifier))
+
+
+def _split(identifier: str) -> tuple[str, ...]:
+    """:func:`split_words`, remembered (the tuple is shared: never changed)."""
     found = _words_of.get(identifier)
     if found is None:
         if len(_words_of) >= WORDS_REMEMBERED:
             _words_of.clear()
         if not identifier.isascii():  # café, naïve_path: whole words (the index folds accents)
-            parts = re.findall(r"[^\W_]+", identifier)
+            found = tuple(map(str.lower, _UNICODE_PARTS.findall(identifier)))
+        elif identifier.islower() and identifier.replace("_", "").isalpha():
+            found = tuple(filter(None, identifier.split("_")))  # snake_case: what _PARTS finds
         else:
-            parts = _PARTS.findall(identifier)
-        found = _words_of[identifier] = tuple(part.lower() for part in parts)
-    return list(found)
+            found = tuple(map(str.lower, _PARTS.findall(identifier)))
+        _words_of[identifier] = found
+    return found
 
 
 def name_words(identifier: str) -> str:
@@ -77,18 +88,26 @@ def name_words(identifier: str) -> str:
     if found is None:
         if len(_name_words_of) >= WORDS_REMEMBERED:
             _name_words_of.clear()
-        words = split_words(identifier)
+        words = _split(identifier)
         if len(words) > 1:
-            words.append("".join(words))
+            words = (*words, "".join(words))
         found = _name_words_of[identifier] = " ".join(words)
     return found
 
 
 def text_words(text: str) -> str:
     """Prose and code alike: every identifier in ``text`` as words, in order."""
-    return " ".join(
-        word for token in _IDENTIFIERS.findall(text) for word in split_words(token) if word
-    )
+    return " ".join(_identifier_words(text))
+
+
+def _identifier_words(text: str) -> list[str]:
+    """:func:`text_words` as a list (its words hold no space and are never empty)."""
+    tokens = (_ASCII_IDENTIFIERS if text.isascii() else _IDENTIFIERS).findall(text)
+    try:
+        parts = list(map(_words_of.__getitem__, tokens))  # tokens repeat: all known, usually
+    except KeyError:
+        parts = [_split(token) for token in tokens]
+    return list(chain.from_iterable(parts))
 
 
 def path_words(relative_path: str) -> str:
@@ -203,14 +222,11 @@ SIGNATURE_NOISE = frozenset(
 
 def signature_words(signature: str | None, name: str) -> str:
     """A signature's words without its keywords and the definition's own name."""
-    own = split_words(name)
-    kept = []
-    for word in text_words((signature or "")[:SIGNATURE_CHARS]).split():
-        if word in own:
-            own.remove(word)
-        elif word not in SIGNATURE_NOISE:
-            kept.append(word)
-    return " ".join(kept)
+    words = _identifier_words((signature or "")[:SIGNATURE_CHARS])
+    for own in _split(name):  # each of the name's words, its first time
+        if own in words:
+            words.remove(own)
+    return " ".join([word for word in words if word not in SIGNATURE_NOISE])
 
 
 Described = tuple[int, str, str, "str | None", "str | None", "str | None"]
@@ -260,10 +276,8 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         return
     first = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM search_docs").fetchone()[0]
     vectors: list[bytes | None] = [None] * len(rows)
-    if embedding.available():
-        wanted = [
-            index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE
-        ]
+    wanted = [index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE]
+    if wanted and embedding.available():  # no definition in code: no model to load
         for index, vector in zip(
             wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
         ):
