@@ -220,6 +220,7 @@ class LanguageEngine:
         chains = spec.typed_chains  # ``v.get().m()``: ``T.get()`` (Java)
         aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
         typed, binder = spec.receiver_type, spec.bind  # declared types read off nodes
+        results = spec.call_result_receivers
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -267,7 +268,7 @@ class LanguageEngine:
                                         if members and "." in receiver
                                         else None
                                     )
-                                    or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (_called(receiver) if results else None)
                                     or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
@@ -354,7 +355,7 @@ class LanguageEngine:
                                         if members and "." in receiver
                                         else None
                                     )
-                                    or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (_called(receiver) if results else None)
                                     or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver

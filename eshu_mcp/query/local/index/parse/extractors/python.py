@@ -83,6 +83,36 @@ _FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
 )
 _LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
 _ALIAS = _FIELD["alias"]
+
+
+def _only_kind(name: str) -> int:
+    """The number of the grammar's one node kind called ``name`` (a grammar upgrade that
+    gave the name a second kind would make comparing numbers miss nodes: refused)."""
+    kinds = [k for k in range(_LANGUAGE.node_kind_count) if _LANGUAGE.node_kind_for_id(k) == name]
+    if len(kinds) != 1:
+        raise RuntimeError(f"the Python grammar has {len(kinds)} node kinds named {name!r}")
+    return kinds[0]
+
+
+_KIND = {
+    name: _only_kind(name)
+    for name in (
+        "attribute",
+        "identifier",
+        "call",
+        "assignment",
+        "expression_statement",
+        "string",
+        "string_content",
+    )
+}
+"""Node kinds compared by number where it runs per node (``Node.type`` builds a ``str``);
+each of these names is one kind of the grammar."""
+_ATTRIBUTE_KIND, _IDENTIFIER_KIND = _KIND["attribute"], _KIND["identifier"]
+_CALL_KIND, _ASSIGNMENT_KIND = _KIND["call"], _KIND["assignment"]
+_STATEMENT_KIND, _STRING_KIND, _CONTENT_KIND = (
+    _KIND[k] for k in ("expression_statement", "string", "string_content")
+)
 _TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
@@ -103,17 +133,17 @@ def _docstring(body: Node | None) -> str | None:
     if body is None or not body.named_child_count:
         return None
     first = body.named_child(0)
-    if first.type != "expression_statement" or first.named_child_count != 1:
+    if first.kind_id != _STATEMENT_KIND or first.named_child_count != 1:
         return None
     literal = first.named_child(0)
-    if literal.type != "string":
+    if literal.kind_id != _STRING_KIND:
         return None
     if literal.named_child_count == 3:  # start, one part, end: the usual docstring
         part = literal.named_child(1)
-        content = text(part) if part.type == "string_content" else ""
+        content = text(part) if part.kind_id == _CONTENT_KIND else ""
     else:
         content = "".join(
-            text(part) for part in literal.named_children if part.type == "string_content"
+            text(part) for part in literal.named_children if part.kind_id == _CONTENT_KIND
         )
     return content.strip()[:DOCSTRING_CAP] or None
 
@@ -403,19 +433,19 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     An attribute read or assigned (not called) is a ``property_read``/``property_write`` of
     that name: resolution keeps those whose target is a property's getter or setter.
     """
-    if node.type == "attribute":
+    if node.kind_id == _ATTRIBUTE_KIND:
         return _attribute_use(node)
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
+    kind = function.kind_id
+    if kind != _IDENTIFIER_KIND and kind != _ATTRIBUTE_KIND:
+        return None
     arguments = node.child_by_field_id(_ARGUMENTS)
     count = arguments.named_child_count if arguments is not None else None
-    kind = function.type
-    if kind != "identifier" and kind != "attribute":
-        return None
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs once per call in the file
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
-    if kind == "identifier":
+    if kind == _IDENTIFIER_KIND:
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
     if _HAS_GAP(full) is None:
         # no space, comment or continuation between object, dot and attribute (the
@@ -528,17 +558,17 @@ def assign(node: Node) -> tuple[str, str] | None:
     ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
     ``Cls``.
     """
-    if node.type == "as_pattern":
+    if node.kind_id != _ASSIGNMENT_KIND and node.type == "as_pattern":
         return _bound_by_as(node)
     left = node.child_by_field_id(_LEFT)
     if left is None:
         return None
-    left_kind = left.type
-    if left_kind != "identifier" and left_kind != "attribute":
+    left_kind = left.kind_id
+    if left_kind != _IDENTIFIER_KIND and left_kind != _ATTRIBUTE_KIND:
         return None
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured assignment
     target = text(left) if source is None else source[left.start_byte : left.end_byte]
-    if left_kind == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+    if left_kind == _ATTRIBUTE_KIND and not (target.startswith("self.") and target.count(".") == 1):
         return None
     right = node.child_by_field_id(_RIGHT)
     # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
@@ -551,17 +581,19 @@ def assign(node: Node) -> tuple[str, str] | None:
         holds = _HOLDS_CLASS(written)
         if holds is not None:  # klass: type[Proto] | None: self.klass() builds a Proto
             return target, f"type[{holds[1]}]"
-        if right is None or right.type not in ("identifier", "attribute"):
+        if right is None or (
+            right.kind_id != _IDENTIFIER_KIND and right.kind_id != _ATTRIBUTE_KIND
+        ):
             return None  # x: Any = f(): the annotation says not to narrow
     if right is None:  # or an annotation naming no class (Callable[..., P] = Echo): the value
         return None
-    right_kind = right.type
-    if right_kind == "call":
+    right_kind = right.kind_id
+    if right_kind == _CALL_KIND:
         function = right.child_by_field_id(_FUNCTION)
         if function is None:
             return None
-        kind = function.type
-        if kind != "identifier" and kind != "attribute":
+        kind = function.kind_id
+        if kind != _IDENTIFIER_KIND and kind != _ATTRIBUTE_KIND:
             return None
         callee = (
             text(function) if source is None else source[function.start_byte : function.end_byte]
@@ -572,14 +604,14 @@ def assign(node: Node) -> tuple[str, str] | None:
         if chain is None or "[" in chain or chain.startswith("super("):
             return None
         return target, chain
-    if right_kind != "identifier" and right_kind != "attribute":
+    if right_kind != _IDENTIFIER_KIND and right_kind != _ATTRIBUTE_KIND:
         return target, ALIAS  # rebound to something untyped
     # an alias: the engine looks the name up
     value = text(right) if source is None else source[right.start_byte : right.end_byte]
     last = value.rsplit(".", 1)[-1]
     if last[:1].isupper() and not last.isupper() and value[:5] != "self." and is_dotted(value):
         return target, f"type[{value}]"  # protocol = Echo: self.protocol() builds an Echo
-    if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
+    if right_kind == _IDENTIFIER_KIND or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
     if value.startswith("cls.") and value.count(".") == 1:
         # ``adjust = cls.adjust`` in a classmethod: the class's member, as ``self.`` names it
