@@ -156,12 +156,12 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
     names = []
     typed = []
     for param in params.named_children:
-        kind = param.type
-        if kind == "identifier":
+        if param.kind_id == _IDENTIFIER_KIND:  # most parameters: ``self``, ``x``
             names.append(
                 text(param) if source is None else source[param.start_byte : param.end_byte]
             )
             continue
+        kind = param.type
         name = param.child_by_field_id(_NAME)
         if name is None:
             name = next((c for c in param.named_children if c.type == "identifier"), None)
@@ -447,15 +447,29 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
     if kind == _IDENTIFIER_KIND:
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
+    known = _CALLEES.get(full)  # self.assertEqual: a file calls the same callees again
+    if known is not None:
+        return (known[0], full, known[1], known[2], count)
     if _HAS_GAP(full) is None:
         # no space, comment or continuation between object, dot and attribute (the
         # common case): the attribute is the identifier after the last dot
         receiver, name = full.rsplit(".", 1)
-    else:
-        name = text(function.child_by_field_id(_ATTRIBUTE))
-        receiver = text(function.child_by_field_id(_OBJECT))
+        kind = "constructor_call" if name[:1].isupper() else "method_call"
+        if len(_CALLEES) >= _CALLEES_KEPT:
+            _CALLEES.clear()
+        _CALLEES[full] = (name, receiver, kind)
+        return (name, full, receiver, kind, count)
+    name = text(function.child_by_field_id(_ATTRIBUTE))
+    receiver = text(function.child_by_field_id(_OBJECT))
     kind = "constructor_call" if name[:1].isupper() else "method_call"
     return (name, full, receiver, kind, count)
+
+
+_CALLEES: dict[str, tuple[str, str, str]] = {}
+"""(name, receiver, kind) of a method call's callee text without gaps (a function of the
+text alone), as :func:`call` read it."""
+_CALLEES_KEPT = 8192
+"""The most callee texts :data:`_CALLEES` keeps (emptied when full)."""
 
 
 def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
@@ -466,21 +480,21 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
-    if _HAS_GAP(full) is None:
-        receiver, name = full.rsplit(".", 1)
-    else:
-        name = text(node.child_by_field_id(_ATTRIBUTE))
-        receiver = text(node.child_by_field_id(_OBJECT))
-    if name[:2] == "__" or name.isupper():
+    if _FILE_NAMES[0] is not CURRENT_SOURCE.data:
+        _file_names()
+    uses = _FILE_NAMES[2]
+    found = uses.get(full, _UNREAD)  # the same text reads the same way all through a file
+    if found is _UNREAD:
+        if _HAS_GAP(full) is None:
+            receiver, name = full.rsplit(".", 1)
+            found = uses[full] = _property_candidate(name, receiver)
+        else:
+            name = text(node.child_by_field_id(_ATTRIBUTE))
+            receiver = text(node.child_by_field_id(_OBJECT))
+            found = _property_candidate(name, receiver)
+    if found is None:
         return None
-    names = _FILE_NAMES[1] if _FILE_NAMES[0] is CURRENT_SOURCE.data else _file_names()
-    if name in names[0]:
-        return None
-    head = receiver.split(".", 1)[0]
-    if head in names[1] or (head == receiver and (head == "cls" or head[:1].isupper())):
-        return None  # a module's or a class's attribute: no instance's property
-    if _DOTTED(receiver) is None:
-        return None
+    name, receiver = found
     parent = node.parent
     kind = "property_read"
     if parent is not None:
@@ -495,12 +509,34 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     return (name, full, receiver, kind, None)
 
 
+_UNREAD = object()
+
+
+def _property_candidate(name: str, receiver: str) -> tuple[str, str] | None:
+    """(name, receiver) of ``receiver.name`` when it may be an instance's property, from its
+    text and the file's names alone; None for a dunder or upper-case (constant) name, a
+    plain instance attribute of the file, an attribute of a module or class, or a receiver
+    that is no dotted name."""
+    if name[:2] == "__" or name.isupper():
+        return None
+    names = _FILE_NAMES[1]
+    if name in names[0]:
+        return None
+    head = receiver.split(".", 1)[0]
+    if head in names[1] or (head == receiver and (head == "cls" or head[:1].isupper())):
+        return None  # a module's or a class's attribute: no instance's property
+    if _DOTTED(receiver) is None:
+        return None
+    return name, receiver
+
+
 _SELF_ASSIGNED = re.compile(rb"self\.(\w+)[ \t]*=[^=]")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")
 _IMPORTED = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n#;]*)")
 _IMPORTED_NAME = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
-_FILE_NAMES: list = [None, (frozenset(), frozenset())]
-"""The file :func:`_file_names` last read, and what it found."""
+_FILE_NAMES: list = [None, (frozenset(), frozenset()), {}]
+"""The file :func:`_file_names` last read, what it found, and what :func:`_attribute_use`
+read of each attribute text of that file."""
 
 
 def _file_names() -> tuple[frozenset[str], frozenset[str]]:
@@ -519,7 +555,7 @@ def _file_names() -> tuple[frozenset[str], frozenset[str]]:
             for written, alias in _IMPORTED_NAME.findall(clause):
                 imported.add((alias or written.split(b".", 1)[0]).decode())
         found = (frozenset(plain), frozenset(imported))
-    _FILE_NAMES[0], _FILE_NAMES[1] = data, found
+    _FILE_NAMES[0], _FILE_NAMES[1], _FILE_NAMES[2] = data, found, {}
     return found
 
 
