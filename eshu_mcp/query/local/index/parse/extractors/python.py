@@ -480,18 +480,19 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
-    if _FILE_NAMES[0] is not CURRENT_SOURCE.data:
-        _file_names()
-    uses = _FILE_NAMES[2]
+    read = _FILE_READ[0]
+    if read[0] is not CURRENT_SOURCE.data:
+        read = _read_file()
+    _, names, uses = read
     found = uses.get(full, _UNREAD)  # the same text reads the same way all through a file
     if found is _UNREAD:
         if _HAS_GAP(full) is None:
             receiver, name = full.rsplit(".", 1)
-            found = uses[full] = _property_candidate(name, receiver)
+            found = uses[full] = _property_candidate(name, receiver, names)
         else:
             name = text(node.child_by_field_id(_ATTRIBUTE))
             receiver = text(node.child_by_field_id(_OBJECT))
-            found = _property_candidate(name, receiver)
+            found = _property_candidate(name, receiver, names)
     if found is None:
         return None
     name, receiver = found
@@ -512,14 +513,15 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
 _UNREAD = object()
 
 
-def _property_candidate(name: str, receiver: str) -> tuple[str, str] | None:
+def _property_candidate(
+    name: str, receiver: str, names: tuple[frozenset[str], frozenset[str]]
+) -> tuple[str, str] | None:
     """(name, receiver) of ``receiver.name`` when it may be an instance's property, from its
-    text and the file's names alone; None for a dunder or upper-case (constant) name, a
-    plain instance attribute of the file, an attribute of a module or class, or a receiver
-    that is no dotted name."""
+    text and the file's ``names`` (:func:`_file_names`) alone; None for a dunder or
+    upper-case (constant) name, a plain instance attribute of the file, an attribute of a
+    module or class, or a receiver that is no dotted name."""
     if name[:2] == "__" or name.isupper():
         return None
-    names = _FILE_NAMES[1]
     if name in names[0]:
         return None
     head = receiver.split(".", 1)[0]
@@ -534,18 +536,24 @@ _SELF_ASSIGNED = re.compile(rb"self\.(\w+)[ \t]*=[^=]")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")
 _IMPORTED = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n#;]*)")
 _IMPORTED_NAME = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
-_FILE_NAMES: list = [None, (frozenset(), frozenset()), {}]
-"""The file :func:`_file_names` last read, what it found, and what :func:`_attribute_use`
-read of each attribute text of that file."""
+_FILE_READ: list = [(None, (frozenset(), frozenset()), {})]
+"""(the file :func:`_read_file` last read, its :func:`_file_names`, what
+:func:`_attribute_use` read of each attribute text of it), replaced as one value."""
 
 
-def _file_names() -> tuple[frozenset[str], frozenset[str]]:
-    """Of the file being extracted: the attributes ``self.x = ...`` assigns that it defines
-    no function ``x`` for (plain instance attributes, no property), and the names its
-    imports bind (modules, classes, functions: no instance). Read once per file."""
+def _read_file() -> tuple:
+    """The file being extracted's entry of :data:`_FILE_READ`, made when it is new."""
     data = CURRENT_SOURCE.data
-    if _FILE_NAMES[0] is data:
-        return _FILE_NAMES[1]
+    read = _FILE_READ[0]
+    if read[0] is not data:
+        read = _FILE_READ[0] = (data, _file_names(data), {})
+    return read
+
+
+def _file_names(data: bytes | None) -> tuple[frozenset[str], frozenset[str]]:
+    """Of a file's source: the attributes ``self.x = ...`` assigns that it defines no
+    function ``x`` for (plain instance attributes, no property), and the names its imports
+    bind (modules, classes, functions: no instance)."""
     found: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
     if data is not None:
         assigned = {m.decode() for m in _SELF_ASSIGNED.findall(data)}
@@ -555,7 +563,6 @@ def _file_names() -> tuple[frozenset[str], frozenset[str]]:
             for written, alias in _IMPORTED_NAME.findall(clause):
                 imported.add((alias or written.split(b".", 1)[0]).decode())
         found = (frozenset(plain), frozenset(imported))
-    _FILE_NAMES[0], _FILE_NAMES[1], _FILE_NAMES[2] = data, found, {}
     return found
 
 
