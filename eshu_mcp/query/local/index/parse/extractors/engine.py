@@ -356,10 +356,7 @@ class LanguageEngine:
                             )
                         )
             if role & _IMPORTS:
-                imports.extend(
-                    (r.module, r.imported_name, r.alias, r.import_type, r.line)
-                    for r in import_rows(node)
-                )
+                imports.extend(map(tuple, import_rows(node)))  # plain tuples, as stored
             if role & _ASSIGNS and binder is not None:
                 bound_in = module_scope if top is None else None  # not a type's body
                 bound_in = function[1] if function is not None else bound_in

@@ -304,6 +304,8 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
         return None
     start = body.start_byte if docstring is None else body.named_child(0).end_byte
     end = body.end_byte
+    if data.find(b"return", start, end) < 0:  # most functions: no call of _words
+        return None
     count = _words(data, b"return", start, end, _RETURNS_READ)
     if count == 1:
         returns = [body.named_child(body.named_child_count - 1)]
@@ -313,7 +315,7 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
         returns = _return_statements(body)
     else:
         return None
-    if _words(data, b"yield", start, end, 0):
+    if data.find(b"yield", start, end) >= 0 and _words(data, b"yield", start, end, 0):
         return None
     values = [r.named_child(0) for r in returns if r.named_child_count == 1]
     values = [v for v in values if v.type != "none"]
