@@ -386,7 +386,9 @@ def _is_word(byte: int) -> bool:
 def _words(data: bytes, word: bytes, start: int, end: int, most: int) -> int:
     """How many times (up to ``most`` + 1) ``data[start:end]`` holds ``word`` as a whole
     word, as the regular expression ``\\bword\\b`` searched from ``start`` to ``end`` would
-    find it (``end`` counts as the end of the text), several times faster than one."""
+    find it (``end`` counts as the end of the text), several times faster than one.
+    ``word`` is made of word characters, so no whole-word occurrence starts inside another
+    occurrence (a word character precedes it): the search goes on after each one."""
     count = 0
     size = len(word)
     found = data.find(word, start, end)
