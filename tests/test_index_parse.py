@@ -242,6 +242,29 @@ class LanguageExtractionTests(SynchronousTestCase):
             {"once": "make()", "again": None, "annotated_again": None, "other_word": "make()"},
         )
 
+    def test_python_return_and_yield_count_only_as_whole_words(self) -> None:
+        parsed = parse_file(
+            "p.py",
+            b"def built():\n    returned = 1\n    return_value = 2\n    return make()\n"
+            b"def generator():\n    yield_count = 1\n    return make()\n"
+            b"def yields():\n    x = (yield)\n    return make()\n"
+            b"def two():\n    if x:\n        return\n    return make()\n"
+            b"def many():\n" + b"    if x:\n        return\n" * 6 + b"    return make()\n",
+        )
+        returns = {e["entity_name"]: e["metadata"].get("returns") for e in parsed.entities}
+        # "returned", "return_value", "yield_count" are no keywords; a real yield makes a
+        # generator; up to six returns are read, more give up
+        self.assertEqual(
+            returns,
+            {
+                "built": "make()",
+                "generator": "make()",
+                "yields": None,
+                "two": "make()",
+                "many": None,
+            },
+        )
+
     def test_python_attribute_uses_are_captured_under_every_parent_that_can_hold_one(
         self,
     ) -> None:

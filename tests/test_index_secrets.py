@@ -42,6 +42,20 @@ class SecretTests(SynchronousTestCase):
         self.assertEqual(found[0].value_hash, hashlib.sha256(KEY.encode()).hexdigest())
         self.assertEqual(found[0].severity, "critical")
 
+    def test_shaped_tokens_are_found_on_lines_giving_no_keyword_a_value(self) -> None:
+        text = (
+            f"the password of the service is kept with {KEY} in it\n"
+            "# token rotated, see -----BEGIN PRIVATE KEY----- below\n"
+            "api docs mention xoxb-1234567890-abcdef once\n"
+            "a secret we never wrote down\n"
+        )
+        found = find_secrets("notes/readme.txt", text)
+        self.assertEqual(
+            [(f.line_number, f.finding_kind) for f in found],
+            [(1, "aws_access_key"), (2, "private_key"), (3, "slack_token")],
+        )
+        self.assertNotIn(KEY, found[0].redacted_excerpt)
+
     def test_bare_sk_live_without_assignment_is_dropped(self) -> None:
         self.assertEqual(find_secrets("a.txt", "see sk_live_abcdefgh123 here\n"), [])
 

@@ -54,9 +54,8 @@ class Call(NamedTuple):
     arg_count: int | None = None
 
 
-@frozen
-class ImportRow:
-    """One imported name (or whole module) at a line."""
+class ImportRow(NamedTuple):
+    """One imported name (or whole module) at a line (a tuple: cheap to build)."""
 
     module: str
     imported_name: str | None

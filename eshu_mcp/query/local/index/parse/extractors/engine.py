@@ -220,6 +220,7 @@ class LanguageEngine:
         chains = spec.typed_chains  # ``v.get().m()``: ``T.get()`` (Java)
         aliases = spec.attribute_paths or spec.function_aliases  # bare calls of a bound local
         typed, binder = spec.receiver_type, spec.bind  # declared types read off nodes
+        results = spec.call_result_receivers
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
         stack: list[tuple] = []
@@ -235,48 +236,38 @@ class LanguageEngine:
             role = roles[kind]
             if role == _CALLS:  # most captures: a kind that is nothing but a call
                 call = read_call(node)
-                if call is not None and shadowing and _calls_parameter(call, top):
+                if call is None or (shadowing and _calls_parameter(call, top)):
                     continue
-                if call is not None:
-                    function = None if top is None else top[_FUNCTION]
-                    name, full, receiver, call_kind, count = call
-                    if function is None:
-                        calls.append(
-                            (
-                                None,
-                                name,
-                                full,
-                                receiver,
-                                None,
-                                call_kind,
-                                count,
-                                node.start_point[0] + 1,
-                            )
+                name, full, receiver, call_kind, count = call
+                function = None if top is None else top[_FUNCTION]
+                if function is None:
+                    receiver_type = None
+                elif receiver:
+                    scope = function[1]
+                    receiver_type = (
+                        scope.get(receiver)
+                        or (
+                            _member_type(scope, receiver, members, chains)
+                            if members and "." in receiver
+                            else None
                         )
-                    else:
-                        calls.append(
-                            (
-                                function[0],
-                                name,
-                                full,
-                                receiver,
-                                (
-                                    function[1].get(receiver)
-                                    or (
-                                        _member_type(function[1], receiver, members, chains)
-                                        if members and "." in receiver
-                                        else None
-                                    )
-                                    or (_called(receiver) if spec.call_result_receivers else None)
-                                    or (typed(node, function[1]) if typed else None)
-                                )
-                                if receiver
-                                else (_bound_alias(function[1], name) if aliases else None),
-                                call_kind,
-                                count,
-                                node.start_point[0] + 1,
-                            )
-                        )
+                        or (_called(receiver) if results else None)
+                        or (typed(node, scope) if typed else None)
+                    )
+                else:
+                    receiver_type = _bound_alias(function[1], name) if aliases else None
+                calls.append(
+                    (
+                        None if function is None else function[0],
+                        name,
+                        full,
+                        receiver,
+                        receiver_type,
+                        call_kind,
+                        count,
+                        node.start_point[0] + 1,
+                    )
+                )
                 continue
             if role & _DEFINES:
                 found = define(node)
@@ -354,7 +345,7 @@ class LanguageEngine:
                                         if members and "." in receiver
                                         else None
                                     )
-                                    or (_called(receiver) if spec.call_result_receivers else None)
+                                    or (_called(receiver) if results else None)
                                     or (typed(node, function[1]) if typed else None)
                                 )
                                 if receiver
@@ -365,10 +356,7 @@ class LanguageEngine:
                             )
                         )
             if role & _IMPORTS:
-                imports.extend(
-                    (r.module, r.imported_name, r.alias, r.import_type, r.line)
-                    for r in import_rows(node)
-                )
+                imports.extend(map(tuple, import_rows(node)))  # plain tuples, as stored
             if role & _ASSIGNS and binder is not None:
                 bound_in = module_scope if top is None else None  # not a type's body
                 bound_in = function[1] if function is not None else bound_in

@@ -83,6 +83,36 @@ _FUNCTION, _ARGUMENTS, _ATTRIBUTE, _OBJECT = (
 )
 _LEFT, _RIGHT, _TYPE, _VALUE = (_FIELD[f] for f in ("left", "right", "type", "value"))
 _ALIAS = _FIELD["alias"]
+
+
+def _only_kind(name: str) -> int:
+    """The number of the grammar's one node kind called ``name`` (a grammar upgrade that
+    gave the name a second kind would make comparing numbers miss nodes: refused)."""
+    kinds = [k for k in range(_LANGUAGE.node_kind_count) if _LANGUAGE.node_kind_for_id(k) == name]
+    if len(kinds) != 1:
+        raise RuntimeError(f"the Python grammar has {len(kinds)} node kinds named {name!r}")
+    return kinds[0]
+
+
+_KIND = {
+    name: _only_kind(name)
+    for name in (
+        "attribute",
+        "identifier",
+        "call",
+        "assignment",
+        "expression_statement",
+        "string",
+        "string_content",
+    )
+}
+"""Node kinds compared by number where it runs per node (``Node.type`` builds a ``str``);
+each of these names is one kind of the grammar."""
+_ATTRIBUTE_KIND, _IDENTIFIER_KIND = _KIND["attribute"], _KIND["identifier"]
+_CALL_KIND, _ASSIGNMENT_KIND = _KIND["call"], _KIND["assignment"]
+_STATEMENT_KIND, _STRING_KIND, _CONTENT_KIND = (
+    _KIND[k] for k in ("expression_statement", "string", "string_content")
+)
 _TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
@@ -103,37 +133,40 @@ def _docstring(body: Node | None) -> str | None:
     if body is None or not body.named_child_count:
         return None
     first = body.named_child(0)
-    if first.type != "expression_statement" or first.named_child_count != 1:
+    if first.kind_id != _STATEMENT_KIND or first.named_child_count != 1:
         return None
     literal = first.named_child(0)
-    if literal.type != "string":
+    if literal.kind_id != _STRING_KIND:
         return None
     if literal.named_child_count == 3:  # start, one part, end: the usual docstring
         part = literal.named_child(1)
-        content = text(part) if part.type == "string_content" else ""
+        content = text(part) if part.kind_id == _CONTENT_KIND else ""
     else:
         content = "".join(
-            text(part) for part in literal.named_children if part.type == "string_content"
+            text(part) for part in literal.named_children if part.kind_id == _CONTENT_KIND
         )
     return content.strip()[:DOCSTRING_CAP] or None
 
 
 def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """Parameter names, and the class each annotated parameter is declared to be."""
-    if params is None:
+    if params is None or not params.named_child_count:
         return (), ()
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every parameter
     names = []
     typed = []
     for param in params.named_children:
-        kind = param.type
-        if kind == "identifier":
-            names.append(text(param))
+        if param.kind_id == _IDENTIFIER_KIND:  # most parameters: ``self``, ``x``
+            names.append(
+                text(param) if source is None else source[param.start_byte : param.end_byte]
+            )
             continue
+        kind = param.type
         name = param.child_by_field_id(_NAME)
         if name is None:
             name = next((c for c in param.named_children if c.type == "identifier"), None)
         if name is not None:
-            names.append(text(name))
+            names.append(text(name) if source is None else source[name.start_byte : name.end_byte])
             if kind in _TYPED_PARAMETERS:
                 declared = annotation_type(text(param.child_by_field_id(_TYPE)))
                 if declared is not None:
@@ -186,7 +219,8 @@ def define(node: Node) -> Definition | None:
     name_node = node.child_by_field_id(_NAME)
     if name_node is None:
         return None
-    name = text(name_node)
+    source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every definition
+    name = text(name_node) if source is None else source[name_node.start_byte : name_node.end_byte]
     metadata: dict = {}
     parent = node.parent
     if parent is not None and parent.type == "decorated_definition":
@@ -215,12 +249,13 @@ def define(node: Node) -> Definition | None:
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
-    if core.starts_with(node, b"async"):
+    is_async = core.starts_with(node, b"async")
+    if is_async:
         metadata["async"] = True
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
-    elif body is not None:
-        built = _returns_built(node, body, metadata.get("decorators", ()), docstring)
+    elif body is not None and not is_async:  # a coroutine's result is no built object
+        built = _returns_built(body, metadata.get("decorators", ()), docstring)
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
@@ -254,29 +289,24 @@ def _returns_only_self(node: Node, body: Node) -> bool:
     return found
 
 
-_RETURN = re.compile(rb"\breturn\b")
-
-
-def _returns_built(
-    node: Node, body: Node, decorators: list[str], docstring: str | None
-) -> str | None:
+def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> str | None:
     """What a function's ``return`` gives when one return gives a value and any other gives
     None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
     statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
     ``v`` (its class is found at resolution: a class built, or what the callee returns; it
     stands in for a return annotation that names no class, like a type variable). None
     otherwise: more values, a generator, a coroutine, a decorator that may wrap the result.
-    ``docstring`` is :func:`_docstring` of ``body``."""
-    if not body.named_child_count or any(_WRAPS(d) is None for d in decorators):
-        return None
+    ``docstring`` is :func:`_docstring` of ``body``; the caller leaves out a coroutine."""
     data = CURRENT_SOURCE.data
-    first = body.named_child(0)
-    start = first.end_byte if docstring is not None else body.start_byte
-    if data is None or core.starts_with(node, b"async"):
+    if data is None or not body.named_child_count:
         return None
-    if data.find(b"return", start, body.end_byte) < 0:  # no return: the pattern cannot match
+    if decorators and any(_WRAPS(d) is None for d in decorators):
         return None
-    count = len(_RETURN.findall(data, start, body.end_byte))
+    start = body.start_byte if docstring is None else body.named_child(0).end_byte
+    end = body.end_byte
+    if data.find(b"return", start, end) < 0:  # most functions: no call of _words
+        return None
+    count = _words(data, b"return", start, end, _RETURNS_READ)
     if count == 1:
         returns = [body.named_child(body.named_child_count - 1)]
         if returns[0].type != "return_statement":
@@ -285,7 +315,7 @@ def _returns_built(
         returns = _return_statements(body)
     else:
         return None
-    if _YIELD(data, start, body.end_byte) is not None:
+    if data.find(b"yield", start, end) >= 0 and _words(data, b"yield", start, end, 0):
         return None
     values = [r.named_child(0) for r in returns if r.named_child_count == 1]
     values = [v for v in values if v.type != "none"]
@@ -353,9 +383,29 @@ def _is_word(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122
 
 
+def _words(data: bytes, word: bytes, start: int, end: int, most: int) -> int:
+    """How many times (up to ``most`` + 1) ``data[start:end]`` holds ``word`` as a whole
+    word, as the regular expression ``\\bword\\b`` searched from ``start`` to ``end`` would
+    find it (``end`` counts as the end of the text), several times faster than one.
+    ``word`` is made of word characters, so no whole-word occurrence starts inside another
+    occurrence (a word character precedes it): the search goes on after each one."""
+    count = 0
+    size = len(word)
+    found = data.find(word, start, end)
+    while found >= 0:
+        after = found + size
+        if (found == 0 or not _is_word(data[found - 1])) and (
+            after >= end or not _is_word(data[after])
+        ):
+            count += 1
+            if count > most:
+                break
+        found = data.find(word, after, end)
+    return count
+
+
 _RETURNS_READ = 6
 """The most ``return`` statements :func:`_returns_built` reads of one function."""
-_YIELD = re.compile(rb"\byield\b").search
 _WRAPS = re.compile(
     r"(?:[\w.]*\.)?(?:property|cached_property|staticmethod|classmethod|override)\Z"
 ).match
@@ -387,29 +437,43 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     An attribute read or assigned (not called) is a ``property_read``/``property_write`` of
     that name: resolution keeps those whose target is a property's getter or setter.
     """
-    if node.type == "attribute":
+    if node.kind_id == _ATTRIBUTE_KIND:
         return _attribute_use(node)
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
+    kind = function.kind_id
+    if kind != _IDENTIFIER_KIND and kind != _ATTRIBUTE_KIND:
+        return None
     arguments = node.child_by_field_id(_ARGUMENTS)
     count = arguments.named_child_count if arguments is not None else None
-    kind = function.type
-    if kind != "identifier" and kind != "attribute":
-        return None
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs once per call in the file
     full = text(function) if source is None else source[function.start_byte : function.end_byte]
-    if kind == "identifier":
+    if kind == _IDENTIFIER_KIND:
         return (full, full, None, "constructor_call" if full[:1].isupper() else "call", count)
+    known = _CALLEES.get(full)  # self.assertEqual: a file calls the same callees again
+    if known is not None:
+        return (known[0], full, known[1], known[2], count)
     if _HAS_GAP(full) is None:
         # no space, comment or continuation between object, dot and attribute (the
         # common case): the attribute is the identifier after the last dot
         receiver, name = full.rsplit(".", 1)
-    else:
-        name = text(function.child_by_field_id(_ATTRIBUTE))
-        receiver = text(function.child_by_field_id(_OBJECT))
+        kind = "constructor_call" if name[:1].isupper() else "method_call"
+        if len(_CALLEES) >= _CALLEES_KEPT:
+            _CALLEES.clear()
+        _CALLEES[full] = (name, receiver, kind)
+        return (name, full, receiver, kind, count)
+    name = text(function.child_by_field_id(_ATTRIBUTE))
+    receiver = text(function.child_by_field_id(_OBJECT))
     kind = "constructor_call" if name[:1].isupper() else "method_call"
     return (name, full, receiver, kind, count)
+
+
+_CALLEES: dict[str, tuple[str, str, str]] = {}
+"""(name, receiver, kind) of a method call's callee text without gaps (a function of the
+text alone), as :func:`call` read it."""
+_CALLEES_KEPT = 8192
+"""The most callee texts :data:`_CALLEES` keeps (emptied when full)."""
 
 
 def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
@@ -420,21 +484,22 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     source = CURRENT_SOURCE.ascii  # text() inlined
     start = node.start_byte
     full = text(node) if source is None else source[start : node.end_byte]
-    if _HAS_GAP(full) is None:
-        receiver, name = full.rsplit(".", 1)
-    else:
-        name = text(node.child_by_field_id(_ATTRIBUTE))
-        receiver = text(node.child_by_field_id(_OBJECT))
-    if name[:2] == "__" or name.isupper():
+    read = _FILE_READ[0]
+    if read[0] is not CURRENT_SOURCE.data:
+        read = _read_file()
+    _, names, uses = read
+    found = uses.get(full, _UNREAD)  # the same text reads the same way all through a file
+    if found is _UNREAD:
+        if _HAS_GAP(full) is None:
+            receiver, name = full.rsplit(".", 1)
+            found = uses[full] = _property_candidate(name, receiver, names)
+        else:
+            name = text(node.child_by_field_id(_ATTRIBUTE))
+            receiver = text(node.child_by_field_id(_OBJECT))
+            found = _property_candidate(name, receiver, names)
+    if found is None:
         return None
-    names = _FILE_NAMES[1] if _FILE_NAMES[0] is CURRENT_SOURCE.data else _file_names()
-    if name in names[0]:
-        return None
-    head = receiver.split(".", 1)[0]
-    if head in names[1] or (head == receiver and (head == "cls" or head[:1].isupper())):
-        return None  # a module's or a class's attribute: no instance's property
-    if _DOTTED(receiver) is None:
-        return None
+    name, receiver = found
     parent = node.parent
     kind = "property_read"
     if parent is not None:
@@ -449,21 +514,50 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
     return (name, full, receiver, kind, None)
 
 
+_UNREAD = object()
+
+
+def _property_candidate(
+    name: str, receiver: str, names: tuple[frozenset[str], frozenset[str]]
+) -> tuple[str, str] | None:
+    """(name, receiver) of ``receiver.name`` when it may be an instance's property, from its
+    text and the file's ``names`` (:func:`_file_names`) alone; None for a dunder or
+    upper-case (constant) name, a plain instance attribute of the file, an attribute of a
+    module or class, or a receiver that is no dotted name."""
+    if name[:2] == "__" or name.isupper():
+        return None
+    if name in names[0]:
+        return None
+    head = receiver.split(".", 1)[0]
+    if head in names[1] or (head == receiver and (head == "cls" or head[:1].isupper())):
+        return None  # a module's or a class's attribute: no instance's property
+    if _DOTTED(receiver) is None:
+        return None
+    return name, receiver
+
+
 _SELF_ASSIGNED = re.compile(rb"self\.(\w+)[ \t]*=[^=]")
 _DEFINED = re.compile(rb"def[ \t]+(\w+)")
 _IMPORTED = re.compile(rb"import[ \t]+(\([^)]*\)|[^\n#;]*)")
 _IMPORTED_NAME = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
-_FILE_NAMES: list = [None, (frozenset(), frozenset())]
-"""The file :func:`_file_names` last read, and what it found."""
+_FILE_READ: list = [(None, (frozenset(), frozenset()), {})]
+"""(the file :func:`_read_file` last read, its :func:`_file_names`, what
+:func:`_attribute_use` read of each attribute text of it), replaced as one value."""
 
 
-def _file_names() -> tuple[frozenset[str], frozenset[str]]:
-    """Of the file being extracted: the attributes ``self.x = ...`` assigns that it defines
-    no function ``x`` for (plain instance attributes, no property), and the names its
-    imports bind (modules, classes, functions: no instance). Read once per file."""
+def _read_file() -> tuple:
+    """The file being extracted's entry of :data:`_FILE_READ`, made when it is new."""
     data = CURRENT_SOURCE.data
-    if _FILE_NAMES[0] is data:
-        return _FILE_NAMES[1]
+    read = _FILE_READ[0]
+    if read[0] is not data:
+        read = _FILE_READ[0] = (data, _file_names(data), {})
+    return read
+
+
+def _file_names(data: bytes | None) -> tuple[frozenset[str], frozenset[str]]:
+    """Of a file's source: the attributes ``self.x = ...`` assigns that it defines no
+    function ``x`` for (plain instance attributes, no property), and the names its imports
+    bind (modules, classes, functions: no instance)."""
     found: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
     if data is not None:
         assigned = {m.decode() for m in _SELF_ASSIGNED.findall(data)}
@@ -473,7 +567,6 @@ def _file_names() -> tuple[frozenset[str], frozenset[str]]:
             for written, alias in _IMPORTED_NAME.findall(clause):
                 imported.add((alias or written.split(b".", 1)[0]).decode())
         found = (frozenset(plain), frozenset(imported))
-    _FILE_NAMES[0], _FILE_NAMES[1] = data, found
     return found
 
 
@@ -512,17 +605,17 @@ def assign(node: Node) -> tuple[str, str] | None:
     ``f()`` (the callee's class or return type, found at resolution), ``v: Cls = ...`` gives
     ``Cls``.
     """
-    if node.type == "as_pattern":
+    if node.kind_id != _ASSIGNMENT_KIND and node.type == "as_pattern":
         return _bound_by_as(node)
     left = node.child_by_field_id(_LEFT)
     if left is None:
         return None
-    left_kind = left.type
-    if left_kind != "identifier" and left_kind != "attribute":
+    left_kind = left.kind_id
+    if left_kind != _IDENTIFIER_KIND and left_kind != _ATTRIBUTE_KIND:
         return None
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every captured assignment
     target = text(left) if source is None else source[left.start_byte : left.end_byte]
-    if left_kind == "attribute" and not (target.startswith("self.") and target.count(".") == 1):
+    if left_kind == _ATTRIBUTE_KIND and not (target.startswith("self.") and target.count(".") == 1):
         return None
     right = node.child_by_field_id(_RIGHT)
     # ``v = x`` has three children; only ``v: T`` or ``v: T = x`` (or extras) may have a type
@@ -535,17 +628,19 @@ def assign(node: Node) -> tuple[str, str] | None:
         holds = _HOLDS_CLASS(written)
         if holds is not None:  # klass: type[Proto] | None: self.klass() builds a Proto
             return target, f"type[{holds[1]}]"
-        if right is None or right.type not in ("identifier", "attribute"):
+        if right is None or (
+            right.kind_id != _IDENTIFIER_KIND and right.kind_id != _ATTRIBUTE_KIND
+        ):
             return None  # x: Any = f(): the annotation says not to narrow
     if right is None:  # or an annotation naming no class (Callable[..., P] = Echo): the value
         return None
-    right_kind = right.type
-    if right_kind == "call":
+    right_kind = right.kind_id
+    if right_kind == _CALL_KIND:
         function = right.child_by_field_id(_FUNCTION)
         if function is None:
             return None
-        kind = function.type
-        if kind != "identifier" and kind != "attribute":
+        kind = function.kind_id
+        if kind != _IDENTIFIER_KIND and kind != _ATTRIBUTE_KIND:
             return None
         callee = (
             text(function) if source is None else source[function.start_byte : function.end_byte]
@@ -556,14 +651,14 @@ def assign(node: Node) -> tuple[str, str] | None:
         if chain is None or "[" in chain or chain.startswith("super("):
             return None
         return target, chain
-    if right_kind != "identifier" and right_kind != "attribute":
+    if right_kind != _IDENTIFIER_KIND and right_kind != _ATTRIBUTE_KIND:
         return target, ALIAS  # rebound to something untyped
     # an alias: the engine looks the name up
     value = text(right) if source is None else source[right.start_byte : right.end_byte]
     last = value.rsplit(".", 1)[-1]
     if last[:1].isupper() and not last.isupper() and value[:5] != "self." and is_dotted(value):
         return target, f"type[{value}]"  # protocol = Echo: self.protocol() builds an Echo
-    if right_kind == "identifier" or (value.startswith("self.") and value.count(".") == 1):
+    if right_kind == _IDENTIFIER_KIND or (value.startswith("self.") and value.count(".") == 1):
         return target, ALIAS + value
     if value.startswith("cls.") and value.count(".") == 1:
         # ``adjust = cls.adjust`` in a classmethod: the class's member, as ``self.`` names it
