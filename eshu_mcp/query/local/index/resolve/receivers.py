@@ -219,8 +219,9 @@ class PythonCalls:
 
     def _dotted_name(self, expr: str, file_id: int, caller: Entity | None):
         parts = expr.split(".")
+        bound = self.bindings.names.get(file_id) or {}  # lookup's, asked once
         for cut in range(len(parts) - 1, 0, -1):
-            binding = self.bindings.lookup(file_id, ".".join(parts[:cut]))
+            binding = bound.get(".".join(parts[:cut])) if bound else None
             if binding is None:
                 continue
             if not binding.file_ids:
