@@ -13,7 +13,6 @@ from collections import defaultdict
 from attrs import frozen
 
 from eshu_mcp.query.local.index.parse.registry import entry
-from eshu_mcp.query.local.index.parse.rows import python_module_name
 from eshu_mcp.query.local.index.resolve.modules import ModuleIndex, go_module_paths
 
 
@@ -246,7 +245,7 @@ def _bind(
     is_module = False
     if style == "python" and record.resolved_file_id is not None:
         resolved_path = path_of.get(record.resolved_file_id, ("", None))[0]
-        is_module = python_module_name(resolved_path).endswith("." + name) or (
+        is_module = index.module_name(resolved_path).endswith("." + name) or (
             posixpath.basename(resolved_path).removesuffix(".py") == name
             and not resolved_path.endswith("__init__.py")
         )

@@ -24,7 +24,7 @@ from eshu_mcp.query.local.index.resolve.calls import (
     Entity,
     resolve_call,
 )
-from eshu_mcp.query.local.index.resolve.receivers import PythonCalls
+from eshu_mcp.query.local.index.resolve.receivers import CALLER_SCOPE, PythonCalls
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS, CONFIDENCE, EDGE_TYPES, METHODS
 
 CALLS = EDGE_TYPES["CALLS"]
@@ -61,12 +61,18 @@ def resolve_calls(
     nested = python.nested if python is not None else {}
     accessors = catalog.accessors
     scope_key = python.scope_key if python is not None else None
+    scope_rule = python.scope_rule if python is not None else None
+    class_scopes: dict[int, object] = {}  # caller -> the scope key of its class's calls
+    add_edge, add_unresolved = edges.append, unresolved.append
+    prepared = _Prepared(python.constructors if python is not None else None)
     current = None  # the file whose calls these are: memo and seen hold its calls only
     for call in calls:
         call_id, file_id, caller_nid, name, _, receiver, inferred, kind, _, line = call
         if file_id != current:
             # a call's source is in its file, and its file is part of what decides it
             current, seen, memo = file_id, set(), {}
+            plain: dict[tuple, tuple] = {}  # Python calls no caller decides: by their name
+            rules: dict[tuple, int | None] = {}  # ... and what of the caller decides the others
             is_python = python is not None and language_of.get(file_id) == "python"
             has_nested = bool(nested.get(file_id))
         if kind in PROPERTY_KINDS:  # an attribute: a use of a property, or of nothing
@@ -93,14 +99,32 @@ def resolve_calls(
         elif is_python:
             # the caller's scopes and class decide: equal keys resolve equally (nothing
             # else of a call than its name, receiver and inferred type is read)
-            scope = None
-            if caller_nid and (receiver is not None or has_nested):
-                scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
-            key = (scope, name, receiver, inferred)
-            found = memo.get(key)
+            named = (name, receiver, inferred)
+            found = plain.get(named)
             if found is None:
+                rule = rules.get(named, False)
+                if rule is False:
+                    rule = rules[named] = (
+                        scope_rule(file_id, name, receiver, inferred)
+                        if receiver is not None or has_nested
+                        else None
+                    )
                 caller = by_id.get(caller_nid) if caller_nid else None
-                found = memo[key] = _prepared(python.resolve(call, caller), python.constructors)
+                if rule is None:
+                    found = plain[named] = prepared(python.resolve(call, caller))
+                else:
+                    scope = None
+                    if caller is not None:
+                        if rule == CALLER_SCOPE:
+                            scope = caller_nid
+                        else:
+                            scope = class_scopes.get(caller_nid, False)
+                            if scope is False:
+                                scope = class_scopes[caller_nid] = python.scope_of(caller, rule)
+                    key = (scope, named)
+                    found = memo.get(key)
+                    if found is None:
+                        found = memo[key] = prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call (its argument count picks overloads):
             # equal keys resolve equally.
@@ -114,7 +138,7 @@ def resolve_calls(
                 )
         targets, how = found
         if targets is None:
-            unresolved.append((call_id, how))
+            add_unresolved((call_id, how))
             continue
         source = caller_nid or file_nids[file_id]
         for nid, constructs, method, confidence in targets:
@@ -123,7 +147,7 @@ def resolve_calls(
                 continue
             seen.add(identity)
             edge_kind = CONSTRUCTOR_CALL if constructs else kind
-            edges.append((CALLS, source, nid, edge_kind, None, method, confidence, line, file_id))
+            add_edge((CALLS, source, nid, edge_kind, None, method, confidence, line, file_id))
     return edges, unresolved
 
 
@@ -172,6 +196,29 @@ def _prepared(found: tuple, constructors: Callable[[Entity], list[Entity]] | Non
             if e.entity_type in CALLABLE_TYPES:
                 rows.extend((c.nid, False, method, confidence) for c in constructors(e))
     return tuple(rows), how
+
+
+class _Prepared:
+    """:func:`_prepared` with ``constructors`` of calls resolving to the same targets the
+    same way, made once: Twisted's 42k resolutions have 10k distinct outcomes."""
+
+    def __init__(self, constructors: Callable[[Entity], list[Entity]] | None) -> None:
+        self.constructors = constructors
+        self.made: dict[tuple, tuple] = {}
+
+    def __call__(self, found: tuple) -> tuple:
+        target = found[0]
+        if target is None:
+            return None, found[1]
+        if isinstance(target, list):
+            could_run = found[2] if len(found) > 2 else None
+            key = (*[(e.nid, e.entity_type) for e in target], found[1], could_run)
+        else:  # what a row says of a target: its node and whether it is a class
+            key = (target.nid, target.entity_type, found[1])
+        made = self.made.get(key)
+        if made is None:
+            made = self.made[key] = _prepared(found, self.constructors)
+        return made
 
 
 def resolve_calls_split(

@@ -274,20 +274,45 @@ class Catalog:
     def add(self, row: tuple) -> None:
         """Add one entity: (nid, file_id, type, name, class_context, parent, language, line,
         signature, attribute types as JSON, parameter count)."""
-        entity = Entity(*row[:8])
-        _, _, entity_type, name, class_context, parent, language, _ = row[:8]
         size = len(row)
-        signature = row[8] if size > 8 else None
-        attributes = row[9] if size > 9 else None
-        if size > 10 and language in OVERLOADING_LANGUAGES and row[10] is not None:
-            entity.arity = row[10]
+        if size > 9:
+            self.add_entity(*row[:10], row[10] if size > 10 else None, size > 10)
+        elif size == 9:
+            self.add_entity(*row, None, None, False)
+        else:
+            nid, file_id, entity_type, name, class_context, parent, language, line = row
+            self._place(
+                Entity(nid, file_id, entity_type, name, class_context, parent, language, line),
+                None,
+            )
+
+    def add_entity(
+        self,
+        nid: int,
+        file_id: int,
+        entity_type: str,
+        name: str,
+        class_context: str | None,
+        parent: int | None,
+        language: str | None,
+        line: int,
+        signature: str | None,
+        attributes: str | None,
+        arg_count: int | None = None,
+        counted: bool = True,
+    ) -> None:
+        """:meth:`add` of a whole row, its fields given one by one (``counted``: the row
+        has a parameter count column)."""
+        entity = Entity(nid, file_id, entity_type, name, class_context, parent, language, line)
+        if counted and arg_count is not None and language in OVERLOADING_LANGUAGES:
+            entity.arity = arg_count
             entity.variadic = bool(signature) and ("..." in signature or "params " in signature)
         python = language == "python"
-        if size > 8 and class_context and (python or language in CONSTRUCTOR_LANGUAGES):
+        if class_context and (python or language in CONSTRUCTOR_LANGUAGES):
             entity.accessor = accessor_of(signature, language)
             if entity.accessor is not None:
                 self.accessors.add(name)
-        if size > 8 and (python or language in RECEIVER_TYPED):
+        if python or language in RECEIVER_TYPED:
             # Python: a return annotation; Go, TypeScript: a function's result (v := F())
             if signature and (
                 "->" in signature if python else language in RESULT_TYPED and not class_context
@@ -299,21 +324,27 @@ class Catalog:
                 entity.signature = signature
             if attributes:
                 entity.attributes = json.loads(attributes)
-        elif size > 8 and language in DECLARED_RECEIVERS:
+        elif language in DECLARED_RECEIVERS:
             if class_context:
                 entity.signature = signature  # a method's declared result types a chain's call
             if attributes:
                 entity.attributes = json.loads(attributes)  # a type's fields' declared types
+        self._place(entity, signature)
+
+    def _place(self, entity: Entity, signature: str | None) -> None:
+        """File an entity under its node, parent, name and kind."""
         self.by_id[entity.nid] = entity
-        if parent:
-            self.children[parent].append(entity)
+        if entity.parent:
+            self.children[entity.parent].append(entity)
+        entity_type, name = entity.entity_type, entity.name
         if entity_type == "Function":
+            class_context = entity.class_context
             if class_context:
                 self.methods.add(entity)
                 self.by_class[(class_context, name)].append(entity)
             else:
                 self.callables.add(entity)
-            extends = EXTENDED.get(language) if signature else None
+            extends = EXTENDED.get(entity.language) if signature else None
             extended = extends.search(signature) if extends is not None else None
             if extended is not None:  # an extension method: a method of the type it extends
                 self.by_class[(extended.group(1), name)].append(entity)

@@ -205,11 +205,15 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
-    typed = {  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
-        (call[2], call[5]): call[6]
-        for call in calls
-        if call[6] and call[5] and language_of.get(call[1]) in RECEIVER_TYPED
-    }
+    typed = (  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
+        {
+            (call[2], call[5]): call[6]
+            for call in calls
+            if call[6] and call[5] and language_of.get(call[1]) in RECEIVER_TYPED
+        }
+        if not RECEIVER_TYPED.keys().isdisjoint(language_of.values())  # none in Python alone
+        else {}
+    )
     resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
     conn.executemany(INSERT_EDGES, edges)
     if first_build:  # everything the repository has was counted on the way in

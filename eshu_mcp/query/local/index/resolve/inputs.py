@@ -191,22 +191,21 @@ class FirstBuildInputs:
         if planned is not None and planned[1] != language:  # told by its content (a .h)
             self.imports.path_of[file_id] = (planned[0], language)
             self.sniffed[file_id] = language
+        add = self.catalog.add_entity  # a read-back row's fields, given one by one
         for nid, row in zip(nids, prepared.entity_rows, strict=True):
-            parent = row[PARENT]
-            self.catalog.add(
-                (
-                    nid,
-                    file_id,
-                    row[0],
-                    row[1],
-                    row[7],
-                    None if parent is None else nids[parent],
-                    language,
-                    row[2],
-                    signature_with_return(row[SIGNATURE], row[METADATA]),
-                    attribute_types_json(row[METADATA]),
-                    row[ARG_COUNT],
-                )
+            parent, metadata = row[PARENT], row[METADATA]
+            add(
+                nid,
+                file_id,
+                row[0],
+                row[1],
+                row[7],
+                None if parent is None else nids[parent],
+                language,
+                row[2],
+                signature_with_return(row[SIGNATURE], metadata),
+                attribute_types_json(metadata),
+                row[ARG_COUNT],
             )
         for row, base_name, kind in prepared.base_rows:
             entity = prepared.entity_ids[row]

@@ -32,6 +32,7 @@ class ModuleIndex:
         self.by_suffix: dict[str, list[int]] = defaultdict(list)
         self.python: dict[str, int] = {}
         self.by_dir: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        self._module_names: dict[str, str] = {}  # path -> python_module_name(path)
         for file_id, path, language in files:
             self.by_path[path] = file_id
             parts = path.split("/")
@@ -39,7 +40,7 @@ class ModuleIndex:
                 self.by_suffix["/".join(parts[start:])].append(file_id)
             self.by_dir[posixpath.dirname(path)].append((path, file_id))
             if language in PYTHON_LANGUAGES:
-                self.python[python_module_name(path)] = file_id
+                self.python[self.module_name(path)] = file_id
         # A module is also importable by a shorter name when the folder above that name is a
         # search-path root (src/pkg/mod.py as pkg.mod, a script's sibling), never when that
         # folder is a package: Python 3 imports are absolute, so `import unittest` inside
@@ -192,6 +193,14 @@ class ModuleIndex:
                 return self.first_in_dir(path, extension)
         return None
 
+    def module_name(self, path: str) -> str:
+        """:func:`python_module_name` of a path, made once per path (every import of a
+        file asks it of the importer, and of the file imported)."""
+        found = self._module_names.get(path)
+        if found is None:
+            found = self._module_names[path] = python_module_name(path)
+        return found
+
     def _python_lookup(self, dotted: str) -> int | None:
         if dotted in self.python:
             return self.python[dotted]
@@ -201,7 +210,7 @@ class ModuleIndex:
     def _python(self, importer: str, module: str, imported_name: str | None) -> int | None:
         if module.startswith("."):
             level = len(module) - len(module.lstrip("."))
-            package = python_module_name(importer).split(".")
+            package = self.module_name(importer).split(".")
             if not importer.endswith("__init__.py"):
                 package = package[:-1]
             base = package[: len(package) - (level - 1)] if level > 1 else package

@@ -112,11 +112,13 @@ class Hierarchy:
 
     def _lookup(self, class_nid: int, name: str, skip_own: bool):
         order = self.mro(class_nid)
+        members, known = self.members, self._members
         for nid in order[1:] if skip_own else order:
-            method = self.members(nid).get(name)
+            own = known.get(nid)
+            method = (members(nid) if own is None else own).get(name)
             if method is not None:
                 return method
-        if any(nid in self.open for nid in order):
+        if not self.open.isdisjoint(order):
             return EXTERNAL
         return None
 
@@ -124,9 +126,8 @@ class Hierarchy:
         """Whether the class is an interface (its methods declare, others implement)."""
         found = self._declaration.get(class_nid)
         if found is None:
-            declarations = self.declarations
-            found = self._declaration[class_nid] = any(
-                nid in declarations for nid in self.mro(class_nid)
+            found = self._declaration[class_nid] = not self.declarations.isdisjoint(
+                self.mro(class_nid)
             )
         return found
 

@@ -34,6 +34,10 @@ SELF_TYPES = frozenset({"Self", "typing_extensions.Self"})
 """Return annotations meaning "an instance of the method's class"."""
 CONSTRUCTORS = ("__new__", "__init__", "__post_init__")
 """What calling a class runs of it, in order (``__post_init__``: a dataclass's hook)."""
+CALLER_SCOPE = 1
+"""A call resolved by its caller's own scopes (it names a definition nested in a function)."""
+CLASS_SCOPE = 2
+"""A call resolved by its caller's class (``self``, ``super()``, ``self.attr``)."""
 
 
 def nested_names(by_id: dict[int, Entity], entities) -> dict[int, set[str]]:
@@ -78,6 +82,12 @@ class PythonCalls:
         self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
         if caller is None:
             return None
+        return self.scope_of(caller, self.scope_rule(file_id, call_name, receiver, inferred))
+
+    def scope_rule(self, file_id: int, call_name: str, receiver, inferred) -> int | None:
+        """Which part of its caller a call in this file depends on (the same for every
+        caller): CALLER_SCOPE (a nested definition's name), CLASS_SCOPE (self, super(),
+        self.attr), or None (nothing)."""
         if receiver is None and inferred is not None and inferred[:1] == ALIAS:
             receiver, inferred = inferred[1:].rpartition(".")[0] or None, None
         nested = self.nested.get(file_id)
@@ -85,7 +95,7 @@ class PythonCalls:
             (call_name if receiver is None else _head(receiver)) in nested
             or (inferred is not None and _head(inferred) in nested)
         ):
-            return caller.nid
+            return CALLER_SCOPE
         if receiver is None:
             return None
         if (
@@ -93,6 +103,15 @@ class PythonCalls:
             or receiver.startswith(("self.", "super("))
             or (inferred is not None and inferred.startswith(("self.", "cls.")))
         ):
+            return CLASS_SCOPE
+        return None
+
+    def scope_of(self, caller: Entity, rule: int | None) -> object:
+        """The scope key of a caller under a :meth:`scope_rule`: its node number, its
+        class's negated, or None."""
+        if rule == CALLER_SCOPE:
+            return caller.nid
+        if rule == CLASS_SCOPE:
             klass = self.enclosing_class(caller)
             return None if klass is None else -klass.nid
         return None
@@ -200,8 +219,9 @@ class PythonCalls:
 
     def _dotted_name(self, expr: str, file_id: int, caller: Entity | None):
         parts = expr.split(".")
+        bound = self.bindings.names.get(file_id) or {}  # lookup's, asked once
         for cut in range(len(parts) - 1, 0, -1):
-            binding = self.bindings.lookup(file_id, ".".join(parts[:cut]))
+            binding = bound.get(".".join(parts[:cut])) if bound else None
             if binding is None:
                 continue
             if not binding.file_ids:
