@@ -14,7 +14,8 @@ Usage: ``python scripts/bench_index_baseline.py --baseline /path/to/checkout [--
 <dir> <commit>``.
 
 ``--instructions`` adds one single-process build (``workers=1``) per checkout under
-``valgrind --tool=callgrind`` and reports the instructions each executed, and their ratio:
+``valgrind --tool=callgrind`` (a fixed hash seed) and reports the instructions each executed,
+and their ratio:
 a count that does not move with the machine's load, unlike CPU seconds (about 50 times
 slower to run; valgrind must be installed).
 """
@@ -89,7 +90,7 @@ def instructions(checkout: Path, repo: Path, db: Path) -> int:
     """Instructions a single-process full build by ``checkout`` executes (callgrind)."""
     for stale in db.parent.glob(db.name + "*"):
         stale.unlink()
-    env = build_env(checkout)
+    env = dict(build_env(checkout), PYTHONHASHSEED="0")  # set iteration orders move counts
     out = db.parent / "callgrind.out"
     done = subprocess.run(
         [
