@@ -26,7 +26,7 @@ from eshu_mcp.query.local.index.resolve.inputs import (
     go_mods_on_disk,
 )
 from eshu_mcp.query.local.index.store import writer
-from eshu_mcp.query.local.index.store.bulk import BulkLoad, worth_bulk_loading
+from eshu_mcp.query.local.index.store.bulk import BulkLoad, insert_rows, worth_bulk_loading
 from eshu_mcp.query.local.index.store.generations import (
     FactLedger,
     PendingGeneration,
@@ -245,7 +245,8 @@ class GenerationWrite:
 
     def _flush(self) -> None:
         if self.new_files:
-            self.conn.executemany(
+            insert_rows(
+                self.conn,
                 f"INSERT INTO files (file_id, repo_id, relative_path, {writer.FILE_COLUMNS})"
                 f" VALUES ({','.join('?' * (3 + writer.FILE_COLUMN_COUNT))})",
                 self.new_files,

@@ -15,6 +15,7 @@ import sqlite3
 from attrs import Factory, define, evolve, frozen
 
 from eshu_mcp.query.local.index.parse.rows import ParsedFile
+from eshu_mcp.query.local.index.store.bulk import insert_rows
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS, compact_full_name
 from eshu_mcp.query.local.index.store.database import utc_now
 from eshu_mcp.query.local.index.store.generations import FactLedger, entity_key, payload_hash
@@ -342,7 +343,7 @@ class RowBatch:
     def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
         """Insert everything queued (new node numbers first)."""
         if numbers.pending:
-            conn.executemany("INSERT INTO nodes (nid, node_id) VALUES (?, ?)", numbers.pending)
+            insert_rows(conn, "INSERT INTO nodes (nid, node_id) VALUES (?, ?)", numbers.pending)
             numbers.pending.clear()
         for sql, rows in (
             (
@@ -387,7 +388,7 @@ class RowBatch:
             ),
         ):
             if rows:
-                conn.executemany(sql, rows)
+                insert_rows(conn, sql, rows)
                 rows.clear()
         write_documents(conn, self.search)
         self.search.clear()
