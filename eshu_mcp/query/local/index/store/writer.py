@@ -153,7 +153,6 @@ class PreparedFile:
     entity_ids: list[str] = Factory(list)  # one per entity row
     entity_rows: list[tuple] = Factory(list)  # entity_rows columns after rid/file_id; parent
     payloads: dict[str, str] = Factory(dict)  # entity id -> fact payload hash
-    names: dict[str, str] = Factory(dict)  # entity id -> name
     call_rows: list[tuple] = Factory(list)  # call_rows columns after file_id; caller
     import_rows: list[tuple] = Factory(list)
     base_rows: list[tuple] = Factory(list)  # (entity row, base name, kind)
@@ -217,7 +216,7 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
     entity_id_of = entity_ids_in(repo_id, path)
     described: list[tuple] = []  # (row, type, name, class, signature, docstring) for search
     entity_ids, entity_rows = prepared.entity_ids, prepared.entity_rows
-    payloads, names = prepared.payloads, prepared.names
+    payloads = prepared.payloads
     for entity in parsed.entities:
         entity_type, name = entity["entity_type"], entity["entity_name"]
         eid = entity_id_of(entity_type, name, entity["start_line"])
@@ -248,7 +247,6 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
             )
         )
         payloads[eid] = source_payload_hash(source, start, end, metadata)
-        names[eid] = name
         described.append(
             (
                 row,
