@@ -333,14 +333,15 @@ class GenerationWrite:
             first.references.extend(self.batch.references[references_from:])
             first.declared.update(row[1] for row in declared)
         payloads = prepared.payloads
-        # names defined, removed, or re-signed (a return annotation types call results); a
-        # definition that only moved kept its node, so resolving its name gives what it gave
-        before = {(e.nid, e.name, e.signature) for e in old}
-        after = {
-            (nid, row[1], row[writer.SIGNATURE])
-            for nid, row in zip(nids, prepared.entity_rows, strict=True)
-        }
-        self.touched_names.update(name for _, name, _ in before ^ after)
+        if self.existing:  # a first build resolves everything: it scopes nothing by name
+            # names defined, removed, or re-signed (a return annotation types call results); a
+            # definition that only moved kept its node, so resolving its name gives what it gave
+            before = {(e.nid, e.name, e.signature) for e in old}
+            after = {
+                (nid, row[1], row[writer.SIGNATURE])
+                for nid, row in zip(nids, prepared.entity_rows, strict=True)
+            }
+            self.touched_names.update(name for _, name, _ in before ^ after)
         self.entities += len(payloads)
         self.changed_ids.add(file_id)
         self.failed += result.parse_status == "parse_error"
