@@ -148,3 +148,54 @@ class BulkLoadTests(SynchronousTestCase):
         names = {r[1] for r in conn.execute(TABLE_QUERIES["schema"])}
         self.assertTrue({"files_ai", "edge_rows_in", "edge_rows_out", "entity_rows_name"} <= names)
         self.assertEqual(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0], 0)
+
+
+class InsertRowsTests(SynchronousTestCase):
+    """insert_rows stores exactly what executemany would, many rows per statement."""
+
+    def table(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        self.addCleanup(conn.close)
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, weight, note TEXT)")
+        return conn
+
+    def test_rows_land_in_order_with_their_values_and_ids(self) -> None:
+        rows = [(f"n{i}", i * 1.5 if i % 3 else None, "x" * (i % 5)) for i in range(150)]
+        rows[7] = ("naïve", b"\x00bytes", None)
+        by_many, by_rows = self.table(), self.table()
+        statement = "INSERT INTO t (name, weight, note) VALUES (?, ?, ?)"
+        by_many.executemany(statement, rows)
+        bulk.insert_rows(by_rows, statement, rows)
+        query = "SELECT id, name, weight, typeof(weight), note FROM t ORDER BY id"
+        stored = by_rows.execute(query).fetchall()
+        self.assertEqual(len(stored), 150)
+        self.assertEqual(stored, by_many.execute(query).fetchall())
+
+    def test_literal_columns_and_or_ignore_keep_their_meaning(self) -> None:
+        conn = self.table()
+        rows = [(i % 70, f"n{i}") for i in range(140)]  # ids 0..69 twice: the repeats ignored
+        bulk.insert_rows(conn, "INSERT OR IGNORE INTO t (id, name, weight) VALUES (?, ?, 7)", rows)
+        self.assertEqual(
+            conn.execute("SELECT COUNT(*), MIN(name), SUM(weight) FROM t").fetchone(),
+            (70, "n0", 490),
+        )
+        self.assertEqual(conn.execute("SELECT name FROM t WHERE id = 69").fetchone(), ("n69",))
+
+    def test_few_rows_and_no_rows(self) -> None:
+        conn = self.table()
+        bulk.insert_rows(conn, "INSERT INTO t (name) VALUES (?)", [])
+        bulk.insert_rows(conn, "INSERT INTO t (name) VALUES (?)", [("a",), ("b",)])
+        self.assertEqual(
+            conn.execute("SELECT name FROM t ORDER BY id").fetchall(), [("a",), ("b",)]
+        )
+
+    def test_ragged_rows_are_refused_before_anything_is_stored(self) -> None:
+        conn = self.table()
+        rows = [("a", 1)] * 100 + [("b",)] + [("c", 2, 3)] + [("d", 4)] * 26
+        with self.assertRaises(ValueError):
+            bulk.insert_rows(conn, "INSERT INTO t (name, weight) VALUES (?, ?)", rows)
+        self.assertEqual(conn.execute("SELECT COUNT(*) FROM t").fetchone(), (0,))
+
+    def test_a_statement_without_one_values_group_is_refused(self) -> None:
+        with self.assertRaises(ValueError):
+            bulk.insert_rows(self.table(), "INSERT INTO t SELECT 1, 'a', 2, 'b'", [()] * 64)

@@ -6,6 +6,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from eshu_mcp.query.local.index.store.identity import (
     entity_id,
+    entity_ids_in,
     generation_id,
     go_json,
     normalize_remote_url,
@@ -40,6 +41,18 @@ class IdentityTests(SynchronousTestCase):
         ]
         for path, kind, name, line, expected in cases:
             self.assertEqual(entity_id(REPO, path, kind, name, line), expected)
+
+    def test_one_files_entity_ids_match_eshus_fixture_ids(self) -> None:
+        of_service = entity_ids_in(REPO, "app/service.py")
+        self.assertEqual(of_service("Function", "charge", 12), "content-entity:e_d412691e5b63")
+        self.assertEqual(of_service("Class", "PaymentService", 5), "content-entity:e_c4f8967272d9")
+        for repo, path, kind, name, line in (
+            (f" {REPO}\t", " odd/päth.py ", " METHOD ", "  spaced\n", 1),
+            (REPO, "a.go", "Struct", "Ünïcode", 123456),
+        ):
+            self.assertEqual(
+                entity_ids_in(repo, path)(kind, name, line), entity_id(repo, path, kind, name, line)
+            )
 
     def test_generation_id_hashes_go_style_json(self) -> None:
         payload = (

@@ -271,3 +271,41 @@ class PolyglotIndexTests(SynchronousTestCase):
         files = self.conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         entities = self.conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0]
         self.assertEqual(kinds, {"file": files, "content_entity": entities, "repository": 1})
+
+
+class ForeignKeyCheckTests(SynchronousTestCase):
+    """A first build writes unchecked; every other build, and deleting, keeps the checks."""
+
+    def test_only_first_builds_skip_the_checks_and_deletes_still_cascade(self) -> None:
+        from eshu_mcp.query.local.index.build import generation_write
+
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-fk-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        repo = fixture_repository(tmp)
+        other = tmp / "other"
+        other.mkdir()
+        (other / "lonely.py").write_text("def lonely():\n    return 2\n")
+        checked: list[tuple[str, int]] = []
+        real = generation_write.GenerationWrite.write_parsed
+
+        def recording(run, to_parse, workers):
+            state = run.conn.execute("PRAGMA foreign_keys").fetchone()[0]
+            checked.append((run.tree.root.name, state))
+            return real(run, to_parse, workers)
+
+        self.patch(generation_write.GenerationWrite, "write_parsed", recording)
+        db = tmp / "index.sqlite"
+        self.assertTrue(index_repositories(db, [repo], workers=1).ok)
+        (repo / "app" / "fees.py").unlink()
+        report = index_repositories(db, [other, repo], workers=1)
+        self.assertTrue(report.ok, report)
+        self.assertEqual(report.repositories[1].deleted, ("app/fees.py",))
+        self.assertEqual(checked, [("polyglot", 0), ("other", 0), ("polyglot", 1)])
+        conn = open_reader(db)
+        self.addCleanup(conn.close)
+        for table in ("entity_rows", "call_rows", "imports", "search_docs", "reference_rows"):
+            orphans = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE file_id NOT IN (SELECT file_id FROM files)"
+            ).fetchone()[0]
+            self.assertEqual(orphans, 0, table)
+        self.assertEqual(conn.execute("PRAGMA foreign_key_check").fetchall(), [])

@@ -22,6 +22,30 @@ class StoreTests(SynchronousTestCase):
         self.assertEqual(mode, "wal")
         self.assertEqual(int(version[0]), database.SCHEMA_VERSION)
 
+    def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(self) -> None:
+        conn = database.open_writer(self.db)
+        conn.close()
+        old = self.tmp / "old.sqlite"
+        made = sqlite3.connect(old)
+        made.execute("PRAGMA page_size = 4096")
+        made.execute("PRAGMA journal_mode = WAL")
+        made.execute("CREATE TABLE kept (value)")
+        made.execute("INSERT INTO kept VALUES ('still here')")
+        made.commit()
+        made.close()
+        sizes = {}
+        for path in (self.db, old):
+            conn = database.open_writer(path)
+            sizes[path.name] = conn.execute("PRAGMA page_size").fetchone()[0]
+            if path == old:
+                kept = conn.execute("SELECT value FROM kept").fetchone()[0]
+                self.assertEqual(kept, "still here")
+            conn.close()
+        self.assertEqual(sizes, {"index.sqlite": database.PAGE_SIZE, "old.sqlite": 4096})
+        reader = database.open_reader(self.db)
+        self.addCleanup(reader.close)
+        self.assertEqual(reader.execute("SELECT COUNT(*) FROM files").fetchone()[0], 0)
+
     def test_an_index_written_without_the_name_indexes_gains_them_when_opened(self) -> None:
         """Who calls or refers to a name is looked up through an index (an incremental
         build's scope), also in an index file written before those indexes existed."""

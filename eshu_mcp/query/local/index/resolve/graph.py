@@ -31,6 +31,7 @@ from eshu_mcp.query.local.index.resolve.references import (
     resolve_references,
 )
 from eshu_mcp.query.local.index.resolve.typed_receivers import RECEIVER_TYPED
+from eshu_mcp.query.local.index.store.bulk import insert_rows
 from eshu_mcp.query.local.index.store.codes import CONFIDENCE, EDGE_TYPES, METHODS
 from eshu_mcp.query.local.index.store.writer import INSERT_EDGES, insert_edges_of
 
@@ -194,8 +195,10 @@ def resolve_repository(
     insert_calls = insert_edges_of(repo_key)
 
     def write_calls(rows: list[tuple], unresolved: list[tuple[int, str]]) -> None:
-        conn.executemany(insert_calls, rows)
-        conn.executemany("INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved)
+        insert_rows(conn, insert_calls, rows)
+        insert_rows(
+            conn, "INSERT INTO unresolved_calls (call_id, reason) VALUES (?, ?)", unresolved
+        )
         if rows:  # resolve_calls makes CALLS rows only
             written[EDGE_TYPES["CALLS"]] += len(rows)
 
@@ -215,7 +218,7 @@ def resolve_repository(
         else {}
     )
     resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
-    conn.executemany(INSERT_EDGES, edges)
+    insert_rows(conn, INSERT_EDGES, edges)
     if first_build:  # everything the repository has was counted on the way in
         by_type = Counter(inputs.declared)
         by_type.update(row[1] for row in edges)

@@ -10,6 +10,8 @@ run that dies rolls the drops back with the rows: readers keep the previous stat
 from __future__ import annotations
 
 import sqlite3
+from functools import cache
+from itertools import chain
 
 BULK_MIN_FILES = 200
 """Below this many new files row-by-row maintenance is cheap enough."""
@@ -51,3 +53,39 @@ class BulkLoad:
             else:
                 remaining.append((name, sql, table))
         self.indexes = remaining
+
+
+ROWS_PER_STATEMENT = 64
+"""Rows one multi-row INSERT carries (its parameters stay far below SQLite's limit)."""
+
+
+def insert_rows(conn: sqlite3.Connection, statement: str, rows: list[tuple]) -> None:
+    """
+    ``conn.executemany(statement, rows)``, with the same rows in the same order, but
+    :data:`ROWS_PER_STATEMENT` rows per step of one ``INSERT ... VALUES (...), (...)``.
+
+    ``statement`` ends in one ``VALUES (?, ..., ?)`` group. Binding and stepping a statement
+    once per row cost the build's inserts about a quarter of their time.
+    """
+    whole = len(rows) - len(rows) % ROWS_PER_STATEMENT
+    if whole:
+        widths = set(map(len, rows))
+        if len(widths) != 1:
+            raise ValueError(f"rows of different lengths {sorted(widths)} for {statement!r}")
+        size = ROWS_PER_STATEMENT * widths.pop()
+        flat = list(chain.from_iterable(rows[:whole]))
+        conn.executemany(
+            _many_rows(statement, ROWS_PER_STATEMENT),
+            [flat[start : start + size] for start in range(0, len(flat), size)],
+        )
+    if whole < len(rows):
+        conn.executemany(statement, rows[whole:])
+
+
+@cache
+def _many_rows(statement: str, count: int) -> str:
+    """``statement`` with its one VALUES group repeated ``count`` times."""
+    head, marker, group = statement.rpartition("VALUES")
+    if not marker or not group.strip().startswith("("):
+        raise ValueError(f"not a single-row INSERT ... VALUES (...) statement: {statement!r}")
+    return f"{head}VALUES {', '.join([group.strip()] * count)}"

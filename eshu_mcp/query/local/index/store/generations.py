@@ -11,6 +11,7 @@ import uuid
 
 from attrs import frozen
 
+from eshu_mcp.query.local.index.store.bulk import insert_rows
 from eshu_mcp.query.local.index.store.database import utc_now
 from eshu_mcp.query.local.index.store.identity import generation_id, scope_id
 
@@ -176,7 +177,8 @@ class FactLedger:
             self._closes,
         )
         self._opens.sort()  # in key order: each insert lands beside the last one
-        self.conn.executemany(
+        insert_rows(
+            self.conn,
             "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
             " valid_from) VALUES (?, ?, ?, ?, ?)",
             self._opens,

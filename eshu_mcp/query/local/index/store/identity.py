@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 
 _SCP_REMOTE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)$")
 
@@ -60,6 +61,21 @@ def entity_id(
     )
     digest = hashlib.blake2s("\n".join(fields).encode("utf-8")).hexdigest()
     return "content-entity:e_" + digest[:12]
+
+
+def entity_ids_in(repo_id: str, relative_path: str) -> Callable[[str, str, int], str]:
+    """
+    :func:`entity_id` for one file's entities: ``(entity_type, entity_name, start_line)``
+    -> id, with the repository and path part of the hashed text built once.
+    """
+    prefix = f"{repo_id.strip()}\n{relative_path.strip()}\n"
+    blake2s = hashlib.blake2s
+
+    def entity_id_of(entity_type: str, entity_name: str, start_line: int) -> str:
+        text = f"{prefix}{entity_type.strip().lower()}\n{entity_name.strip()}\n{start_line}"
+        return "content-entity:e_" + blake2s(text.encode("utf-8")).hexdigest()[:12]
+
+    return entity_id_of
 
 
 def scope_id(repo_id: str) -> str:

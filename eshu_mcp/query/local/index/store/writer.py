@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
+from hashlib import sha256
+from typing import Any
 
 from attrs import Factory, define, evolve, frozen
 
 from eshu_mcp.query.local.index.parse.rows import ParsedFile
+from eshu_mcp.query.local.index.store.bulk import insert_rows
 from eshu_mcp.query.local.index.store.codes import CALL_KINDS, compact_full_name
 from eshu_mcp.query.local.index.store.database import utc_now
 from eshu_mcp.query.local.index.store.generations import FactLedger, entity_key, payload_hash
-from eshu_mcp.query.local.index.store.identity import entity_id
+from eshu_mcp.query.local.index.store.identity import entity_ids_in
 from eshu_mcp.query.local.index.store.search import document_rows, forget_file, write_documents
 
 CHILD_TABLES = (
@@ -149,7 +153,6 @@ class PreparedFile:
     entity_ids: list[str] = Factory(list)  # one per entity row
     entity_rows: list[tuple] = Factory(list)  # entity_rows columns after rid/file_id; parent
     payloads: dict[str, str] = Factory(dict)  # entity id -> fact payload hash
-    names: dict[str, str] = Factory(dict)  # entity id -> name
     call_rows: list[tuple] = Factory(list)  # call_rows columns after file_id; caller
     import_rows: list[tuple] = Factory(list)
     base_rows: list[tuple] = Factory(list)  # (entity row, base name, kind)
@@ -163,8 +166,33 @@ PARENT = 6
 """Index of the parent (an entity row number until the writer numbers it) in entity rows."""
 ARG_COUNT, SIGNATURE, METADATA = 9, 10, 11
 """Indexes of the parameter count, the signature and the metadata JSON in entity rows."""
-metadata_json = json.JSONEncoder(sort_keys=True).encode
-"""An entity's metadata as stored (one encoder for every entity: json.dumps builds one a call)."""
+
+
+def _json_with_sorted_keys() -> Callable[[Any], str]:
+    """
+    ``json.JSONEncoder(sort_keys=True).encode`` without building a new C encoder per call
+    (which ``encode`` does): one C encoder, made as ``iterencode`` makes it.
+    """
+    settings = json.JSONEncoder(sort_keys=True, check_circular=False)
+    make = json.encoder.c_make_encoder
+    if make is None:  # no C accelerator: the plain encoder
+        return settings.encode
+    encode = make(
+        None,
+        settings.default,
+        json.encoder.encode_basestring_ascii,
+        settings.indent,
+        settings.key_separator,
+        settings.item_separator,
+        settings.sort_keys,
+        settings.skipkeys,
+        settings.allow_nan,
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+metadata_json = _json_with_sorted_keys()
+"""An entity's metadata as stored (sorted keys, ASCII, ``", "`` and ``": "``)."""
 
 
 def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
@@ -185,28 +213,31 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         )
     )
     source = parsed.content.encode("utf-8") if parsed.entities else b""
+    entity_id_of = entity_ids_in(repo_id, path)
     described: list[tuple] = []  # (row, type, name, class, signature, docstring) for search
+    entity_ids, entity_rows = prepared.entity_ids, prepared.entity_rows
+    payloads = prepared.payloads
     for entity in parsed.entities:
-        eid = entity_id(
-            repo_id, path, entity["entity_type"], entity["entity_name"], entity["start_line"]
-        )
+        entity_type, name = entity["entity_type"], entity["entity_name"]
+        eid = entity_id_of(entity_type, name, entity["start_line"])
         row = first.get(eid)
         if row is not None:
             row_of.append(row)
             continue
-        row = first[eid] = len(prepared.entity_rows)
+        row = first[eid] = len(entity_rows)
         row_of.append(row)
         parent = entity["parent"]
         metadata = metadata_json(entity["metadata"])
-        prepared.entity_ids.append(eid)
-        prepared.entity_rows.append(
+        start, end = entity["start_byte"], entity["end_byte"]
+        entity_ids.append(eid)
+        entity_rows.append(
             (
-                entity["entity_type"],
-                entity["entity_name"],
+                entity_type,
+                name,
                 entity["start_line"],
                 entity["end_line"],
-                entity["start_byte"],
-                entity["end_byte"],
+                start,
+                end,
                 None if parent is None else row_of[parent],
                 entity["class_context"],
                 entity["cyclomatic_complexity"],
@@ -215,14 +246,12 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
                 metadata,
             )
         )
-        body = source[entity["start_byte"] : entity["end_byte"]].decode("utf-8", "replace")
-        prepared.payloads[eid] = payload_hash(body, metadata)
-        prepared.names[eid] = entity["entity_name"]
+        payloads[eid] = source_payload_hash(source, start, end, metadata)
         described.append(
             (
                 row,
-                entity["entity_type"],
-                entity["entity_name"],
+                entity_type,
+                name,
                 entity["class_context"],
                 entity["signature"],
                 entity["metadata"].get("docstring"),
@@ -264,6 +293,26 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         )
     )
     return prepared
+
+
+def source_payload_hash(source: bytes, start: int, end: int, metadata: str) -> str:
+    """
+    ``payload_hash(body, metadata)`` of the entity whose UTF-8 ``source[start:end]`` is
+    ``body`` (decoded with replacement), hashing the bytes without decoding them when the
+    span starts and ends on character boundaries (they then encode back to themselves).
+    """
+    size = len(source)
+    if (
+        type(start) is int
+        and type(end) is int
+        and start >= 0
+        and end >= 0
+        and (start >= size or source[start] & 0xC0 != 0x80)
+        and (end >= size or source[end] & 0xC0 != 0x80)
+    ):
+        hashed = b"%b\0%b" % (source[start:end], metadata.encode("utf-8", "surrogateescape"))
+        return sha256(hashed).hexdigest()[:16]
+    return payload_hash(source[start:end].decode("utf-8", "replace"), metadata)
 
 
 def reference_rows(references: list[tuple], row_of: list[int]) -> list[tuple]:
@@ -342,7 +391,7 @@ class RowBatch:
     def flush(self, conn: sqlite3.Connection, numbers: NodeNumbers) -> None:
         """Insert everything queued (new node numbers first)."""
         if numbers.pending:
-            conn.executemany("INSERT INTO nodes (nid, node_id) VALUES (?, ?)", numbers.pending)
+            insert_rows(conn, "INSERT INTO nodes (nid, node_id) VALUES (?, ?)", numbers.pending)
             numbers.pending.clear()
         for sql, rows in (
             (
@@ -387,7 +436,7 @@ class RowBatch:
             ),
         ):
             if rows:
-                conn.executemany(sql, rows)
+                insert_rows(conn, sql, rows)
                 rows.clear()
         write_documents(conn, self.search)
         self.search.clear()
