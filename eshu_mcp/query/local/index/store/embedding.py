@@ -15,6 +15,7 @@ documents carry no vector.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import threading
 from itertools import chain
@@ -65,8 +66,7 @@ class WordVectors:
     """The model: word -> row of a (words, 50) float32 matrix, and rarity weights."""
 
     def __init__(self, words: list[str], matrix: Any) -> None:
-        import numpy
-
+        numpy = _numpy()
         self.numpy = numpy
         self.row = dict(zip(words, range(len(words)), strict=True))
         self.matrix = matrix
@@ -214,8 +214,7 @@ def model() -> WordVectors | None:
 
 
 def _load() -> WordVectors:
-    import numpy
-
+    numpy = _numpy()
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     assert spec is not None and spec.origin is not None
     data = Path(spec.origin).parent / "data"
@@ -264,7 +263,19 @@ def matrix_of(blobs: list[bytes]) -> Any:
     return matrix.astype(numpy.float32) / 127.0
 
 
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+"""Read by NumPy's OpenBLAS when it loads: how many threads its pool runs."""
+
+
 def _numpy() -> Any:
+    """
+    NumPy, its OpenBLAS kept to the calling thread unless the environment says otherwise.
+
+    By default OpenBLAS starts a thread per core that spins waiting for work: about 0.1 CPU-s
+    per process that imports NumPy, more than the vectors' own arithmetic on 50 columns,
+    which gains nothing from threads.
+    """
+    os.environ.setdefault(BLAS_THREADS, "1")
     import numpy
 
     return numpy
