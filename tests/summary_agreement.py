@@ -91,6 +91,10 @@ def _is_path_key(key: str) -> bool:
 
 
 def _is_line_key(key: str) -> bool:
+    """A key whose line a text's ``path:N`` can name: where a row starts or sits, never where
+    it ends (a definition ending on the line of a call would claim the call's text line)."""
+    if key.endswith("end_line"):
+        return False
     return key in LINE_KEYS or key.endswith(("_line", "line_number"))
 
 
