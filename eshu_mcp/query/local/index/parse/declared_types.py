@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from eshu_mcp.query.local.index.parse.typenames import split_top
+
 _COLLECTIONS = frozenset(
     {"Vec", "VecDeque", "LinkedList", "HashSet", "BTreeSet", "BinaryHeap", "IntoIter", "Iter"}
 )
@@ -51,18 +53,8 @@ it holds."""
 
 
 def _split_top(text: str, separator: str) -> list[str]:
-    """``text`` split at each ``separator`` outside brackets."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "<([{":
-            depth += 1
-        elif char in ">)]}" and not (char == ">" and text[index - 1 : index] == "-"):
-            depth -= 1
-        elif char == separator and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return parts
+    """``text`` split at each ``separator`` outside any bracket, a type's ``<...>`` too."""
+    return split_top(text, separator, "<([{", ">)]}")
 
 
 def _generic(text: str) -> tuple[str, list[str]]:

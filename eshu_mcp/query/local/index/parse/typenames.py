@@ -27,7 +27,7 @@ def annotation_type(annotation: str | None) -> str | None:
     text = annotation.strip()
     if len(text) > 1 and text[0] in "'\"" and text[-1] == text[0]:
         text = text[1:-1].strip()
-    members = [m.strip() for m in _split_top(text, "|")] if "|" in text else ()
+    members = [m.strip() for m in split_top(text, "|")] if "|" in text else ()
     if len(members) > 1:
         kept = [m for m in members if m != "None"]
         return annotation_type(kept[0]) if len(kept) == 1 else None
@@ -38,7 +38,7 @@ def annotation_type(annotation: str | None) -> str | None:
         if head in _OPTIONAL_WRAPPERS:
             return annotation_type(inner)
         if head in _UNIONS:
-            kept = [m for m in _split_top(inner, ",") if m.strip() != "None"]
+            kept = [m for m in split_top(inner, ",") if m.strip() != "None"]
             return annotation_type(kept[0]) if len(kept) == 1 else None
     match = _DOTTED.fullmatch(head)
     if match is None or head in _NOT_A_CLASS or head.startswith("typing."):
@@ -46,13 +46,14 @@ def annotation_type(annotation: str | None) -> str | None:
     return head
 
 
-def _split_top(text: str, separator: str) -> list[str]:
-    """Split on ``separator`` outside brackets."""
+def split_top(text: str, separator: str, opening: str = "[(", closing: str = "])") -> list[str]:
+    """``text`` split at each ``separator`` outside brackets (Python's by default; a ``>``
+    closing a bracket is never the end of a ``->`` arrow)."""
     parts, depth, start = [], 0, 0
     for index, char in enumerate(text):
-        if char in "[(":
+        if char in opening:
             depth += 1
-        elif char in "])":
+        elif char in closing and not (char == ">" and text[index - 1 : index] == "-"):
             depth -= 1
         elif char == separator and depth == 0:
             parts.append(text[start:index])

@@ -366,10 +366,16 @@ def value_type(node: Node | None, scope: Mapping[str, str], depth: int = 0) -> s
     return None
 
 
-def _result_type(node: Node, scope: Mapping[str, str], depth: int) -> str | None:
+def _called_function(node: Node) -> Node | None:
+    """A call's function, past the turbofish of ``f::<T>(...)``."""
     function = node.child_by_field_name("function")
     if function is not None and function.type == "generic_function":
         function = function.child_by_field_name("function")
+    return function
+
+
+def _result_type(node: Node, scope: Mapping[str, str], depth: int) -> str | None:
+    function = _called_function(node)
     if function is None:
         return None
     if function.type == "field_expression":
@@ -452,9 +458,7 @@ def receiver_type(node: Node, scope: Mapping[str, str]) -> str | None:
     """The type of a call's receiver that is an expression, not a typed local."""
     if node.type == "identifier":
         return _token_chain(node, scope)
-    function = node.child_by_field_name("function")
-    if function is not None and function.type == "generic_function":
-        function = function.child_by_field_name("function")
+    function = _called_function(node)
     if function is None:
         return None
     if function.type == "field_expression":
