@@ -20,16 +20,24 @@ _CREDENTIAL_VARIABLES = (
 
 @pytest.fixture(autouse=True, scope="session")
 def isolated_eshu_home():
-    """Point ESHU_HOME at an empty folder and drop credential variables for the run."""
+    """
+    Point ESHU_HOME and XDG_CACHE_HOME (where the embedding model's word list is kept) at
+    empty folders and drop credential variables for the run; child processes inherit them.
+    """
     saved = {name: os.environ.pop(name) for name in _CREDENTIAL_VARIABLES if name in os.environ}
-    previous_home = os.environ.get("ESHU_HOME")
-    with tempfile.TemporaryDirectory(prefix="eshu-home-") as home:
+    previous = {name: os.environ.get(name) for name in ("ESHU_HOME", "XDG_CACHE_HOME")}
+    with (
+        tempfile.TemporaryDirectory(prefix="eshu-home-") as home,
+        tempfile.TemporaryDirectory(prefix="eshu-cache-") as cache,
+    ):
         os.environ["ESHU_HOME"] = home
+        os.environ["XDG_CACHE_HOME"] = cache
         yield home
-    if previous_home is None:
-        os.environ.pop("ESHU_HOME", None)
-    else:
-        os.environ["ESHU_HOME"] = previous_home
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     os.environ.update(saved)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from twisted.logger import Logger
 
-from eshu_mcp.query.local.index.store.parquet import parquet_strings
+from eshu_mcp.query.local.index.store.word_cache import model_words
 
 log = Logger()
 
@@ -218,7 +218,7 @@ def _load() -> WordVectors:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     assert spec is not None and spec.origin is not None
     data = Path(spec.origin).parent / "data"
-    words = parquet_strings((data / "glove_6B_index.parquet").read_bytes(), VOCABULARY)
+    words = model_words(data / "glove_6B_index.parquet", VOCABULARY)
     kept = leading_rows(numpy, data / "glove_6B_50d_emb.npy", len(words))
     log.info("embedding model loaded: {count} words", count=len(words))
     return WordVectors(words, kept)
