@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from itertools import chain
 
 from eshu_mcp.query.local.index.store import embedding
+from eshu_mcp.query.local.index.store.bulk import insert_rows
 
 DEFINITION, CODE_FILE, DOCUMENT = 1, 2, 3
 """``search_docs.kind``: a definition, a source file, a documentation file."""
@@ -282,7 +283,8 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
             wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
         ):
             vectors[index] = vector
-    conn.executemany(
+    insert_rows(  # 64 rows per statement: the same rows, faster
+        conn,
         "INSERT INTO search_docs (doc_id, file_id, rid, kind, tier, vector)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         [
@@ -292,6 +294,8 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
             )
         ],
     )
+    # One row per step: FTS5 tokenizes each row either way, and takes a multi-row
+    # statement's rows about 1.6 times slower.
     conn.executemany(
         "INSERT INTO search_fts (rowid, name, qualified, signature, doc, path)"
         " VALUES (?, ?, ?, ?, ?, ?)",
