@@ -275,7 +275,8 @@ class GenerationWrite:
             )
             self.new_files.clear()
         self.batch.flush(self.conn, self.numbers)
-        self.ledger.flush()
+        # a first build's facts are new keys no one reads back before finish() writes them
+        self.ledger.flush(hold_opens=not self.existing)
 
     def _write_one(self, walked: WalkedFile, prepared: PreparedFile) -> None:
         result = prepared.parsed

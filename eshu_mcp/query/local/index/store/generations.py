@@ -169,13 +169,22 @@ class FactLedger:
         """End the live version of a key: 'updated', 'retired' or 'superseded'."""
         self._closes.append((self.seq, reason, self.repo_id, key))
 
-    def flush(self) -> None:
-        """Write the collected closes, then the new versions."""
-        self.conn.executemany(
-            "UPDATE fact_versions SET valid_to = ?, end_reason = ?"
-            " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
-            self._closes,
-        )
+    def flush(self, *, hold_opens: bool = False) -> None:
+        """
+        Write the collected closes, then the new versions; with ``hold_opens`` keep the new
+        versions for a later flush. A repository's first build holds them all, so they go in
+        at its end in one key-ordered run, appended to the table's pages instead of split
+        into them a flush at a time (a third of a second for Twisted's 32,000 facts).
+        """
+        if self._closes:
+            self.conn.executemany(
+                "UPDATE fact_versions SET valid_to = ?, end_reason = ?"
+                " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
+                self._closes,
+            )
+            self._closes.clear()
+        if hold_opens:
+            return
         self._opens.sort()  # in key order: each insert lands beside the last one
         insert_rows(
             self.conn,
@@ -183,7 +192,6 @@ class FactLedger:
             " valid_from) VALUES (?, ?, ?, ?, ?)",
             self._opens,
         )
-        self._closes.clear()
         self._opens.clear()
 
     def live_payloads(self, keys: list[str]) -> dict[str, str]:
