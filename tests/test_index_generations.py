@@ -361,3 +361,16 @@ class FactLedgerTests(SynchronousTestCase):
         self.assertEqual(
             self.versions(), [("k:a", "h1", 1, 2, "updated"), ("k:a", "h2", 2, None, None)]
         )
+
+    def test_opening_many_new_keys_is_observing_each_with_nothing_live(self) -> None:
+        one_by_one = FactLedger(self.conn, "repository:r_1", 3)
+        one_by_one.observe_known("k:b", "content_entity", "h1", None)
+        one_by_one.observe_known("k:a", "content_entity", "h2", None)
+        one_by_one.flush()
+        expected = self.versions()
+        self.conn.execute("DELETE FROM fact_versions")
+        at_once = FactLedger(self.conn, "repository:r_1", 3)
+        at_once.open_new("content_entity", [("k:b", "h1"), ("k:a", "h2")])
+        at_once.flush()
+        self.assertEqual(self.versions(), expected)
+        self.assertEqual(len(expected), 2)

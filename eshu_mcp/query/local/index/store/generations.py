@@ -165,6 +165,11 @@ class FactLedger:
             self.close(key, "updated")
         self._opens.append((self.repo_id, key, kind, payload, self.seq))
 
+    def open_new(self, kind: str, keyed_payloads: list[tuple[str, str]]) -> None:
+        """Like :meth:`observe_known` with no live payload, for many (key, payload) at once."""
+        repo_id, seq = self.repo_id, self.seq
+        self._opens.extend((repo_id, key, kind, payload, seq) for key, payload in keyed_payloads)
+
     def close(self, key: str, reason: str) -> None:
         """End the live version of a key: 'updated', 'retired' or 'superseded'."""
         self._closes.append((self.seq, reason, self.repo_id, key))

@@ -108,6 +108,14 @@ class NodeNumbers:
         self.pending.append((nid, node_id))
         return nid
 
+    def many(self, node_ids: list[str]) -> list[int]:
+        """Fresh numbers for node ids that have none, in order (as :meth:`new` one by one)."""
+        first = self.next
+        self.next += len(node_ids)
+        nids = list(range(first, self.next))
+        self.pending.extend(zip(nids, node_ids, strict=True))
+        return nids
+
 
 def file_values(
     parsed: ParsedFile, generation_id: str, commit_sha: str | None, mtime_ns: int
@@ -461,8 +469,7 @@ def record_entity_facts(
 ) -> None:
     """Fact versions for a re-written or deleted file's entities."""
     if not old_ids:  # a new file: nothing can be live yet
-        for eid, payload in payloads.items():
-            ledger.observe_known(entity_key(eid), "content_entity", payload, None)
+        ledger.open_new("content_entity", [(entity_key(e), p) for e, p in payloads.items()])
         return
     live = ledger.live_payloads([entity_key(e) for e in set(old_ids) | set(payloads)])
     for old in old_ids:
