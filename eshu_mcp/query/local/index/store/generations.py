@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import uuid
+from operator import itemgetter
 
 from attrs import frozen
 
@@ -190,7 +191,9 @@ class FactLedger:
             self._closes.clear()
         if hold_opens:
             return
-        self._opens.sort()  # in key order: each insert lands beside the last one
+        # in key order, each insert lands beside the last one; one ledger's rows share their
+        # repository and generation, so the key orders them (comparing whole tuples: 4x slower)
+        self._opens.sort(key=itemgetter(1))
         insert_rows(
             self.conn,
             "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
