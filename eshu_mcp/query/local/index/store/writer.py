@@ -235,7 +235,12 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         row = first[eid] = len(entity_rows)
         row_of.append(row)
         parent = entity["parent"]
-        metadata = metadata_json(entity["metadata"])
+        context, signature, fields = (
+            entity["class_context"],
+            entity["signature"],
+            entity["metadata"],
+        )
+        metadata = metadata_json(fields)
         start, end = entity["start_byte"], entity["end_byte"]
         entity_ids.append(eid)
         entity_rows.append(
@@ -247,24 +252,15 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
                 start,
                 end,
                 None if parent is None else row_of[parent],
-                entity["class_context"],
+                context,
                 entity["cyclomatic_complexity"],
                 entity["arg_count"],
-                entity["signature"],
+                signature,
                 metadata,
             )
         )
         payloads[eid] = source_payload_hash(source, start, end, metadata)
-        described.append(
-            (
-                row,
-                entity_type,
-                name,
-                entity["class_context"],
-                entity["signature"],
-                entity["metadata"].get("docstring"),
-            )
-        )
+        described.append((row, entity_type, name, context, signature, fields.get("docstring")))
     kinds = CALL_KINDS
     prepared.call_rows.extend(
         (
