@@ -180,7 +180,7 @@ class FactLedger:
         Write the collected closes, then the new versions; with ``hold_opens`` keep the new
         versions for a later flush. A repository's first build holds them all, so they go in
         at its end in one key-ordered run, appended to the table's pages instead of split
-        into them a flush at a time (a third of a second for Twisted's 32,000 facts).
+        into them a flush at a time (Twisted's 32,000 facts: 0.10 -> 0.04 CPU-s).
         """
         if self._closes:
             self.conn.executemany(
