@@ -18,7 +18,11 @@ from twisted.trial.unittest import SynchronousTestCase
 from eshu_mcp.query.local.index.build.indexer import HOLD_ENV, index_repositories
 from eshu_mcp.query.local.index.resolve.graph import resolve_repository
 from eshu_mcp.query.local.index.store.database import open_reader, open_writer
-from eshu_mcp.query.local.index.store.generations import FACT_RETENTION_GENERATIONS, payload_hash
+from eshu_mcp.query.local.index.store.generations import (
+    FACT_RETENTION_GENERATIONS,
+    FactLedger,
+    payload_hash,
+)
 from tests.test_index_indexer import fixture_repository, git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -318,3 +322,55 @@ class KilledWriterTests(SynchronousTestCase):
             [tuple(r) for r in rows],
             [(1, "superseded", None), (2, "failed", "interrupted"), (3, "active", None)],
         )
+
+
+class FactLedgerTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-ledger-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.conn = open_writer(tmp / "index.sqlite")
+        self.addCleanup(self.conn.close)
+
+    def versions(self) -> list[tuple]:
+        rows = self.conn.execute(
+            "SELECT stable_fact_key, payload_hash, valid_from, valid_to, end_reason"
+            " FROM fact_versions ORDER BY stable_fact_key, valid_from"
+        )
+        return [tuple(row) for row in rows]
+
+    def test_held_new_versions_are_written_by_the_next_plain_flush(self) -> None:
+        first = FactLedger(self.conn, "repository:r_1", 1)
+        first.observe_known("k:b", "content_entity", "h1", None)
+        first.flush(hold_opens=True)
+        self.assertEqual(self.versions(), [])
+        first.observe_known("k:a", "content_entity", "h2", None)
+        first.flush()
+        self.assertEqual(
+            self.versions(), [("k:a", "h2", 1, None, None), ("k:b", "h1", 1, None, None)]
+        )
+
+    def test_closes_are_written_even_when_new_versions_are_held(self) -> None:
+        first = FactLedger(self.conn, "repository:r_1", 1)
+        first.observe_known("k:a", "content_entity", "h1", None)
+        first.flush()
+        second = FactLedger(self.conn, "repository:r_1", 2)
+        second.observe("k:a", "content_entity", "h2")
+        second.flush(hold_opens=True)
+        self.assertEqual(self.versions(), [("k:a", "h1", 1, 2, "updated")])
+        second.flush()
+        self.assertEqual(
+            self.versions(), [("k:a", "h1", 1, 2, "updated"), ("k:a", "h2", 2, None, None)]
+        )
+
+    def test_opening_many_new_keys_is_observing_each_with_nothing_live(self) -> None:
+        one_by_one = FactLedger(self.conn, "repository:r_1", 3)
+        one_by_one.observe_known("k:b", "content_entity", "h1", None)
+        one_by_one.observe_known("k:a", "content_entity", "h2", None)
+        one_by_one.flush()
+        expected = self.versions()
+        self.conn.execute("DELETE FROM fact_versions")
+        at_once = FactLedger(self.conn, "repository:r_1", 3)
+        at_once.open_new("content_entity", [("k:b", "h1"), ("k:a", "h2")])
+        at_once.flush()
+        self.assertEqual(self.versions(), expected)
+        self.assertEqual(len(expected), 2)

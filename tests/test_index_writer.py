@@ -1,6 +1,7 @@
 """Tests for eshu_mcp.query.local.index.store.writer: a parsed file's rows as stored."""
 
 import json
+import sqlite3
 
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -66,3 +67,18 @@ class PrepareRowsTests(SynchronousTestCase):
                     payload_hash(body, '{"k": 1}'),
                     (start, end),
                 )
+
+
+class NodeNumbersTests(SynchronousTestCase):
+    def test_many_numbers_like_new_one_by_one(self) -> None:
+        conn = sqlite3.connect(":memory:")
+        self.addCleanup(conn.close)
+        conn.execute("CREATE TABLE nodes (nid INTEGER PRIMARY KEY, node_id TEXT)")
+        conn.execute("INSERT INTO nodes VALUES (7, 'file:1')")
+        one_by_one, at_once = writer.NodeNumbers(conn), writer.NodeNumbers(conn)
+        ids = ["content-entity:e_a", "content-entity:e_b", "file:2"]
+        self.assertEqual([one_by_one.new(i) for i in ids], [8, 9, 10])
+        self.assertEqual(at_once.many(ids), [8, 9, 10])
+        self.assertEqual(at_once.many([]), [])
+        self.assertEqual(at_once.new("file:3"), 11)
+        self.assertEqual(at_once.pending, [*one_by_one.pending, (11, "file:3")])

@@ -275,7 +275,8 @@ class GenerationWrite:
             )
             self.new_files.clear()
         self.batch.flush(self.conn, self.numbers)
-        self.ledger.flush()
+        # a first build's facts are new keys no one reads back before finish() writes them
+        self.ledger.flush(hold_opens=not self.existing)
 
     def _write_one(self, walked: WalkedFile, prepared: PreparedFile) -> None:
         result = prepared.parsed
@@ -308,6 +309,8 @@ class GenerationWrite:
                 self.numbers.new(eid) if nid is None else nid
                 for nid, eid in zip(kept.nids, prepared.entity_ids, strict=True)
             ]
+        elif not old:  # a new file, or one that had no entities: every node is new
+            nids = self.numbers.many(prepared.entity_ids)
         else:
             reuse = {e.entity_id: e.nid for e in old}
             nids = [reuse.pop(eid, None) or self.numbers.new(eid) for eid in prepared.entity_ids]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from functools import cache
-from itertools import chain
+from itertools import chain, islice
 
 BULK_MIN_FILES = 200
 """Below this many new files row-by-row maintenance is cheap enough."""
@@ -72,12 +72,10 @@ def insert_rows(conn: sqlite3.Connection, statement: str, rows: list[tuple]) -> 
         widths = set(map(len, rows))
         if len(widths) != 1:
             raise ValueError(f"rows of different lengths {sorted(widths)} for {statement!r}")
-        size = ROWS_PER_STATEMENT * widths.pop()
-        flat = list(chain.from_iterable(rows[:whole]))
-        conn.executemany(
-            _many_rows(statement, ROWS_PER_STATEMENT),
-            [flat[start : start + size] for start in range(0, len(flat), size)],
-        )
+        values = chain.from_iterable(islice(rows, whole))
+        # each statement's parameters: the next ROWS_PER_STATEMENT rows' values, in order
+        groups = zip(*[values] * (ROWS_PER_STATEMENT * widths.pop()), strict=True)
+        conn.executemany(_many_rows(statement, ROWS_PER_STATEMENT), groups)
     if whole < len(rows):
         conn.executemany(statement, rows[whole:])
 

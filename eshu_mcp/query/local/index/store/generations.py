@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import uuid
+from operator import itemgetter
 
 from attrs import frozen
 
@@ -165,25 +166,40 @@ class FactLedger:
             self.close(key, "updated")
         self._opens.append((self.repo_id, key, kind, payload, self.seq))
 
+    def open_new(self, kind: str, keyed_payloads: list[tuple[str, str]]) -> None:
+        """Like :meth:`observe_known` with no live payload, for many (key, payload) at once."""
+        repo_id, seq = self.repo_id, self.seq
+        self._opens.extend((repo_id, key, kind, payload, seq) for key, payload in keyed_payloads)
+
     def close(self, key: str, reason: str) -> None:
         """End the live version of a key: 'updated', 'retired' or 'superseded'."""
         self._closes.append((self.seq, reason, self.repo_id, key))
 
-    def flush(self) -> None:
-        """Write the collected closes, then the new versions."""
-        self.conn.executemany(
-            "UPDATE fact_versions SET valid_to = ?, end_reason = ?"
-            " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
-            self._closes,
-        )
-        self._opens.sort()  # in key order: each insert lands beside the last one
+    def flush(self, *, hold_opens: bool = False) -> None:
+        """
+        Write the collected closes, then the new versions; with ``hold_opens`` keep the new
+        versions for a later flush. A repository's first build holds them all, so they go in
+        at its end in one key-ordered run, appended to the table's pages instead of split
+        into them a flush at a time (Twisted's 32,000 facts: 0.10 -> 0.04 CPU-s).
+        """
+        if self._closes:
+            self.conn.executemany(
+                "UPDATE fact_versions SET valid_to = ?, end_reason = ?"
+                " WHERE repo_id = ? AND stable_fact_key = ? AND valid_to IS NULL",
+                self._closes,
+            )
+            self._closes.clear()
+        if hold_opens:
+            return
+        # in key order, each insert lands beside the last one; one ledger's rows share their
+        # repository and generation, so the key orders them (comparing whole tuples: 4x slower)
+        self._opens.sort(key=itemgetter(1))
         insert_rows(
             self.conn,
             "INSERT INTO fact_versions (repo_id, stable_fact_key, fact_kind, payload_hash,"
             " valid_from) VALUES (?, ?, ?, ?, ?)",
             self._opens,
         )
-        self._closes.clear()
         self._opens.clear()
 
     def live_payloads(self, keys: list[str]) -> dict[str, str]:
