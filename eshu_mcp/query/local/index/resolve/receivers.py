@@ -75,15 +75,6 @@ class PythonCalls:
             nested_names(catalog.by_id, catalog.by_id.values()) if nested is None else nested
         )
 
-    def scope_key(
-        self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred
-    ) -> object:
-        """What of the caller a call's resolution depends on: its class (self, super(),
-        self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
-        if caller is None:
-            return None
-        return self.scope_of(caller, self.scope_rule(file_id, call_name, receiver, inferred))
-
     def scope_rule(self, file_id: int, call_name: str, receiver, inferred) -> int | None:
         """Which part of its caller a call in this file depends on (the same for every
         caller): CALLER_SCOPE (a nested definition's name), CLASS_SCOPE (self, super(),
