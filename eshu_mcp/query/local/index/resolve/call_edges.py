@@ -62,6 +62,8 @@ def resolve_calls(
     accessors = catalog.accessors
     scope_rule = python.scope_rule if python is not None else None
     class_scopes: dict[int, object] = {}  # caller -> the scope key of its class's calls
+    unnested_rules: dict[tuple, int | None] = {}  # (receiver, type) -> scope rule, in files
+    #                                               without definitions nested in functions
     add_edge, add_unresolved = edges.append, unresolved.append
     prepared = _Prepared(python.constructors if python is not None else None)
     current = None  # the file whose calls these are: memo and seen hold its calls only
@@ -108,11 +110,16 @@ def resolve_calls(
             named = (name, receiver, inferred)
             found = plain.get(named)
             if found is None:
-                rule = (
-                    scope_rule(file_id, name, receiver, inferred)
-                    if receiver is not None or has_nested
-                    else None
-                )
+                if has_nested:
+                    rule = scope_rule(file_id, name, receiver, inferred)
+                elif receiver is None:
+                    rule = None
+                else:  # no nested definitions: the receiver and type alone decide the rule
+                    rule = unnested_rules.get((receiver, inferred), False)
+                    if rule is False:
+                        rule = unnested_rules[receiver, inferred] = scope_rule(
+                            file_id, name, receiver, inferred
+                        )
                 if rule is None:
                     caller = by_id.get(caller_nid) if caller_nid else None
                     found = plain[named] = prepared(python.resolve(call, caller))

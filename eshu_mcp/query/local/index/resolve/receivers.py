@@ -237,8 +237,8 @@ class PythonCalls:
         if klass is not None:
             key = (expr, file_id, -klass.nid)
         else:
-            nested = caller is not None and _head(expr) in self.nested.get(file_id, ())
-            key = (expr, file_id, caller.nid if nested else None)
+            names = self.nested.get(file_id) if caller is not None else None
+            key = (expr, file_id, caller.nid if names and _head(expr) in names else None)
         if key in self._types:
             return self._types[key]
         self._types[key] = None  # recursion through the same expression finds nothing
