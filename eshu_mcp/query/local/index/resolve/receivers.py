@@ -45,7 +45,8 @@ def nested_names(by_id: dict[int, Entity], entities) -> dict[int, set[str]]:
     where their parents are)."""
     nested: dict[int, set[str]] = defaultdict(set)
     for e in entities:
-        if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
+        parent = by_id.get(e.parent) if e.parent else None
+        if parent is not None and parent.entity_type == "Function":
             nested[e.file_id].add(e.name)
     return nested
 
