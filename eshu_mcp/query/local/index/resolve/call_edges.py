@@ -60,9 +60,10 @@ def resolve_calls(
     by_id = catalog.by_id
     nested = python.nested if python is not None else {}
     accessors = catalog.accessors
-    scope_key = python.scope_key if python is not None else None
     scope_rule = python.scope_rule if python is not None else None
     class_scopes: dict[int, object] = {}  # caller -> the scope key of its class's calls
+    unnested_rules: dict[tuple, int | None] = {}  # (receiver, type) -> scope rule, in files
+    #                                               without definitions nested in functions
     add_edge, add_unresolved = edges.append, unresolved.append
     prepared = _Prepared(python.constructors if python is not None else None)
     current = None  # the file whose calls these are: memo and seen hold its calls only
@@ -71,15 +72,22 @@ def resolve_calls(
         if file_id != current:
             # a call's source is in its file, and its file is part of what decides it
             current, seen, memo = file_id, set(), {}
-            plain: dict[tuple, tuple] = {}  # Python calls no caller decides: by their name
-            rules: dict[tuple, int | None] = {}  # ... and what of the caller decides the others
+            # Python calls by their name, receiver and inferred type: what they resolve to
+            # when no caller decides, else which part of the caller does (an int rule)
+            plain: dict[tuple, tuple | int] = {}
+            property_rules: dict[tuple, int | None] = {}  # ... and of attributes, the rule
             is_python = python is not None and language_of.get(file_id) == "python"
             has_nested = bool(nested.get(file_id))
         if kind in PROPERTY_KINDS:  # an attribute: a use of a property, or of nothing
             if name not in accessors:
                 continue
             if is_python:
-                scope = scope_key(by_id.get(caller_nid), file_id, name, receiver, inferred)
+                named = (name, receiver, inferred)
+                rule = property_rules.get(named, False)
+                if rule is False:
+                    rule = property_rules[named] = scope_rule(file_id, name, receiver, inferred)
+                caller = by_id.get(caller_nid)
+                scope = None if caller is None else python.scope_of(caller, rule)
                 key = (kind, scope, name, receiver, inferred)
             else:
                 caller = by_id.get(caller_nid) if caller_nid else None
@@ -102,29 +110,36 @@ def resolve_calls(
             named = (name, receiver, inferred)
             found = plain.get(named)
             if found is None:
-                rule = rules.get(named, False)
-                if rule is False:
-                    rule = rules[named] = (
-                        scope_rule(file_id, name, receiver, inferred)
-                        if receiver is not None or has_nested
-                        else None
-                    )
-                caller = by_id.get(caller_nid) if caller_nid else None
+                if has_nested:
+                    rule = scope_rule(file_id, name, receiver, inferred)
+                elif receiver is None:
+                    rule = None
+                else:  # no nested definitions: the receiver and type alone decide the rule
+                    rule = unnested_rules.get((receiver, inferred), False)
+                    if rule is False:
+                        rule = unnested_rules[receiver, inferred] = scope_rule(
+                            file_id, name, receiver, inferred
+                        )
                 if rule is None:
+                    caller = by_id.get(caller_nid) if caller_nid else None
                     found = plain[named] = prepared(python.resolve(call, caller))
                 else:
-                    scope = None
-                    if caller is not None:
-                        if rule == CALLER_SCOPE:
-                            scope = caller_nid
-                        else:
-                            scope = class_scopes.get(caller_nid, False)
-                            if scope is False:
-                                scope = class_scopes[caller_nid] = python.scope_of(caller, rule)
-                    key = (scope, named)
-                    found = memo.get(key)
-                    if found is None:
-                        found = memo[key] = prepared(python.resolve(call, caller))
+                    found = plain[named] = rule
+            if found.__class__ is int:  # a rule: the caller's node, or its class, decides
+                if found == CALLER_SCOPE:
+                    scope = caller_nid if caller_nid and caller_nid in by_id else None
+                else:
+                    scope = class_scopes.get(caller_nid, False)
+                    if scope is False:
+                        caller = by_id.get(caller_nid) if caller_nid else None
+                        scope = class_scopes[caller_nid] = (
+                            None if caller is None else python.scope_of(caller, found)
+                        )
+                key = (scope, named)
+                found = memo.get(key)
+                if found is None:
+                    caller = by_id.get(caller_nid) if caller_nid else None
+                    found = memo[key] = prepared(python.resolve(call, caller))
         else:
             # Everything resolve_call reads of a call (its argument count picks overloads):
             # equal keys resolve equally.
@@ -209,7 +224,7 @@ class _Prepared:
     def __call__(self, found: tuple) -> tuple:
         target = found[0]
         if target is None:
-            return None, found[1]
+            return found if len(found) == 2 else (None, found[1])
         if isinstance(target, list):
             could_run = found[2] if len(found) > 2 else None
             key = (*[(e.nid, e.entity_type) for e in target], found[1], could_run)

@@ -308,7 +308,11 @@ class Catalog:
             entity.arity = arg_count
             entity.variadic = bool(signature) and ("..." in signature or "params " in signature)
         python = language == "python"
-        if class_context and (python or language in CONSTRUCTOR_LANGUAGES):
+        if (  # a Python accessor's header starts with its decorators
+            class_context
+            and signature
+            and (signature[0] == "@" if python else language in CONSTRUCTOR_LANGUAGES)
+        ):
             entity.accessor = accessor_of(signature, language)
             if entity.accessor is not None:
                 self.accessors.add(name)

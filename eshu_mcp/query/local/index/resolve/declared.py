@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii as _json_string
 
 from eshu_mcp.query.local.index.store.codes import CONFIDENCE, EDGE_TYPES, METHODS
 from eshu_mcp.query.local.index.store.writer import PARENT
@@ -46,16 +47,21 @@ def declared_edges(
                 file_id,
             )
         )
-    folded: dict[str, list[tuple]] = {}
+    # module -> [first line, the first (name, alias), whether every import of it is that]
+    folded: dict[str, list] = {}
     for module, imported_name, alias, _kind, line in import_rows:
-        if module:  # '': a file renaming its own export (``export {A as B}``), no import
-            folded.setdefault(module, []).append((imported_name, alias, line))
-    for module, group in folded.items():
-        names = {(name, alias) for name, alias, _ in group}
-        reason = None
-        if len(names) == 1:
-            name, alias = next(iter(names))
-            reason = json.dumps({"imported_name": name, "alias": alias})
+        if not module:  # '': a file renaming its own export (``export {A as B}``), no import
+            continue
+        group = folded.get(module)
+        if group is None:
+            folded[module] = [line, (imported_name, alias), True]
+            continue
+        if line < group[0]:
+            group[0] = line
+        if group[2] and group[1] != (imported_name, alias):
+            group[2] = False
+    for module, (line, (name, alias), single) in folded.items():
+        reason = _imported_reason(name, alias) if single else None
         rows.append(
             (
                 repo_key,
@@ -66,8 +72,21 @@ def declared_edges(
                 reason,
                 DECLARED,
                 DECLARED_CONFIDENCE,
-                min(line for _, _, line in group),
+                line,
                 file_id,
             )
         )
     return rows
+
+
+def _imported_reason(name: str | None, alias: str | None) -> str:
+    """``json.dumps({"imported_name": name, "alias": alias})``, made directly for strings."""
+    if (name is None or name.__class__ is str) and (alias is None or alias.__class__ is str):
+        return (
+            '{"imported_name": '
+            + ("null" if name is None else _json_string(name))
+            + ', "alias": '
+            + ("null" if alias is None else _json_string(alias))
+            + "}"
+        )
+    return json.dumps({"imported_name": name, "alias": alias})

@@ -208,13 +208,14 @@ def resolve_repository(
     references = inputs.references
     if references is None:
         references = read_references(conn, repo_id, scope)
+    typed_files = {f for f, language in language_of.items() if language in RECEIVER_TYPED}
     typed = (  # what calls say a receiver is, in each function (Go, TypeScript, Java, C#)
         {
             (call[2], call[5]): call[6]
             for call in calls
-            if call[6] and call[5] and language_of.get(call[1]) in RECEIVER_TYPED
+            if call[1] in typed_files and call[6] and call[5]
         }
-        if not RECEIVER_TYPED.keys().isdisjoint(language_of.values())  # none in Python alone
+        if typed_files  # none in Python alone
         else {}
     )
     resolve_references(references, catalog, bindings, file_nids, edge, language_of, typed)
@@ -526,22 +527,30 @@ def _inheritance(
             continue
         row = edge(edge_type, child.nid, target.nid, method, child.line, file_id)
         resolved.append((child, target, method, key, None if key is None else [row]))
+    members: dict[int, dict[str, Entity]] = {}  # base -> its members by name
     for child, base, method, key, rows in resolved:
         if child is None:  # kept: the same methods on both sides
             for row in rows[1:]:
                 queue(row)
             continue
-        for row in _overrides(child, base, method, catalog, edge):
+        for row in _overrides(child, base, method, catalog, edge, members):
             if rows is not None:
                 rows.append(row)
         if key is not None:
             outcomes.now[key] = ("found", base.nid, method, tuple(rows))
 
 
-def _overrides(child: Entity, base: Entity, method: str, catalog: Catalog, edge) -> list:
-    """The OVERRIDES rows of the child's methods that the base also defines."""
+def _overrides(
+    child: Entity, base: Entity, method: str, catalog: Catalog, edge, members: dict | None = None
+) -> list:
+    """The OVERRIDES rows of the child's methods that the base also defines (``members``
+    keeps each base's members by name, for bases many classes derive from)."""
     rows = []
-    base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+    base_methods = None if members is None else members.get(base.nid)
+    if base_methods is None:
+        base_methods = {m.name: m for m in catalog.children.get(base.nid, [])}
+        if members is not None:
+            members[base.nid] = base_methods
     for member in catalog.children.get(child.nid, []):
         overridden = base_methods.get(member.name)
         if overridden is not None and member.entity_type == "Function":

@@ -193,7 +193,9 @@ class FirstBuildInputs:
             self.sniffed[file_id] = language
         add = self.catalog.add_entity  # a read-back row's fields, given one by one
         for nid, row in zip(nids, prepared.entity_rows, strict=True):
-            parent, metadata = row[PARENT], row[METADATA]
+            parent, metadata, signature = row[PARENT], row[METADATA], row[SIGNATURE]
+            if signature is not None and '"returns"' in metadata:
+                signature = signature_with_return(signature, metadata)
             add(
                 nid,
                 file_id,
@@ -203,8 +205,8 @@ class FirstBuildInputs:
                 None if parent is None else nids[parent],
                 language,
                 row[2],
-                signature_with_return(row[SIGNATURE], metadata),
-                attribute_types_json(metadata),
+                signature,
+                attribute_types_json(metadata) if '"attribute_types"' in metadata else None,
                 row[ARG_COUNT],
             )
         for row, base_name, kind in prepared.base_rows:

@@ -45,7 +45,8 @@ def nested_names(by_id: dict[int, Entity], entities) -> dict[int, set[str]]:
     where their parents are)."""
     nested: dict[int, set[str]] = defaultdict(set)
     for e in entities:
-        if e.parent and getattr(by_id.get(e.parent), "entity_type", None) == "Function":
+        parent = by_id.get(e.parent) if e.parent else None
+        if parent is not None and parent.entity_type == "Function":
             nested[e.file_id].add(e.name)
     return nested
 
@@ -74,15 +75,6 @@ class PythonCalls:
         self.nested = (
             nested_names(catalog.by_id, catalog.by_id.values()) if nested is None else nested
         )
-
-    def scope_key(
-        self, caller: Entity | None, file_id: int, call_name: str, receiver, inferred
-    ) -> object:
-        """What of the caller a call's resolution depends on: its class (self, super(),
-        self.attr), its enclosing scopes (a file with nested definitions), or nothing."""
-        if caller is None:
-            return None
-        return self.scope_of(caller, self.scope_rule(file_id, call_name, receiver, inferred))
 
     def scope_rule(self, file_id: int, call_name: str, receiver, inferred) -> int | None:
         """Which part of its caller a call in this file depends on (the same for every
@@ -246,8 +238,8 @@ class PythonCalls:
         if klass is not None:
             key = (expr, file_id, -klass.nid)
         else:
-            nested = caller is not None and _head(expr) in self.nested.get(file_id, ())
-            key = (expr, file_id, caller.nid if nested else None)
+            names = self.nested.get(file_id) if caller is not None else None
+            key = (expr, file_id, caller.nid if names and _head(expr) in names else None)
         if key in self._types:
             return self._types[key]
         self._types[key] = None  # recursion through the same expression finds nothing
