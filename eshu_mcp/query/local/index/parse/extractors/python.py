@@ -434,11 +434,9 @@ def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     """Read a call node's callee as written; None when it is not a named call.
 
     Returns a bare tuple of :class:`Call`'s fields: one is built for every call in the file.
-    An attribute read or assigned (not called) is a ``property_read``/``property_write`` of
-    that name: resolution keeps those whose target is a property's getter or setter.
+    (An attribute read or assigned, not called, is read by :func:`attribute_read` and
+    :func:`attribute_written`.)
     """
-    if node.kind_id == _ATTRIBUTE_KIND:
-        return _attribute_use(node)
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
@@ -476,14 +474,27 @@ _CALLEES_KEPT = 8192
 """The most callee texts :data:`_CALLEES` keeps (emptied when full)."""
 
 
-def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
-    """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
-    None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
-    instance attribute of the file, or an attribute of a module or class. Runs for every
-    attribute :data:`ATTRIBUTE_PATTERN` captures (no call's): the cheap tests come first."""
+def attribute_read(node: Node) -> tuple[str, str, str, str, None] | None:
+    """A ``property_read`` of ``x.name`` (see :func:`_attribute_use`): an attribute
+    :data:`ATTRIBUTE_PATTERN` captures anywhere but as an assignment's target."""
+    return _attribute_use(node, "property_read")
+
+
+def attribute_written(node: Node) -> tuple[str, str, str, str, None] | None:
+    """A ``property_write`` of ``x.name`` (see :func:`_attribute_use`): an attribute assigned
+    (``x.name = v``, ``x.name += v``), which :data:`ATTRIBUTE_PATTERN` captures apart."""
+    return _attribute_use(node, "property_write")
+
+
+def _attribute_use(node: Node, kind: str) -> tuple[str, str, str, str, None] | None:
+    """(name, full, receiver, ``kind``, None) of an attribute ``x.name`` used but not called,
+    on a dotted receiver; None for a dunder or upper-case (constant) name, a plain instance
+    attribute of the file, or an attribute of a module or class. Resolution keeps the uses
+    whose target is a property's getter or setter. Runs for every attribute the query
+    captures (never a call's function, a decorator or a ``del``'s target: the query leaves
+    those out), so the cheap tests come first."""
     source = CURRENT_SOURCE.ascii  # text() inlined
-    start = node.start_byte
-    full = text(node) if source is None else source[start : node.end_byte]
+    full = text(node) if source is None else source[node.start_byte : node.end_byte]
     read = _FILE_READ[0]
     if read[0] is not CURRENT_SOURCE.data:
         read = _read_file()
@@ -499,19 +510,7 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
             found = _property_candidate(name, receiver, names)
     if found is None:
         return None
-    name, receiver = found
-    parent = node.parent
-    kind = "property_read"
-    if parent is not None:
-        parent_kind = parent.type
-        if parent_kind == "decorator" or parent_kind == "delete_statement":
-            return None
-        if parent.start_byte == start:
-            if parent_kind == "call":
-                return None
-            if parent_kind == "assignment" or parent_kind == "augmented_assignment":
-                kind = "property_write"
-    return (name, full, receiver, kind, None)
+    return (found[0], full, found[1], kind, None)
 
 
 _UNREAD = object()
@@ -694,22 +693,19 @@ ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
 """Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
 
 
-REFERENCE_PATTERN = core.reference_patterns(
-    (
-        "argument_list",
-        "keyword_argument value",
-        "assignment right",
-        "return_statement",
-        "expression_list",
-        "decorator",
-        "pair value",
-        "list",
-        "tuple",
-        "default_parameter value",
-        "lambda body",
-        "except_clause",
-    ),
-    "[(identifier) (attribute)]",
+REFERENCE_PLACES = (
+    "argument_list",
+    "keyword_argument value",
+    "assignment right",
+    "return_statement",
+    "expression_list",
+    "decorator",
+    "pair value",
+    "list",
+    "tuple",
+    "default_parameter value",
+    "lambda body",
+    "except_clause",
 )
 """Where a function, method or class is used as a value rather than called: passed as an
 argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
@@ -775,7 +771,54 @@ ATTRIBUTE_PARENTS = (
 )
 """Every node the grammar lets hold an attribute, but a call (whose attribute child is its
 function), a decorator and a ``del``: where an attribute may be a property's use."""
-ATTRIBUTE_PATTERN = " ".join(f"({parent} (attribute) @attribute)" for parent in ATTRIBUTE_PARENTS)
+_ATTRIBUTE_FIELDS = {
+    "assignment": ("right",),
+    "augmented_assignment": ("right",),
+    "pair": ("key", "value"),
+    "keyword_argument": ("value",),
+    "default_parameter": ("value",),
+    "lambda": ("body",),
+}
+"""The fields an attribute read fills under these parents (the grammar gives it no other;
+an assignment's ``left`` is written, :data:`WRITTEN_PLACES`): named, they let one pattern
+capture an attribute that is a value reference too (``x = self.f``) under both names."""
+WRITTEN_PLACES = ("assignment left", "augmented_assignment left")
+"""Where an attribute is assigned (``x.name = v``, ``x.name += v``): ``attribute_write``."""
+
+
+def _place_pattern(place: str, body: str) -> str:
+    """The pattern of ``body`` as a child of ``place`` (``"kind"`` or ``"kind field"``)."""
+    kind, _, field = place.partition(" ")
+    return f"({kind} {field}: {body})" if field else f"({kind} {body})"
+
+
+def _value_patterns() -> str:
+    """The query text capturing value references (``reference``, see
+    :data:`REFERENCE_PLACES`) and attribute uses: ``attribute`` under each of
+    :data:`ATTRIBUTE_PARENTS` but as an assignment's target, ``attribute_write`` there. A
+    place holding both captures its attribute under both names with one pattern: each
+    pattern is a state the query cursor carries through every child of that place."""
+    attribute_places = [
+        f"{parent} {field}".rstrip()
+        for parent in ATTRIBUTE_PARENTS
+        for field in _ATTRIBUTE_FIELDS.get(parent, ("",))
+    ]
+    patterns = [
+        _place_pattern(place, "[(identifier) @reference (attribute) @reference @attribute]")
+        if place in attribute_places
+        else _place_pattern(place, "[(identifier) (attribute)] @reference")
+        for place in REFERENCE_PLACES
+    ]
+    patterns += [
+        _place_pattern(place, "(attribute) @attribute")
+        for place in attribute_places
+        if place not in REFERENCE_PLACES
+    ]
+    patterns += [_place_pattern(place, "(attribute) @attribute_write") for place in WRITTEN_PLACES]
+    return " ".join(patterns)
+
+
+VALUE_PATTERN = _value_patterns()
 _NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
 
@@ -861,8 +904,9 @@ SPEC = LanguageSpec(
     load=tree_sitter_python.language,
     definitions=frozenset({"function_definition", "class_definition"}),
     define=define,
-    calls=frozenset({"call", "attribute"}),
+    calls=frozenset({"call", "attribute", "attribute_write"}),
     call=call,
+    call_readers={"attribute": attribute_read, "attribute_write": attribute_written},
     imports=frozenset({"import_statement", "import_from_statement"}),
     import_rows=import_rows,
     assignments=frozenset({"assignment", "as_pattern"}),
@@ -876,8 +920,9 @@ SPEC = LanguageSpec(
     query_patterns={
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
-        "reference": REFERENCE_PATTERN,
-        "attribute": ATTRIBUTE_PATTERN,
+        "reference": VALUE_PATTERN,
+        "attribute": "",  # captured by VALUE_PATTERN
+        "attribute_write": "",  # and so is this
     },
     instance_prefix="self.",
     attribute_paths=True,
