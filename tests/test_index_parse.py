@@ -356,6 +356,40 @@ class LanguageExtractionTests(SynchronousTestCase):
             ],
         )
 
+    def test_python_decorated_definitions_span_their_decorators_and_nothing_else_does(
+        self,
+    ) -> None:
+        source = (
+            b"@implementer(IFoo)\nclass C:\n    @property\n    def size(self):\n"
+            b"        def inner():\n            pass\n"
+            b"@app.route('/')\ndef index():\n    def inner2():\n        return 1\n"
+        )
+        parsed = parse_file("p.py", source)
+        rows = {e["entity_name"]: e for e in parsed.entities}
+        spans = {
+            n: (rows[n]["start_byte"], rows[n].get("metadata", {}).get("decorators")) for n in rows
+        }
+        self.assertEqual(
+            spans,
+            {
+                "C": (0, ["implementer(IFoo)"]),
+                "size": (source.index(b"@property"), ["property"]),
+                "inner": (source.index(b"def inner"), None),
+                "index": (source.index(b"@app"), ["app.route('/')"]),
+                "inner2": (source.index(b"def inner2"), None),
+            },
+        )
+        # a reader called on its own, outside an extraction, reads the same
+        import tree_sitter_python
+        from tree_sitter import Language, Parser
+
+        from eshu_mcp.query.local.index.parse.extractors import python
+
+        tree = Parser(Language(tree_sitter_python.language())).parse(source)
+        size = tree.root_node.named_children[0].named_children[1].child_by_field_name("body")
+        found = python.define(size.named_children[0].child_by_field_name("definition"))
+        self.assertEqual((found.name, found.span.start_byte), ("size", spans["size"][0]))
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

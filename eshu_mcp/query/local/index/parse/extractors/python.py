@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import tree_sitter_python
-from tree_sitter import Language, Node
+from tree_sitter import Language, Node, Query, QueryCursor
 
-from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
     ALIAS,
     CURRENT_SOURCE,
@@ -104,6 +103,7 @@ _KIND = {
         "expression_statement",
         "string",
         "string_content",
+        "class_definition",
     )
 }
 """Node kinds compared by number where it runs per node (``Node.type`` builds a ``str``);
@@ -113,6 +113,7 @@ _CALL_KIND, _ASSIGNMENT_KIND = _KIND["call"], _KIND["assignment"]
 _STATEMENT_KIND, _STRING_KIND, _CONTENT_KIND = (
     _KIND[k] for k in ("expression_statement", "string", "string_content")
 )
+_CLASS_KIND = _KIND["class_definition"]
 _TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
@@ -222,7 +223,14 @@ def define(node: Node) -> Definition | None:
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every definition
     name = text(name_node) if source is None else source[name_node.start_byte : name_node.end_byte]
     metadata: dict = {}
-    parent = node.parent
+    data = CURRENT_SOURCE.data
+    start = node.start_byte
+    decorated = _DECORATED[0]
+    # Node.parent walks down from the root: read only for a definition captured as decorated
+    if decorated[0] is not data or data is None or start in decorated[1]:
+        parent = node.parent
+    else:
+        parent = None
     if parent is not None and parent.type == "decorated_definition":
         span = parent
         decorators = _decorators(span)
@@ -238,7 +246,7 @@ def define(node: Node) -> Definition | None:
     docstring = _docstring(body)
     if docstring:
         metadata["docstring"] = docstring
-    if node.type == "class_definition":
+    if node.kind_id == _CLASS_KIND:
         bases = []
         superclasses = node.child_by_field_id(_SUPERCLASSES)
         for base in superclasses.named_children if superclasses is not None else ():
@@ -249,7 +257,10 @@ def define(node: Node) -> Definition | None:
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
-    is_async = core.starts_with(node, b"async")
+    if data is not None:  # core.starts_with inlined
+        is_async = data.startswith(b"async", start, node.end_byte)
+    else:
+        is_async = node.text.startswith(b"async")
     if is_async:
         metadata["async"] = True
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
@@ -262,6 +273,23 @@ def define(node: Node) -> Definition | None:
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
     )
+
+
+_DECORATED: list = [(None, frozenset())]
+"""(the source whose captures :func:`captures` last read, the start bytes of its decorated
+definitions), replaced as one value."""
+DECORATED_PATTERN = "(decorated_definition definition: (_) @decorated)"
+"""The definitions a decorator wraps, captured as ``decorated`` (no kind the engine reads)."""
+
+
+def captures(query: Query, root: Node, source: bytes) -> dict[str, list[Node]]:
+    """The file's captures by kind, noting where its decorated definitions start, so that
+    :func:`define` reads the parent of those alone."""
+    captured = QueryCursor(query).captures(root)
+    decorated = captured.get("decorated")
+    starts = frozenset(node.start_byte for node in decorated) if decorated else frozenset()
+    _DECORATED[0] = (source, starts)
+    return captured
 
 
 _ENTERS = frozenset({"__enter__", "__aenter__"})
@@ -917,7 +945,9 @@ SPEC = LanguageSpec(
     references=frozenset({"reference"}),
     reference=reference,
     reference_reader=kept_references,
+    captures=captures,
     query_patterns={
+        "class_definition": f"(class_definition) @class_definition {DECORATED_PATTERN}",
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
         "reference": VALUE_PATTERN,
