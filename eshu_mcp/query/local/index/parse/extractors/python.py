@@ -284,11 +284,16 @@ DECORATED_PATTERN = "(decorated_definition definition: (_) @decorated)"
 
 def captures(query: Query, root: Node, source: bytes) -> dict[str, list[Node]]:
     """The file's captures by kind, noting where its decorated definitions start, so that
-    :func:`define` reads the parent of those alone."""
+    :func:`define` reads the parent of those alone, and without the attribute uses whose
+    text alone says they are no property's (two in three: never sorted, swept nor read)."""
     captured = QueryCursor(query).captures(root)
     decorated = captured.get("decorated")
     starts = frozenset(node.start_byte for node in decorated) if decorated else frozenset()
     _DECORATED[0] = (source, starts)
+    for kind in ("attribute", "attribute_write"):
+        nodes = captured.get(kind)
+        if nodes:
+            captured[kind] = _possible_uses(nodes)
     return captured
 
 
@@ -542,6 +547,29 @@ def _attribute_use(node: Node, kind: str) -> tuple[str, str, str, str, None] | N
 
 
 _UNREAD = object()
+
+
+def _possible_uses(nodes: list[Node]) -> list[Node]:
+    """The attribute nodes :func:`_attribute_use` may read as a use: all but those whose text
+    (without gaps) it reads as None, which it then notes for the file as it would itself."""
+    source = CURRENT_SOURCE.ascii  # text() inlined
+    read = _FILE_READ[0]
+    if read[0] is not CURRENT_SOURCE.data:
+        read = _read_file()
+    _, names, uses = read
+    kept = []
+    for node in nodes:
+        full = text(node) if source is None else source[node.start_byte : node.end_byte]
+        found = uses.get(full, _UNREAD)
+        if found is _UNREAD:
+            if _HAS_GAP(full) is not None:  # read from its child nodes, when swept
+                kept.append(node)
+                continue
+            receiver, name = full.rsplit(".", 1)
+            found = uses[full] = _property_candidate(name, receiver, names)
+        if found is not None:
+            kept.append(node)
+    return kept
 
 
 def _property_candidate(
