@@ -104,6 +104,13 @@ _KIND = {
         "string",
         "string_content",
         "class_definition",
+        "function_definition",
+        "return_statement",
+        "comment",
+        "pass_statement",
+        "none",
+        "typed_parameter",
+        "typed_default_parameter",
     )
 }
 """Node kinds compared by number where it runs per node (``Node.type`` builds a ``str``);
@@ -113,8 +120,10 @@ _CALL_KIND, _ASSIGNMENT_KIND = _KIND["call"], _KIND["assignment"]
 _STATEMENT_KIND, _STRING_KIND, _CONTENT_KIND = (
     _KIND[k] for k in ("expression_statement", "string", "string_content")
 )
-_CLASS_KIND = _KIND["class_definition"]
-_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
+_CLASS_KIND, _RETURN_KIND, _NONE_KIND = (
+    _KIND[k] for k in ("class_definition", "return_statement", "none")
+)
+_TYPED_PARAMETERS = frozenset(_KIND[k] for k in ("typed_parameter", "typed_default_parameter"))
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
 (the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
@@ -131,14 +140,20 @@ def _decorators(span: Node) -> list[str]:
 
 
 def _docstring(body: Node | None) -> str | None:
+    """The docstring of a body (or a module): its first statement's string."""
+    return _read_docstring(body)[0]
+
+
+def _read_docstring(body: Node | None) -> tuple[str | None, Node | None]:
+    """:func:`_docstring`, and the statement it is read from (None without one)."""
     if body is None or not body.named_child_count:
-        return None
+        return None, None
     first = body.named_child(0)
     if first.kind_id != _STATEMENT_KIND or first.named_child_count != 1:
-        return None
+        return None, None
     literal = first.named_child(0)
     if literal.kind_id != _STRING_KIND:
-        return None
+        return None, None
     if literal.named_child_count == 3:  # start, one part, end: the usual docstring
         part = literal.named_child(1)
         content = text(part) if part.kind_id == _CONTENT_KIND else ""
@@ -146,7 +161,8 @@ def _docstring(body: Node | None) -> str | None:
         content = "".join(
             text(part) for part in literal.named_children if part.kind_id == _CONTENT_KIND
         )
-    return content.strip()[:DOCSTRING_CAP] or None
+    content = content.strip()[:DOCSTRING_CAP]
+    return (content, first) if content else (None, None)
 
 
 def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -162,10 +178,13 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
                 text(param) if source is None else source[param.start_byte : param.end_byte]
             )
             continue
-        kind = param.type
+        kind = param.kind_id
         name = param.child_by_field_id(_NAME)
-        if name is None:
-            name = next((c for c in param.named_children if c.type == "identifier"), None)
+        if name is None and param.named_child_count:  # typed_parameter, *args: no name field
+            name = param.named_child(0)  # the first identifier child, when it is one
+            if name.kind_id != _IDENTIFIER_KIND:
+                named = param.named_children
+                name = next((c for c in named if c.kind_id == _IDENTIFIER_KIND), None)
         if name is not None:
             names.append(text(name) if source is None else source[name.start_byte : name.end_byte])
             if kind in _TYPED_PARAMETERS:
@@ -243,7 +262,7 @@ def define(node: Node) -> Definition | None:
     if roots:
         metadata["dead_code_root_kinds"] = roots
     body = node.child_by_field_id(_BODY)
-    docstring = _docstring(body)
+    docstring, documented = _read_docstring(body)
     if docstring:
         metadata["docstring"] = docstring
     if node.kind_id == _CLASS_KIND:
@@ -266,7 +285,7 @@ def define(node: Node) -> Definition | None:
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
     elif body is not None and not is_async:  # a coroutine's result is no built object
-        built = _returns_built(body, metadata.get("decorators", ()), docstring)
+        built = _returns_built(body, metadata.get("decorators", ()), documented)
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
@@ -322,27 +341,28 @@ def _returns_only_self(node: Node, body: Node) -> bool:
     return found
 
 
-def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> str | None:
+def _returns_built(body: Node, decorators: list[str], documented: Node | None) -> str | None:
     """What a function's ``return`` gives when one return gives a value and any other gives
     None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
     statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
     ``v`` (its class is found at resolution: a class built, or what the callee returns; it
     stands in for a return annotation that names no class, like a type variable). None
     otherwise: more values, a generator, a coroutine, a decorator that may wrap the result.
-    ``docstring`` is :func:`_docstring` of ``body``; the caller leaves out a coroutine."""
+    ``documented`` is the statement :func:`_read_docstring` read in ``body``, if any; the
+    caller leaves out a coroutine."""
     data = CURRENT_SOURCE.data
     if data is None or not body.named_child_count:
         return None
     if decorators and any(_WRAPS(d) is None for d in decorators):
         return None
-    start = body.start_byte if docstring is None else body.named_child(0).end_byte
+    start = body.start_byte if documented is None else documented.end_byte
     end = body.end_byte
     if data.find(b"return", start, end) < 0:  # most functions: no call of _words
         return None
     count = _words(data, b"return", start, end, _RETURNS_READ)
     if count == 1:
         returns = [body.named_child(body.named_child_count - 1)]
-        if returns[0].type != "return_statement":
+        if returns[0].kind_id != _RETURN_KIND:
             return None
     elif 1 < count <= _RETURNS_READ:
         returns = _return_statements(body)
@@ -351,18 +371,18 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
     if data.find(b"yield", start, end) >= 0 and _words(data, b"yield", start, end, 0):
         return None
     values = [r.named_child(0) for r in returns if r.named_child_count == 1]
-    values = [v for v in values if v.type != "none"]
+    values = [v for v in values if v.kind_id != _NONE_KIND]
     if len(values) != 1:
         return None
     value = values[0]
-    if value.type == "identifier":
+    if value.kind_id == _IDENTIFIER_KIND:
         name = text(value)
         assigned = [
             statement.named_child(0)
             for statement in body.named_children
-            if statement.type == "expression_statement"
+            if statement.kind_id == _STATEMENT_KIND
             and statement.named_child_count == 1
-            and statement.named_child(0).type == "assignment"
+            and statement.named_child(0).kind_id == _ASSIGNMENT_KIND
             and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
         ]
         if (
@@ -373,10 +393,12 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
         value = assigned[0].child_by_field_id(_RIGHT)
         if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
             return None
-    if value.type != "call":
+    if value.kind_id != _CALL_KIND:
         return None
     function = value.child_by_field_id(_FUNCTION)
-    if function is None or function.type not in ("identifier", "attribute"):
+    if function is None or (
+        function.kind_id != _IDENTIFIER_KIND and function.kind_id != _ATTRIBUTE_KIND
+    ):
         return None
     callee = text(function)
     if is_dotted(callee):
@@ -451,16 +473,30 @@ def _return_statements(body: Node) -> list[Node]:
     stack = list(body.named_children)
     while stack:
         item = stack.pop()
-        kind = item.type
-        if kind == "return_statement":
+        kind = item.kind_id
+        if kind == _RETURN_KIND:
             found.append(item)
-        elif kind not in _NESTED_SCOPES and kind not in _LEAVES:
+        elif kind not in _UNSEARCHED:
             stack.extend(item.named_children)
     return found
 
 
-_LEAVES = frozenset({"expression_statement", "string", "comment", "pass_statement"})
-"""Nodes no ``return`` statement is inside."""
+_UNSEARCHED = frozenset(
+    kind
+    for name in (
+        "function_definition",
+        "class_definition",
+        "lambda",
+        "expression_statement",
+        "string",
+        "comment",
+        "pass_statement",
+    )
+    for kind in range(_LANGUAGE.node_kind_count)
+    if _LANGUAGE.node_kind_for_id(kind) == name
+)
+"""Nested scopes, whose ``return`` statements are theirs, and nodes no ``return`` statement
+is inside."""
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
