@@ -302,6 +302,94 @@ class LanguageExtractionTests(SynchronousTestCase):
             ["a", "b", "c", "d", "e", "f", "g", "h", "i", "k", "l", "m"],
         )
 
+    def test_python_an_attribute_that_is_a_value_too_is_a_reference_and_a_property_use(
+        self,
+    ) -> None:
+        # One query pattern captures such an attribute under both names; the fields it names
+        # must be every field the grammar lets an attribute fill under that parent.
+        import tree_sitter_python
+        from tree_sitter import Language, Query
+
+        from eshu_mcp.query.local.index.parse.extractors import python
+
+        language = Language(tree_sitter_python.language())
+        fields = [language.field_name_for_id(i) for i in range(1, language.field_count + 1)]
+        for parent, named in python._ATTRIBUTE_FIELDS.items():
+            fillable = set()
+            for field in fields:
+                try:
+                    Query(language, f"({parent} {field}: (attribute))")
+                except Exception:
+                    continue
+                fillable.add(field)
+            written = {p.split()[1] for p in python.WRITTEN_PLACES if p.split()[0] == parent}
+            self.assertEqual(fillable, set(named) | written, parent)
+        parsed = parse_file(
+            "p.py",
+            b"class C:\n  def use(self, o):\n    o.a = self.b\n    o.c += self.d\n"
+            b"    f(self.e, k=self.g)\n    return {self.h: self.i}, lambda: self.j\n",
+        )
+        uses = sorted((c[1], c[5], c[7]) for c in parsed.calls if c[5].startswith("property"))
+        self.assertEqual(
+            uses,
+            [
+                ("a", "property_write", 3),
+                ("b", "property_read", 3),
+                ("c", "property_write", 4),
+                ("d", "property_read", 4),
+                ("e", "property_read", 5),
+                ("g", "property_read", 5),
+                ("h", "property_read", 6),
+                ("i", "property_read", 6),
+                ("j", "property_read", 6),
+            ],
+        )
+        references = sorted((r[1], r[2], r[3]) for r in parsed.references)
+        self.assertEqual(
+            references,
+            [
+                ("b", "self", 3),
+                ("e", "self", 5),
+                ("g", "self", 5),
+                ("i", "self", 6),
+                ("j", "self", 6),
+            ],
+        )
+
+    def test_python_decorated_definitions_span_their_decorators_and_nothing_else_does(
+        self,
+    ) -> None:
+        source = (
+            b"@implementer(IFoo)\nclass C:\n    @property\n    def size(self):\n"
+            b"        def inner():\n            pass\n"
+            b"@app.route('/')\ndef index():\n    def inner2():\n        return 1\n"
+        )
+        parsed = parse_file("p.py", source)
+        rows = {e["entity_name"]: e for e in parsed.entities}
+        spans = {
+            n: (rows[n]["start_byte"], rows[n].get("metadata", {}).get("decorators")) for n in rows
+        }
+        self.assertEqual(
+            spans,
+            {
+                "C": (0, ["implementer(IFoo)"]),
+                "size": (source.index(b"@property"), ["property"]),
+                "inner": (source.index(b"def inner"), None),
+                "index": (source.index(b"@app"), ["app.route('/')"]),
+                "inner2": (source.index(b"def inner2"), None),
+            },
+        )
+        # a reader called on its own, outside an extraction, reads the same
+        import tree_sitter_python
+        from tree_sitter import Language, Parser
+
+        from eshu_mcp.query.local.index.parse.extractors import python
+
+        tree = Parser(Language(tree_sitter_python.language())).parse(source)
+        size = tree.root_node.named_children[0].named_children[1].child_by_field_name("body")
+        found = python.define(size.named_children[0].child_by_field_name("definition"))
+        self.assertEqual((found.name, found.span.start_byte), ("size", spans["size"][0]))
+
     def test_python_bases_keep_their_dotted_name_without_subscripts(self) -> None:
         parsed = parse_file(
             "p.py",

@@ -155,7 +155,12 @@ class LanguageSpec:
     what it misreads blanked out (C++ ``class EXPORT_MACRO Name``)."""
     query_patterns: Mapping[str, str] = Factory(dict)
     """Per-kind query pattern narrowing what is captured (capture name = kind); the reader
-    must return None for every node the narrowed pattern leaves out."""
+    must return None for every node the narrowed pattern leaves out. A pattern may capture
+    other kinds too, whose own pattern is then empty (one pattern capturing a node under two
+    names is one state of the query cursor where two patterns were two)."""
+    call_readers: Mapping[str, Callable[[Node], Call | None]] = Factory(dict)
+    """Per call kind, a reader used instead of ``call``: for a kind whose capture name already
+    says what ``call`` would test the node for (Python: an attribute read or assigned)."""
     captures: Callable[[Any, Node, bytes], Mapping[str, list[Node]]] | None = None
     """Given the compiled query, a file's root and its bytes, the file's captures by kind,
     instead of the engine's own capture pass: for a language whose readers need each

@@ -81,6 +81,7 @@ class LanguageEngine:
         self.language = Language(spec.load())
         self.parser = Parser(self.language)
         self.roles = _roles(spec)
+        self.call_readers = {kind: spec.call_readers.get(kind, spec.call) for kind in spec.calls}
         self.type_context_labels = spec.type_context_labels
         patterns = spec.query_patterns
         self.query = Query(
@@ -209,7 +210,8 @@ class LanguageEngine:
         table = spec.complexity
         counted = table is not None
         bool_ops = table.boolean_ops if table else {}
-        define, read_call, assign = spec.define, spec.call, spec.assign
+        define, assign = spec.define, spec.assign
+        readers = self.call_readers
         import_rows = spec.import_rows
         shadowing = spec.parameters_shadow_calls
         calls = result.calls
@@ -235,7 +237,7 @@ class LanguageEngine:
                 top = stack[-1] if stack else None
             role = roles[kind]
             if role == _CALLS:  # most captures: a kind that is nothing but a call
-                call = read_call(node)
+                call = readers[kind](node)
                 if call is None or (shadowing and _calls_parameter(call, top)):
                     continue
                 name, full, receiver, call_kind, count = call
@@ -315,7 +317,7 @@ class LanguageEngine:
                 continue
             function = None if top is None else top[_FUNCTION]
             if role & _CALLS:
-                call = read_call(node)
+                call = readers[kind](node)
                 if call is not None and not (shadowing and _calls_parameter(call, top)):
                     receiver = call[2]
                     if function is None:

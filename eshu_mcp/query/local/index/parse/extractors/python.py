@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import tree_sitter_python
-from tree_sitter import Language, Node
+from tree_sitter import Language, Node, Query, QueryCursor
 
-from eshu_mcp.query.local.index.parse.extractors import core
 from eshu_mcp.query.local.index.parse.extractors.core import (
     ALIAS,
     CURRENT_SOURCE,
@@ -104,6 +103,14 @@ _KIND = {
         "expression_statement",
         "string",
         "string_content",
+        "class_definition",
+        "function_definition",
+        "return_statement",
+        "comment",
+        "pass_statement",
+        "none",
+        "typed_parameter",
+        "typed_default_parameter",
     )
 }
 """Node kinds compared by number where it runs per node (``Node.type`` builds a ``str``);
@@ -113,7 +120,10 @@ _CALL_KIND, _ASSIGNMENT_KIND = _KIND["call"], _KIND["assignment"]
 _STATEMENT_KIND, _STRING_KIND, _CONTENT_KIND = (
     _KIND[k] for k in ("expression_statement", "string", "string_content")
 )
-_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
+_CLASS_KIND, _RETURN_KIND, _NONE_KIND = (
+    _KIND[k] for k in ("class_definition", "return_statement", "none")
+)
+_TYPED_PARAMETERS = frozenset(_KIND[k] for k in ("typed_parameter", "typed_default_parameter"))
 _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 """Whether an attribute's text may hold something besides object, ``.`` and attribute
 (the grammar's extras: whitespace, comments, line continuations, zero-width spaces)."""
@@ -130,14 +140,20 @@ def _decorators(span: Node) -> list[str]:
 
 
 def _docstring(body: Node | None) -> str | None:
+    """The docstring of a body (or a module): its first statement's string."""
+    return _read_docstring(body)[0]
+
+
+def _read_docstring(body: Node | None) -> tuple[str | None, Node | None]:
+    """:func:`_docstring`, and the statement it is read from (None without one)."""
     if body is None or not body.named_child_count:
-        return None
+        return None, None
     first = body.named_child(0)
     if first.kind_id != _STATEMENT_KIND or first.named_child_count != 1:
-        return None
+        return None, None
     literal = first.named_child(0)
     if literal.kind_id != _STRING_KIND:
-        return None
+        return None, None
     if literal.named_child_count == 3:  # start, one part, end: the usual docstring
         part = literal.named_child(1)
         content = text(part) if part.kind_id == _CONTENT_KIND else ""
@@ -145,7 +161,8 @@ def _docstring(body: Node | None) -> str | None:
         content = "".join(
             text(part) for part in literal.named_children if part.kind_id == _CONTENT_KIND
         )
-    return content.strip()[:DOCSTRING_CAP] or None
+    content = content.strip()[:DOCSTRING_CAP]
+    return (content, first) if content else (None, None)
 
 
 def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -161,10 +178,13 @@ def _args(params: Node | None) -> tuple[tuple[str, ...], tuple[tuple[str, str], 
                 text(param) if source is None else source[param.start_byte : param.end_byte]
             )
             continue
-        kind = param.type
+        kind = param.kind_id
         name = param.child_by_field_id(_NAME)
-        if name is None:
-            name = next((c for c in param.named_children if c.type == "identifier"), None)
+        if name is None and param.named_child_count:  # typed_parameter, *args: no name field
+            name = param.named_child(0)  # the first identifier child, when it is one
+            if name.kind_id != _IDENTIFIER_KIND:
+                named = param.named_children
+                name = next((c for c in named if c.kind_id == _IDENTIFIER_KIND), None)
         if name is not None:
             names.append(text(name) if source is None else source[name.start_byte : name.end_byte])
             if kind in _TYPED_PARAMETERS:
@@ -222,7 +242,14 @@ def define(node: Node) -> Definition | None:
     source = CURRENT_SOURCE.ascii  # text() inlined: this runs for every definition
     name = text(name_node) if source is None else source[name_node.start_byte : name_node.end_byte]
     metadata: dict = {}
-    parent = node.parent
+    data = CURRENT_SOURCE.data
+    start = node.start_byte
+    decorated = _DECORATED[0]
+    # Node.parent walks down from the root: read only for a definition captured as decorated
+    if decorated[0] is not data or data is None or start in decorated[1]:
+        parent = node.parent
+    else:
+        parent = None
     if parent is not None and parent.type == "decorated_definition":
         span = parent
         decorators = _decorators(span)
@@ -235,10 +262,10 @@ def define(node: Node) -> Definition | None:
     if roots:
         metadata["dead_code_root_kinds"] = roots
     body = node.child_by_field_id(_BODY)
-    docstring = _docstring(body)
+    docstring, documented = _read_docstring(body)
     if docstring:
         metadata["docstring"] = docstring
-    if node.type == "class_definition":
+    if node.kind_id == _CLASS_KIND:
         bases = []
         superclasses = node.child_by_field_id(_SUPERCLASSES)
         for base in superclasses.named_children if superclasses is not None else ():
@@ -249,19 +276,44 @@ def define(node: Node) -> Definition | None:
         return Definition(
             "Class", name, name_node, span, body, bases=tuple(bases), metadata=metadata
         )
-    is_async = core.starts_with(node, b"async")
+    if data is not None:  # core.starts_with inlined
+        is_async = data.startswith(b"async", start, node.end_byte)
+    else:
+        is_async = node.text.startswith(b"async")
     if is_async:
         metadata["async"] = True
     if name in _ENTERS and body is not None and _returns_only_self(node, body):
         metadata["returns"] = "Self"  # with X() as x: x is the X
     elif body is not None and not is_async:  # a coroutine's result is no built object
-        built = _returns_built(body, metadata.get("decorators", ()), docstring)
+        built = _returns_built(body, metadata.get("decorators", ()), documented)
         if built is not None:
             metadata["returns"] = built  # user = self._loggedInUser(); user.write(...)
     args, typed = _args(node.child_by_field_id(_PARAMETERS))
     return Definition(
         "Function", name, name_node, span, body, args=args, metadata=metadata, locals=typed
     )
+
+
+_DECORATED: list = [(None, frozenset())]
+"""(the source whose captures :func:`captures` last read, the start bytes of its decorated
+definitions), replaced as one value."""
+DECORATED_PATTERN = "(decorated_definition definition: (_) @decorated)"
+"""The definitions a decorator wraps, captured as ``decorated`` (no kind the engine reads)."""
+
+
+def captures(query: Query, root: Node, source: bytes) -> dict[str, list[Node]]:
+    """The file's captures by kind, noting where its decorated definitions start, so that
+    :func:`define` reads the parent of those alone, and without the attribute uses whose
+    text alone says they are no property's (two in three: never sorted, swept nor read)."""
+    captured = QueryCursor(query).captures(root)
+    decorated = captured.get("decorated")
+    starts = frozenset(node.start_byte for node in decorated) if decorated else frozenset()
+    _DECORATED[0] = (source, starts)
+    for kind in ("attribute", "attribute_write"):
+        nodes = captured.get(kind)
+        if nodes:
+            captured[kind] = _possible_uses(nodes)
+    return captured
 
 
 _ENTERS = frozenset({"__enter__", "__aenter__"})
@@ -289,27 +341,28 @@ def _returns_only_self(node: Node, body: Node) -> bool:
     return found
 
 
-def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> str | None:
+def _returns_built(body: Node, decorators: list[str], documented: Node | None) -> str | None:
     """What a function's ``return`` gives when one return gives a value and any other gives
     None: the call ``callee()`` of ``return callee(...)``, or of ``return v`` where a
     statement of the body bound ``v = callee(...)`` and nothing else in the function assigns
     ``v`` (its class is found at resolution: a class built, or what the callee returns; it
     stands in for a return annotation that names no class, like a type variable). None
     otherwise: more values, a generator, a coroutine, a decorator that may wrap the result.
-    ``docstring`` is :func:`_docstring` of ``body``; the caller leaves out a coroutine."""
+    ``documented`` is the statement :func:`_read_docstring` read in ``body``, if any; the
+    caller leaves out a coroutine."""
     data = CURRENT_SOURCE.data
     if data is None or not body.named_child_count:
         return None
     if decorators and any(_WRAPS(d) is None for d in decorators):
         return None
-    start = body.start_byte if docstring is None else body.named_child(0).end_byte
+    start = body.start_byte if documented is None else documented.end_byte
     end = body.end_byte
     if data.find(b"return", start, end) < 0:  # most functions: no call of _words
         return None
     count = _words(data, b"return", start, end, _RETURNS_READ)
     if count == 1:
         returns = [body.named_child(body.named_child_count - 1)]
-        if returns[0].type != "return_statement":
+        if returns[0].kind_id != _RETURN_KIND:
             return None
     elif 1 < count <= _RETURNS_READ:
         returns = _return_statements(body)
@@ -318,18 +371,18 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
     if data.find(b"yield", start, end) >= 0 and _words(data, b"yield", start, end, 0):
         return None
     values = [r.named_child(0) for r in returns if r.named_child_count == 1]
-    values = [v for v in values if v.type != "none"]
+    values = [v for v in values if v.kind_id != _NONE_KIND]
     if len(values) != 1:
         return None
     value = values[0]
-    if value.type == "identifier":
+    if value.kind_id == _IDENTIFIER_KIND:
         name = text(value)
         assigned = [
             statement.named_child(0)
             for statement in body.named_children
-            if statement.type == "expression_statement"
+            if statement.kind_id == _STATEMENT_KIND
             and statement.named_child_count == 1
-            and statement.named_child(0).type == "assignment"
+            and statement.named_child(0).kind_id == _ASSIGNMENT_KIND
             and text(statement.named_child(0).child_by_field_id(_LEFT)) == name
         ]
         if (
@@ -340,10 +393,12 @@ def _returns_built(body: Node, decorators: list[str], docstring: str | None) -> 
         value = assigned[0].child_by_field_id(_RIGHT)
         if value is None or assigned[0].child_by_field_id(_TYPE) is not None:
             return None
-    if value.type != "call":
+    if value.kind_id != _CALL_KIND:
         return None
     function = value.child_by_field_id(_FUNCTION)
-    if function is None or function.type not in ("identifier", "attribute"):
+    if function is None or (
+        function.kind_id != _IDENTIFIER_KIND and function.kind_id != _ATTRIBUTE_KIND
+    ):
         return None
     callee = text(function)
     if is_dotted(callee):
@@ -418,27 +473,39 @@ def _return_statements(body: Node) -> list[Node]:
     stack = list(body.named_children)
     while stack:
         item = stack.pop()
-        kind = item.type
-        if kind == "return_statement":
+        kind = item.kind_id
+        if kind == _RETURN_KIND:
             found.append(item)
-        elif kind not in _NESTED_SCOPES and kind not in _LEAVES:
+        elif kind not in _UNSEARCHED:
             stack.extend(item.named_children)
     return found
 
 
-_LEAVES = frozenset({"expression_statement", "string", "comment", "pass_statement"})
-"""Nodes no ``return`` statement is inside."""
+_UNSEARCHED = frozenset(
+    kind
+    for name in (
+        "function_definition",
+        "class_definition",
+        "lambda",
+        "expression_statement",
+        "string",
+        "comment",
+        "pass_statement",
+    )
+    for kind in range(_LANGUAGE.node_kind_count)
+    if _LANGUAGE.node_kind_for_id(kind) == name
+)
+"""Nested scopes, whose ``return`` statements are theirs, and nodes no ``return`` statement
+is inside."""
 
 
 def call(node: Node) -> tuple[str, str, str | None, str, int | None] | None:
     """Read a call node's callee as written; None when it is not a named call.
 
     Returns a bare tuple of :class:`Call`'s fields: one is built for every call in the file.
-    An attribute read or assigned (not called) is a ``property_read``/``property_write`` of
-    that name: resolution keeps those whose target is a property's getter or setter.
+    (An attribute read or assigned, not called, is read by :func:`attribute_read` and
+    :func:`attribute_written`.)
     """
-    if node.kind_id == _ATTRIBUTE_KIND:
-        return _attribute_use(node)
     function = node.child_by_field_id(_FUNCTION)
     if function is None:
         return None
@@ -476,14 +543,27 @@ _CALLEES_KEPT = 8192
 """The most callee texts :data:`_CALLEES` keeps (emptied when full)."""
 
 
-def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
-    """``x.name`` read, or assigned (``x.name = v``, ``x.name += v``), on a dotted receiver;
-    None for a called attribute, a decorator, a dunder or upper-case (constant) name, a plain
-    instance attribute of the file, or an attribute of a module or class. Runs for every
-    attribute :data:`ATTRIBUTE_PATTERN` captures (no call's): the cheap tests come first."""
+def attribute_read(node: Node) -> tuple[str, str, str, str, None] | None:
+    """A ``property_read`` of ``x.name`` (see :func:`_attribute_use`): an attribute
+    :data:`ATTRIBUTE_PATTERN` captures anywhere but as an assignment's target."""
+    return _attribute_use(node, "property_read")
+
+
+def attribute_written(node: Node) -> tuple[str, str, str, str, None] | None:
+    """A ``property_write`` of ``x.name`` (see :func:`_attribute_use`): an attribute assigned
+    (``x.name = v``, ``x.name += v``), which :data:`ATTRIBUTE_PATTERN` captures apart."""
+    return _attribute_use(node, "property_write")
+
+
+def _attribute_use(node: Node, kind: str) -> tuple[str, str, str, str, None] | None:
+    """(name, full, receiver, ``kind``, None) of an attribute ``x.name`` used but not called,
+    on a dotted receiver; None for a dunder or upper-case (constant) name, a plain instance
+    attribute of the file, or an attribute of a module or class. Resolution keeps the uses
+    whose target is a property's getter or setter. Runs for every attribute the query
+    captures (never a call's function, a decorator or a ``del``'s target: the query leaves
+    those out), so the cheap tests come first."""
     source = CURRENT_SOURCE.ascii  # text() inlined
-    start = node.start_byte
-    full = text(node) if source is None else source[start : node.end_byte]
+    full = text(node) if source is None else source[node.start_byte : node.end_byte]
     read = _FILE_READ[0]
     if read[0] is not CURRENT_SOURCE.data:
         read = _read_file()
@@ -499,22 +579,33 @@ def _attribute_use(node: Node) -> tuple[str, str, str, str, None] | None:
             found = _property_candidate(name, receiver, names)
     if found is None:
         return None
-    name, receiver = found
-    parent = node.parent
-    kind = "property_read"
-    if parent is not None:
-        parent_kind = parent.type
-        if parent_kind == "decorator" or parent_kind == "delete_statement":
-            return None
-        if parent.start_byte == start:
-            if parent_kind == "call":
-                return None
-            if parent_kind == "assignment" or parent_kind == "augmented_assignment":
-                kind = "property_write"
-    return (name, full, receiver, kind, None)
+    return (found[0], full, found[1], kind, None)
 
 
 _UNREAD = object()
+
+
+def _possible_uses(nodes: list[Node]) -> list[Node]:
+    """The attribute nodes :func:`_attribute_use` may read as a use: all but those whose text
+    (without gaps) it reads as None, which it then notes for the file as it would itself."""
+    source = CURRENT_SOURCE.ascii  # text() inlined
+    read = _FILE_READ[0]
+    if read[0] is not CURRENT_SOURCE.data:
+        read = _read_file()
+    _, names, uses = read
+    kept = []
+    for node in nodes:
+        full = text(node) if source is None else source[node.start_byte : node.end_byte]
+        found = uses.get(full, _UNREAD)
+        if found is _UNREAD:
+            if _HAS_GAP(full) is not None:  # read from its child nodes, when swept
+                kept.append(node)
+                continue
+            receiver, name = full.rsplit(".", 1)
+            found = uses[full] = _property_candidate(name, receiver, names)
+        if found is not None:
+            kept.append(node)
+    return kept
 
 
 def _property_candidate(
@@ -694,22 +785,19 @@ ASSIGNMENT_PATTERN = "(assignment left: [(identifier) (attribute)]) @assignment"
 """Assignments to a name or ``self.attr``: they bind a type, an alias, or forget one."""
 
 
-REFERENCE_PATTERN = core.reference_patterns(
-    (
-        "argument_list",
-        "keyword_argument value",
-        "assignment right",
-        "return_statement",
-        "expression_list",
-        "decorator",
-        "pair value",
-        "list",
-        "tuple",
-        "default_parameter value",
-        "lambda body",
-        "except_clause",
-    ),
-    "[(identifier) (attribute)]",
+REFERENCE_PLACES = (
+    "argument_list",
+    "keyword_argument value",
+    "assignment right",
+    "return_statement",
+    "expression_list",
+    "decorator",
+    "pair value",
+    "list",
+    "tuple",
+    "default_parameter value",
+    "lambda body",
+    "except_clause",
 )
 """Where a function, method or class is used as a value rather than called: passed as an
 argument, assigned, returned, used as a decorator, registered in a dict/list/tuple/set,
@@ -775,7 +863,54 @@ ATTRIBUTE_PARENTS = (
 )
 """Every node the grammar lets hold an attribute, but a call (whose attribute child is its
 function), a decorator and a ``del``: where an attribute may be a property's use."""
-ATTRIBUTE_PATTERN = " ".join(f"({parent} (attribute) @attribute)" for parent in ATTRIBUTE_PARENTS)
+_ATTRIBUTE_FIELDS = {
+    "assignment": ("right",),
+    "augmented_assignment": ("right",),
+    "pair": ("key", "value"),
+    "keyword_argument": ("value",),
+    "default_parameter": ("value",),
+    "lambda": ("body",),
+}
+"""The fields an attribute read fills under these parents (the grammar gives it no other;
+an assignment's ``left`` is written, :data:`WRITTEN_PLACES`): named, they let one pattern
+capture an attribute that is a value reference too (``x = self.f``) under both names."""
+WRITTEN_PLACES = ("assignment left", "augmented_assignment left")
+"""Where an attribute is assigned (``x.name = v``, ``x.name += v``): ``attribute_write``."""
+
+
+def _place_pattern(place: str, body: str) -> str:
+    """The pattern of ``body`` as a child of ``place`` (``"kind"`` or ``"kind field"``)."""
+    kind, _, field = place.partition(" ")
+    return f"({kind} {field}: {body})" if field else f"({kind} {body})"
+
+
+def _value_patterns() -> str:
+    """The query text capturing value references (``reference``, see
+    :data:`REFERENCE_PLACES`) and attribute uses: ``attribute`` under each of
+    :data:`ATTRIBUTE_PARENTS` but as an assignment's target, ``attribute_write`` there. A
+    place holding both captures its attribute under both names with one pattern: each
+    pattern is a state the query cursor carries through every child of that place."""
+    attribute_places = [
+        f"{parent} {field}".rstrip()
+        for parent in ATTRIBUTE_PARENTS
+        for field in _ATTRIBUTE_FIELDS.get(parent, ("",))
+    ]
+    patterns = [
+        _place_pattern(place, "[(identifier) @reference (attribute) @reference @attribute]")
+        if place in attribute_places
+        else _place_pattern(place, "[(identifier) (attribute)] @reference")
+        for place in REFERENCE_PLACES
+    ]
+    patterns += [
+        _place_pattern(place, "(attribute) @attribute")
+        for place in attribute_places
+        if place not in REFERENCE_PLACES
+    ]
+    patterns += [_place_pattern(place, "(attribute) @attribute_write") for place in WRITTEN_PLACES]
+    return " ".join(patterns)
+
+
+VALUE_PATTERN = _value_patterns()
 _NOT_DEFINITIONS = frozenset(("self", "cls", "_", "__name__", "__file__"))
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\Z").match
 
@@ -861,8 +996,9 @@ SPEC = LanguageSpec(
     load=tree_sitter_python.language,
     definitions=frozenset({"function_definition", "class_definition"}),
     define=define,
-    calls=frozenset({"call", "attribute"}),
+    calls=frozenset({"call", "attribute", "attribute_write"}),
     call=call,
+    call_readers={"attribute": attribute_read, "attribute_write": attribute_written},
     imports=frozenset({"import_statement", "import_from_statement"}),
     import_rows=import_rows,
     assignments=frozenset({"assignment", "as_pattern"}),
@@ -873,11 +1009,14 @@ SPEC = LanguageSpec(
     references=frozenset({"reference"}),
     reference=reference,
     reference_reader=kept_references,
+    captures=captures,
     query_patterns={
+        "class_definition": f"(class_definition) @class_definition {DECORATED_PATTERN}",
         "assignment": ASSIGNMENT_PATTERN,
         "as_pattern": "(as_pattern alias: (as_pattern_target (identifier))) @as_pattern",
-        "reference": REFERENCE_PATTERN,
-        "attribute": ATTRIBUTE_PATTERN,
+        "reference": VALUE_PATTERN,
+        "attribute": "",  # captured by VALUE_PATTERN
+        "attribute_write": "",  # and so is this
     },
     instance_prefix="self.",
     attribute_paths=True,
