@@ -273,7 +273,7 @@ class LanguageExtractionTests(SynchronousTestCase):
         import tree_sitter_python
         from tree_sitter import Language, Query
 
-        from eshu_mcp.query.local.index.parse.extractors import python
+        from eshu_mcp.query.local.index.parse.extractors import python_values
 
         language = Language(tree_sitter_python.language())
         named = {
@@ -289,7 +289,7 @@ class LanguageExtractionTests(SynchronousTestCase):
                 continue
             can_hold.add(kind)
         self.assertEqual(
-            set(python.ATTRIBUTE_PARENTS),
+            set(python_values.ATTRIBUTE_PARENTS),
             can_hold - {"call", "decorator", "delete_statement"} | {"ERROR"},
         )
         parsed = parse_file(
@@ -310,11 +310,11 @@ class LanguageExtractionTests(SynchronousTestCase):
         import tree_sitter_python
         from tree_sitter import Language, Query
 
-        from eshu_mcp.query.local.index.parse.extractors import python
+        from eshu_mcp.query.local.index.parse.extractors import python_values
 
         language = Language(tree_sitter_python.language())
         fields = [language.field_name_for_id(i) for i in range(1, language.field_count + 1)]
-        for parent, named in python._ATTRIBUTE_FIELDS.items():
+        for parent, named in python_values._ATTRIBUTE_FIELDS.items():
             fillable = set()
             for field in fields:
                 try:
@@ -322,7 +322,7 @@ class LanguageExtractionTests(SynchronousTestCase):
                 except Exception:
                     continue
                 fillable.add(field)
-            written = {p.split()[1] for p in python.WRITTEN_PLACES if p.split()[0] == parent}
+            written = {p.split()[1] for p in python_values.WRITTEN_PLACES if p.split()[0] == parent}
             self.assertEqual(fillable, set(named) | written, parent)
         parsed = parse_file(
             "p.py",
