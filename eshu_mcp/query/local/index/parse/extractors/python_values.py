@@ -38,13 +38,13 @@ _HAS_GAP = re.compile("[\\s#\\\\\ufeff\u2060\u200b]").search
 
 def attribute_read(node: Node) -> tuple[str, str, str, str, None] | None:
     """A ``property_read`` of ``x.name`` (see :func:`_attribute_use`): an attribute
-    :data:`ATTRIBUTE_PATTERN` captures anywhere but as an assignment's target."""
+    :data:`VALUE_PATTERN` captures anywhere but as an assignment's target."""
     return _attribute_use(node, "property_read")
 
 
 def attribute_written(node: Node) -> tuple[str, str, str, str, None] | None:
     """A ``property_write`` of ``x.name`` (see :func:`_attribute_use`): an attribute assigned
-    (``x.name = v``, ``x.name += v``), which :data:`ATTRIBUTE_PATTERN` captures apart."""
+    (``x.name = v``, ``x.name += v``), which :data:`VALUE_PATTERN` captures apart."""
     return _attribute_use(node, "property_write")
 
 
