@@ -71,12 +71,18 @@ def test_one_indexer_child_serves_every_change(tmp_path, repository) -> None:
             name = f"added_function_{number}"
             (repository / "app" / f"added_{number}.py").write_text(f"def {name}():\n    return 1\n")
             wait_until(lambda name=name: finds(daemon, name), f"{name} answered", daemon)
+        # a change is answered once its build commits, a moment before the daemon logs that
+        # build: wait for the log lines, or stopping may land between the two
+        wait_until(lambda: len(one_file_builds(daemon)) >= 3, "three one-file builds", daemon)
     finally:
         assert daemon.stop() == 0
     assert len(builder_pids(daemon)) == 1
     assert "unexpectedly" not in daemon.log()
-    builds = re.findall(r"index build \d+: \S+ indexed in [\d.]+s: 1 files parsed", daemon.log())
-    assert len(builds) >= 3
+
+
+def one_file_builds(daemon: Daemon) -> list[str]:
+    """The daemon's log lines of builds that parsed one file."""
+    return re.findall(r"index build \d+: \S+ indexed in [\d.]+s: 1 files parsed", daemon.log())
 
 
 def test_a_killed_indexer_child_is_noticed_once_and_replaced(tmp_path, repository) -> None:
