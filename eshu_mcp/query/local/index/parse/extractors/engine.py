@@ -225,6 +225,37 @@ class LanguageEngine:
         results = spec.call_result_receivers
         attributes: list[tuple[int, str, str]] = []  # (entity index, self.attr, type)
         module_scope: dict[str, str] = {}  # module-level names bound so far, seen by functions
+
+        def call_row(call: tuple, node: Node, function: tuple | None) -> tuple:
+            """A call's row as stored, with its receiver's type in ``function``'s scope."""
+            name, full, receiver, call_kind, count = call
+            if function is None:
+                receiver_type = None
+            elif receiver:
+                scope = function[1]
+                receiver_type = (
+                    scope.get(receiver)
+                    or (
+                        _member_type(scope, receiver, members, chains)
+                        if members and "." in receiver
+                        else None
+                    )
+                    or (_called(receiver) if results else None)
+                    or (typed(node, scope) if typed else None)
+                )
+            else:
+                receiver_type = _bound_alias(function[1], name) if aliases else None
+            return (
+                None if function is None else function[0],
+                name,
+                full,
+                receiver,
+                receiver_type,
+                call_kind,
+                count,
+                node.start_point[0] + 1,
+            )
+
         stack: list[tuple] = []
         top: tuple | None = None
         counts: dict[int, int] = {}
@@ -240,36 +271,7 @@ class LanguageEngine:
                 call = readers[kind](node)
                 if call is None or (shadowing and _calls_parameter(call, top)):
                     continue
-                name, full, receiver, call_kind, count = call
-                function = None if top is None else top[_FUNCTION]
-                if function is None:
-                    receiver_type = None
-                elif receiver:
-                    scope = function[1]
-                    receiver_type = (
-                        scope.get(receiver)
-                        or (
-                            _member_type(scope, receiver, members, chains)
-                            if members and "." in receiver
-                            else None
-                        )
-                        or (_called(receiver) if results else None)
-                        or (typed(node, scope) if typed else None)
-                    )
-                else:
-                    receiver_type = _bound_alias(function[1], name) if aliases else None
-                calls.append(
-                    (
-                        None if function is None else function[0],
-                        name,
-                        full,
-                        receiver,
-                        receiver_type,
-                        call_kind,
-                        count,
-                        node.start_point[0] + 1,
-                    )
-                )
+                calls.append(call_row(call, node, None if top is None else top[_FUNCTION]))
                 continue
             if role & _DEFINES:
                 found = define(node)
@@ -319,44 +321,7 @@ class LanguageEngine:
             if role & _CALLS:
                 call = readers[kind](node)
                 if call is not None and not (shadowing and _calls_parameter(call, top)):
-                    receiver = call[2]
-                    if function is None:
-                        calls.append(
-                            (
-                                None,
-                                call[0],
-                                call[1],
-                                receiver,
-                                None,
-                                call[3],
-                                call[4],
-                                node.start_point[0] + 1,
-                            )
-                        )
-                    else:
-                        calls.append(
-                            (
-                                function[0],
-                                call[0],
-                                call[1],
-                                receiver,
-                                (
-                                    function[1].get(receiver)
-                                    or (
-                                        _member_type(function[1], receiver, members, chains)
-                                        if members and "." in receiver
-                                        else None
-                                    )
-                                    or (_called(receiver) if results else None)
-                                    or (typed(node, function[1]) if typed else None)
-                                )
-                                if receiver
-                                else (_bound_alias(function[1], call[0]) if aliases else None),
-                                call[3],
-                                call[4],
-                                node.start_point[0] + 1,
-                            )
-                        )
+                    calls.append(call_row(call, node, function))
             if role & _IMPORTS:
                 imports.extend(map(tuple, import_rows(node)))  # plain tuples, as stored
             if role & _ASSIGNS and binder is not None:
