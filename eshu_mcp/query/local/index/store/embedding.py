@@ -87,7 +87,7 @@ class WordVectors:
 
     def mean(self, text: str) -> Any:
         """The weighted mean vector of a text's known words (zeros when none is known)."""
-        rows = [self.row[word] for word in _WORDS.findall(text.lower()) if word in self.row]
+        rows = self._find_rows(text)
         if not rows:
             return self.numpy.zeros(DIMENSIONS, dtype=self.numpy.float32)
         weights = self.weights[rows]
@@ -167,6 +167,7 @@ class WordVectors:
         return found[known], lengths
 
     def _find_rows(self, text: str) -> list[int]:
+        """The rows of a text's known words, in order."""
         words = (_ASCII_WORDS if text.isascii() else _WORDS).findall(text.lower())
         return [row for row in map(self.row.get, words) if row is not None]
 
