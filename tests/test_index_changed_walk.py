@@ -101,3 +101,67 @@ class ChangedWalkTests(SynchronousTestCase):
         known = walk_changed(conn, repo_id, self.repo, ["pkg/gone.py", "pkg/lib.py"])
         self.assertEqual([item.relative_path for item in known.present], ["pkg/lib.py"])
         self.assertEqual(known.gone, frozenset({"pkg/gone.py"}))
+
+
+class DirtyAfterChangesTests(SynchronousTestCase):
+    """A build told which paths changed asks git about those paths again, so an edit undone
+    leaves the repository clean, as a whole walk would say."""
+
+    def setUp(self) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="eshu-changed-dirty-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        self.repo = committed_repository(tmp)
+        self.db = tmp / "index.sqlite"
+        index_repositories(self.db, [self.repo], workers=1)
+
+    def build(self, *changed: str) -> None:
+        path = str(self.repo)
+        with mock.patch.object(indexer, "walk", side_effect=AssertionError("walked")):
+            report = index_repositories(self.db, [path], workers=1, changed={path: list(changed)})
+        self.assertTrue(report.ok)
+
+    def dirty(self) -> tuple[int, str]:
+        conn = open_reader(self.db)
+        try:
+            return conn.execute(
+                "SELECT r.dirty, g.freshness_hint FROM repositories r"
+                " JOIN generations g ON g.generation_id = r.active_generation_id"
+            ).fetchone()
+        finally:
+            conn.close()
+
+    def test_an_edit_undone_leaves_the_repository_clean(self) -> None:
+        lib = self.repo / "pkg" / "lib.py"
+        committed = lib.read_text()
+        lib.write_text(committed + "\n\ndef edited():\n    return 2\n")
+        self.build("pkg/lib.py")
+        self.assertEqual(self.dirty()[0], 1)
+        self.assertTrue(self.dirty()[1].endswith("-dirty"))
+        lib.write_text(committed)
+        self.build("pkg/lib.py")
+        self.assertEqual(self.dirty()[0], 0)
+        self.assertFalse(self.dirty()[1].endswith("-dirty"))
+
+    def test_one_file_undone_while_another_stays_edited_is_still_dirty(self) -> None:
+        lib, other = self.repo / "pkg" / "lib.py", self.repo / "pkg" / "other.py"
+        committed = lib.read_text()
+        lib.write_text(committed + "\n\ndef edited():\n    return 2\n")
+        self.build("pkg/lib.py")
+        other.write_text(other.read_text() + "\n\ndef also():\n    return 3\n")
+        self.build("pkg/other.py")
+        lib.write_text(committed)
+        self.build("pkg/lib.py")
+        self.assertEqual(self.dirty()[0], 1)
+
+    def test_the_last_file_of_an_untracked_directory_deleted_leaves_it_clean(self) -> None:
+        (self.repo / "extra").mkdir()
+        (self.repo / "extra" / "one.py").write_text("def one():\n    return 1\n")
+        (self.repo / "extra" / "two.py").write_text("def two():\n    return 2\n")
+        index_repositories(self.db, [self.repo], workers=1)  # new files: a whole walk
+        self.assertEqual(self.dirty()[0], 1)
+        (self.repo / "extra" / "one.py").unlink()
+        self.build("extra/one.py")
+        self.assertEqual(self.dirty()[0], 1)  # two.py is still there, untracked
+        (self.repo / "extra" / "two.py").unlink()
+        self.build("extra/two.py")
+        self.assertEqual(self.dirty()[0], 0)

@@ -16,6 +16,7 @@ from eshu_mcp.query.local.index.walk.worktree import (
     WalkError,
     WorkTree,
     discover,
+    recheck_dirty,
     walk,
     walk_files,
     worktree_digest,
@@ -74,6 +75,24 @@ class GitWalkTests(SynchronousTestCase):
         self.assertEqual({(r.name, r.kind) for r in tree.refs}, {("main", "branch"), ("v1", "tag")})
         (self.repo / "app" / "fees.py").write_text("changed\n")
         self.assertTrue(discover(self.repo).dirty)
+
+    def test_dirty_is_asked_again_for_the_changed_paths(self) -> None:
+        fees = self.repo / "app" / "fees.py"
+        committed = fees.read_text()
+        fees.write_text("changed\n")
+        tree = discover(self.repo)
+        self.assertEqual((tree.dirty, tree.dirty_paths), (True, frozenset({"app/fees.py"})))
+        fees.write_text(committed)
+        self.assertFalse(recheck_dirty(tree, ["app/fees.py"]).dirty)
+        self.assertTrue(recheck_dirty(tree, ["app/other.py"]).dirty)  # fees.py not asked
+
+    def test_a_staged_rename_has_the_whole_tree_asked_again(self) -> None:
+        git(self.repo, "mv", "app/fees.py", "app/moved.py")
+        tree = discover(self.repo)
+        self.assertEqual((tree.dirty, tree.dirty_paths), (True, None))
+        git(self.repo, "mv", "app/moved.py", "app/fees.py")
+        again = recheck_dirty(tree, ["app/moved.py"])
+        self.assertEqual((again.dirty, again.dirty_paths), (False, frozenset()))
 
     def test_digest_changes_when_a_dirty_file_is_edited_again(self) -> None:
         first = worktree_digest(self.repo)

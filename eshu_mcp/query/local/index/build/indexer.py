@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, evolve, frozen
+from attrs import Factory, frozen
 
 from eshu_mcp.query.local.index.build.changed_walk import KnownChanges, walk_changed
 from eshu_mcp.query.local.index.build.generation_write import GenerationWrite
@@ -47,6 +47,7 @@ from eshu_mcp.query.local.index.walk.worktree import (
     WalkedFile,
     WorkTree,
     discover,
+    recheck_dirty,
     walk,
 )
 
@@ -269,7 +270,7 @@ def _index_one(
         found = _changes(conn, repo_id, walk_result.files)
     existing, to_parse, touched, deleted, unchanged, files_seen = found
     if known_tree is not None and tree is known_tree and (to_parse or deleted):
-        tree = _KNOWN_TREES[path] = evolve(tree, dirty=True)
+        tree = _KNOWN_TREES[path] = recheck_dirty(tree, changed)
     emit(
         {
             "phase": "walk",

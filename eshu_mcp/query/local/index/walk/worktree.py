@@ -15,7 +15,7 @@ import stat as stat_module
 import subprocess
 from pathlib import Path
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from eshu_mcp.query.local.index.store.identity import normalize_remote_url
 from eshu_mcp.query.local.index.walk.git import git_dir_link_out, run_git
@@ -162,6 +162,9 @@ class WorkTree:
     default_branch: str | None = None
     dirty: bool = False
     refs: tuple[GitRef, ...] = ()
+    # what ``git status`` listed (paths; an untracked directory ends in ``/``), None when
+    # it cannot be kept up to date path by path (a rename or copy in it): see recheck_dirty
+    dirty_paths: frozenset[str] | None = frozenset()
     git_refused: str | None = None  # why git was not run (a link out of .git), if it was not
 
     @property
@@ -221,6 +224,7 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         candidate, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD", check=False
     )
     status = _git(candidate, *STATUS_ARGS, "--untracked-files=normal")
+    listed = _status_paths(status or "")
     refs = _refs(candidate, branch.strip() if branch else None)
     default_branch = None
     if origin_head and origin_head.strip():
@@ -236,7 +240,61 @@ def discover(path: str | os.PathLike[str]) -> WorkTree:
         default_branch=default_branch,
         dirty=bool(status),
         refs=refs,
+        dirty_paths=listed,
     )
+
+
+STATUS_PATHS_AT_MOST = 256
+"""Changed paths re-read by one path-limited ``git status``; more re-read the whole tree."""
+
+
+def recheck_dirty(tree: WorkTree, changed: list[str]) -> WorkTree:
+    """
+    ``tree`` after its files at ``changed`` were edited or deleted: whether it is still
+    dirty, asking ``git status`` about those paths alone (an edit undone makes it clean
+    again), or about the whole tree when its listing cannot be updated path by path. Dirty
+    when git cannot tell.
+    """
+    if not tree.is_git or not tree.head_commit:
+        return tree
+    listed = tree.dirty_paths
+    if listed is None or len(changed) > STATUS_PATHS_AT_MOST:
+        try:
+            status = _git(tree.root, *STATUS_ARGS, "--untracked-files=normal")
+        except WalkError:
+            return evolve(tree, dirty=True, dirty_paths=None)
+        listed = _status_paths(status or "")
+        return evolve(tree, dirty=bool(status), dirty_paths=listed)
+    # an untracked directory listed whole may hold a changed path: ask about all of it again
+    asked = set(changed)
+    asked.update(entry for entry in listed if entry.endswith("/") and _holds(entry, changed))
+    pathspecs = [f":(literal){path}" for path in sorted(asked)]
+    try:
+        status = _git(tree.root, *STATUS_ARGS, "--untracked-files=normal", "--", *pathspecs)
+    except WalkError:
+        return evolve(tree, dirty=True, dirty_paths=None)
+    found = _status_paths(status or "")
+    if found is None:
+        return evolve(tree, dirty=True, dirty_paths=None)
+    listed = frozenset(entry for entry in listed if entry not in asked) | found
+    return evolve(tree, dirty=bool(listed), dirty_paths=listed)
+
+
+def _holds(directory: str, paths: list[str]) -> bool:
+    return any(path.startswith(directory) for path in paths)
+
+
+def _status_paths(status: str) -> frozenset[str] | None:
+    """The paths of ``git status --porcelain=v1 -z`` output; None if it lists a rename or a
+    copy (two paths in one entry)."""
+    paths = set()
+    for entry in status.split("\0"):
+        if len(entry) < 4:
+            continue
+        if "R" in entry[:2] or "C" in entry[:2]:
+            return None
+        paths.add(entry[3:])
+    return frozenset(paths)
 
 
 def _own_toplevel(candidate: Path, toplevel: Path) -> Path:
