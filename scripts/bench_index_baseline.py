@@ -7,7 +7,8 @@ fresh interpreter (``PYTHONPATH`` = that checkout), alternating which goes first
 checkout the CPU seconds of the whole process tree (the indexer, its parser pool and its
 forked resolver: user + system, from ``wait4``), wall seconds and index bytes, and the ratios
 to the baseline: the median of the per-round ratios (rounds pair builds made under the same
-load) and the ratio of the medians.
+load), a 95 % interval for that median (distribution-free, from the ratios' order
+statistics; six rounds or more) and the ratio of the medians.
 
 Usage: ``python scripts/bench_index_baseline.py --baseline /path/to/checkout [--rounds 5]
 [--workers N] [--instructions] [--json]``. Make a baseline checkout with ``git worktree add
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from math import comb
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -116,18 +118,33 @@ def instructions(checkout: Path, repo: Path, db: Path) -> int:
     return int(found.group(1))
 
 
+def median_interval(values: list[float], confidence: float = 0.95) -> list[float] | None:
+    """
+    A distribution-free interval holding the median of what ``values`` sample with at least
+    ``confidence``: the order statistics k and n + 1 - k, k the most that the binomial
+    (n, 1/2) keeps below with at most half the rest (None under 6 values: none is that sure).
+    """
+    ordered = sorted(values)
+    count = len(ordered)
+    tail, below, k = (1 - confidence) / 2, 0.0, 0
+    while k < count and below + comb(count, k) / 2**count <= tail:
+        below += comb(count, k) / 2**count
+        k += 1
+    return None if k == 0 else [round(ordered[k - 1], 3), round(ordered[count - k], 3)]
+
+
 def summary(runs: list[tuple[float, float, int]], base: list[tuple[float, float, int]]) -> dict:
     cpu = [r[0] for r in runs]
     wall = [r[1] for r in runs]
+    ratios = [r[0] / b[0] for r, b in zip(runs, base, strict=True)]
     return {
         "cpu_seconds": [round(x, 2) for x in cpu],
         "cpu_median_seconds": round(statistics.median(cpu), 2),
         "wall_seconds": [round(x, 2) for x in wall],
         "wall_median_seconds": round(statistics.median(wall), 2),
         "index_bytes": runs[-1][2],
-        "cpu_ratio_paired_median": round(
-            statistics.median(r[0] / b[0] for r, b in zip(runs, base, strict=True)), 3
-        ),
+        "cpu_ratio_paired_median": round(statistics.median(ratios), 3),
+        "cpu_ratio_paired_median_95": median_interval(ratios),
         "cpu_ratio_of_medians": round(
             statistics.median(cpu) / statistics.median(b[0] for b in base), 3
         ),
