@@ -249,15 +249,21 @@ def document_rows(
     tier = tier_of(relative_path, is_test, is_generated)
     where = path_words(relative_path)
     rows: list[tuple] = []
+    add = rows.append
     module_doc = ""
+    known = _name_words_of.get  # definition_document's words, its calls inlined
     for row, entity_type, name, class_context, signature, docstring in entities:
-        if entity_type == "Module" and docstring and not module_doc:
-            module_doc = summary(docstring)
-        columns = definition_document(
-            entity_type, name, class_context, signature, docstring, where, tier
-        )
-        if columns is not None:
-            rows.append((row, DEFINITION, tier, *columns))
+        if entity_type in SKIPPED_TYPES or not name:
+            if entity_type == "Module" and docstring and not module_doc:
+                module_doc = summary(docstring)
+            continue
+        named = known(name) or name_words(name)
+        qualified = (known(class_context) or name_words(class_context)) if class_context else ""
+        if tier == SIDE:
+            add((row, DEFINITION, SIDE, named, qualified, "", "", where))
+        else:
+            signature = signature_words(signature, name)
+            add((row, DEFINITION, tier, named, qualified, signature, summary(docstring), where))
     base = relative_path.rsplit("/", 1)[-1]
     title = name_words(base.rsplit(".", 1)[0] if "." in base else base)
     if base.lower().endswith(DOCUMENT_SUFFIXES):
