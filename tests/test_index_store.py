@@ -69,6 +69,17 @@ class StoreTests(SynchronousTestCase):
         self.assertLessEqual({"call_rows_callee", "reference_rows_name"}, names)
         self.assertIn("USING INDEX call_rows_callee", plan)
 
+    def test_the_writer_stores_none_as_null_and_bytes_as_a_blob(self) -> None:
+        conn = database.open_writer(self.db)
+        self.addCleanup(conn.close)
+        conn.execute("CREATE TABLE kept (a, b)")
+        conn.executemany("INSERT INTO kept VALUES (?, ?)", [(None, b"\x00\xff"), (1, None)])
+        stored = conn.execute("SELECT typeof(a), typeof(b), quote(b) FROM kept").fetchall()
+        self.assertEqual(
+            [tuple(row) for row in stored],
+            [("null", "blob", "X'00FF'"), ("integer", "null", "NULL")],
+        )
+
     def test_reader_returns_rows_and_refuses_writes(self) -> None:
         database.open_writer(self.db).close()
         reader = database.open_reader(self.db)

@@ -32,6 +32,13 @@ class ModelTests(SynchronousTestCase):
 
         self.assertGreater(close("password", "credential"), close("password", "banana"))
 
+    def test_a_loaded_model_stays_available_without_looking_for_its_packages_again(self):
+        looked: list[str] = []
+        self.patch(importlib.util, "find_spec", lambda name: looked.append(name))
+        self.assertTrue(embedding.available())
+        self.assertIs(embedding.model(), self.model)
+        self.assertEqual(looked, [])
+
     def test_stored_vectors_are_unit_length_signed_bytes(self):
         (blob,) = embedding.vectors([("send email", "", "message", "Deliver a letter.", "")])
         matrix = embedding.matrix_of([blob])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from unittest import SkipTest
 
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -135,6 +136,19 @@ class IndexedSearchTests(SynchronousTestCase):
         self.assertEqual(self.matches("reusing"), ["ConnectionPool", "README.md"])
         self.assertIn("pool/pool.py", self.matches("pool"))
         self.integrity()
+
+    def test_code_definitions_store_their_vectors_and_other_documents_none(self):
+        if not embedding.available():
+            raise SkipTest(embedding.unavailable_reason())
+        conn = sqlite3.connect(self.db, isolation_level=None)
+        self.addCleanup(conn.close)
+        stored = conn.execute(
+            "SELECT kind, typeof(vector), length(vector) FROM search_docs ORDER BY 1, 2"
+        ).fetchall()
+        # the class and its method (kind 1), pool.py (2) and README.md (3)
+        self.assertEqual(
+            stored, [(1, "blob", 50), (1, "blob", 50), (2, "null", None), (3, "null", None)]
+        )
 
     def test_an_edited_file_has_its_documents_replaced_and_a_deleted_one_removed(self):
         source = POOL.replace("getConnection", "borrowConnection").replace("idle", "spare")

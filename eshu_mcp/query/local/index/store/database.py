@@ -139,6 +139,7 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
         check_same_thread=False,  # the indexer hands it to one helper thread at a time
     )
     conn.row_factory = sqlite3.Row
+    bind_none_and_bytes_directly()
     conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file's; an existing one keeps its
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -148,6 +149,24 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     conn.execute("PRAGMA cache_size = -262144")
     ensure_schema(conn)
     return conn
+
+
+def bind_none_and_bytes_directly() -> None:
+    """
+    Give the sqlite3 module an adapter for None and for bytes that returns the value itself
+    (process-wide; the same NULLs and BLOBs are bound as before, idempotent).
+
+    Python 3.11's module binds int, float, str and bytearray straight away, but adapts every
+    other value first, and without a registered adapter its protocol's ``__adapt__`` is
+    looked up on a type object, which formats an AttributeError message and drops it:
+    about 2,000 instructions per None or bytes value, 4 % of a first build of Twisted.
+    """
+    sqlite3.register_adapter(type(None), _NOTHING.get)  # None -> None, by a call into C
+    sqlite3.register_adapter(bytes, bytes)  # bytes(value) is value itself
+
+
+_NOTHING: dict[object, None] = {}
+"""An empty mapping, whose ``get`` answers None for None (and any other key)."""
 
 
 def ensure_schema(conn: sqlite3.Connection) -> None:

@@ -54,6 +54,8 @@ _loaded: list[Any] = []
 
 def available() -> bool:
     """Whether the ``semantic`` extra (numpy and the model wheel) is installed."""
+    if _loaded:  # it was, and its model is in memory (finding both again: ~0.2 ms a call)
+        return True
     return (
         importlib.util.find_spec("numpy") is not None
         and importlib.util.find_spec(MODEL_PACKAGE) is not None
@@ -281,12 +283,16 @@ def leading_rows(numpy, path: Path, count: int) -> Any:
     return numpy.ascontiguousarray(matrix[:count], dtype=numpy.float32)
 
 
-def vectors(documents: list[tuple[str, ...]]) -> list[bytes | None]:
-    """Each document's unit vector as 50 signed bytes (x 127; None without the extra)."""
+def vectors(documents: list[tuple[str, ...]]) -> list[bytearray | None]:
+    """
+    Each document's unit vector as 50 signed bytes (x 127; None without the extra), each a
+    ``bytearray``: the sqlite3 module binds one as a BLOB straight away, and ``bytes`` only
+    after a failed adapter lookup.
+    """
     found = model()
     if found is None:
         return [None] * len(documents)
-    data = found.embed_many(documents).tobytes()
+    data = bytearray(found.embed_many(documents))
     return [data[start : start + DIMENSIONS] for start in range(0, len(data), DIMENSIONS)]
 
 

@@ -14,7 +14,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable
-from itertools import chain
+from itertools import chain, repeat
 
 from eshu_mcp.query.local.index.store import embedding
 from eshu_mcp.query.local.index.store.bulk import insert_rows
@@ -249,15 +249,21 @@ def document_rows(
     tier = tier_of(relative_path, is_test, is_generated)
     where = path_words(relative_path)
     rows: list[tuple] = []
+    add = rows.append
     module_doc = ""
+    known = _name_words_of.get  # definition_document's words, its calls inlined
     for row, entity_type, name, class_context, signature, docstring in entities:
-        if entity_type == "Module" and docstring and not module_doc:
-            module_doc = summary(docstring)
-        columns = definition_document(
-            entity_type, name, class_context, signature, docstring, where, tier
-        )
-        if columns is not None:
-            rows.append((row, DEFINITION, tier, *columns))
+        if entity_type in SKIPPED_TYPES or not name:
+            if entity_type == "Module" and docstring and not module_doc:
+                module_doc = summary(docstring)
+            continue
+        named = known(name) or name_words(name)
+        qualified = (known(class_context) or name_words(class_context)) if class_context else ""
+        if tier == SIDE:
+            add((row, DEFINITION, SIDE, named, qualified, "", "", where))
+        else:
+            signature = signature_words(signature, name)
+            add((row, DEFINITION, tier, named, qualified, signature, summary(docstring), where))
     base = relative_path.rsplit("/", 1)[-1]
     title = name_words(base.rsplit(".", 1)[0] if "." in base else base)
     if base.lower().endswith(DOCUMENT_SUFFIXES):
@@ -276,30 +282,35 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     if not rows:
         return
     first = conn.execute("SELECT COALESCE(MAX(doc_id), 0) + 1 FROM search_docs").fetchone()[0]
-    vectors: list[bytes | None] = [None] * len(rows)
-    wanted = [index for index, row in enumerate(rows) if row[2] == DEFINITION and row[3] == CODE]
+    wanted = [row[4:] for row in rows if row[2] == DEFINITION and row[3] == CODE]
     if wanted and embedding.available():  # no definition in code: no model to load
-        for index, vector in zip(
-            wanted, embedding.vectors([rows[index][4:] for index in wanted]), strict=True
-        ):
-            vectors[index] = vector
-    insert_rows(  # 64 rows per statement: the same rows, faster
+        found = iter(embedding.vectors(wanted)).__next__
+    else:
+        found = repeat(0).__next__  # no vectors: 0 for each, stored as NULL
+    documents: list[tuple] = []
+    words: list[tuple] = []
+    add_document, add_words = documents.append, words.append
+    for doc_id, (file_id, rid, kind, tier, name, qualified, signature, doc, path) in enumerate(
+        rows, first
+    ):
+        vector = found() if kind == DEFINITION and tier == CODE else 0
+        add_document((doc_id, file_id, rid, kind, tier, vector))
+        add_words((doc_id, name, qualified, signature, doc, path))
+    # 64 rows per statement: the same rows, faster. A document without a vector binds 0,
+    # stored as NULL: the sqlite3 module binds None (and bytes) only after a failed
+    # adapter lookup each, which costs more than the statement's NULLIF.
+    insert_rows(
         conn,
         "INSERT INTO search_docs (doc_id, file_id, rid, kind, tier, vector)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (doc_id, *row[:4], vector)
-            for doc_id, row, vector in zip(
-                range(first, first + len(rows)), rows, vectors, strict=True
-            )
-        ],
+        " VALUES (?, ?, ?, ?, ?, NULLIF(?, 0))",
+        documents,
     )
     # One row per step: FTS5 tokenizes each row either way, and takes a multi-row
     # statement's rows about 1.6 times slower.
     conn.executemany(
         "INSERT INTO search_fts (rowid, name, qualified, signature, doc, path)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        [(doc_id, *row[4:]) for doc_id, row in enumerate(rows, first)],
+        words,
     )
 
 
