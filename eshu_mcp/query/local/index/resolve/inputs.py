@@ -25,10 +25,6 @@ from eshu_mcp.query.local.index.resolve.bindings import (
 from eshu_mcp.query.local.index.resolve.calls import Catalog
 from eshu_mcp.query.local.index.resolve.modules import go_module_paths
 from eshu_mcp.query.local.index.store.writer import (
-    ARG_COUNT,
-    METADATA,
-    PARENT,
-    SIGNATURE,
     PreparedFile,
 )
 
@@ -192,22 +188,35 @@ class FirstBuildInputs:
             self.imports.path_of[file_id] = (planned[0], language)
             self.sniffed[file_id] = language
         add = self.catalog.add_entity  # a read-back row's fields, given one by one
-        for nid, row in zip(nids, prepared.entity_rows, strict=True):
-            parent, metadata, signature = row[PARENT], row[METADATA], row[SIGNATURE]
+        # each row unpacked once (entity_rows columns after rid/file_id), not indexed 7 times
+        for nid, (
+            entity_type,
+            name,
+            line,
+            _,
+            _,
+            _,
+            parent,
+            class_context,
+            _,
+            arg_count,
+            signature,
+            metadata,
+        ) in zip(nids, prepared.entity_rows, strict=True):
             if signature is not None and '"returns"' in metadata:
                 signature = signature_with_return(signature, metadata)
             add(
                 nid,
                 file_id,
-                row[0],
-                row[1],
-                row[7],
+                entity_type,
+                name,
+                class_context,
                 None if parent is None else nids[parent],
                 language,
-                row[2],
+                line,
                 signature,
                 attribute_types_json(metadata) if '"attribute_types"' in metadata else None,
-                row[ARG_COUNT],
+                arg_count,
             )
         for row, base_name, kind in prepared.base_rows:
             entity = prepared.entity_ids[row]

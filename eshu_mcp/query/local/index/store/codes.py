@@ -46,9 +46,3 @@ set to the precision measured for Python calls on the Twisted sources against a 
 of its tests (``scripts/bench_callgraph.py``: import_binding 0.99, same_file 0.99,
 type_inferred 1.00, repo_unique_name 0.90). An ambiguous call stores 0.75/n on each of its
 n edges (``call_edges.AMBIGUOUS_SHARE``); 50 is the most any of them gets."""
-
-
-def compact_full_name(name: str, full_name: str | None, receiver: str | None) -> str | None:
-    """NULL when the full name is what the call_sites view rebuilds from its parts."""
-    implied = name if receiver is None else f"{receiver}.{name}"
-    return None if full_name == implied else full_name

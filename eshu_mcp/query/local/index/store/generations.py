@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import uuid
+from collections.abc import Iterable
 from operator import itemgetter
 
 from attrs import frozen
@@ -166,10 +167,18 @@ class FactLedger:
             self.close(key, "updated")
         self._opens.append((self.repo_id, key, kind, payload, self.seq))
 
-    def open_new(self, kind: str, keyed_payloads: list[tuple[str, str]]) -> None:
-        """Like :meth:`observe_known` with no live payload, for many (key, payload) at once."""
+    def open_new(
+        self, kind: str, keyed_payloads: Iterable[tuple[str, str]], prefix: str = ""
+    ) -> None:
+        """
+        Like :meth:`observe_known` with no live payload, for many (key, payload) at once;
+        each key is ``prefix`` + the key given (a first build's 30,919 Twisted entities are
+        keyed here, without a call and a pair per entity to make their keys first).
+        """
         repo_id, seq = self.repo_id, self.seq
-        self._opens.extend((repo_id, key, kind, payload, seq) for key, payload in keyed_payloads)
+        self._opens.extend(
+            (repo_id, prefix + key, kind, payload, seq) for key, payload in keyed_payloads
+        )
 
     def close(self, key: str, reason: str) -> None:
         """End the live version of a key: 'updated', 'retired' or 'superseded'."""
@@ -238,9 +247,13 @@ def file_key(repo_id: str, relative_path: str) -> str:
     return f"file:{repo_id}:{relative_path}"
 
 
+ENTITY_KEY_PREFIX = "content_entity:"
+"""What :func:`entity_key` puts before an entity id."""
+
+
 def entity_key(entity_id: str) -> str:
     """Stable fact key of a content entity."""
-    return f"content_entity:{entity_id}"
+    return ENTITY_KEY_PREFIX + entity_id
 
 
 def repository_key(repo_id: str) -> str:

@@ -19,9 +19,14 @@ from attrs import Factory, define, evolve, frozen
 
 from eshu_mcp.query.local.index.parse.rows import ParsedFile
 from eshu_mcp.query.local.index.store.bulk import insert_rows
-from eshu_mcp.query.local.index.store.codes import CALL_KINDS, compact_full_name
+from eshu_mcp.query.local.index.store.codes import CALL_KINDS
 from eshu_mcp.query.local.index.store.database import utc_now
-from eshu_mcp.query.local.index.store.generations import FactLedger, entity_key, payload_hash
+from eshu_mcp.query.local.index.store.generations import (
+    ENTITY_KEY_PREFIX,
+    FactLedger,
+    entity_key,
+    payload_hash,
+)
 from eshu_mcp.query.local.index.store.identity import entity_ids_in
 from eshu_mcp.query.local.index.store.search import document_rows, forget_file, write_documents
 
@@ -266,7 +271,11 @@ def prepare_rows(parsed: ParsedFile, repo_id: str) -> PreparedFile:
         (
             None if caller is None else row_of[caller],
             name,
-            compact_full_name(name, full_name, receiver),
+            # NULL when the full name is what the call_sites view rebuilds from its parts;
+            # written out here, not called per row (Twisted's files have 118,000 calls)
+            None
+            if full_name == (name if receiver is None else f"{receiver}.{name}")
+            else full_name,
             receiver,
             inferred,
             kinds.get(kind, kind),
@@ -515,7 +524,7 @@ def record_entity_facts(
 ) -> None:
     """Fact versions for a re-written or deleted file's entities."""
     if not old_ids:  # a new file: nothing can be live yet
-        ledger.open_new("content_entity", [(entity_key(e), p) for e, p in payloads.items()])
+        ledger.open_new("content_entity", payloads.items(), ENTITY_KEY_PREFIX)
         return
     live = ledger.live_payloads([entity_key(e) for e in set(old_ids) | set(payloads)])
     for old in old_ids:
