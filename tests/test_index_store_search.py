@@ -12,7 +12,10 @@ from eshu_mcp.query.local.index.build.indexer import index_repositories
 from eshu_mcp.query.local.index.store import embedding
 from eshu_mcp.query.local.index.store.search import (
     CODE,
+    DEFINITION,
     SIDE,
+    definition_document,
+    document_rows,
     headings,
     name_words,
     path_words,
@@ -72,6 +75,30 @@ class WordsTests(SynchronousTestCase):
         self.assertEqual(split_words("addTimeout"), ["add", "timeout"])
         self.assertEqual(name_words("addTimeout"), name_words("addTimeout"))
         self.assertEqual(name_words("addTimeout"), "add timeout addtimeout")
+
+    def test_a_file_s_definitions_get_the_words_a_stored_definition_is_explained_by(self):
+        """The parser workers make a file's documents in one loop; the words a search
+        answer explains a match with are rebuilt one definition at a time: the same."""
+        entities = [
+            (0, "Module", "pool", None, None, "Pools of connections."),
+            (1, "Class", "ConnectionPool", None, "class ConnectionPool(Base)", "Keep them."),
+            (2, "Function", "getConnection", "ConnectionPool", "def getConnection(self)", None),
+            (3, "Variable", "DEFAULT_SIZE", None, None, None),
+            (4, "Function", "", None, None, None),
+            (5, "Function", "make_pool_v2", None, "def make_pool_v2(size: int) -> Pool", "x" * 900),
+        ]
+        for path in ("src/db/pool.py", "tests/test_pool.py"):
+            tier = tier_of(path, path.startswith("tests/"), False)
+            expected = []
+            for row, kind, name, context, signature, docstring in entities:
+                columns = definition_document(
+                    kind, name, context, signature, docstring, path_words(path), tier
+                )
+                if columns is not None:
+                    expected.append((row, DEFINITION, tier, *columns))
+            rows = document_rows(path, "python", "", tier == SIDE, False, entities)
+            self.assertEqual(rows[:-1], expected)
+            self.assertEqual(len(expected), 3)
 
     def test_paths_lose_extensions_and_noise_folders(self):
         self.assertEqual(path_words("src/twisted/internet/defer.py"), "twisted internet defer")
