@@ -10,9 +10,14 @@ to the baseline: the median of the per-round ratios (rounds pair builds made und
 load), a 95 % interval for that median (distribution-free, from the ratios' order
 statistics; six rounds or more) and the ratio of the medians.
 
+``--together`` runs each round's two builds at the same moment instead, each a single
+process (``workers=1``) pinned to a core of its own (swapped every round): CPU seconds on a
+shared machine move with what its other tenants do, and two builds made at once see the
+same of it (here single rounds' ratios spread about a quarter as much as alternating ones).
+
 Usage: ``python scripts/bench_index_baseline.py --baseline /path/to/checkout [--rounds 5]
-[--workers N] [--instructions] [--json]``. Make a baseline checkout with ``git worktree add
-<dir> <commit>``.
+[--workers N | --together] [--instructions] [--json]``. Make a baseline checkout with
+``git worktree add <dir> <commit>``.
 
 ``--instructions`` adds one single-process build (``workers=1``) per checkout under
 ``valgrind --tool=callgrind`` (a fixed hash seed) and reports the instructions each executed,
@@ -33,8 +38,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from math import comb
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -70,15 +77,52 @@ def compile_checkout(checkout: Path) -> None:
 
 def build(checkout: Path, repo: Path, db: Path, workers: int) -> tuple[float, float, int]:
     """One full build by ``checkout`` in a fresh interpreter: CPU s, wall s, index bytes."""
+    started = time.perf_counter()
+    child = start_build(checkout, repo, db, workers)
+    _, status, usage = os.wait4(child.pid, 0)
+    return finished(checkout, db, status, usage, time.perf_counter() - started)
+
+
+def builds_together(
+    checkouts: dict[str, Path], repo: Path, root: Path, cores: list[int]
+) -> dict[str, tuple[float, float, int]]:
+    """
+    One single-process build by each checkout, started at the same moment, each on its own
+    core (``cores``, one per checkout): whatever the machine does meanwhile, both see it.
+    """
+    started = time.perf_counter()
+    children = {
+        start_build(checkout, repo, root / f"{name}.sqlite", 1, core).pid: name
+        for (name, checkout), core in zip(checkouts.items(), cores, strict=True)
+    }
+    results = {}
+    while children:
+        pid, status, usage = os.wait4(-1, 0)
+        name = children.pop(pid)
+        wall = time.perf_counter() - started
+        db = root / f"{name}.sqlite"
+        results[name] = finished(checkouts[name], db, status, usage, wall)
+    return results
+
+
+def start_build(
+    checkout: Path, repo: Path, db: Path, workers: int, core: int | None = None
+) -> subprocess.Popen:
+    """A full build by ``checkout`` in a fresh interpreter, on ``core`` alone if given."""
     for stale in db.parent.glob(db.name + "*"):
         stale.unlink()
-    env = build_env(checkout)
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-c", BUILD, str(db), str(repo), str(workers)], cwd=checkout, env=env
+    return subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(db), str(repo), str(workers)],
+        cwd=checkout,
+        env=build_env(checkout),
+        preexec_fn=None if core is None else partial(os.sched_setaffinity, 0, {core}),
     )
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
+
+
+def finished(
+    checkout: Path, db: Path, status: int, usage: Any, wall: float
+) -> tuple[float, float, int]:
+    """A build's CPU s (the process tree's user + system), wall s and index bytes."""
     if status != 0:
         raise SystemExit(f"the build by {checkout} failed (wait status {status})")
     conn = sqlite3.connect(db)
@@ -161,10 +205,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--together", action="store_true")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args(argv)
     if options.instructions and shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind on PATH")
+    cores = sorted(os.sched_getaffinity(0))[:2] if hasattr(os, "sched_getaffinity") else []
+    if options.together and len(cores) < 2:
+        raise SystemExit("--together needs two cores this process may run on")
     baseline = options.baseline.resolve()
     if not (baseline / "eshu_mcp").is_dir():
         raise SystemExit(f"{baseline} is no eshu-mcp checkout")
@@ -178,6 +226,11 @@ def main(argv: list[str]) -> int:
             build(checkout, repo, root / "warm.sqlite", options.workers)
         for round_number in range(options.rounds):
             order = list(checkouts) if round_number % 2 == 0 else list(checkouts)[::-1]
+            if options.together:  # cores swapped every round
+                made = builds_together({name: checkouts[name] for name in order}, repo, root, cores)
+                for name in checkouts:
+                    runs[name].append(made[name])
+                continue
             for name in order:
                 runs[name].append(
                     build(checkouts[name], repo, root / "index.sqlite", options.workers)
@@ -190,7 +243,8 @@ def main(argv: list[str]) -> int:
     result = {
         "baseline": str(baseline),
         "rounds": options.rounds,
-        "workers": options.workers,
+        "workers": 1 if options.together else options.workers,
+        "mode": "together" if options.together else "alternating",
         "cpus": os.cpu_count(),
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
     }
