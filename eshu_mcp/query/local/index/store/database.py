@@ -139,7 +139,7 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
         check_same_thread=False,  # the indexer hands it to one helper thread at a time
     )
     conn.row_factory = sqlite3.Row
-    bind_none_and_bytes_directly()
+    adapt_none_and_bytes_cheaply()
     conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file's; an existing one keeps its
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -151,7 +151,7 @@ def open_writer(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
-def bind_none_and_bytes_directly() -> None:
+def adapt_none_and_bytes_cheaply() -> None:
     """
     Give the sqlite3 module an adapter for None and for bytes that returns the value itself
     (process-wide; the same NULLs and BLOBs are bound as before, idempotent).

@@ -287,7 +287,7 @@ def vectors(documents: list[tuple[str, ...]]) -> list[bytearray | None]:
     """
     Each document's unit vector as 50 signed bytes (x 127; None without the extra), each a
     ``bytearray``: the sqlite3 module binds one as a BLOB straight away, and ``bytes`` only
-    after a failed adapter lookup.
+    after adapting it.
     """
     found = model()
     if found is None:

@@ -297,8 +297,8 @@ def write_documents(conn: sqlite3.Connection, rows: list[tuple]) -> None:
         add_document((doc_id, file_id, rid, kind, tier, vector))
         add_words((doc_id, name, qualified, signature, doc, path))
     # 64 rows per statement: the same rows, faster. A document without a vector binds 0,
-    # stored as NULL: the sqlite3 module binds None (and bytes) only after a failed
-    # adapter lookup each, which costs more than the statement's NULLIF.
+    # stored as NULL: the sqlite3 module adapts None (and bytes) before binding it, even
+    # with database.adapt_none_and_bytes_cheaply's adapters, which costs more than NULLIF.
     insert_rows(
         conn,
         "INSERT INTO search_docs (doc_id, file_id, rid, kind, tier, vector)"
